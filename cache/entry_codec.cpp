@@ -1,0 +1,204 @@
+// FORMAT-DEPENDENT: writes and reads the entry layout of entry_format.hpp.
+#include "entry_codec.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace dnsarena::cache {
+
+namespace {
+
+void put_u16be(std::vector<std::uint8_t>& out, std::uint16_t v) {
+  out.push_back(static_cast<std::uint8_t>(v >> 8));
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+void put_u32be(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
+}
+void store_u16le(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v);
+  p[1] = static_cast<std::uint8_t>(v >> 8);
+}
+void store_u32le(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+std::uint32_t load_u32le(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
+}
+std::uint16_t load_u16be(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
+std::uint32_t load_u32be(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+
+std::size_t implied_rdlength(std::uint16_t type) {
+  return type == kTypeA ? 4 : type == kTypeAAAA ? 16 : 0;
+}
+
+}  // namespace
+
+std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_t now,
+                         std::vector<std::uint8_t>& out) {
+  out.clear();
+  std::uint32_t entry_ttl = answer.ttl;
+  bool any = false;
+  if (entry_ttl == 0) {
+    entry_ttl = std::numeric_limits<std::uint32_t>::max();
+    for (const auto& sec : answer.sections)
+      for (const auto& r : sec) {
+        entry_ttl = std::min(entry_ttl, r.ttl);
+        any = true;
+      }
+    if (!any) entry_ttl = 0;
+  }
+  std::size_t total = 0;
+  for (const auto& sec : answer.sections) total += sec.size();
+  const bool wide = answer.sections[0].size() > 255 || answer.sections[1].size() > 255 || answer.sections[2].size() > 255;
+  if (answer.sections[0].size() > 65535 || answer.sections[1].size() > 65535 || answer.sections[2].size() > 65535) return 0;
+
+  out.resize(kEntryHeaderBytes);
+  const std::uint8_t info = static_cast<std::uint8_t>((answer.rcode & kInfoRcodeMask) | (wide ? kInfoWideCounts : 0) |
+                                                      (answer.authentic_data ? kInfoAuthenticData : 0));
+  out[kEntryInfoOffset] = info;
+  out[3] = 0;
+  const std::uint64_t expire64 = std::uint64_t{now} + entry_ttl;
+  const std::uint32_t expire = expire64 > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<std::uint32_t>(expire64);
+  store_u32le(&out[kEntryExpireOffset], expire);
+  store_u32le(&out[kEntryTtlOffset], expire - now);
+  const auto blob = key.blob();
+  out.insert(out.end(), blob.begin(), blob.end());
+  for (const auto& sec : answer.sections) {
+    if (wide) put_u16be(out, static_cast<std::uint16_t>(sec.size()));
+    else out.push_back(static_cast<std::uint8_t>(sec.size()));
+  }
+  const auto qname = key.qname();
+  const std::uint16_t qtype = key.qtype();
+  for (const auto& sec : answer.sections) {
+    for (const RecordData& r : sec) {
+      const bool owner_q = r.owner.empty() || wire_names_equal_ci(r.owner, qname);
+      if (!owner_q && wire_name_length(r.owner) != r.owner.size()) return 0;
+      if (r.rdata.size() > 65535) return 0;
+      std::uint8_t desc = 0;
+      if (owner_q) desc |= kDescOwnerIsQname;
+      if (r.type == qtype) desc |= kDescTypeIsQtype;
+      if (r.ttl == entry_ttl) desc |= kDescTtlIsEntryTtl;
+      if (r.rclass == 1) desc |= kDescClassIn;
+      const std::size_t imp = implied_rdlength(r.type);
+      if (imp != 0 && r.rdata.size() == imp) desc |= kDescRdlenImplied;
+      else if (r.rdata.size() < 256) desc |= kDescRdlenU8;
+      out.push_back(desc);
+      if (!owner_q) {
+        const std::size_t at = out.size();
+        out.resize(at + r.owner.size());
+        lowercase_copy(&out[at], r.owner);
+      }
+      if (!(desc & kDescTypeIsQtype)) put_u16be(out, r.type);
+      if (!(desc & kDescClassIn)) put_u16be(out, r.rclass);
+      if (!(desc & kDescTtlIsEntryTtl)) put_u32be(out, r.ttl);
+      if (!(desc & kDescRdlenImplied)) {
+        if (desc & kDescRdlenU8) out.push_back(static_cast<std::uint8_t>(r.rdata.size()));
+        else put_u16be(out, static_cast<std::uint16_t>(r.rdata.size()));
+      }
+      out.insert(out.end(), r.rdata.begin(), r.rdata.end());
+    }
+  }
+  const std::size_t len = out.size();
+  if (len > kMaxEntryBytes) {
+    out.clear();
+    return 0;
+  }
+  store_u16le(&out[kEntryLenOffset], static_cast<std::uint16_t>(len));
+  out.resize(padded_entry_size(len), 0);
+  return len;
+}
+
+EntryReader::EntryReader(std::span<const std::uint8_t> entry) : bytes_(entry) {
+  if (entry.size() < kEntryHeaderBytes + kKeyFixedBytes) return;
+  len_ = std::size_t{entry[0]} | (std::size_t{entry[1]} << 8);
+  if (len_ < kEntryHeaderBytes + kKeyFixedBytes || len_ > entry.size()) return;
+  bytes_ = entry.first(len_);
+  info_ = entry[kEntryInfoOffset];
+  if ((info_ & 0xC0) != 0 || entry[3] != 0) return;
+  expire_ = load_u32le(&entry[kEntryExpireOffset]);
+  ttl_ = load_u32le(&entry[kEntryTtlOffset]);
+  const std::size_t klen = CacheKey::blob_length(bytes_.subspan(kEntryKeyOffset));
+  if (klen == 0) return;
+  key_ = bytes_.subspan(kEntryKeyOffset, klen);
+  qname_ = key_.last(key_[4]);
+  std::size_t pos = kEntryKeyOffset + klen;
+  const bool wide = (info_ & kInfoWideCounts) != 0;
+  const std::size_t cbytes = wide ? 6 : 3;
+  if (pos + cbytes > len_) return;
+  for (int i = 0; i < 3; ++i) {
+    counts_[i] = wide ? load_u16be(&bytes_[pos + 2 * i]) : bytes_[pos + i];
+  }
+  pos += cbytes;
+  records_start_ = pos_ = pos;
+  valid_ = records_valid_ = true;
+}
+
+bool EntryReader::next(RecordView& rec) {
+  if (!records_valid_ || pos_ >= len_) return false;
+  auto need = [&](std::size_t n) { return pos_ + n <= len_; };
+  const std::uint8_t desc = bytes_[pos_++];
+  if (desc & kDescReservedMask) return records_valid_ = false;
+  rec.owner_is_qname = (desc & kDescOwnerIsQname) != 0;
+  if (rec.owner_is_qname) {
+    rec.owner = qname_;
+  } else {
+    const std::size_t n = wire_name_length(bytes_.subspan(pos_));
+    if (n == 0) return records_valid_ = false;
+    rec.owner = bytes_.subspan(pos_, n);
+    pos_ += n;
+  }
+  if (desc & kDescTypeIsQtype) {
+    rec.type = qtype();
+  } else {
+    if (!need(2)) return records_valid_ = false;
+    rec.type = load_u16be(&bytes_[pos_]);
+    pos_ += 2;
+  }
+  if (desc & kDescClassIn) {
+    rec.rclass = 1;
+  } else {
+    if (!need(2)) return records_valid_ = false;
+    rec.rclass = load_u16be(&bytes_[pos_]);
+    pos_ += 2;
+  }
+  if (desc & kDescTtlIsEntryTtl) {
+    rec.ttl = ttl_;
+  } else {
+    if (!need(4)) return records_valid_ = false;
+    rec.ttl = load_u32be(&bytes_[pos_]);
+    pos_ += 4;
+  }
+  std::size_t rdlen;
+  if (desc & kDescRdlenImplied) {
+    rdlen = implied_rdlength(rec.type);
+    if (rdlen == 0) return records_valid_ = false;
+  } else if (desc & kDescRdlenU8) {
+    if (!need(1)) return records_valid_ = false;
+    rdlen = bytes_[pos_++];
+  } else {
+    if (!need(2)) return records_valid_ = false;
+    rdlen = load_u16be(&bytes_[pos_]);
+    pos_ += 2;
+  }
+  if (!need(rdlen)) return records_valid_ = false;
+  rec.rdata = bytes_.subspan(pos_, rdlen);
+  pos_ += rdlen;
+  return true;
+}
+
+bool EntryReader::validate_all() {
+  if (!valid_) return false;
+  rewind();
+  RecordView r;
+  std::uint32_t n = 0;
+  while (next(r)) ++n;
+  const bool ok = records_valid_ && n == record_count() && pos_ == len_;
+  rewind();
+  return ok;
+}
+
+}  // namespace dnsarena::cache

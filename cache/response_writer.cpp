@@ -1,0 +1,128 @@
+#include "response_writer.hpp"
+
+#include <cstring>
+
+namespace dnsarena::cache {
+
+namespace {
+
+inline void put16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+}
+inline void put32(std::uint8_t* p, std::uint32_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
+}
+
+// Names written so far whose wire offset can serve as a compression target.
+struct NameMarks {
+  static constexpr int kMax = 16;
+  std::span<const std::uint8_t> names[kMax];
+  std::uint16_t offsets[kMax];
+  int count = 0;
+  void add(std::span<const std::uint8_t> name, std::size_t offset) {
+    if (count < kMax && offset < 0x3FFF) {
+      names[count] = name;
+      offsets[count++] = static_cast<std::uint16_t>(offset);
+    }
+  }
+  int find(std::span<const std::uint8_t> name) const {
+    for (int i = 0; i < count; ++i)
+      if (wire_names_equal_ci(names[i], name)) return offsets[i];
+    return -1;
+  }
+};
+
+bool rdata_is_one_name(std::uint16_t type) { return type == 5 || type == 2 || type == 12 || type == 39; }
+
+std::size_t opt_size(const ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
+
+std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
+  p[0] = 0;                 // root owner
+  put16(p + 1, 41);         // OPT
+  put16(p + 3, o.edns_udp_size);
+  p[5] = 0;                 // extended rcode
+  p[6] = 0;                 // version
+  put16(p + 7, o.edns_do ? 0x8000 : 0);
+  put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
+  if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
+  return 11 + o.edns_options.size();
+}
+
+}  // namespace
+
+ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint32_t now, const ResponseOptions& o,
+                              std::uint8_t* out, std::size_t capacity) {
+  ResponseResult res;
+  const std::size_t limit = capacity < o.max_size ? capacity : o.max_size;
+  const std::size_t question_end = 12 + q.qname.size() + 4;
+  const std::size_t opt = opt_size(o);
+  if (question_end + opt > limit) return res;
+
+  std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
+                                                   entry.rcode());
+  if (entry.authentic_data() && (o.edns_do || (q.flags & kFlagAd))) flags |= kFlagAd;
+  put16(out, q.id);
+  std::memcpy(out + 12, q.qname.data(), q.qname.size());
+  put16(out + 12 + q.qname.size(), q.qtype);
+  put16(out + 14 + q.qname.size(), q.qclass);
+
+  std::size_t pos = question_end;
+  const std::size_t records_limit = limit - opt;
+  NameMarks marks;
+  const std::uint32_t inserted = entry.inserted();
+  entry.rewind();
+  RecordView r;
+  std::uint32_t written = 0;
+  bool fits = true;
+  while (entry.next(r)) {
+    // Owner.
+    int ptr = r.owner_is_qname ? 12 : marks.find(r.owner);
+    const std::size_t owner_bytes = ptr >= 0 ? 2 : r.owner.size();
+    if (pos + owner_bytes + 10 + r.rdata.size() > records_limit) {
+      fits = false;
+      break;
+    }
+    if (ptr >= 0) {
+      put16(out + pos, static_cast<std::uint16_t>(0xC000 | ptr));
+    } else {
+      std::memcpy(out + pos, r.owner.data(), r.owner.size());
+      marks.add(r.owner, pos);
+    }
+    pos += owner_bytes;
+    put16(out + pos, r.type);
+    put16(out + pos + 2, r.rclass);
+    put32(out + pos + 4, remaining_ttl(r.ttl, inserted, now));
+    put16(out + pos + 8, static_cast<std::uint16_t>(r.rdata.size()));
+    pos += 10;
+    std::memcpy(out + pos, r.rdata.data(), r.rdata.size());
+    if (rdata_is_one_name(r.type)) marks.add(r.rdata, pos);
+    pos += r.rdata.size();
+    ++written;
+  }
+  if (fits && !entry.records_valid()) return res;  // damaged entry: never emit half of it
+  std::uint16_t counts[3] = {entry.count(kAnswer), entry.count(kAuthority), entry.count(kAdditional)};
+  if (!fits || written != entry.record_count()) {
+    if (fits) return res;
+    flags |= kFlagTc;
+    pos = question_end;
+    counts[0] = counts[1] = counts[2] = 0;
+    res.truncated = true;
+  }
+  if (o.edns) {
+    pos += write_opt(o, out + pos);
+    counts[2] = static_cast<std::uint16_t>(counts[2] + 1);
+  }
+  put16(out + 2, flags);
+  put16(out + 4, 1);
+  put16(out + 6, counts[0]);
+  put16(out + 8, counts[1]);
+  put16(out + 10, counts[2]);
+  res.size = pos;
+  return res;
+}
+
+}  // namespace dnsarena::cache

@@ -2,17 +2,40 @@
 
 namespace dnsarena::sim {
 
+namespace {
+const Bytes kZoneApex = {4, 'z', 'o', 'n', 'e', 0};
+}  // namespace
+
 cache::Answer GeneratedEntry::answer(std::vector<cache::RecordData>& records) const {
   records.clear();
+  cache::Answer a;
+  a.ttl = ttl;
+  a.rcode = rcode;
+  if (negative) {
+    cache::RecordData soa;
+    soa.owner = kZoneApex;
+    soa.type = 6;
+    soa.ttl = ttl;
+    soa.rdata = soa_rdata;
+    records.push_back(soa);
+    a.sections[cache::kAuthority] = records;
+    return a;
+  }
+  if (!cname_target.empty()) {
+    cache::RecordData c;
+    c.type = 5;
+    c.ttl = ttl;
+    c.rdata = cname_target;
+    records.push_back(c);
+  }
   for (const Bytes& rd : rdatas) {
     cache::RecordData r;
+    r.owner = cname_target;  // empty = the qname
     r.type = qtype;
     r.ttl = ttl;
     r.rdata = rd;
     records.push_back(r);
   }
-  cache::Answer a;
-  a.ttl = ttl;
   a.sections[cache::kAnswer] = records;
   return a;
 }
@@ -30,6 +53,36 @@ void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
   const double u = rng.unit() * (p_.share_a + p_.share_aaaa + p_.share_txt);
   out.qtype = u < p_.share_a ? cache::kTypeA : u < p_.share_a + p_.share_aaaa ? cache::kTypeAAAA : 16;
   out.ttl = static_cast<std::uint32_t>(rng.range(p_.ttl_min, p_.ttl_max));
+  // Optional traits; each draws from the stream only when its share is non-zero, so the
+  // seed's mix (all shares 0) stays exactly as it was.
+  out.ecs = cache::EcsTag{};
+  out.negative = false;
+  out.rcode = 0;
+  out.cname_target.clear();
+  out.soa_rdata.clear();
+  if (p_.ecs_share > 0 && rng.unit() < p_.ecs_share) {
+    out.ecs.family = cache::EcsFamily::ipv4;
+    out.ecs.prefix = p_.ecs_prefix;
+    const std::uint32_t subnet = static_cast<std::uint32_t>(rng.range(0, p_.ecs_subnets - 1));
+    out.ecs.address = {10, static_cast<std::uint8_t>(subnet >> 8), static_cast<std::uint8_t>(subnet), 0};
+  }
+  if (p_.negative_share > 0 && rng.unit() < p_.negative_share) {
+    out.negative = true;
+    out.rcode = rng.next() % 2 ? 3 : 0;  // NXDOMAIN or NODATA
+    out.rdatas.clear();
+    // SOA rdata: mname, rname, serial, refresh, retry, expire, minimum.
+    const Bytes mname = {2, 'n', 's', 4, 'z', 'o', 'n', 'e', 0};
+    const Bytes rname = {10, 'h', 'o', 's', 't', 'm', 'a', 's', 't', 'e', 'r', 4, 'z', 'o', 'n', 'e', 0};
+    out.soa_rdata = mname + rname;
+    for (std::uint32_t v : {2026113001u, 7200u, 900u, 1209600u, out.ttl})
+      for (int b = 3; b >= 0; --b) out.soa_rdata.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+    return;
+  }
+  if (p_.cname_share > 0 && rng.unit() < p_.cname_share) {
+    out.cname_target = {3, 'c', 'd', 'n'};
+    out.cname_target.append(out.qname);
+    if (out.cname_target.size() > cache::kMaxNameWire) out.cname_target.clear();
+  }
   const unsigned n = static_cast<unsigned>(rng.range(p_.min_records, p_.max_records));
   out.rdatas.resize(n);
   for (unsigned r = 0; r < n; ++r) {

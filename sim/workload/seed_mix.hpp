@@ -24,6 +24,12 @@ struct MixProfile {
   unsigned min_labels = 2, max_labels = 4;
   unsigned label_min = 3, label_max = 12;
   std::uint32_t ttl_min = 60, ttl_max = 3600;
+  // Beyond the seed's mix (all 0 by default, so the default is exactly the seed's):
+  double ecs_share = 0.0;        // share of entries keyed by an ECS client subnet
+  std::uint8_t ecs_prefix = 24;  // scope prefix of those entries (IPv4)
+  std::uint32_t ecs_subnets = 256;  // distinct client subnets an ECS entry may be keyed by
+  double negative_share = 0.0;   // share of NXDOMAIN / NODATA answers (SOA in authority)
+  double cname_share = 0.0;      // share of answers behind a CNAME (owner differs)
 };
 
 using Bytes = std::basic_string<std::uint8_t>;
@@ -32,11 +38,16 @@ struct GeneratedEntry {
   Bytes qname;                 // wire form, lowercase
   std::uint16_t qtype = 0;
   std::uint32_t ttl = 0;
-  std::vector<Bytes> rdatas;   // one per record, wire form
+  std::uint8_t rcode = 0;      // 0, or 3 (NXDOMAIN) for negative answers
+  bool negative = false;       // NXDOMAIN or NODATA: no answer records, SOA in authority
+  Bytes cname_target;          // non-empty: answer is qname CNAME target, then the records
+  cache::EcsTag ecs;           // family none unless the entry is ECS-keyed
+  std::vector<Bytes> rdatas;   // one per record, wire form (owner: qname or cname_target)
+  Bytes soa_rdata;             // negative answers only
 
   // Fills `records` (reused) and returns an Answer whose spans point into this entry.
   cache::Answer answer(std::vector<cache::RecordData>& records) const;
-  cache::CacheKey key() const { return cache::CacheKey(qname, qtype); }
+  cache::CacheKey key() const { return cache::CacheKey(qname, qtype, 0, ecs); }
 };
 
 class EntryGenerator {

@@ -1,4 +1,4 @@
-// Subcommands that live in workers/: `check` (and, later, `serve`, `stats`).
+// Subcommands that live in workers/: `check`, `serve`, `stats`, and `bench serve`.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -6,5 +6,11 @@ namespace dnsarena::workers {
 
 // `dnsarena check SEGMENT`: verifies a segment like fsck.
 void add_check_command(CLI::App& app);
+// `dnsarena serve --config configs/serve.yaml`: supervisor + resolver workers.
+void add_serve_command(CLI::App& app);
+// `dnsarena stats [--segment NAME] [--json]`: per-worker and total counters.
+void add_stats_command(CLI::App& app);
+// `dnsarena bench serve`: serve against dnsperf (and unbound when installed).
+void add_bench_serve_command(CLI::App& bench);
 
 }  // namespace dnsarena::workers

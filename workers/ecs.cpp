@@ -1,0 +1,63 @@
+#include "workers/ecs.hpp"
+
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace dnsarena::workers {
+
+namespace {
+
+void cut(EcsOption& e, std::uint8_t prefix) {
+  e.source_prefix = std::min(e.source_prefix, prefix);
+  e.scope_prefix = 0;
+  const unsigned full = e.source_prefix / 8u;
+  const unsigned rest = e.source_prefix % 8u;
+  for (unsigned i = full; i < 16; ++i) {
+    if (i == full && rest) e.address[i] &= static_cast<std::uint8_t>(0xFF00u >> rest);
+    else e.address[i] = 0;
+  }
+}
+
+}  // namespace
+
+EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_storage& source,
+                       std::uint8_t v4_prefix, std::uint8_t v6_prefix) {
+  EcsOption e;
+  if (policy == EcsPolicy::off) return e;
+  if (q.ecs.present) {
+    e = q.ecs;
+    cut(e, e.family == 1 ? v4_prefix : v6_prefix);
+    return e;
+  }
+  e.present = true;
+  if (source.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&source);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+      e.family = 1;
+      std::memcpy(e.address.data(), &a6->sin6_addr.s6_addr[12], 4);
+    } else {
+      e.family = 2;
+      std::memcpy(e.address.data(), &a6->sin6_addr, 16);
+    }
+  } else {
+    e.family = 1;
+    std::memcpy(e.address.data(), &reinterpret_cast<const sockaddr_in*>(&source)->sin_addr, 4);
+  }
+  e.source_prefix = e.family == 1 ? 32 : 128;
+  if (policy == EcsPolicy::forward) cut(e, 0);
+  else cut(e, e.family == 1 ? v4_prefix : v6_prefix);
+  return e;
+}
+
+cache::EcsTag ecs_tag(const EcsOption& sent, std::uint8_t scope) {
+  cache::EcsTag t;
+  if (!sent.present || scope == 0) return t;
+  t.family = sent.family == 1 ? cache::EcsFamily::ipv4 : cache::EcsFamily::ipv6;
+  t.prefix = std::min(scope, sent.source_prefix);
+  t.address = sent.address;
+  return t;
+}
+
+}  // namespace dnsarena::workers

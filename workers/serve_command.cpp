@@ -1,0 +1,105 @@
+// `dnsarena serve`: reads the YAML config, applies flag overrides, runs the supervisor.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "workers/commands.hpp"
+#include "workers/serve_config.hpp"
+#include "workers/supervisor.hpp"
+
+namespace dnsarena::workers {
+
+namespace {
+
+struct ServeFlags {
+  std::string config;
+  std::string listen, segment, ecs, metrics, log_level, arena_bytes;
+  std::vector<std::string> upstreams;
+  int workers = -1;
+  long long max_entries = -1;
+  int timeout_ms = -1;
+  bool remove_segment = false;
+  bool reset_segment = false;
+  bool no_metrics = false;
+};
+
+ServeConfig build_config(const ServeFlags& f) {
+  ServeConfig c = f.config.empty() ? ServeConfig{} : load_serve_config(f.config);
+  auto flag_error = [](const std::string& flag, const std::exception& e) {
+    throw std::invalid_argument(flag + ": " + e.what());
+  };
+  try {
+    if (!f.listen.empty()) c.listen = Endpoint::parse(f.listen);
+  } catch (const std::exception& e) {
+    flag_error("--listen", e);
+  }
+  if (!f.upstreams.empty()) {
+    c.upstreams.clear();
+    for (const auto& u : f.upstreams) try {
+        c.upstreams.push_back(Endpoint::parse(u));
+      } catch (const std::exception& e) {
+        flag_error("--upstream", e);
+      }
+  }
+  if (f.workers >= 0) c.workers = static_cast<unsigned>(f.workers);
+  if (!f.segment.empty()) c.segment = f.segment;
+  if (f.max_entries >= 0) c.geometry.max_entries = static_cast<std::uint64_t>(f.max_entries);
+  try {
+    if (!f.arena_bytes.empty()) c.geometry.arena_bytes = parse_size(f.arena_bytes);
+  } catch (const std::exception& e) {
+    flag_error("--arena-bytes", e);
+  }
+  try {
+    if (!f.ecs.empty()) c.ecs_policy = parse_ecs_policy(f.ecs);
+  } catch (const std::exception& e) {
+    flag_error("--ecs", e);
+  }
+  if (f.timeout_ms > 0) c.upstream_timeout_ms = static_cast<unsigned>(f.timeout_ms);
+  if (!f.metrics.empty()) c.metrics_listen = f.metrics;
+  if (f.no_metrics) c.metrics_listen.clear();
+  if (!f.log_level.empty()) c.log_level = f.log_level;
+  if (f.reset_segment) c.reset_on_mismatch = true;
+  c.validate();
+  return c;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Run the DNS service: a supervisor creates or re-attaches the shared cache segment and forks\n"
+      "resolver workers on one UDP/TCP port; misses go to the upstream servers. Flags override the\n"
+      "config file. Stop with SIGTERM or Ctrl-C; the cache segment stays warm for the next start.");
+  cmd->add_option("--config,-c", f->config, "YAML config file (see configs/serve.yaml)")->check(CLI::ExistingFile);
+  cmd->add_option("--listen", f->listen, "address:port for UDP and TCP (default 127.0.0.1:5353)");
+  cmd->add_option("--upstream", f->upstreams, "upstream address:port (repeatable; replaces the config's list)");
+  cmd->add_option("--workers", f->workers, "worker processes (0 = one per core)");
+  cmd->add_option("--segment", f->segment, "shared-memory segment name (default dnsarena)");
+  cmd->add_option("--max-entries", f->max_entries, "cache capacity in entries (a new segment only)");
+  cmd->add_option("--arena-bytes", f->arena_bytes, "cache arena size, e.g. 256M (a new segment only)");
+  cmd->add_option("--ecs", f->ecs, "ECS policy: off, forward, synthesize");
+  cmd->add_option("--upstream-timeout-ms", f->timeout_ms, "per-attempt upstream timeout");
+  cmd->add_option("--metrics", f->metrics, "Prometheus /metrics address:port (loopback)");
+  cmd->add_flag("--no-metrics", f->no_metrics, "do not serve /metrics");
+  cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error");
+  cmd->add_flag("--remove-segment", f->remove_segment, "remove the segment on shutdown (default: keep it warm)");
+  cmd->add_flag("--reset-segment", f->reset_segment,
+                "replace a segment of another format or geometry instead of refusing to start");
+  cmd->callback([f] {
+    ServeConfig c;
+    try {
+      c = build_config(*f);
+    } catch (const std::exception& e) {
+      std::cerr << "dnsarena serve: " << e.what() << "\n";
+      throw CLI::RuntimeError(2);
+    }
+    spdlog::set_level(spdlog::level::from_str(c.log_level));
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] [pid %P] %v");
+    const int rc = run_supervisor(c, SupervisorOptions{f->remove_segment});
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace dnsarena::workers

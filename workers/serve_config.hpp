@@ -1,0 +1,95 @@
+// Configuration of `dnsarena serve`: what the YAML file holds, its defaults, validation.
+//
+// Purpose: one plain struct that the supervisor and every worker read; built from
+// configs/serve.yaml (load_serve_config) and then overridden by command-line flags.
+//
+// YAML layout (every key optional; unknown keys are rejected with file:line:column):
+//
+//   listen: 127.0.0.1:5353         address:port for UDP and TCP (IPv4 or [IPv6])
+//   workers: 0                     worker processes; 0 = one per core
+//   upstreams: [127.0.0.1:5300]    tried in order; a timeout moves to the next
+//   upstream_timeout_ms: 1000      per attempt
+//   upstream_attempts: 0           attempts per miss; 0 = once per upstream
+//   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
+//           reset_on_mismatch: false}
+//   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
+//   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
+//   tcp: {idle_timeout_ms: 10000, max_connections: 256}
+//   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
+//   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000}
+//   log_level: info
+//
+// Sizes accept K/M/G suffixes (powers of 1024). Loading is done once per start; cost is
+// irrelevant.
+#pragma once
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cache/segment.hpp"
+
+namespace dnsarena::workers {
+
+// An IP address and port, parsed from "1.2.3.4:53" or "[::1]:53".
+struct Endpoint {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  std::string text;
+  static Endpoint parse(const std::string& s);  // throws std::invalid_argument
+  int family() const { return addr.ss_family; }
+  std::uint16_t port() const;
+};
+
+enum class EcsPolicy { off, forward, synthesize };
+const char* to_string(EcsPolicy p);
+EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
+
+struct ServeConfig {
+  Endpoint listen = Endpoint::parse("127.0.0.1:5353");
+  unsigned workers = 0;  // 0 = one per core (resolved by resolved_workers())
+  std::vector<Endpoint> upstreams;
+  unsigned upstream_timeout_ms = 1000;
+  unsigned upstream_attempts = 0;  // 0 = one per upstream
+
+  std::string segment = "dnsarena";
+  cache::Geometry geometry{};
+  bool reset_on_mismatch = false;
+
+  std::uint32_t ttl_floor = 0;
+  std::uint32_t ttl_ceiling = 86400;
+  std::uint32_t negative_ttl_ceiling = 3600;
+
+  EcsPolicy ecs_policy = EcsPolicy::off;
+  std::uint8_t ecs_ipv4_prefix = 24;
+  std::uint8_t ecs_ipv6_prefix = 56;
+
+  unsigned tcp_idle_timeout_ms = 10000;
+  unsigned tcp_max_connections = 256;
+
+  std::string metrics_listen = "127.0.0.1:9153";  // empty: off
+  unsigned backoff_initial_ms = 100;
+  unsigned backoff_max_ms = 5000;
+  std::string log_level = "info";
+
+  unsigned resolved_workers() const;
+  unsigned attempts() const { return upstream_attempts ? upstream_attempts : static_cast<unsigned>(upstreams.size()); }
+  // Throws std::invalid_argument naming the bad setting.
+  void validate() const;
+};
+
+// A configuration error with its position in the file.
+class ConfigError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads a YAML file. Throws ConfigError "FILE:LINE:COLUMN: key 'K': problem".
+ServeConfig load_serve_config(const std::string& path);
+// Parses "256M", "1G", "4096".
+std::uint64_t parse_size(const std::string& s);
+
+}  // namespace dnsarena::workers

@@ -1,0 +1,88 @@
+// `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "workers/commands.hpp"
+#include "workers/stats_report.hpp"
+
+namespace dnsarena::workers {
+
+namespace {
+
+nlohmann::json row_json(const StatsRow& r, double qps, bool with_rate) {
+  nlohmann::json j{{"name", r.name}, {"pid", r.pid}, {"queries", r.queries()}, {"hit_ratio", r.hit_ratio()},
+                   {"upstream_latency_ms_avg", r.upstream_latency_ms()}};
+  if (r.worker_index >= 0) j["worker"] = r.worker_index;
+  if (with_rate) j["queries_per_s"] = qps;
+  for (std::size_t k = 0; k < cache::kCounterCount; ++k) j[std::string(cache::kCounterNames[k])] = r.counters[k];
+  return j;
+}
+
+int run_stats(const std::string& segment, bool json, double interval) {
+  try {
+    cache::Segment seg = cache::Segment::attach(segment);
+    cache::Cache cache(seg, cache::SlotRole::tool);
+    const StatsReport rep = interval > 0 ? collect_stats_with_rates(cache, interval) : collect_stats(cache);
+    const bool rates = !rep.qps.empty();
+    if (json) {
+      nlohmann::json j;
+      j["segment"] = segment;
+      j["interval_s"] = rep.interval_s;
+      j["entries"] = rep.cache.live_entries;
+      j["max_entries"] = rep.cache.max_entries;
+      j["bytes_per_entry"] = rep.cache.bytes_per_entry();
+      j["segment_bytes"] = rep.cache.segment_bytes;
+      j["rows"] = nlohmann::json::array();
+      for (std::size_t i = 0; i < rep.rows.size(); ++i) j["rows"].push_back(row_json(rep.rows[i], rates ? rep.qps[i] : 0, rates));
+      j["total"] = row_json(rep.total, rates ? rep.qps.back() : 0, rates);
+      std::cout << j.dump() << "\n";
+      return 0;
+    }
+    std::printf("segment %s: %llu of %llu entries, %.1f bytes/entry, %.1f MiB\n", segment.c_str(),
+                static_cast<unsigned long long>(rep.cache.live_entries),
+                static_cast<unsigned long long>(rep.cache.max_entries), rep.cache.bytes_per_entry(),
+                static_cast<double>(rep.cache.segment_bytes) / (1 << 20));
+    std::printf("%-10s %8s %10s %10s %7s %10s %9s %9s %9s %8s %8s %8s %6s %9s\n", "", "pid", "queries", "q/s", "hit%",
+                "upstream", "up ms", "timeouts", "evict", "expire", "servfail", "formerr", "tc", "restarts");
+    auto print = [&](const StatsRow& r, double qps) {
+      using C = cache::Counter;
+      std::printf("%-10s %8u %10llu %10s %6.1f%% %10llu %9.2f %9llu %9llu %8llu %8llu %8llu %6llu %9llu\n", r.name.c_str(),
+                  r.pid, static_cast<unsigned long long>(r.queries()),
+                  rates ? std::to_string(static_cast<long long>(qps)).c_str() : "-", 100.0 * r.hit_ratio(),
+                  static_cast<unsigned long long>(r.get(C::upstream_queries)), r.upstream_latency_ms(),
+                  static_cast<unsigned long long>(r.get(C::upstream_timeouts)),
+                  static_cast<unsigned long long>(r.get(C::evictions)),
+                  static_cast<unsigned long long>(r.get(C::expirations)),
+                  static_cast<unsigned long long>(r.get(C::servfail)), static_cast<unsigned long long>(r.get(C::formerr)),
+                  static_cast<unsigned long long>(r.get(C::truncated)),
+                  static_cast<unsigned long long>(r.get(C::restarts)));
+    };
+    for (std::size_t i = 0; i < rep.rows.size(); ++i) print(rep.rows[i], rates ? rep.qps[i] : 0);
+    print(rep.total, rates ? rep.qps.back() : 0);
+    return 0;
+  } catch (const cache::SegmentError& e) {
+    std::cerr << "dnsarena stats: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("stats", "Per-worker and total counters of a serve segment (queries, hit ratio, "
+                                          "upstream, errors, restarts)");
+  auto segment = std::make_shared<std::string>("dnsarena");
+  auto json = std::make_shared<bool>(false);
+  auto interval = std::make_shared<double>(1.0);
+  cmd->add_option("--segment", *segment, "segment name (default dnsarena)");
+  cmd->add_option("--interval", *interval, "seconds between two reads for queries/s (0: no rates)")
+      ->check(CLI::Range(0.0, 60.0));
+  cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->callback([segment, json, interval] {
+    const int rc = run_stats(*segment, *json, *interval);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace dnsarena::workers

@@ -1,0 +1,31 @@
+// The serve supervisor: owns the segment's lifetime and the worker processes.
+//
+// Start: Segment::open (create, or re-attach a warm segment of the same format and
+// geometry; a mismatch is refused with the reason unless cache.reset_on_mismatch), check
+// that the port can be bound, fork N workers (worker.hpp), start /metrics
+// (metrics_server.hpp) when configured.
+// Run: signals are blocked and taken synchronously (sigtimedwait), so there is no
+// handler race. A worker that dies is logged (exit code or signal), its restart counted
+// in its stat slot, and it is forked again after a backoff that doubles from
+// backoff_initial_ms to backoff_max_ms and resets once a worker has run for 10 s. A
+// worker that exits with kWorkerExitConfig (cannot bind or attach) stops the service.
+// Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
+// the segment stays for the next start unless remove_segment.
+//
+// NOTE: the /metrics thread runs while the supervisor forks replacement workers. That
+// is safe here because the thread takes no lock a child uses (it reads counters with
+// relaxed atomic loads and formats into its own strings; malloc is fork-safe), and the
+// child never touches httplib.
+#pragma once
+#include "workers/serve_config.hpp"
+
+namespace dnsarena::workers {
+
+struct SupervisorOptions {
+  bool remove_segment = false;  // remove the segment on clean shutdown
+};
+
+// Runs until SIGTERM/SIGINT. Returns the process exit code.
+int run_supervisor(const ServeConfig& config, const SupervisorOptions& options);
+
+}  // namespace dnsarena::workers

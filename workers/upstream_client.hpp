@@ -1,0 +1,102 @@
+// The worker's upstream client: forwards cache misses and matches the replies.
+//
+// Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the
+// kernel picks a random source port and delivers only datagrams from that server's
+// address and port; the ID is random (getrandom-seeded). A reply is accepted only when
+// UpstreamAnswer matches ID and question (and ECS); anything else on the socket is
+// ignored and the attempt keeps waiting. An attempt ends with an accepted answer, an
+// error rcode or ICMP refusal (next upstream at once), or its timeout (next upstream).
+// After `attempts` attempts the waiters get SERVFAIL.
+//
+// Identical misses in flight share one upstream query: the in-flight table is keyed by
+// (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters.
+//
+// Costs: one socket, one epoll registration and one hash-map entry per miss in flight.
+// Timeouts are one FIFO (every attempt has the same timeout, so deadlines are in order).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "workers/dns_message.hpp"
+#include "workers/serve_config.hpp"
+#include "workers/upstream_answer.hpp"
+
+namespace dnsarena::workers {
+
+// A client waiting for an answer.
+struct Waiter {
+  ClientQuery query;
+  bool tcp = false;
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  std::uint64_t conn_id = 0;
+};
+
+struct Pending {
+  std::uint64_t token = 0;
+  std::string dedup_key;
+  std::array<std::uint8_t, 255> qname{};  // lowercase
+  std::uint8_t qname_len = 0;
+  std::uint16_t qtype = 0;
+  std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
+  EcsOption ecs;               // sent upstream
+  std::vector<Waiter> waiters;
+  int fd = -1;
+  unsigned attempt = 0;
+  unsigned upstream = 0;
+  std::uint16_t id = 0;
+  std::uint64_t sent_us = 0;
+  UpstreamQuestion question() const { return {id, {qname.data(), qname_len}, qtype, ecs}; }
+};
+
+class UpstreamClient {
+public:
+  // answer == nullptr: every attempt failed (send SERVFAIL).
+  using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
+
+  UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::StatSlot& stats,
+                 Completion done);
+  ~UpstreamClient();
+
+  // Adds `w` to the query in flight for the same question, or starts one.
+  void forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter&& w);
+  void on_readable(std::uint64_t token, std::uint64_t now_us);
+  void on_timeouts(std::uint64_t now_us);
+  // Milliseconds until the next deadline (-1: none).
+  int next_timeout_ms(std::uint64_t now_us) const;
+  std::size_t in_flight() const { return pending_.size(); }
+
+private:
+  void start_attempt(Pending& p, std::uint64_t now_us);
+  void fail_attempt(Pending& p, std::uint64_t now_us);
+  void finish(std::uint64_t token, const UpstreamAnswer* answer);
+  void close_socket(Pending& p);
+
+  int epoll_fd_;
+  std::uint64_t tag_;
+  const ServeConfig& cfg_;
+  cache::StatSlot& stats_;
+  Completion done_;
+  TtlPolicy ttl_;
+  std::mt19937_64 rng_;
+  std::uint64_t next_token_ = 1;
+  std::unordered_map<std::uint64_t, Pending> pending_;
+  std::unordered_map<std::string, std::uint64_t> by_key_;
+  struct Deadline {
+    std::uint64_t at_us;
+    std::uint64_t token;
+    unsigned attempt;
+  };
+  std::deque<Deadline> deadlines_;
+  UpstreamAnswer answer_;
+};
+
+std::uint64_t monotonic_us();
+
+}  // namespace dnsarena::workers

@@ -1,0 +1,323 @@
+#include "workers/worker.hpp"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <spdlog/spdlog.h>
+
+#include "cache/cache.hpp"
+#include "workers/dns_message.hpp"
+#include "workers/ecs.hpp"
+#include "workers/tcp_server.hpp"
+#include "workers/upstream_client.hpp"
+
+namespace dnsarena::workers {
+
+namespace {
+
+constexpr std::uint64_t kTagShift = 56;
+constexpr std::uint64_t kTagUdp = 1ull << kTagShift;
+constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
+constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
+constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
+constexpr std::size_t kBatch = 64;
+constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
+constexpr std::size_t kMaxQuery = 4096;
+
+volatile sig_atomic_t g_stop = 0;
+void on_stop_signal(int) { g_stop = 1; }
+
+class Worker {
+public:
+  Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd)
+      : cfg_(cfg),
+        cache_(seg, cache::SlotRole::worker, index),
+        stats_(cache_.my_stats()),
+        epfd_(epfd),
+        udp_fd_(udp_fd),
+        tcp_(epfd, tcp_fd, kTagTcpConn, cfg.tcp_max_connections, cfg.tcp_idle_timeout_ms,
+             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
+        upstream_(epfd, kTagUpstream, cfg, cache_.my_stats(),
+                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }) {
+    scratch_.reserve(4096);
+  }
+
+  void run() {
+    epoll_event events[64];
+    std::uint64_t last_sweep_ms = monotonic_us() / 1000;
+    while (!g_stop) {
+      std::uint64_t now_us = monotonic_us();
+      int timeout = upstream_.next_timeout_ms(now_us);
+      if (timeout < 0 || timeout > 100) timeout = 100;
+      const int n = ::epoll_wait(epfd_, events, 64, timeout);
+      now_us = monotonic_us();
+      now_ = cache::wall_clock_now();
+      for (int i = 0; i < n; ++i) {
+        const std::uint64_t d = events[i].data.u64;
+        const std::uint64_t tag = d & (0xFFull << kTagShift);
+        if (tag == kTagUdp) on_udp_readable();
+        else if (tag == kTagTcpListen) tcp_.on_accept(now_us / 1000);
+        else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
+        else if (tag == kTagUpstream) upstream_.on_readable(d, now_us);
+      }
+      upstream_.on_timeouts(monotonic_us());
+      if (now_us / 1000 - last_sweep_ms >= 1000) {
+        last_sweep_ms = now_us / 1000;
+        tcp_.sweep_idle(last_sweep_ms);
+      }
+    }
+  }
+
+private:
+  struct Source {
+    bool tcp = false;
+    const sockaddr_storage* addr = nullptr;
+    socklen_t addr_len = 0;
+    std::uint64_t conn_id = 0;
+  };
+
+  // Answers `wire` into `out`. Returns the answer size, or 0 when there is nothing to
+  // send now (dropped, or forwarded upstream).
+  std::size_t handle(std::uint8_t* wire, std::size_t len, const Source& src, std::uint8_t* out, std::size_t cap) {
+    ClientQuery q;
+    const ParseVerdict v = parse_query(wire, len, q);
+    if (v == ParseVerdict::drop) {
+      stats_.add(cache::Counter::formerr);
+      return 0;
+    }
+    if (v != ParseVerdict::ok) {
+      stats_.add(cache::Counter::formerr);
+      const std::uint8_t rcode =
+          v == ParseVerdict::formerr ? kRcodeFormErr : v == ParseVerdict::notimp ? kRcodeNotImp : kRcodeRefused;
+      return write_error_response(q, rcode, out, cap);
+    }
+    const EcsOption ecs =
+        upstream_ecs(cfg_.ecs_policy, q, src.tcp ? tcp_peer_ : *src.addr, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
+    std::uint8_t flags = 0;
+    if (q.do_bit) flags |= cache::kKeyDo;
+    if (q.cd()) flags |= cache::kKeyCd;
+    const std::size_t limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+    // The shared (scope 0) key first, then the client's subnet at every prefix.
+    try {
+      const cache::CacheKey plain(q.qname(), q.qtype, flags);
+      if (std::size_t n = try_key(plain, q, 0, limit, out, cap)) return n;
+      if (ecs.present) {
+        for (int prefix = ecs.source_prefix; prefix >= 1; --prefix) {
+          const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, static_cast<std::uint8_t>(prefix)));
+          if (std::size_t n = try_key(k, q, static_cast<std::uint8_t>(prefix), limit, out, cap)) return n;
+        }
+      }
+      Waiter w;
+      w.query = q;
+      w.tcp = src.tcp;
+      if (!src.tcp) {
+        w.addr = *src.addr;
+        w.addr_len = src.addr_len;
+      }
+      w.conn_id = src.conn_id;
+      upstream_.forward(plain, ecs, std::move(w));
+      return 0;
+    } catch (const std::invalid_argument&) {  // a name the cache key refuses
+      stats_.add(cache::Counter::formerr);
+      return write_error_response(q, kRcodeFormErr, out, cap);
+    }
+  }
+
+  std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
+                      std::uint8_t* out, std::size_t cap) {
+    std::uint8_t ecs_opt[32];
+    const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt);
+    const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+    const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
+    if (r.truncated) stats_.add(cache::Counter::truncated);
+    return r.size;
+  }
+
+  static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
+                                                 std::uint8_t* ecs_buf) {
+    cache::ResponseOptions o;
+    o.max_size = limit;
+    o.edns = q.edns;
+    o.edns_do = q.do_bit;
+    if (q.edns && q.ecs.present) o.edns_options = {ecs_buf, write_ecs_option(q.ecs, scope, ecs_buf)};
+    return o;
+  }
+
+  void on_udp_readable() {
+    for (int round = 0; round < 4; ++round) {
+      mmsghdr msgs[kBatch];
+      iovec iov[kBatch];
+      std::memset(msgs, 0, sizeof msgs);
+      for (std::size_t i = 0; i < kBatch; ++i) {
+        iov[i] = {in_[i], kMaxQuery};
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &peers_[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+      }
+      const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+      if (n <= 0) return;
+      mmsghdr out_msgs[kBatch];
+      iovec out_iov[kBatch];
+      unsigned nout = 0;
+      for (int i = 0; i < n; ++i) {
+        stats_.add(cache::Counter::queries_udp);
+        Source src{false, &peers_[i], msgs[i].msg_hdr.msg_namelen, 0};
+        const std::size_t len = handle(in_[i], msgs[i].msg_len, src, out_[nout], sizeof out_[nout]);
+        if (len == 0) continue;
+        out_iov[nout] = {out_[nout], len};
+        std::memset(&out_msgs[nout], 0, sizeof(mmsghdr));
+        out_msgs[nout].msg_hdr.msg_iov = &out_iov[nout];
+        out_msgs[nout].msg_hdr.msg_iovlen = 1;
+        out_msgs[nout].msg_hdr.msg_name = &peers_[i];
+        out_msgs[nout].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
+        ++nout;
+      }
+      for (unsigned sent = 0; sent < nout;) {
+        const int r = ::sendmmsg(udp_fd_, out_msgs + sent, nout - sent, 0);
+        if (r <= 0) {
+          if (r < 0 && errno == EINTR) continue;
+          break;  // socket buffer full: the rest are lost, as UDP allows
+        }
+        sent += static_cast<unsigned>(r);
+      }
+      if (static_cast<std::size_t>(n) < kBatch) return;
+    }
+  }
+
+  void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
+    stats_.add(cache::Counter::queries_tcp);
+    tcp_peer_ = tcp_.peer(conn_id);
+    Source src{true, nullptr, 0, conn_id};
+    std::uint8_t out[65535];
+    const std::size_t n = handle(msg, len, src, out, sizeof out);
+    if (n) tcp_.send(conn_id, {out, n});
+  }
+
+  void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
+    const std::uint32_t now = cache::wall_clock_now();
+    bool have_entry = false;
+    std::size_t entry_len = 0;
+    std::uint8_t scope = 0;
+    cache::CacheKey key;
+    if (a && !a->truncated()) {
+      scope = a->ecs_scope();
+      try {
+        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, scope));
+        entry_len = cache::encode_entry(key, a->answer(), now, scratch_);
+        have_entry = entry_len > 0;
+      } catch (const std::invalid_argument&) {
+        have_entry = false;
+      }
+      if (have_entry && a->cacheable()) cache_.insert_encoded(key, scratch_, now);
+    }
+    for (Waiter& w : p.waiters) {
+      std::uint8_t* out = reply_buf_;
+      std::size_t n = 0;
+      if (have_entry) {
+        cache::EntryReader reader({scratch_.data(), entry_len});
+        std::uint8_t ecs_opt[32];
+        const std::size_t limit =
+            w.tcp ? 65535 : std::min<std::size_t>(w.query.edns ? w.query.udp_size : 512, kUdpAnswerMax);
+        const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt);
+        const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
+        const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
+        if (r.truncated) stats_.add(cache::Counter::truncated);
+        n = r.size;
+      } else if (a && a->truncated()) {
+        // The upstream truncated: tell the client to retry over TCP.
+        n = write_error_response(w.query, kRcodeNoError, out, sizeof reply_buf_);
+        out[2] |= 0x02;
+        stats_.add(cache::Counter::truncated);
+      }
+      if (n == 0) {
+        n = write_error_response(w.query, kRcodeServFail, out, sizeof reply_buf_);
+        stats_.add(cache::Counter::servfail);
+      }
+      if (w.tcp) tcp_.send(w.conn_id, {out, n});
+      else ::sendto(udp_fd_, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
+    }
+  }
+
+  const ServeConfig& cfg_;
+  cache::Cache cache_;
+  cache::StatSlot& stats_;
+  int epfd_;
+  int udp_fd_;
+  TcpServer tcp_;
+  UpstreamClient upstream_;
+  std::uint32_t now_ = cache::wall_clock_now();
+  std::vector<std::uint8_t> scratch_;
+  sockaddr_storage tcp_peer_{};
+  alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
+  alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
+  sockaddr_storage peers_[kBatch];
+  std::uint8_t reply_buf_[65535];
+};
+
+}  // namespace
+
+int open_listen_socket(const Endpoint& listen, bool tcp) {
+  const int fd = ::socket(listen.family(), (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (tcp) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&listen.addr), listen.len) != 0 || (tcp && ::listen(fd, 256) != 0)) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+int run_worker(const ServeConfig& cfg, unsigned index) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  if (::getppid() == 1) return kWorkerExitOk;  // the supervisor died before PDEATHSIG was set
+
+  std::unique_ptr<cache::Segment> seg;
+  try {
+    seg = std::make_unique<cache::Segment>(cache::Segment::attach(cfg.segment));
+  } catch (const std::exception& e) {
+    spdlog::error("worker {}: cannot attach segment '{}': {}", index, cfg.segment, e.what());
+    return kWorkerExitConfig;
+  }
+  const int udp = open_listen_socket(cfg.listen, false);
+  const int tcp = open_listen_socket(cfg.listen, true);
+  if (udp < 0 || tcp < 0) {
+    spdlog::error("worker {}: cannot bind {}: {}", index, cfg.listen.text, std::strerror(errno));
+    return kWorkerExitConfig;
+  }
+  const int epfd = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kTagUdp;
+  ::epoll_ctl(epfd, EPOLL_CTL_ADD, udp, &ev);
+  ev.data.u64 = kTagTcpListen;
+  ::epoll_ctl(epfd, EPOLL_CTL_ADD, tcp, &ev);
+  {
+    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, udp, tcp);
+    spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
+    worker->run();
+  }
+  ::close(udp);
+  ::close(tcp);
+  ::close(epfd);
+  return kWorkerExitOk;
+}
+
+}  // namespace dnsarena::workers

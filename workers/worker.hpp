@@ -1,0 +1,34 @@
+// One resolver worker process: answers DNS from the shared cache, forwards misses.
+//
+// Layout of the loop (single-threaded, non-blocking, one epoll):
+//   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams, answer
+//                hits in the same pass, sendmmsg the batch of answers.
+//   TCP          tcp_server.hpp, same port, same query path.
+//   upstream     upstream_client.hpp: one socket per miss in flight; completions write
+//                the answer for every waiting client and insert it into the cache.
+//   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
+//                SIGTERM and idle TCP sweeps are noticed promptly).
+//
+// Query path: parse (libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the
+// keys ecs.hpp lists -> hit: answer with remaining TTLs, client's ID, question case and
+// EDNS; miss: forward. Counters go to this worker's StatSlot.
+//
+// The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
+// its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.
+#pragma once
+#include "workers/serve_config.hpp"
+
+namespace dnsarena::workers {
+
+// Exit codes the supervisor understands.
+inline constexpr int kWorkerExitOk = 0;
+inline constexpr int kWorkerExitConfig = 78;  // EX_CONFIG: cannot bind or attach; do not restart
+
+// Runs until SIGTERM/SIGINT. Returns a process exit code.
+int run_worker(const ServeConfig& config, unsigned index);
+
+// Opens a UDP or TCP socket bound to `listen` with SO_REUSEPORT (non-blocking).
+// Returns -1 and sets errno on failure.
+int open_listen_socket(const Endpoint& listen, bool tcp);
+
+}  // namespace dnsarena::workers

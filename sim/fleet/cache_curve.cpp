@@ -1,0 +1,230 @@
+#include "cache_curve.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <cmath>
+#include <string>
+
+#include "cache/cache.hpp"
+#include "sampled_trace.hpp"
+
+namespace dnsarena::sim::fleet {
+
+namespace {
+
+std::atomic<std::uint64_t> g_segment_counter{0};
+
+// Builds the key and answer of a trace key into reused buffers.
+class AnswerBuilder {
+public:
+  AnswerBuilder(const TrafficProfile& t, std::uint64_t seed) : t_(t), seed_(seed) {}
+
+  cache::CacheKey key(const TraceKey& k) {
+    qname_.clear();
+    // "n<rank base36>.example."
+    char label[16];
+    int n = 0;
+    label[n++] = 'n';
+    std::uint64_t r = k.name;
+    char digits[14];
+    int d = 0;
+    do {
+      const unsigned v = static_cast<unsigned>(r % 36);
+      digits[d++] = static_cast<char>(v < 10 ? '0' + v : 'a' + v - 10);
+      r /= 36;
+    } while (r);
+    while (d) label[n++] = digits[--d];
+    qname_.push_back(static_cast<std::uint8_t>(n));
+    qname_.append(reinterpret_cast<const std::uint8_t*>(label), n);
+    static const std::uint8_t kSuffix[] = {7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
+    qname_.append(kSuffix, sizeof kSuffix);
+    cache::EcsTag ecs;
+    if (k.ecs) {
+      ecs.family = cache::EcsFamily::ipv4;
+      ecs.prefix = t_.ecs_prefix;
+      const std::uint32_t net = (10u << 24) | (k.subnet << (32 - std::min<unsigned>(t_.ecs_prefix, 24)));
+      ecs.address = {static_cast<std::uint8_t>(net >> 24), static_cast<std::uint8_t>(net >> 16),
+                     static_cast<std::uint8_t>(net >> 8), static_cast<std::uint8_t>(net)};
+    }
+    return cache::CacheKey(qname_, k.qtype, 0, ecs);
+  }
+
+  // Encodes the key's answer into `out`; returns false if it cannot be encoded.
+  bool encode(const cache::CacheKey& ckey, const TraceKey& k, std::uint32_t now, std::vector<std::uint8_t>& out) {
+    bool negative = false;
+    const std::uint32_t ttl = key_ttl(t_, k, seed_, &negative);
+    SplitMix64 rng(mix64(k.id() ^ seed_ ^ 0xABCD));
+    records_.clear();
+    rdata_.clear();
+    cache::Answer a;
+    a.ttl = ttl;
+    if (negative) {
+      static const std::uint8_t kApex[] = {7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
+      static const std::uint8_t kSoa[] = {2, 'n', 's', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
+                                          4, 'h', 'o', 's', 't', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
+                                          0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 3, 0x84, 0, 0x12, 0x75, 0, 0, 0, 1, 0x2c};
+      cache::RecordData soa;
+      soa.owner = kApex;
+      soa.type = 6;
+      soa.ttl = ttl;
+      soa.rdata = kSoa;
+      records_.push_back(soa);
+      a.rcode = 3;
+      a.sections[cache::kAuthority] = records_;
+      return cache::encode_entry(ckey, a, now, out) != 0;
+    }
+    const unsigned n = static_cast<unsigned>(rng.range(t_.records_min, t_.records_max));
+    rdata_.reserve(n * 256);
+    std::size_t offsets[65];
+    for (unsigned i = 0; i < n; ++i) {
+      offsets[i] = rdata_.size();
+      const unsigned len = k.qtype == 1 ? 4 : k.qtype == 28 ? 16
+                                                            : static_cast<unsigned>(rng.range(t_.other_rdata_min, t_.other_rdata_max));
+      if (k.qtype == 16) {
+        rdata_.push_back(static_cast<std::uint8_t>(std::min(255u, len - 1)));
+        for (unsigned c = 1; c < len; ++c) rdata_.push_back(static_cast<std::uint8_t>('a' + (c * 7 + i) % 26));
+      } else {
+        const std::uint64_t v = rng.next();
+        for (unsigned c = 0; c < len; ++c) rdata_.push_back(static_cast<std::uint8_t>(v >> (8 * (c % 8))));
+      }
+    }
+    offsets[n] = rdata_.size();
+    for (unsigned i = 0; i < n; ++i) {
+      cache::RecordData rd;
+      rd.type = k.qtype;
+      rd.ttl = ttl;
+      rd.rdata = std::span<const std::uint8_t>(rdata_.data() + offsets[i], offsets[i + 1] - offsets[i]);
+      records_.push_back(rd);
+    }
+    a.sections[cache::kAnswer] = records_;
+    return cache::encode_entry(ckey, a, now, out) != 0;
+  }
+
+private:
+  const TrafficProfile& t_;
+  std::uint64_t seed_;
+  Bytes qname_;
+  std::vector<std::uint8_t> rdata_;
+  std::vector<cache::RecordData> records_;
+};
+
+}  // namespace
+
+OccupancyCurve compute_curve(const CurveRequest& req) {
+  const TrafficProfile& t = *req.traffic;
+  OccupancyCurve c;
+  c.sample_rate = std::min(req.max_sample_rate, static_cast<double>(req.sample_entries) / static_cast<double>(req.capacity));
+  c.sample_rate = std::clamp(c.sample_rate, 1e-9, 1.0);
+  c.sampled_capacity = std::max<std::uint64_t>(16, static_cast<std::uint64_t>(std::llround(req.capacity * c.sample_rate)));
+  // Keep R consistent with the rounded capacity so scaling back is exact.
+  c.sample_rate = std::min(1.0, static_cast<double>(c.sampled_capacity) / static_cast<double>(req.capacity));
+
+  SampledTrace trace(t, c.sample_rate, req.seed);
+  AnswerBuilder builder(t, req.seed);
+  std::vector<std::uint8_t> scratch;
+
+  // Mean padded entry size on this profile (sizes the private arena).
+  {
+    SampledTrace probe(t, c.sample_rate, req.seed ^ 0x99);
+    double sum = 0;
+    const int kProbe = 512;
+    for (int i = 0; i < kProbe; ++i) {
+      const TraceKey k = probe.next();
+      const cache::CacheKey ck = builder.key(k);
+      builder.encode(ck, k, 1, scratch);
+      sum += static_cast<double>(cache::padded_entry_size(scratch.size()));
+    }
+    c.mean_entry_bytes = sum / kProbe;
+  }
+
+  cache::Geometry g;
+  g.max_entries = c.sampled_capacity;
+  g.region_bytes = 64u << 10;
+  // Twice the live bytes at capacity plus regions for reclaim: max_entries binds, not bytes.
+  const std::uint64_t want = static_cast<std::uint64_t>(c.mean_entry_bytes * 2.0 * static_cast<double>(c.sampled_capacity));
+  g.arena_bytes = std::max<std::uint64_t>(16ull * g.region_bytes, (want / g.region_bytes + 8) * g.region_bytes);
+  g.stat_slots = 2;
+  const std::string name = "dnsarena-fleet-" + std::to_string(::getpid()) + "-" + std::to_string(g_segment_counter++);
+  cache::Segment::remove(name);
+  cache::Segment seg = cache::Segment::create(name, g);
+  seg.set_remove_on_destroy(true);
+  cache::Cache cache(seg, cache::SlotRole::tool);
+  auto copy = std::make_unique<cache::EntryCopy>();
+
+  const double sampled_qps = req.rate_qps * trace.weight();
+  const double scale = 1.0 / c.sample_rate;
+  const std::uint32_t t0 = 1'000'000;
+  const std::size_t max_minutes = std::size_t{req.max_days} * 1440;
+  const std::size_t min_minutes = std::max<std::size_t>(360 + 60, 2 * (t.max_ttl() / 60 + 1));
+
+  std::vector<double> hits_per_min{0}, lookups_per_min{0};
+  c.entries.push_back(0);
+  c.inserted.push_back(0);
+  double carry = 0;
+  std::uint64_t inserts = 0, requests = 0;
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
+    carry += sampled_qps * 60.0;
+    const std::uint64_t n = static_cast<std::uint64_t>(carry);
+    carry -= static_cast<double>(n);
+    std::uint64_t hits = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint32_t now = t0 + static_cast<std::uint32_t>((minute - 1) * 60 + (i * 60) / n);
+      const TraceKey k = trace.next();
+      const cache::CacheKey ck = builder.key(k);
+      if (cache.lookup(ck, now, *copy) == cache::LookupStatus::hit) {
+        ++hits;
+      } else if (builder.encode(ck, k, now, scratch)) {
+        scratch.resize(cache::padded_entry_size(scratch.size()), 0);
+        if (cache.insert_encoded(ck, scratch, now) != cache::InsertStatus::rejected) ++inserts;
+      }
+    }
+    requests += n;
+    hits_per_min.push_back(static_cast<double>(hits));
+    lookups_per_min.push_back(static_cast<double>(n));
+    c.entries.push_back(static_cast<float>(static_cast<double>(cache.stats().live_entries) * scale));
+    c.inserted.push_back(static_cast<float>(static_cast<double>(inserts) * scale));
+    // Plateau check once an hour.
+    if (minute % 60 == 0 && minute >= min_minutes) {
+      auto mean_hit = [&](std::size_t end) {
+        double h = 0, l = 0;
+        for (std::size_t m = end - 59; m <= end; ++m) h += hits_per_min[m], l += lookups_per_min[m];
+        return l > 0 ? h / l : 0.0;
+      };
+      const double e_now = c.entries[minute], e_then = c.entries[minute - 360];
+      const double de = std::fabs(e_now - e_then) / std::max(1.0, e_now);
+      const double dh = std::fabs(mean_hit(minute) - mean_hit(minute - 360));
+      if (de < 0.01 && dh < 0.005) {
+        c.reached_plateau = true;
+        break;
+      }
+    }
+  }
+  c.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  c.sampled_requests = requests;
+  // Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
+  // traces at low rates have few requests per minute); minute 0 is exactly 0.
+  const std::size_t len = c.entries.size();
+  std::vector<double> ch(len + 1, 0), cl(len + 1, 0);
+  for (std::size_t m = 0; m < len; ++m) ch[m + 1] = ch[m] + hits_per_min[m], cl[m + 1] = cl[m] + lookups_per_min[m];
+  c.hit_rate.assign(len, 0);
+  for (std::size_t m = 1; m < len; ++m) {
+    const std::size_t w = std::min<std::size_t>(15, (m - 1) / 2);
+    const std::size_t lo = m - w, hi = std::min(len - 1, m + w);
+    const double l = cl[hi + 1] - cl[lo];
+    c.hit_rate[m] = l > 0 ? static_cast<float>((ch[hi + 1] - ch[lo]) / l) : 0.0f;
+  }
+  const std::size_t tail = std::min<std::size_t>(60, len - 1);
+  double e = 0, h = 0, l = 0;
+  for (std::size_t m = len - tail; m < len; ++m) e += c.entries[m], h += hits_per_min[m], l += lookups_per_min[m];
+  c.plateau_entries = tail ? e / static_cast<double>(tail) : 0;
+  c.plateau_hit_rate = l > 0 ? h / l : 0;
+  c.plateau_inserts_per_min = tail ? (c.inserted[len - 1] - c.inserted[len - 1 - tail]) / static_cast<double>(tail) : 0;
+  return c;
+}
+
+}  // namespace dnsarena::sim::fleet

@@ -1,0 +1,58 @@
+// Bytes per entry per layout, measured on each profile's own mix, cached in a file.
+//
+// The fleet model never uses typed-in byte counts: for each distinct MixProfile it asks
+// the layouts code (sim/layouts/layout_measure.hpp, measure_layouts(profile, N, seed,
+// false)) for net and allocated bytes per entry of every layout, and stores the rows in
+// a JSON file keyed by a hash of the profile, N and seed. The file records the build
+// (project version + cache format version); rows from another build are measured again.
+//
+// Cost: one measurement per new profile (seconds for 200,000 entries x 7 layouts);
+// afterwards a file read.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/workload/seed_mix.hpp"
+
+namespace dnsarena::sim::fleet {
+
+struct LayoutBytes {
+  std::string layout;
+  double net_bytes = 0;    // bytes requested per entry
+  double alloc_bytes = 0;  // bytes allocated per entry (jemalloc size classes; arena: segment bytes)
+};
+
+// Measures all layouts for a profile (tests inject a fake one).
+using LayoutMeasurer = std::function<std::vector<LayoutBytes>(const MixProfile&, std::uint64_t entries, std::uint64_t seed)>;
+
+// The real measurer (measure_layouts from sim/layouts). Throws when that code is not
+// linked into this build.
+LayoutMeasurer layouts_measurer();
+
+std::string build_id();
+std::string profile_hash(const MixProfile& p, std::uint64_t entries, std::uint64_t seed);
+
+class Calibration {
+public:
+  // `path` empty: keep results in memory only.
+  Calibration(std::string path, LayoutMeasurer measurer, std::uint64_t entries, std::uint64_t seed);
+  // Rows for this profile, measuring (and saving) them when not cached.
+  const std::vector<LayoutBytes>& rows(const MixProfile& p);
+  const LayoutBytes& layout(const MixProfile& p, const std::string& name);
+  std::size_t measured() const { return measured_; }
+  std::size_t reused() const { return reused_; }
+  const std::string& path() const { return path_; }
+
+private:
+  void save() const;
+  std::string path_;
+  LayoutMeasurer measurer_;
+  std::uint64_t entries_, seed_;
+  std::map<std::string, std::vector<LayoutBytes>> rows_;
+  std::size_t measured_ = 0, reused_ = 0;
+};
+
+}  // namespace dnsarena::sim::fleet

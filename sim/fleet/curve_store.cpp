@@ -1,0 +1,60 @@
+#include "curve_store.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dnsarena::sim::fleet {
+
+int rate_bucket(double median, double rate) { return static_cast<int>(std::lround(4.0 * std::log2(rate / median))); }
+double bucket_rate(double median, int bucket) { return median * std::exp2(bucket / 4.0); }
+
+OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, double rate) const {
+  const Datacenter& d = fleet_.datacenters.at(dc);
+  CurveRequest req;
+  req.traffic = &d.traffic;
+  req.capacity = capacity;
+  req.rate_qps = rate;
+  req.sample_entries = fleet_.sample_entries;
+  req.max_sample_rate = fleet_.max_sample_rate;
+  req.max_days = fleet_.curve_max_days;
+  req.seed = fleet_.seed * 1000003 + dc;  // same sampled names for every curve of a datacenter
+  return compute_curve(req);
+}
+
+void CurveStore::compute(const std::vector<CurveKey>& keys) {
+  std::vector<CurveKey> todo;
+  for (const auto& k : keys)
+    if (!curves_.count(k)) {
+      curves_[k] = nullptr;
+      todo.push_back(k);
+    }
+  std::vector<std::shared_ptr<OccupancyCurve>> out(todo.size());
+  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
+    const CurveKey& k = todo[i];
+    out[i] = std::make_shared<OccupancyCurve>(
+        compute_at(k.dc, k.capacity, bucket_rate(fleet_.datacenters[k.dc].rate_median_qps, k.bucket)));
+  });
+  for (std::size_t i = 0; i < todo.size(); ++i) curves_[todo[i]] = out[i];
+}
+
+const OccupancyCurve& CurveStore::get(const CurveKey& key) const {
+  auto it = curves_.find(key);
+  if (it == curves_.end() || !it->second) throw std::logic_error("curve not computed");
+  return *it->second;
+}
+
+std::uint64_t CurveStore::sampled_requests() const {
+  std::uint64_t n = 0;
+  for (const auto& [k, c] : curves_) n += c ? c->sampled_requests : 0;
+  return n;
+}
+
+double CurveStore::cache_seconds() const {
+  double s = 0;
+  for (const auto& [k, c] : curves_) s += c ? c->run_seconds : 0;
+  return s;
+}
+
+}  // namespace dnsarena::sim::fleet

@@ -1,0 +1,48 @@
+// Memoized cold-start curves: each distinct (datacenter, capacity, rate bucket) curve is
+// computed once from the real cache (cache_curve.hpp) and shared by every instance in it.
+//
+// Rate buckets: an instance's query rate is rounded to the nearest median * 2^(k/4)
+// (19% apart) for its occupancy and hit-rate curve; its upstream queries use its own rate.
+// Curves are computed in parallel (oneTBB), each on its own private segment.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "cache_curve.hpp"
+#include "fleet_config.hpp"
+
+namespace dnsarena::sim::fleet {
+
+struct CurveKey {
+  std::size_t dc = 0;
+  std::uint64_t capacity = 0;
+  int bucket = 0;  // rate = median * 2^(bucket/4)
+  auto tie() const { return std::tie(dc, capacity, bucket); }
+  bool operator<(const CurveKey& o) const { return tie() < o.tie(); }
+};
+
+int rate_bucket(double median, double rate);
+double bucket_rate(double median, int bucket);
+
+class CurveStore {
+public:
+  explicit CurveStore(const FleetConfig& fleet) : fleet_(fleet) {}
+  // Computes every missing curve of `keys`, in parallel.
+  void compute(const std::vector<CurveKey>& keys);
+  // REQUIRES: compute() ran for key.
+  const OccupancyCurve& get(const CurveKey& key) const;
+  // Computes one curve at an exact rate (not memoized by bucket).
+  OccupancyCurve compute_at(std::size_t dc, std::uint64_t capacity, double rate) const;
+  std::uint64_t sampled_requests() const;
+  double cache_seconds() const;
+  std::size_t size() const { return curves_.size(); }
+
+private:
+  const FleetConfig& fleet_;
+  std::map<CurveKey, std::shared_ptr<OccupancyCurve>> curves_;
+};
+
+}  // namespace dnsarena::sim::fleet

@@ -1,0 +1,262 @@
+#include "fleet_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "yaml_reader.hpp"
+
+namespace dnsarena::sim::fleet {
+
+std::uint32_t TrafficProfile::max_ttl() const {
+  std::uint32_t m = negative_share > 0 ? negative_ttl : 0;
+  for (const auto& b : ttl) m = std::max(m, b.seconds);
+  return m;
+}
+
+std::uint64_t FleetConfig::total_instances() const {
+  std::uint64_t n = 0;
+  for (const auto& d : datacenters) n += d.instances;
+  return n;
+}
+
+namespace {
+
+constexpr double kTiny = 1e-9;
+
+void read_traffic(MapReader& r, TrafficProfile& t) {
+  if (r.has("names")) t.names = r.integer("names", 1, 10'000'000'000ull);
+  if (r.has("zipf")) t.zipf = r.number("zipf", 0.0, 3.0);
+  if (r.has("qtypes")) {
+    MapReader q = r.map("qtypes");
+    t.share_a = q.number("a", 0, 1);
+    t.share_aaaa = q.number("aaaa", 0, 1);
+    t.share_other = q.number("other", 0, 1);
+    q.finish();
+    const double sum = t.share_a + t.share_aaaa + t.share_other;
+    if (std::fabs(sum - 1.0) > 1e-6) r.fail("qtypes", "shares a + aaaa + other must sum to 1, got " + std::to_string(sum));
+  }
+  if (r.has("records")) {
+    MapReader q = r.map("records");
+    t.records_min = static_cast<unsigned>(q.integer("min", 1, 64));
+    t.records_max = static_cast<unsigned>(q.integer("max", 1, 64));
+    q.finish();
+    if (t.records_min > t.records_max) r.fail("records", "min must not exceed max");
+  }
+  if (r.has("other_rdata_bytes")) {
+    MapReader q = r.map("other_rdata_bytes");
+    t.other_rdata_min = static_cast<unsigned>(q.integer("min", 1, 4000));
+    t.other_rdata_max = static_cast<unsigned>(q.integer("max", 1, 4000));
+    q.finish();
+    if (t.other_rdata_min > t.other_rdata_max) r.fail("other_rdata_bytes", "min must not exceed max");
+  }
+  if (r.has("ttl")) {
+    const YAML::Node seq = r.sequence("ttl");
+    t.ttl.clear();
+    double sum = 0;
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      MapReader b(r.file(), seq[i], r.key_path("ttl[" + std::to_string(i) + "]"));
+      TtlBucket tb;
+      tb.seconds = static_cast<std::uint32_t>(b.integer("seconds", 1, 7 * 86400));
+      tb.share = b.number("share", 0, 1);
+      b.finish();
+      sum += tb.share;
+      t.ttl.push_back(tb);
+    }
+    if (t.ttl.empty()) r.fail("ttl", "needs at least one bucket");
+    if (std::fabs(sum - 1.0) > 1e-6) r.fail("ttl", "bucket shares must sum to 1, got " + std::to_string(sum));
+  }
+  if (r.has("negative")) {
+    MapReader q = r.map("negative");
+    t.negative_share = q.number("share", 0, 1);
+    t.negative_ttl = static_cast<std::uint32_t>(q.integer_or("ttl", t.negative_ttl, 1, 86400));
+    q.finish();
+  }
+  if (r.has("ecs")) {
+    MapReader q = r.map("ecs");
+    t.ecs_share = q.number("share", 0, 1);
+    t.ecs_subnets = static_cast<std::uint32_t>(q.integer("subnets", 1, 65536));
+    t.ecs_prefix = static_cast<std::uint8_t>(q.integer_or("prefix", 24, 8, 24));
+    q.finish();
+  }
+}
+
+// Reads datacenter keys from `r` into `d` (keys absent keep d's values).
+void read_datacenter_keys(MapReader& r, Datacenter& d) {
+  if (r.has("name")) d.name = r.text("name");
+  if (r.has("instances")) d.instances = static_cast<std::uint32_t>(r.integer("instances", 1, 1'000'000));
+  if (r.has("rate_qps")) {
+    MapReader q = r.map("rate_qps");
+    d.rate_median_qps = q.number("median", 0.01, 1e7);
+    d.rate_spread = q.number_or("spread", d.rate_spread, 0, 3);
+    q.finish();
+  }
+  if (r.has("traffic")) {
+    MapReader t = r.map("traffic");
+    read_traffic(t, d.traffic);
+    t.finish();
+  }
+  if (r.has("memory")) {
+    MapReader q = r.map("memory");
+    d.memory_budget_gb = q.number("budget_gb", 0.01, 1e5);
+    d.process_gb = q.number("process_gb", 0, 1e5);
+    q.finish();
+    if (d.process_gb >= d.memory_budget_gb) r.fail("memory", "process_gb must be below budget_gb");
+  }
+  if (r.has("capacity")) d.capacity = r.integer("capacity", 1, 100'000'000'000ull);
+  if (r.has("restarts_per_day")) d.restarts_per_day = r.number("restarts_per_day", 0, 24);
+}
+
+Datacenter read_datacenter(const std::string& file, const YAML::Node& node, std::size_t index) {
+  Datacenter d;
+  const std::string ctx = "datacenters[" + std::to_string(index) + "]";
+  MapReader r(file, node, ctx);
+  d.file = file;
+  if (r.has("from")) {
+    const std::string rel = r.text("from");
+    const std::filesystem::path base = std::filesystem::path(file).parent_path();
+    const std::string path = (base / rel).lexically_normal().string();
+    const YAML::Node profile = load_yaml_file(path);
+    MapReader pr(path, profile, "");
+    read_datacenter_keys(pr, d);
+    pr.finish();
+  }
+  read_datacenter_keys(r, d);
+  r.finish();
+  if (d.name.empty()) r.fail("name", "missing required key (in the entry or its 'from' file)");
+  return d;
+}
+
+}  // namespace
+
+FleetConfig load_fleet(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  MapReader r(path, root, "");
+  FleetConfig f;
+  f.file = path;
+  f.name = r.text("name");
+  f.seed = r.integer_or("seed", 1, 0, ~0ull >> 12);
+  f.layout = r.text_or("layout", "v0");
+  if (r.has("model")) {
+    MapReader m = r.map("model");
+    f.sample_entries = static_cast<std::uint32_t>(m.integer_or("sample_entries", f.sample_entries, 256, 10'000'000));
+    f.max_sample_rate = m.number_or("max_sample_rate", f.max_sample_rate, 1e-6, 1.0);
+    f.curve_max_days = static_cast<std::uint32_t>(m.integer_or("curve_max_days", f.curve_max_days, 1, 120));
+    f.calibration_entries = m.integer_or("calibration_entries", f.calibration_entries, 1000, 10'000'000);
+    m.finish();
+  }
+  const YAML::Node dcs = r.sequence("datacenters");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < dcs.size(); ++i) {
+    Datacenter d = read_datacenter(path, dcs[i], i);
+    if (!names.insert(d.name).second)
+      throw ConfigError(where(path, dcs[i]) + ": key 'datacenters[" + std::to_string(i) + "].name': duplicate datacenter '" +
+                        d.name + "'");
+    f.datacenters.push_back(std::move(d));
+  }
+  if (f.datacenters.empty()) r.fail("datacenters", "needs at least one datacenter");
+  r.finish();
+  return f;
+}
+
+RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
+  const YAML::Node root = load_yaml_file(path);
+  MapReader r(path, root, "");
+  RolloutPlan p;
+  p.file = path;
+  p.from = r.text("from");
+  p.to = r.text("to");
+  auto date = [&](MapReader& m, const std::string& key) {
+    try {
+      return parse_date_days(m.text(key));
+    } catch (const std::invalid_argument& e) {
+      m.fail(key, e.what());
+    }
+  };
+  p.start_day = date(r, "start");
+  p.end_day = date(r, "end");
+  if (p.end_day < p.start_day) r.fail("end", "the rollout ends before it starts");
+  p.sim_start_day = r.has("sim_start") ? date(r, "sim_start") : p.start_day - 14;
+  p.sim_end_day = r.has("sim_end") ? date(r, "sim_end") : p.end_day + 14;
+  r.raw("sim_start");
+  r.raw("sim_end");
+  if (p.sim_start_day > p.start_day) r.fail("sim_start", "must not be after the rollout start");
+  if (p.sim_end_day < p.end_day) r.fail("sim_end", "must not be before the rollout end");
+  if (p.sim_end_day - p.sim_start_day > 400) r.fail("sim_end", "simulated span is limited to 400 days");
+  p.step_minutes = static_cast<std::uint32_t>(r.integer_or("step_minutes", 1, 1, 1440));
+  p.wave_spread_hours = r.number_or("wave_spread_hours", p.wave_spread_hours, 0, 24 * 14);
+  if (r.has("capacity_change")) {
+    const YAML::Node n = r.raw("capacity_change");
+    const std::string s = n.IsScalar() ? n.Scalar() : "";
+    if (s == "none" || s == "reinvest") {
+      p.capacity_change = s;
+    } else {
+      try {
+        p.capacity_factor = n.as<double>();
+      } catch (const YAML::Exception&) {
+        r.fail_at(n, "capacity_change", "expected none, reinvest or a factor, got '" + s + "'");
+      }
+      if (!(p.capacity_factor > 0.01 && p.capacity_factor <= 100))
+        r.fail_at(n, "capacity_change", "factor out of range (0.01, 100]");
+      p.capacity_change = "factor";
+    }
+  }
+  const YAML::Node waves = r.sequence("waves");
+  std::set<std::string> dc_names;
+  for (const auto& d : fleet.datacenters) dc_names.insert(d.name);
+  double last_share = 0;
+  std::int64_t last_day = p.start_day;
+  for (std::size_t i = 0; i < waves.size(); ++i) {
+    MapReader w(path, waves[i], "waves[" + std::to_string(i) + "]");
+    Wave wave;
+    wave.day = date(w, "date");
+    if (wave.day < last_day) w.fail("date", "waves must be in date order, from the rollout start on");
+    if (wave.day > p.end_day) w.fail("date", "wave after the rollout end");
+    last_day = wave.day;
+    wave.share = w.number_or("share", 0.0, 0.0, 1.0);
+    if (w.has("share") && wave.share + kTiny < last_share)
+      w.fail("share", "shares are cumulative and must not decrease");
+    if (w.has("share")) last_share = wave.share;
+    if (w.has("datacenters")) {
+      const YAML::Node list = w.sequence("datacenters");
+      for (const auto& n : list) {
+        if (!n.IsScalar() || !dc_names.count(n.Scalar()))
+          w.fail_at(n, "datacenters", "not a datacenter of fleet '" + fleet.name + "': '" +
+                                          (n.IsScalar() ? n.Scalar() : std::string("?")) + "'");
+        wave.datacenters.push_back(n.Scalar());
+      }
+    }
+    w.finish();
+    if (wave.share == 0 && wave.datacenters.empty()) w.fail("share", "a wave needs a share or datacenters");
+    p.waves.push_back(wave);
+  }
+  if (p.waves.empty()) r.fail("waves", "needs at least one wave");
+  r.finish();
+  return p;
+}
+
+MixProfile to_mix_profile(const TrafficProfile& t, double ecs_entry_share) {
+  MixProfile m;
+  m.share_a = t.share_a;
+  m.share_aaaa = t.share_aaaa;
+  m.share_txt = t.share_other;
+  m.min_records = t.records_min;
+  m.max_records = t.records_max;
+  m.txt_min_bytes = std::max(2u, t.other_rdata_min);
+  m.txt_max_bytes = std::min(255u, std::max(m.txt_min_bytes, t.other_rdata_max));
+  std::uint32_t lo = ~0u, hi = 0;
+  for (const auto& b : t.ttl) {
+    lo = std::min(lo, b.seconds);
+    hi = std::max(hi, b.seconds);
+  }
+  m.ttl_min = lo;
+  m.ttl_max = hi;
+  m.ecs_share = std::clamp(ecs_entry_share, 0.0, 1.0);
+  m.ecs_prefix = t.ecs_prefix;
+  m.ecs_subnets = std::max<std::uint32_t>(1, t.ecs_subnets);
+  m.negative_share = t.negative_share;
+  return m;
+}
+
+}  // namespace dnsarena::sim::fleet

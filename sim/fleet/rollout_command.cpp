@@ -1,0 +1,119 @@
+// `dnsarena sim rollout --fleet F --plan P [--out DIR] [--json]`
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "calibration.hpp"
+#include "chart.hpp"
+#include "fleet_commands.hpp"
+#include "rollout_sim.hpp"
+#include "yaml_reader.hpp"
+
+namespace dnsarena::sim::fleet {
+
+namespace {
+
+struct RolloutArgs {
+  std::string fleet, plan, out = "rollout-out", calibration;
+  bool json = false;
+};
+
+std::string time_of(const RolloutResult& r, std::int64_t minute) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "T%02d:%02d", static_cast<int>(minute % 1440) / 60, static_cast<int>(minute % 60));
+  return format_date_days(r.sim_start_day + minute / 1440) + buf;
+}
+
+void run(const RolloutArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const FleetConfig fleet = load_fleet(a.fleet);
+  const RolloutPlan plan = load_plan(a.plan, fleet);
+  std::filesystem::create_directories(a.out);
+  const std::string cal_path = a.calibration.empty() ? a.out + "/calibration.json" : a.calibration;
+  Calibration cal(cal_path, layouts_measurer(), fleet.calibration_entries, fleet.seed);
+  const RolloutResult r = run_rollout(fleet, plan, cal);
+  const std::string csv = a.out + "/rollout.csv";
+  write_rollout_csv(r, csv);
+  std::string why;
+  const std::string png = a.out + "/rollout.png";
+  const bool charted = rollout_chart(csv, png, time_of(r, r.rollout_start_minute), time_of(r, r.rollout_end_minute),
+                                     "RSS per instance, fleet '" + fleet.name + "': " + plan.from + " -> " + plan.to, &why);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::printf("fleet %s: %llu instances, %zu steps of %u min, %s -> %s, rollout %s .. %s\n", fleet.name.c_str(),
+              static_cast<unsigned long long>(r.instances), r.steps.size(), r.step_minutes, plan.from.c_str(),
+              plan.to.c_str(), format_date_days(plan.start_day).c_str(), format_date_days(plan.end_day).c_str());
+  std::printf("\nper datacenter (median-rate instance, plateau): real cache (SHARDS) vs Che's approximation\n");
+  std::printf("%-14s %12s %9s %12s %12s %8s %8s %7s %9s %9s\n", "datacenter", "capacity", "R", "entries", "che_entries",
+              "hit", "che_hit", "d_pts", "B/e_from", "B/e_to");
+  for (const auto& c : r.checks)
+    std::printf("%-14s %12llu %9.2e %12.0f %12.0f %8.4f %8.4f %+7.2f %9.1f %9.1f%s\n", c.datacenter.c_str(),
+                static_cast<unsigned long long>(c.capacity), c.sample_rate, c.cache_entries, c.che_entries,
+                c.cache_hit_rate, c.che_hit_rate, 100 * (c.cache_hit_rate - c.che_hit_rate), c.bytes_before,
+                c.bytes_after, c.cache_reached_plateau ? "" : "  (no plateau within curve_max_days)");
+  std::printf("\nRSS plateaus (GB): before = mean before the rollout start; after = mean over the last 7 days\n");
+  std::printf("%-5s %9s %9s %8s\n", "", "before", "after", "change");
+  auto row = [](const char* n, double b, double af) { std::printf("%-5s %9.2f %9.2f %+7.1f%%\n", n, b, af, 100 * (af / b - 1)); };
+  row("p50", r.p50_before, r.p50_after);
+  row("p90", r.p90_before, r.p90_after);
+  row("p98", r.p98_before, r.p98_after);
+  row("p99", r.p99_before, r.p99_after);
+  std::printf("\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
+  const double cache_rate = r.cache_seconds > 0 ? r.sampled_requests / r.cache_seconds : 0;
+  std::printf("timing: %zu curves from the real cache (%llu sampled requests, %.2f M requests/s per core) %.2f s; "
+              "fleet steps %.2f s; total %.2f s\n",
+              r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
+              elapsed);
+  std::printf("wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
+  if (!charted) std::printf("chart: %s\n", why.c_str());
+  if (a.json) {
+    nlohmann::json j = {{"p50_before_gb", r.p50_before}, {"p50_after_gb", r.p50_after},
+                        {"p90_before_gb", r.p90_before}, {"p90_after_gb", r.p90_after},
+                        {"p98_before_gb", r.p98_before}, {"p98_after_gb", r.p98_after},
+                        {"p99_before_gb", r.p99_before}, {"p99_after_gb", r.p99_after},
+                        {"instances", r.instances},      {"steps", r.steps.size()},
+                        {"step_minutes", r.step_minutes}, {"elapsed_s", elapsed},
+                        {"curves_s", r.curves_s},        {"fleet_s", r.fleet_s},
+                        {"curves", r.curves},            {"sampled_requests", r.sampled_requests},
+                        {"cache_requests_per_s_per_core", cache_rate},
+                        {"csv", csv},                    {"chart", charted ? png : ""}};
+    auto& dcs = j["datacenters"] = nlohmann::json::array();
+    for (const auto& c : r.checks)
+      dcs.push_back({{"datacenter", c.datacenter}, {"capacity", c.capacity}, {"sample_rate", c.sample_rate},
+                     {"cache_entries", c.cache_entries}, {"che_entries", c.che_entries},
+                     {"cache_hit_rate", c.cache_hit_rate}, {"che_hit_rate", c.che_hit_rate},
+                     {"hit_rate_diff_pts", 100 * (c.cache_hit_rate - c.che_hit_rate)},
+                     {"bytes_per_entry_from", c.bytes_before}, {"bytes_per_entry_to", c.bytes_after},
+                     {"ecs_entry_share", c.ecs_entry_share}});
+    std::cout << j.dump() << std::endl;
+  }
+}
+
+}  // namespace
+
+void add_rollout_command(CLI::App& sim) {
+  auto args = std::make_shared<RolloutArgs>();
+  CLI::App* c = sim.add_subcommand(
+      "rollout",
+      "Simulate fleet RSS (p50/p90/p98/p99 across instances) over time while a layout rolls out.\n"
+      "Curves come from the real cache on a SHARDS-sampled trace; bytes per entry from the layouts\n"
+      "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.");
+  c->add_option("--fleet", args->fleet, "Fleet YAML (e.g. configs/fleet/seed.yaml)")->required()->check(CLI::ExistingFile);
+  c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);
+  c->add_option("--out", args->out, "Output directory")->capture_default_str();
+  c->add_option("--calibration", args->calibration, "Layout calibration cache (default DIR/calibration.json)");
+  c->add_flag("--json", args->json, "Print one JSON object last");
+  c->callback([args] { run(*args); });
+}
+
+}  // namespace dnsarena::sim::fleet
+
+namespace dnsarena::sim {
+void add_fleet_commands(CLI::App& sim) {
+  fleet::add_rollout_command(sim);
+  fleet::add_tune_command(sim);
+}
+}  // namespace dnsarena::sim

@@ -1,0 +1,97 @@
+// `dnsarena sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "calibration.hpp"
+#include "chart.hpp"
+#include "fleet_commands.hpp"
+#include "tune_sim.hpp"
+
+namespace dnsarena::sim::fleet {
+
+namespace {
+
+struct TuneArgs {
+  std::string fleet, out = "tune-out", calibration, layout, reinvest = "arena";
+  double headroom = 0.1;
+  bool json = false;
+};
+
+void run(const TuneArgs& a) {
+  const FleetConfig fleet = load_fleet(a.fleet);
+  std::filesystem::create_directories(a.out);
+  Calibration cal(a.calibration.empty() ? a.out + "/calibration.json" : a.calibration, layouts_measurer(),
+                  fleet.calibration_entries, fleet.seed);
+  const std::string layout = a.layout.empty() ? fleet.layout : a.layout;
+  const TuneResult r = run_tune(fleet, cal, a.headroom, layout, a.reinvest);
+
+  std::printf("fleet %s, headroom %.0f%%: largest capacity with p99 RSS <= budget x (1 - headroom)\n", fleet.name.c_str(),
+              100 * a.headroom);
+  std::printf("%-14s %-6s %12s %12s %8s %8s %8s %7s %7s %11s %11s %9s  %s\n", "datacenter", "layout", "capacity",
+              "tuned", "limitGB", "p99GB", "p99GB'", "hit", "hit'", "upstream", "upstream'", "freedGB", "note");
+  const std::string csv = a.out + "/tune.csv";
+  std::ofstream out(csv);
+  out << "datacenter,layout,current_capacity,tuned_capacity,budget_gb,limit_gb,p99_rss_current_gb,p99_rss_tuned_gb,"
+         "hit_rate_current,hit_rate_tuned,upstream_qps_current,upstream_qps_tuned,memory_freed_gb,note\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : r.rows) {
+    std::printf("%-14s %-6s %12llu %12llu %8.2f %8.2f %8.2f %7.4f %7.4f %11.0f %11.0f %+9.2f  %s\n", t.datacenter.c_str(),
+                t.layout.c_str(), static_cast<unsigned long long>(t.current_capacity),
+                static_cast<unsigned long long>(t.tuned_capacity), t.limit_gb, t.p99_rss_current_gb, t.p99_rss_tuned_gb,
+                t.hit_rate_current, t.hit_rate_tuned, t.upstream_qps_current, t.upstream_qps_tuned, t.memory_freed_gb,
+                t.note.c_str());
+    out << t.datacenter << ',' << t.layout << ',' << t.current_capacity << ',' << t.tuned_capacity << ',' << t.budget_gb
+        << ',' << t.limit_gb << ',' << t.p99_rss_current_gb << ',' << t.p99_rss_tuned_gb << ',' << t.hit_rate_current
+        << ',' << t.hit_rate_tuned << ',' << t.upstream_qps_current << ',' << t.upstream_qps_tuned << ','
+        << t.memory_freed_gb << ',' << t.note << '\n';
+    rows.push_back({{"datacenter", t.datacenter}, {"layout", t.layout}, {"current_capacity", t.current_capacity},
+                    {"tuned_capacity", t.tuned_capacity}, {"budget_gb", t.budget_gb}, {"limit_gb", t.limit_gb},
+                    {"p99_rss_current_gb", t.p99_rss_current_gb}, {"p99_rss_tuned_gb", t.p99_rss_tuned_gb},
+                    {"hit_rate_current", t.hit_rate_current}, {"hit_rate_tuned", t.hit_rate_tuned},
+                    {"upstream_qps_current", t.upstream_qps_current}, {"upstream_qps_tuned", t.upstream_qps_tuned},
+                    {"memory_freed_gb", t.memory_freed_gb}, {"note", t.note}});
+  }
+  std::printf("(' = at the tuned capacity; hit rates request-weighted over instances; freed = p99 current - tuned)\n");
+  const std::string curve_csv = a.out + "/tune_hit_rate.csv";
+  std::ofstream cc(curve_csv);
+  cc << "datacenter,capacity,hit_rate,upstream_qps_median_instance\n";
+  std::vector<std::string> names;
+  for (const auto& p : r.curve) {
+    cc << p.datacenter << ',' << p.capacity << ',' << p.hit_rate << ',' << p.upstream_qps << '\n';
+    if (std::find(names.begin(), names.end(), p.datacenter) == names.end()) names.push_back(p.datacenter);
+  }
+  cc.close();
+  std::string why;
+  const std::string png = a.out + "/tune_hit_rate.png";
+  const bool charted = tune_chart(curve_csv, names, png, &why);
+  std::printf("wrote %s, %s%s (%.1f s)\n", csv.c_str(), curve_csv.c_str(), charted ? (", " + png).c_str() : "",
+              r.elapsed_s);
+  if (!charted) std::printf("chart: %s\n", why.c_str());
+  if (a.json) std::cout << rows.dump() << std::endl;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& sim) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* c = sim.add_subcommand(
+      "tune",
+      "Per datacenter: the largest cache capacity whose p99 RSS stays within the memory budget minus\n"
+      "headroom, with hit rate and upstream queries/s at the current and tuned capacity; also the\n"
+      "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.");
+  c->add_option("--fleet", args->fleet, "Fleet YAML")->required()->check(CLI::ExistingFile);
+  c->add_option("--headroom", args->headroom, "Share of the budget kept free")->check(CLI::Range(0.0, 0.9))->capture_default_str();
+  c->add_option("--layout", args->layout, "Layout running now (default: the fleet file's 'layout')");
+  c->add_option("--reinvest-layout", args->reinvest, "Layout after a change, for the reinvest case ('' to skip)")
+      ->capture_default_str();
+  c->add_option("--out", args->out, "Output directory")->capture_default_str();
+  c->add_option("--calibration", args->calibration, "Layout calibration cache (default DIR/calibration.json)");
+  c->add_flag("--json", args->json, "Print one JSON array of per-datacenter rows last");
+  c->callback([args] { run(*args); });
+}
+
+}  // namespace dnsarena::sim::fleet

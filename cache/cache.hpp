@@ -117,6 +117,13 @@ private:
   friend class SegmentChecker;
   // --- reads (cache_read.cpp) ---
   LookupStatus find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out);
+  void prefetch_buckets(std::uint64_t hash) const {
+    const IndexPosition pos = index_position(hash, bucket_count_);
+    __builtin_prefetch(&buckets_[pos.bucket1]);
+    __builtin_prefetch(&buckets_[pos.bucket2]);
+  }
+  InsertStatus insert_hashed(const CacheKey& key, std::uint64_t hash, std::span<const std::uint8_t> padded,
+                             std::uint32_t now);
   // --- writes (cache_write.cpp); REQUIRES: writer lock held ---
   struct SlotRef {
     std::atomic<std::uint64_t>* slot = nullptr;
@@ -135,11 +142,13 @@ private:
   void make_room_for_one(std::uint32_t now);
   void repair();
   std::uint32_t tail_region() const;
-  std::uint32_t region_of(ArenaOffset off) const {
-    return static_cast<std::uint32_t>(off.byte_offset() / seg_.layout().region_bytes);
-  }
+  std::uint32_t region_of(ArenaOffset off) const { return static_cast<std::uint32_t>(off.byte_offset() >> region_shift_); }
   const std::uint8_t* entry_address(ArenaOffset off) const { return seg_.arena() + off.byte_offset(); }
   std::uint64_t entry_hash_at(ArenaOffset off) const;
+  void count(Counter c, std::uint64_t n = 1) {
+    if (owns_slot_) slot_->add_owned(c, n);
+    else slot_->add(c, n);
+  }
 
   Segment& seg_;
   SegmentHeader& hdr_;
@@ -147,10 +156,16 @@ private:
   Bucket* buckets_;
   std::uint64_t bucket_count_;
   std::uint32_t region_bytes_;
+  std::uint32_t region_shift_;  // region_bytes_ == 1 << region_shift_
   std::uint32_t region_count_;
   StatSlot* slot_ = nullptr;
   bool owns_slot_ = false;
   std::vector<std::uint8_t> scratch_;
+  struct PendingEntry {
+    std::uint32_t pos;
+    std::uint64_t hash;
+  };
+  std::vector<PendingEntry> reclaim_scratch_;
   HashOverride hash_override_;
 };
 

@@ -56,12 +56,19 @@ public:
   // Length of the key blob at the start of `bytes`, or 0 if malformed.
   static std::size_t blob_length(std::span<const std::uint8_t> bytes);
   static std::uint64_t hash_blob(std::span<const std::uint8_t> blob);
+  // Length of a blob from its fixed fields alone (no name validation), for blobs this
+  // process wrote itself; 0 if it would exceed `available`.
+  static std::size_t blob_length_unchecked(const std::uint8_t* blob, std::size_t available) {
+    if (available < kKeyFixedBytes) return 0;
+    const std::size_t n = kKeyFixedBytes + (blob[3] + 7u) / 8u + blob[4];
+    return n <= available ? n : 0;
+  }
 
   // An empty key (blob of length 0) that from_blob() can fill.
   CacheKey() = default;
 
 private:
-  std::array<std::uint8_t, kMaxKeyBytes> bytes_{};
+  std::array<std::uint8_t, kMaxKeyBytes> bytes_;  // only [0, size_) is meaningful
   std::uint16_t size_ = 0;
   std::uint64_t hash_ = 0;
 };

@@ -55,6 +55,7 @@ Cache::Cache(Segment& segment, SlotRole role, std::uint64_t worker_index)
       buckets_(segment.buckets()),
       bucket_count_(segment.layout().bucket_count),
       region_bytes_(segment.layout().region_bytes),
+      region_shift_(static_cast<std::uint32_t>(__builtin_ctz(segment.layout().region_bytes))),
       region_count_(segment.layout().region_count) {
   slot_ = claim_slot(seg_, role, worker_index, &owns_slot_);
   scratch_.reserve(4096);
@@ -67,6 +68,9 @@ Cache::~Cache() {
 
 LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out) {
   const IndexPosition pos = index_position(hash, bucket_count_);
+  // Both buckets' lines are requested before either is scanned, so a key that lives in
+  // its second bucket costs one memory round trip for the index, not two.
+  __builtin_prefetch(&buckets_[pos.bucket2]);
   const auto blob = key.blob();
   for (int attempt = 0; attempt < 8; ++attempt) {
     bool retry = false;
@@ -77,7 +81,7 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
         if (s == 0 || slot_hash_tag(s) != pos.hash_tag) continue;
         const ArenaOffset off = slot_offset(s);
         const std::uint64_t byte_off = off.byte_offset();
-        const std::uint32_t region = static_cast<std::uint32_t>(byte_off / region_bytes_);
+        const std::uint32_t region = static_cast<std::uint32_t>(byte_off >> region_shift_);
         if (region >= region_count_) continue;  // never published by a correct writer
         const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
         if (generation_tag(g1) != slot_gen_tag(s)) {
@@ -85,7 +89,7 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
           break;
         }
         const std::uint8_t* src = entry_address(off);
-        const std::size_t in_region = byte_off % region_bytes_;
+        const std::size_t in_region = byte_off & (region_bytes_ - 1);
         std::size_t len = relaxed_load_u16(src);
         const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= region_bytes_;
         if (sane) relaxed_copy_out(out.bytes.data(), src, len);
@@ -113,17 +117,17 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
       if (retry) break;
     }
     if (!retry) return LookupStatus::miss;
-    slot_->add(Counter::lookup_retries);
+    count(Counter::lookup_retries);
   }
   return LookupStatus::miss;
 }
 
 LookupStatus Cache::lookup(const CacheKey& key, std::uint32_t now, EntryCopy& out) {
   const LookupStatus st = find_and_copy(key, key_hash(key), now, out);
-  slot_->add(Counter::lookups);
-  if (st == LookupStatus::hit) slot_->add(Counter::hits);
-  else slot_->add(Counter::misses);
-  if (st == LookupStatus::expired) slot_->add(Counter::expired_on_lookup);
+  count(Counter::lookups);
+  if (st == LookupStatus::hit) count(Counter::hits);
+  else count(Counter::misses);
+  if (st == LookupStatus::expired) count(Counter::expired_on_lookup);
   return st;
 }
 
@@ -134,7 +138,7 @@ ResponseResult Cache::lookup_response(const CacheKey& key, const QueryInfo& quer
   const LookupStatus st = lookup(key, now, copy);
   if (status) *status = st;
   if (st != LookupStatus::hit) return {};
-  EntryReader reader(copy.span());
+  EntryReader reader(copy.span(), key.blob().size());
   if (!reader.valid()) return {};
   return write_response(reader, query, now, options, out, capacity);
 }
@@ -167,9 +171,9 @@ void Cache::lookup_batch(const CacheKey* const* keys, std::size_t n, std::uint32
   // Stage 3: the real lookups, now hitting the cache.
   for (std::size_t i = 0; i < n; ++i) {
     const LookupStatus st = find_and_copy(*keys[i], hashes[i], now, copy);
-    slot_->add(Counter::lookups);
-    slot_->add(st == LookupStatus::hit ? Counter::hits : Counter::misses);
-    if (st == LookupStatus::expired) slot_->add(Counter::expired_on_lookup);
+    count(Counter::lookups);
+    count(st == LookupStatus::hit ? Counter::hits : Counter::misses);
+    if (st == LookupStatus::expired) count(Counter::expired_on_lookup);
     on_result(i, st, copy);
   }
 }

@@ -10,6 +10,12 @@ namespace dnsarena::cache {
 std::uint64_t Cache::entry_hash_at(ArenaOffset off) const {
   const std::uint8_t* p = entry_address(off);
   const std::size_t len = std::size_t{p[0]} | (std::size_t{p[1]} << 8);
+  if (!hash_override_) {
+    // Entries in the arena were encoded from validated keys: hash the blob in place.
+    const std::size_t klen =
+        len > kEntryKeyOffset ? CacheKey::blob_length_unchecked(p + kEntryKeyOffset, len - kEntryKeyOffset) : 0;
+    return klen ? CacheKey::hash_blob({p + kEntryKeyOffset, klen}) : 0;
+  }
   CacheKey k;
   if (len <= kEntryKeyOffset || !CacheKey::from_blob({p + kEntryKeyOffset, len - kEntryKeyOffset}, k)) return 0;
   return key_hash(k);
@@ -83,25 +89,32 @@ void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, Ar
       }
     }
   unlink(victim);
-  slot_->add(Counter::conflict_evictions);
+  count(Counter::conflict_evictions);
   victim->store(value, std::memory_order_release);
   hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
 }
 
 InsertStatus Cache::insert(const CacheKey& key, const Answer& answer, std::uint32_t now) {
+  // The index lines are requested first, so encoding overlaps their trip from memory.
+  const std::uint64_t hash = key_hash(key);
+  prefetch_buckets(hash);
   if (encode_entry(key, answer, now, scratch_) == 0) {
-    slot_->add(Counter::rejected_inserts);
+    count(Counter::rejected_inserts);
     return InsertStatus::rejected;
   }
-  return insert_encoded(key, scratch_, now);
+  return insert_hashed(key, hash, scratch_, now);
 }
 
 InsertStatus Cache::insert_encoded(const CacheKey& key, std::span<const std::uint8_t> padded, std::uint32_t now) {
+  return insert_hashed(key, key_hash(key), padded, now);
+}
+
+InsertStatus Cache::insert_hashed(const CacheKey& key, std::uint64_t hash, std::span<const std::uint8_t> padded,
+                                  std::uint32_t now) {
   if (padded.empty() || padded.size() % kEntryAlignment != 0 || padded.size() > region_bytes_) {
-    slot_->add(Counter::rejected_inserts);
+    count(Counter::rejected_inserts);
     return InsertStatus::rejected;
   }
-  const std::uint64_t hash = key_hash(key);
   bool replaced = false;
   {
     RobustLockGuard lock(&hdr_.writer_lock, [this] { repair(); });
@@ -113,8 +126,8 @@ InsertStatus Cache::insert_encoded(const CacheKey& key, std::span<const std::uin
     const ArenaOffset off = append(padded, now);
     place(key.blob(), hash, off, &replaced);
   }
-  slot_->add(Counter::inserts);
-  if (replaced) slot_->add(Counter::replaces);
+  count(Counter::inserts);
+  if (replaced) count(Counter::replaces);
   return replaced ? InsertStatus::replaced : InsertStatus::inserted;
 }
 

@@ -112,7 +112,11 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
   return len;
 }
 
-EntryReader::EntryReader(std::span<const std::uint8_t> entry) : bytes_(entry) {
+EntryReader::EntryReader(std::span<const std::uint8_t> entry) { parse(entry, 0); }
+EntryReader::EntryReader(std::span<const std::uint8_t> entry, std::size_t key_length) { parse(entry, key_length); }
+
+void EntryReader::parse(std::span<const std::uint8_t> entry, std::size_t key_length) {
+  bytes_ = entry;
   if (entry.size() < kEntryHeaderBytes + kKeyFixedBytes) return;
   len_ = std::size_t{entry[0]} | (std::size_t{entry[1]} << 8);
   if (len_ < kEntryHeaderBytes + kKeyFixedBytes || len_ > entry.size()) return;
@@ -121,7 +125,9 @@ EntryReader::EntryReader(std::span<const std::uint8_t> entry) : bytes_(entry) {
   if ((info_ & 0xC0) != 0 || entry[3] != 0) return;
   expire_ = load_u32le(&entry[kEntryExpireOffset]);
   ttl_ = load_u32le(&entry[kEntryTtlOffset]);
-  const std::size_t klen = CacheKey::blob_length(bytes_.subspan(kEntryKeyOffset));
+  const std::size_t klen = key_length != 0 && kEntryKeyOffset + key_length <= len_
+                               ? key_length
+                               : CacheKey::blob_length(bytes_.subspan(kEntryKeyOffset));
   if (klen == 0) return;
   key_ = bytes_.subspan(kEntryKeyOffset, klen);
   qname_ = key_.last(key_[4]);

@@ -54,6 +54,9 @@ class EntryReader {
 public:
   // Parses the fixed part. valid() is false for a malformed entry.
   explicit EntryReader(std::span<const std::uint8_t> entry);
+  // For an entry whose key blob was just compared byte for byte with a validated key of
+  // `key_length` bytes: skips re-validating the name.
+  EntryReader(std::span<const std::uint8_t> entry, std::size_t key_length);
   bool valid() const { return valid_; }
 
   std::size_t length() const { return len_; }
@@ -77,6 +80,7 @@ public:
   bool validate_all();
 
 private:
+  void parse(std::span<const std::uint8_t> entry, std::size_t key_length);
   std::span<const std::uint8_t> bytes_;
   std::span<const std::uint8_t> key_;
   std::span<const std::uint8_t> qname_;

@@ -65,35 +65,46 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now) {
   hdr_.reclaiming_region.store(r, std::memory_order_relaxed);
   const std::uint32_t fill = regions_[r].fill.load(std::memory_order_relaxed);
   const std::uint64_t region_base = std::uint64_t{r} * region_bytes_;
-  std::uint32_t pos = 0;
+  // Pass 1: walk the region sequentially, hash every entry's key and prefetch its two
+  // buckets, so pass 2 finds most index lines in cache instead of one memory round trip
+  // per entry. NOTE: measured on 1 MiB regions of the seed mix (~7,000 entries).
   bool intact = true;
-  while (pos < fill) {
+  reclaim_scratch_.clear();
+  for (std::uint32_t pos = 0; pos < fill;) {
     const std::uint8_t* p = seg_.arena() + region_base + pos;
     const std::uint32_t len = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8);
     if (len < kEntryHeaderBytes + kKeyFixedBytes || pos + len > fill) {
       intact = false;
       break;
     }
+    const std::uint64_t hash = entry_hash_at(ArenaOffset::from_byte_offset(region_base + pos));
+    prefetch_buckets(hash);
+    reclaim_scratch_.push_back({pos, hash});
+    pos += static_cast<std::uint32_t>(padded_entry_size(len));
+  }
+  // Pass 2: expire, give a second chance, or evict each entry still linked.
+  for (const PendingEntry& pending : reclaim_scratch_) {
+    const std::uint8_t* p = seg_.arena() + region_base + pending.pos;
+    const std::uint32_t len = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8);
     const std::uint32_t padded = static_cast<std::uint32_t>(padded_entry_size(len));
-    const ArenaOffset off = ArenaOffset::from_byte_offset(region_base + pos);
-    const SlotRef ref = find_slot_of(off, entry_hash_at(off));
+    const ArenaOffset off = ArenaOffset::from_byte_offset(region_base + pending.pos);
+    const SlotRef ref = find_slot_of(off, pending.hash);
     if (ref.slot) {
       std::uint32_t expire;
       std::memcpy(&expire, p + kEntryExpireOffset, 4);
       ArenaOffset moved;
       if (now >= expire) {
         unlink(ref.slot);
-        slot_->add(Counter::expirations);
+        count(Counter::expirations);
       } else if (slot_hit(ref.value) && append_without_reclaim({p, padded}, &moved)) {
         const std::uint32_t gen = generation_tag(regions_[region_of(moved)].generation.load(std::memory_order_relaxed));
         ref.slot->store(make_slot(moved, gen, slot_hash_tag(ref.value)), std::memory_order_release);
-        slot_->add(Counter::second_chances);
+        count(Counter::second_chances);
       } else {
         unlink(ref.slot);
-        slot_->add(Counter::evictions);
+        count(Counter::evictions);
       }
     }
-    pos += padded;
   }
   if (!intact) {
     // A damaged region (should never happen): find every slot pointing into it the slow way.
@@ -102,7 +113,7 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now) {
         const std::uint64_t s = slot.load(std::memory_order_relaxed);
         if (s != 0 && region_of(slot_offset(s)) == r) {
           unlink(&slot);
-          slot_->add(Counter::evictions);
+          count(Counter::evictions);
         }
       }
   }

@@ -24,7 +24,7 @@
 //   24     8    created_unix        wall-clock seconds at creation
 //   32     8    max_entries         live-entry limit
 //   40     8    arena_bytes         region_count * region_bytes
-//   48     4    region_bytes        bytes per arena region (multiple of 64)
+//   48     4    region_bytes        bytes per arena region (a power of two)
 //   52     4    region_count        >= 3
 //   56     8    bucket_count        index buckets (8 slots each)
 //   64     4    stat_slots          number of StatSlot

@@ -66,8 +66,15 @@ struct alignas(64) StatSlot {
   std::uint64_t worker_index;
   std::atomic<std::uint64_t> counters[kCounterCount];
 
+  // For a slot shared by several processes (every slot was taken): atomic add.
   void add(Counter c, std::uint64_t n = 1) {
     counters[static_cast<std::size_t>(c)].fetch_add(n, std::memory_order_relaxed);
+  }
+  // For the slot's single owner: a plain relaxed load and store, no locked instruction.
+  // NOTE: a locked add costs ~20 cycles; three per lookup were a measurable share of a hit.
+  void add_owned(Counter c, std::uint64_t n = 1) {
+    auto& v = counters[static_cast<std::size_t>(c)];
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   std::uint64_t get(Counter c) const {
     return counters[static_cast<std::size_t>(c)].load(std::memory_order_relaxed);

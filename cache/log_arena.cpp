@@ -120,7 +120,11 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now) {
   hdr_.bytes_in_use.fetch_sub(fill, std::memory_order_relaxed);
   regions_[r].fill.store(0, std::memory_order_relaxed);
   // From here on readers holding an old slot into r see a new generation and retry.
+  // The release fence after the bump keeps every later store into r (when it is the head
+  // again) from being ordered before it: a reader whose copy saw such a store then sees
+  // the new generation after its own acquire fence (fence-to-fence synchronisation).
   regions_[r].generation.fetch_add(1, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_release);
   const std::uint64_t hf = hdr_.head_and_free.load(std::memory_order_relaxed);
   hdr_.head_and_free.store(pack_head_free(head_of(hf), free_of(hf) + 1), std::memory_order_relaxed);
   hdr_.reclaiming_region.store(kNoRegion, std::memory_order_relaxed);

@@ -10,7 +10,9 @@
 //   24   168    counters     kCounterCount x u64, indexed by enum Counter
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
-// owner_pid and then is the only writer of its counters (relaxed fetch_add; no lock).
+// owner_pid and then is the only writer of its counters (add_owned: relaxed load and
+// store, no locked instruction; one Cache object per thread). When every slot is held by
+// a live process, later processes share the last slot and use add() (atomic fetch_add).
 // Counters are never reset when a slot is taken over: the sum over slots stays the total
 // since the segment was created, and a restarted worker keeps adding to its
 // predecessor's figures. Readers sum with relaxed loads; a sum may mix moments, which is

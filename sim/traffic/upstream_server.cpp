@@ -1,0 +1,361 @@
+#include "sim/traffic/upstream_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace dnsarena::sim::traffic {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxTcpConnections = 512;
+constexpr auto kTcpIdle = std::chrono::seconds(10);
+constexpr auto kStatsFilePeriod = std::chrono::milliseconds(200);
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+// Parses "127.0.0.1" or "::1" into a sockaddr with `port`.
+socklen_t make_address(const std::string& host, std::uint16_t port, sockaddr_storage& ss) {
+  std::memset(&ss, 0, sizeof ss);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    return sizeof(sockaddr_in);
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    return sizeof(sockaddr_in6);
+  }
+  throw std::invalid_argument("--listen: not an IPv4 or IPv6 address: '" + host + "'");
+}
+
+std::uint16_t port_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  return ss.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port)
+                                 : ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+// Response to "count.stats.<zone> TXT": one TXT record of "key=value" strings.
+void stats_response(const Message& q, const UpstreamStats& s, Bytes& out) {
+  Message plain = q;
+  plain.edns = false;  // the answer carries no OPT: the counters are all it says
+  UpstreamZone::error_response(plain, 0, out);
+  Bytes rdata;
+  const nlohmann::json counters = s.to_json();  // named: items() must not outlive it
+  for (const auto& kv : counters.items()) {
+    const std::string str = kv.key() + "=" + std::to_string(kv.value().get<std::uint64_t>());
+    rdata.push_back(static_cast<std::uint8_t>(str.size()));
+    rdata.append(str.begin(), str.end());
+  }
+  const std::uint8_t rr[] = {0xC0, 12, 0, 16, 0, 1, 0, 0, 0, 0,
+                             static_cast<std::uint8_t>(rdata.size() >> 8), static_cast<std::uint8_t>(rdata.size())};
+  out.append(rr, sizeof rr);
+  out += rdata;
+  out[7] = 1;  // ancount
+}
+
+}  // namespace
+
+nlohmann::json UpstreamStats::to_json() const {
+  return {{"received", received}, {"answered", answered},   {"udp", udp},           {"tcp", tcp},
+          {"noerror", noerror},   {"nodata", nodata},       {"nxdomain", nxdomain}, {"refused", refused},
+          {"formerr", formerr},   {"notimp", notimp},       {"other", other},       {"truncated", truncated},
+          {"ecs_scoped", ecs_scoped}, {"dropped", dropped}, {"stats_queries", stats_queries}};
+}
+
+struct UpstreamServer::Impl {
+  struct Conn {
+    std::uint64_t id = 0;
+    Bytes in, out;
+    Clock::time_point last_active;
+    bool want_write = false;
+  };
+  struct Pending {
+    Clock::time_point due;
+    int tcp_fd = -1;  // -1: UDP
+    std::uint64_t conn_id = 0;
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    Bytes wire;
+  };
+  int udp = -1, tcp = -1, ep = -1;
+  std::unordered_map<int, Conn> conns;
+  std::uint64_t next_conn_id = 1;
+  std::deque<Pending> pending;
+  Bytes stats_name;  // lowercase wire "count.stats.<zone>"
+  Bytes response;
+};
+
+UpstreamServer::UpstreamServer(const UpstreamZone& zone, const UpstreamOptions& options)
+    : zone_(zone), options_(options), impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.stats_name = Bytes{5, 'c', 'o', 'u', 'n', 't', 5, 's', 't', 'a', 't', 's'} + zone.zone_wire();
+  sockaddr_storage ss{};
+  socklen_t len = make_address(options.listen, options.port, ss);
+  const std::string where = options.listen + " port " + std::to_string(options.port);
+  // With port 0 the kernel picks the UDP port; TCP then binds the same number (retried).
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    m.udp = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (m.udp < 0) throw_errno("socket");
+    if (::bind(m.udp, reinterpret_cast<sockaddr*>(&ss), len) != 0) throw_errno("bind UDP " + where);
+    port_ = port_of(m.udp);
+    sockaddr_storage ts{};
+    socklen_t tlen = make_address(options.listen, port_, ts);
+    m.tcp = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(m.tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(m.tcp, reinterpret_cast<sockaddr*>(&ts), tlen) == 0 && ::listen(m.tcp, 128) == 0) break;
+    const int err = errno;
+    ::close(m.tcp);
+    ::close(m.udp);
+    m.tcp = m.udp = -1;
+    errno = err;
+    if (options.port != 0 || attempt == 19) throw_errno("bind TCP " + where);
+  }
+  int rcvbuf = 4 << 20;
+  ::setsockopt(m.udp, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  m.ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = m.udp;
+  ::epoll_ctl(m.ep, EPOLL_CTL_ADD, m.udp, &ev);
+  ev.data.fd = m.tcp;
+  ::epoll_ctl(m.ep, EPOLL_CTL_ADD, m.tcp, &ev);
+}
+
+UpstreamServer::~UpstreamServer() {
+  for (auto& [fd, c] : impl_->conns) ::close(fd);
+  for (int fd : {impl_->udp, impl_->tcp, impl_->ep})
+    if (fd >= 0) ::close(fd);
+}
+
+void UpstreamServer::run(const std::atomic<bool>& stop) {
+  Impl& m = *impl_;
+  Message q;
+  std::uint8_t buf[65536];
+  const auto delay = std::chrono::milliseconds(options_.delay_ms);
+  std::string last_stats_json;
+  Clock::time_point next_stats_write = Clock::now();
+
+  auto write_stats_file = [&](bool force) {
+    if (options_.stats_file.empty()) return;
+    const std::string json = stats_.to_json().dump();
+    if (!force && json == last_stats_json) return;
+    const std::string tmp = options_.stats_file + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << json << "\n";
+    }
+    ::rename(tmp.c_str(), options_.stats_file.c_str());
+    last_stats_json = json;
+  };
+
+  auto close_conn = [&](int fd) {
+    ::epoll_ctl(m.ep, EPOLL_CTL_DEL, fd, nullptr);
+    ::close(fd);
+    m.conns.erase(fd);
+  };
+
+  auto flush_conn = [&](int fd, Impl::Conn& c) {
+    while (!c.out.empty()) {
+      const ssize_t n = ::send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        close_conn(fd);
+        return;
+      }
+      c.out.erase(0, static_cast<std::size_t>(n));
+    }
+    const bool want = !c.out.empty();
+    if (want != c.want_write) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+      ev.data.fd = fd;
+      ::epoll_ctl(m.ep, EPOLL_CTL_MOD, fd, &ev);
+      c.want_write = want;
+    }
+  };
+
+  auto deliver = [&](Impl::Pending& p) {
+    if (p.tcp_fd < 0) {
+      if (::sendto(m.udp, p.wire.data(), p.wire.size(), 0, reinterpret_cast<sockaddr*>(&p.peer), p.peer_len) < 0)
+        ++stats_.dropped;
+      return;
+    }
+    auto it = m.conns.find(p.tcp_fd);
+    if (it == m.conns.end() || it->second.id != p.conn_id) {
+      ++stats_.dropped;
+      return;
+    }
+    const std::uint8_t len[2] = {static_cast<std::uint8_t>(p.wire.size() >> 8), static_cast<std::uint8_t>(p.wire.size())};
+    it->second.out.append(len, 2);
+    it->second.out += p.wire;
+    flush_conn(p.tcp_fd, it->second);
+  };
+
+  // Answers one message; returns false when it is to be dropped. Fills m.response.
+  auto answer = [&](std::span<const std::uint8_t> wire, bool udp) -> bool {
+    ++stats_.received;
+    const ParseStatus st = parse_message(wire, q);
+    if (st == ParseStatus::drop || q.qr) {
+      ++stats_.dropped;
+      return false;
+    }
+    ResponseInfo info;
+    if (st == ParseStatus::formerr) {
+      UpstreamZone::error_response(q, kRcodeFormErr, m.response);
+      info.rcode = kRcodeFormErr;
+    } else {
+      Bytes lower = q.qname;
+      for (auto& ch : lower) ch = cache::ascii_lower(ch);
+      if (q.qtype == kTypeTXT && q.opcode == 0 && lower == m.stats_name) {
+        ++stats_.stats_queries;
+        stats_response(q, stats_, m.response);
+        return true;
+      }
+      info = zone_.respond(q, udp, m.response);
+    }
+    ++stats_.answered;
+    ++(udp ? stats_.udp : stats_.tcp);
+    switch (info.rcode) {
+      case kRcodeNoError: ++(info.nodata ? stats_.nodata : stats_.noerror); break;
+      case kRcodeNxDomain: ++stats_.nxdomain; break;
+      case kRcodeRefused: ++stats_.refused; break;
+      case kRcodeFormErr: ++stats_.formerr; break;
+      case kRcodeNotImp: ++stats_.notimp; break;
+      default: ++stats_.other; break;
+    }
+    if (info.truncated) ++stats_.truncated;
+    if (info.ecs_scoped) ++stats_.ecs_scoped;
+    return true;
+  };
+
+  auto queue_or_send = [&](Impl::Pending&& p) {
+    if (delay.count() == 0) {
+      deliver(p);
+    } else {
+      p.due = Clock::now() + delay;
+      m.pending.push_back(std::move(p));
+    }
+  };
+
+  auto on_udp = [&] {
+    for (int n = 0; n < 256; ++n) {
+      Impl::Pending p;
+      p.peer_len = sizeof p.peer;
+      const ssize_t len = ::recvfrom(m.udp, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&p.peer), &p.peer_len);
+      if (len < 0) return;
+      if (!answer({buf, static_cast<std::size_t>(len)}, true)) continue;
+      p.wire = m.response;
+      queue_or_send(std::move(p));
+    }
+  };
+
+  auto on_accept = [&] {
+    for (;;) {
+      const int fd = ::accept4(m.tcp, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      if (static_cast<int>(m.conns.size()) >= kMaxTcpConnections) {
+        ::close(fd);
+        continue;
+      }
+      Impl::Conn& c = m.conns[fd];
+      c.id = m.next_conn_id++;
+      c.last_active = Clock::now();
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      ::epoll_ctl(m.ep, EPOLL_CTL_ADD, fd, &ev);
+    }
+  };
+
+  auto on_tcp = [&](int fd, std::uint32_t events) {
+    auto it = m.conns.find(fd);
+    if (it == m.conns.end()) return;
+    Impl::Conn& c = it->second;
+    c.last_active = Clock::now();
+    if (events & EPOLLOUT) {
+      flush_conn(fd, c);
+      if (!m.conns.count(fd)) return;
+    }
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR))) return;
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        close_conn(fd);
+        return;
+      }
+      if (n < 0) break;
+      c.in.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::uint64_t id = c.id;
+    while (c.in.size() >= 2) {
+      const std::size_t len = (std::size_t{c.in[0]} << 8) | c.in[1];
+      if (c.in.size() < 2 + len) break;
+      const Bytes msg = c.in.substr(2, len);
+      c.in.erase(0, 2 + len);
+      if (!answer(msg, false)) continue;
+      Impl::Pending p;
+      p.tcp_fd = fd;
+      p.conn_id = id;
+      p.wire = m.response;
+      queue_or_send(std::move(p));
+      if (!m.conns.count(fd)) return;  // closed by a failed send
+    }
+  };
+
+  epoll_event events[64];
+  Clock::time_point next_idle_check = Clock::now() + std::chrono::seconds(1);
+  while (!stop.load(std::memory_order_relaxed)) {
+    int timeout_ms = 100;
+    if (!m.pending.empty()) {
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(m.pending.front().due - Clock::now());
+      timeout_ms = static_cast<int>(std::clamp<long long>(wait.count() + 1, 0, 100));
+    }
+    const int n = ::epoll_wait(m.ep, events, 64, timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == m.udp) on_udp();
+      else if (fd == m.tcp) on_accept();
+      else on_tcp(fd, events[i].events);
+    }
+    const auto now = Clock::now();
+    while (!m.pending.empty() && m.pending.front().due <= now) {
+      deliver(m.pending.front());
+      m.pending.pop_front();
+    }
+    if (now >= next_idle_check) {
+      next_idle_check = now + std::chrono::seconds(1);
+      std::vector<int> idle;
+      for (auto& [fd, c] : m.conns)
+        if (now - c.last_active > kTcpIdle) idle.push_back(fd);
+      for (int fd : idle) close_conn(fd);
+    }
+    if (now >= next_stats_write) {
+      next_stats_write = now + kStatsFilePeriod;
+      write_stats_file(false);
+    }
+  }
+  write_stats_file(true);
+}
+
+}  // namespace dnsarena::sim::traffic

@@ -1,0 +1,73 @@
+// Config errors name file, line, column and key; --help exists; stats and /metrics.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "tests/workers/service_fixture.hpp"
+#include "workers/serve_config.hpp"
+
+using namespace dnsarena::test;
+
+namespace {
+std::string write_file(const std::string& text) {
+  static int n = 0;
+  const std::string path = "/tmp/dnsarena-serve-config-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("the shipped configs/serve.yaml loads", "[serve][config]") {
+  const auto c = dnsarena::workers::load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml");
+  CHECK(c.listen.port() == 5353);
+  CHECK(c.upstreams.size() == 1);
+  CHECK(c.ecs_policy == dnsarena::workers::EcsPolicy::off);
+  CHECK_NOTHROW(c.validate());
+}
+
+TEST_CASE("config errors name file, line, column and key", "[serve][config]") {
+  using dnsarena::workers::ConfigError;
+  using dnsarena::workers::load_serve_config;
+  const std::string unknown = write_file("listen: 127.0.0.1:53\nttl:\n  floor: 1\n  cieling: 5\n");
+  try {
+    load_serve_config(unknown);
+    FAIL("accepted an unknown key");
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    CHECK(m.find(unknown + ":4:3") != std::string::npos);
+    CHECK(m.find("ttl.cieling") != std::string::npos);
+    CHECK(m.find("unknown key") != std::string::npos);
+  }
+  const std::string bad_value = write_file("workers: many\n");
+  CHECK_THROWS_WITH(load_serve_config(bad_value), Catch::Contains(":1:10") && Catch::Contains("'workers'"));
+  const std::string bad_yaml = write_file("listen: [127.0.0.1\n");
+  CHECK_THROWS_WITH(load_serve_config(bad_yaml), Catch::Contains("YAML syntax error"));
+  const std::string bad_ecs = write_file("ecs:\n  policy: sometimes\n");
+  CHECK_THROWS_WITH(load_serve_config(bad_ecs), Catch::Contains(":2:11") && Catch::Contains("ecs.policy"));
+  // The command reports it and exits non-zero.
+  int status = 0;
+  const std::string out = run_command(dnsarena_binary() + " serve --config " + unknown + " 2>&1", &status);
+  CHECK(status != 0);
+  CHECK(out.find("ttl.cieling") != std::string::npos);
+}
+
+TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][stats]") {
+  const std::uint16_t metrics_port = free_port();
+  Service s;
+  s.serve.reset();
+  s.start({"--metrics", "127.0.0.1:" + std::to_string(metrics_port)});
+  for (int i = 0; i < 5; ++i) udp_exchange(s.port, make_query(static_cast<std::uint16_t>(i), "a.test", 1));
+  const auto j = serve_stats(s.segment);
+  CHECK(j["total"]["queries_udp"].get<std::uint64_t>() == 5);
+  CHECK(j["total"]["upstream_queries"].get<std::uint64_t>() == 1);
+  CHECK(j["entries"].get<std::uint64_t>() == 1);
+  const std::string metrics = run_command("bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(metrics_port) +
+                                          " && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && timeout 5 cat <&3'");
+  INFO(metrics);
+  CHECK(metrics.find("dnsarena_queries_udp_total{worker=\"0\"}") != std::string::npos);
+  CHECK(metrics.find("dnsarena_upstream_queries_total") != std::string::npos);
+  CHECK(metrics.find("dnsarena_cache_entries 1") != std::string::npos);
+  int status = 0;
+  const std::string help = run_command(dnsarena_binary() + " stats --help", &status);
+  CHECK(status == 0);
+  CHECK(help.find("--segment") != std::string::npos);
+}

@@ -1,0 +1,270 @@
+#include "tests/workers/serve_harness.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "workers/knot_headers.hpp"
+
+namespace dnsarena::test {
+
+namespace {
+
+sockaddr_in loopback(std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+std::uint64_t now_ms() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace
+
+std::string dnsarena_binary() { return DNSARENA_BINARY; }
+
+std::uint16_t free_port() {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a = loopback(0);
+    ::bind(u, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(u, reinterpret_cast<sockaddr*>(&a), &len);
+    const int t = ::socket(AF_INET, SOCK_STREAM, 0);
+    const bool ok = ::bind(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(t);
+    ::close(u);
+    if (ok) return ntohs(a.sin_port);
+  }
+  throw std::runtime_error("no free port");
+}
+
+std::string unique_segment(const std::string& tag) {
+  static int n = 0;
+  return "dnsarena-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+}
+
+ServeProcess::ServeProcess(std::vector<std::string> args, std::uint16_t port) : port_(port) {
+  static int n = 0;
+  log_path_ = "/tmp/dnsarena-serve-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log";
+  std::vector<std::string> argv{dnsarena_binary(), "serve"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::fflush(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+}
+
+ServeProcess::~ServeProcess() { stop(); }
+
+bool ServeProcess::wait_ready(std::chrono::milliseconds timeout) {
+  const std::uint64_t deadline = now_ms() + static_cast<std::uint64_t>(timeout.count());
+  while (now_ms() < deadline) {
+    int status = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = loopback(port_);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (ok) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int ServeProcess::stop() {
+  if (pid_ <= 0) return 0;
+  ::kill(pid_, SIGTERM);
+  const std::uint64_t deadline = now_ms() + 5000;
+  int status = 0;
+  while (now_ms() < deadline) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return -1;
+}
+
+std::vector<pid_t> ServeProcess::children() const {
+  std::vector<pid_t> out;
+  std::ifstream f("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/children");
+  pid_t p;
+  while (f >> p) out.push_back(p);
+  return out;
+}
+
+std::string ServeProcess::log() const {
+  std::ifstream f(log_path_);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
+                                     std::uint16_t edns_size) {
+  std::vector<std::uint8_t> q{static_cast<std::uint8_t>(id >> 8), static_cast<std::uint8_t>(id), 0x01, 0x00, 0, 1, 0, 0,
+                              0, 0, 0, static_cast<std::uint8_t>(edns_size ? 1 : 0)};
+  std::size_t start = 0;
+  while (start < name.size()) {
+    std::size_t dot = name.find('.', start);
+    if (dot == std::string::npos) dot = name.size();
+    q.push_back(static_cast<std::uint8_t>(dot - start));
+    q.insert(q.end(), name.begin() + static_cast<long>(start), name.begin() + static_cast<long>(dot));
+    start = dot + 1;
+  }
+  q.push_back(0);
+  q.insert(q.end(), {static_cast<std::uint8_t>(qtype >> 8), static_cast<std::uint8_t>(qtype), 0, 1});
+  if (edns_size)
+    q.insert(q.end(), {0, 0, 41, static_cast<std::uint8_t>(edns_size >> 8), static_cast<std::uint8_t>(edns_size), 0, 0,
+                       0, 0, 0, 0});
+  return q;
+}
+
+DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
+  DnsReply r;
+  r.wire = wire;
+  if (wire.size() < 12) return r;
+  r.answered = true;
+  r.id = static_cast<std::uint16_t>((wire[0] << 8) | wire[1]);
+  r.flags = static_cast<std::uint16_t>((wire[2] << 8) | wire[3]);
+  std::vector<std::uint8_t> copy = wire;
+  workers::KnotPkt pkt(knot_pkt_new(copy.data(), static_cast<std::uint16_t>(copy.size()), nullptr));
+  if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
+  const knot_pktsection_t* an = knot_pkt_section(pkt.get(), KNOT_ANSWER);
+  for (std::uint16_t i = 0; i < an->count; ++i) {
+    const knot_rrset_t* rr = knot_pkt_rr(an, i);
+    for (std::uint16_t k = 0; k < rr->rrs.count; ++k) {
+      const knot_rdata_t* rd = knot_rdataset_at(&rr->rrs, k);
+      std::string s = std::to_string(rr->type) + " ";
+      char hex[3];
+      for (std::uint16_t b = 0; b < rd->len; ++b) {
+        std::snprintf(hex, sizeof hex, "%02x", rd->data[b]);
+        s += hex;
+      }
+      r.answers.push_back(s);
+    }
+  }
+  std::sort(r.answers.begin(), r.answers.end());
+  return r;
+}
+
+DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a = loopback(port);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::send(fd, packet.data(), packet.size(), 0);
+  std::vector<std::uint8_t> buf(65535);
+  pollfd p{fd, POLLIN, 0};
+  DnsReply r;
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) == 1) {
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n > 0) r = parse_reply({buf.begin(), buf.begin() + n});
+  }
+  ::close(fd);
+  return r;
+}
+
+DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a = loopback(port);
+  DnsReply r;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return r;
+  }
+  std::vector<std::uint8_t> msg{static_cast<std::uint8_t>(packet.size() >> 8), static_cast<std::uint8_t>(packet.size())};
+  msg.insert(msg.end(), packet.begin(), packet.end());
+  ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
+  std::vector<std::uint8_t> in;
+  const std::uint64_t deadline = now_ms() + static_cast<std::uint64_t>(timeout.count());
+  while (now_ms() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) != 1) continue;
+    std::uint8_t buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    in.insert(in.end(), buf, buf + n);
+    if (in.size() >= 2 && in.size() >= 2u + ((in[0] << 8) | in[1])) {
+      r = parse_reply({in.begin() + 2, in.begin() + 2 + ((in[0] << 8) | in[1])});
+      break;
+    }
+  }
+  ::close(fd);
+  return r;
+}
+
+std::string run_command(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int st = ::pclose(p);
+  if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
+                         const std::string& extra) {
+  const std::string out = run_command("kdig @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +
+                                      " +noall +answer +authority +timeout=2 +retry=0 " + extra + " 2>&1");
+  // Drop the TTL column (the second field) and sort.
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string owner, ttl, rest;
+    if (!(f >> owner >> ttl)) continue;
+    std::getline(f, rest);
+    lines.push_back(owner + rest);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string joined;
+  for (const auto& l : lines) joined += l + "\n";
+  return joined;
+}
+
+nlohmann::json serve_stats(const std::string& segment) {
+  int status = 0;
+  const std::string out =
+      run_command(dnsarena_binary() + " stats --segment " + segment + " --json --interval 0 2>&1", &status);
+  if (status != 0) throw std::runtime_error("dnsarena stats failed: " + out);
+  return nlohmann::json::parse(out);
+}
+
+}  // namespace dnsarena::test

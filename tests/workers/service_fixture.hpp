@@ -1,0 +1,40 @@
+// One upstream responder plus one `dnsarena serve` on a free port with a private segment,
+// removed at the end of the test.
+#pragma once
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/segment.hpp"
+#include "tests/workers/serve_harness.hpp"
+#include "tests/workers/test_upstream.hpp"
+
+namespace dnsarena::test {
+
+struct Service {
+  TestUpstream upstream;
+  std::uint16_t port = free_port();
+  std::string segment = unique_segment("serve");
+  std::unique_ptr<ServeProcess> serve;
+
+  explicit Service(std::vector<std::string> extra = {}, unsigned workers = 2) { start(extra, workers); }
+  ~Service() {
+    serve.reset();
+    cache::Segment::remove(segment);
+  }
+  void start(std::vector<std::string> extra = {}, unsigned workers = 2) {
+    auto has = [&](const std::string& flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
+    std::vector<std::string> args{"--listen", "127.0.0.1:" + std::to_string(port), "--segment", segment,
+                                  "--workers", std::to_string(workers), "--max-entries", "10000",
+                                  "--arena-bytes", "8M", "--upstream-timeout-ms", "300", "--log-level", "info"};
+    if (!has("--upstream")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
+    if (!has("--metrics")) args.push_back("--no-metrics");
+    args.insert(args.end(), extra.begin(), extra.end());
+    serve = std::make_unique<ServeProcess>(args, port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+  }
+  std::uint64_t total(const char* counter) { return serve_stats(segment)["total"][counter].get<std::uint64_t>(); }
+};
+
+}  // namespace dnsarena::test

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   CLI::App* bench = dnsarena::sim::add_bench_command(app);
   (void)bench;
   dnsarena::workers::add_check_command(app);
+  dnsarena::workers::add_serve_command(app);
+  dnsarena::workers::add_stats_command(app);
   auto* sim = app.add_subcommand("sim", "Simulator: layouts, fleet rollout, capacity tuning, workloads");
   sim->require_subcommand(1);
   dnsarena::sim::add_sim_commands(*sim);

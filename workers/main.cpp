@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   // `bench` runs the cache benchmark; further benchmarks hang below it (bench->add_subcommand).
   CLI::App* bench = dnsarena::sim::add_bench_command(app);
-  (void)bench;
+  dnsarena::workers::add_bench_serve_command(*bench);
   dnsarena::workers::add_check_command(app);
   dnsarena::workers::add_serve_command(app);
   dnsarena::workers::add_stats_command(app);

@@ -129,11 +129,18 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
 
   // Mean padded entry size on this profile (sizes the private arena).
   {
-    SampledTrace probe(t, c.sample_rate, req.seed ^ 0x99);
+    // Over distinct keys (uniform over kept names), as the cache's long tail holds them.
+    SplitMix64 pick(req.seed ^ 0x99);
     double sum = 0;
-    const int kProbe = 512;
+    const int kProbe = 1024;
     for (int i = 0; i < kProbe; ++i) {
-      const TraceKey k = probe.next();
+      TraceKey k;
+      if (trace.ranks().empty()) break;
+      k.name = trace.ranks()[pick.next() % trace.ranks().size()];
+      const double q = pick.unit();
+      k.qtype = q < t.share_a ? 1 : q < t.share_a + t.share_aaaa ? 28 : 16;
+      k.ecs = name_is_ecs(t, k.name, req.seed);
+      if (k.ecs) k.subnet = static_cast<std::uint32_t>(pick.next() % t.ecs_subnets);
       const cache::CacheKey ck = builder.key(k);
       builder.encode(ck, k, 1, scratch);
       sum += static_cast<double>(cache::padded_entry_size(scratch.size()));
@@ -164,6 +171,11 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   std::vector<double> hits_per_min{0}, lookups_per_min{0};
   c.entries.push_back(0);
   c.inserted.push_back(0);
+  c.unexpired.push_back(0);
+  // Inserts by the minute their TTL ends: entries linked but expired stay in the index
+  // until reclaim, so "unexpired" = min(linked, inserted and not yet expired).
+  std::vector<std::uint32_t> expiring(max_minutes + t.max_ttl() / 60 + 3, 0);
+  std::uint64_t expired_so_far = 0;
   double carry = 0;
   std::uint64_t inserts = 0, requests = 0;
   const auto wall0 = std::chrono::steady_clock::now();
@@ -180,7 +192,12 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
         ++hits;
       } else if (builder.encode(ck, k, now, scratch)) {
         scratch.resize(cache::padded_entry_size(scratch.size()), 0);
-        if (cache.insert_encoded(ck, scratch, now) != cache::InsertStatus::rejected) ++inserts;
+        if (cache.insert_encoded(ck, scratch, now) != cache::InsertStatus::rejected) {
+          ++inserts;
+          bool negative = false;
+          const std::uint32_t ttl = key_ttl(t, k, req.seed, &negative);
+          ++expiring[std::min<std::size_t>(expiring.size() - 1, (now + ttl - t0) / 60)];
+        }
       }
     }
     requests += n;
@@ -188,6 +205,9 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
     lookups_per_min.push_back(static_cast<double>(n));
     c.entries.push_back(static_cast<float>(static_cast<double>(cache.stats().live_entries) * scale));
     c.inserted.push_back(static_cast<float>(static_cast<double>(inserts) * scale));
+    expired_so_far += expiring[minute - 1];
+    const std::uint64_t live = cache.stats().live_entries;
+    c.unexpired.push_back(static_cast<float>(static_cast<double>(std::min(live, inserts - expired_so_far)) * scale));
     // Plateau check once an hour.
     if (minute % 60 == 0 && minute >= min_minutes) {
       auto mean_hit = [&](std::size_t end) {
@@ -222,6 +242,9 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   double e = 0, h = 0, l = 0;
   for (std::size_t m = len - tail; m < len; ++m) e += c.entries[m], h += hits_per_min[m], l += lookups_per_min[m];
   c.plateau_entries = tail ? e / static_cast<double>(tail) : 0;
+  double u = 0;
+  for (std::size_t m = len - tail; m < len; ++m) u += c.unexpired[m];
+  c.plateau_unexpired = tail ? u / static_cast<double>(tail) : 0;
   c.plateau_hit_rate = l > 0 ? h / l : 0;
   c.plateau_inserts_per_min = tail ? (c.inserted[len - 1] - c.inserted[len - 1 - tail]) / static_cast<double>(tail) : 0;
   return c;

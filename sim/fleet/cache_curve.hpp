@@ -30,7 +30,7 @@ struct CurveRequest {
   const TrafficProfile* traffic = nullptr;
   std::uint64_t capacity = 0;
   double rate_qps = 0;
-  std::uint32_t sample_entries = 16'384;
+  std::uint32_t sample_entries = 4'096;
   double max_sample_rate = 1.0;
   std::uint32_t max_days = 14;
   std::uint64_t seed = 1;
@@ -40,7 +40,9 @@ struct OccupancyCurve {
   std::vector<float> entries;   // live entries (full scale) at the end of minute k
   std::vector<float> hit_rate;  // hit rate during minute k (smoothed over <= 31 minutes)
   std::vector<float> inserted;  // inserts since the restart (full scale), end of minute k
-  double plateau_entries = 0, plateau_hit_rate = 0, plateau_inserts_per_min = 0;
+  std::vector<float> unexpired; // linked entries whose TTL has not ended (full scale); entries
+                                // counts expired ones too until the log reclaims them
+  double plateau_entries = 0, plateau_unexpired = 0, plateau_hit_rate = 0, plateau_inserts_per_min = 0;
   bool reached_plateau = false;
   double sample_rate = 1;
   std::uint64_t sampled_capacity = 0;

@@ -33,7 +33,7 @@ bool rollout_chart(const std::string& csv, const std::string& out_png, const std
   s += "set output '" + out_png + "'\n";
   s += "set datafile separator ','\n";
   s += "set xdata time\nset timefmt '%Y-%m-%dT%H:%M'\nset format x '%m-%d'\n";
-  s += "set title '" + title + "'\nset ylabel 'RSS per instance (GB)'\nset grid\nset key top right\n";
+  s += "set title \"" + title + "\"\nset ylabel 'RSS per instance (GB)'\nset grid\nset key top right\n";
   s += "set yrange [0:*]\n";
   s += "set arrow from '" + start_time + "', graph 0 to '" + start_time + "', graph 1 nohead dt 2 lc rgb 'gray40'\n";
   s += "set arrow from '" + end_time + "', graph 0 to '" + end_time + "', graph 1 nohead dt 2 lc rgb 'gray40'\n";

@@ -60,7 +60,7 @@ struct FleetConfig {
   std::string file;
   std::uint64_t seed = 1;
   std::string layout = "v0";       // layout running before any rollout
-  std::uint32_t sample_entries = 16'384;  // SHARDS: target sampled cache entries (R = this / capacity)
+  std::uint32_t sample_entries = 4'096;  // SHARDS: target sampled cache entries (R = this / capacity)
   double max_sample_rate = 1.0;
   std::uint32_t curve_max_days = 14;   // longest cold-start curve computed before assuming a plateau
   std::uint64_t calibration_entries = 200'000;  // entries per layout measurement

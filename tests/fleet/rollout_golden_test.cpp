@@ -1,0 +1,57 @@
+// Golden rollout output for a tiny fleet with a fixed seed; the same seed gives the same CSV.
+// Regenerate after a deliberate change: DNSARENA_UPDATE_GOLDEN=1 ./fleet_tests "[golden]"
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/fleet/rollout_sim.hpp"
+
+using namespace dnsarena::sim::fleet;
+
+namespace {
+const std::string kDir = DNSARENA_FLEET_TEST_DIR;
+
+// Test calibration: fixed byte counts (test data, so the golden file does not move
+// when the layouts code is re-measured). The simulator never sees typed-in bytes
+// outside tests: `sim rollout` always measures.
+LayoutMeasurer fixed_measurer() {
+  return [](const dnsarena::sim::MixProfile& p, std::uint64_t, std::uint64_t) {
+    const double extra = 40.0 * p.ecs_share;
+    return std::vector<LayoutBytes>{{"v0", 950 + extra, 1100 + extra}, {"arena", 190 + extra, 190 + extra}};
+  };
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string run_csv(const std::string& name) {
+  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+  const RolloutPlan p = load_plan(kDir + "/data/tiny_plan.yaml", f);
+  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const RolloutResult r = run_rollout(f, p, cal);
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  write_rollout_csv(r, path);
+  return slurp(path);
+}
+}  // namespace
+
+TEST_CASE("tiny fleet rollout matches the golden CSV; same seed, same CSV", "[fleet][golden]") {
+  const std::string a = run_csv("dnsarena_fleet_golden_a.csv");
+  const std::string b = run_csv("dnsarena_fleet_golden_b.csv");
+  REQUIRE(a == b);
+  const std::string golden = kDir + "/golden/tiny_rollout.csv";
+  const char* update = std::getenv("DNSARENA_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(golden) << a;
+    WARN("golden file rewritten: " << golden);
+  }
+  REQUIRE(std::filesystem::exists(golden));
+  CHECK(a == slurp(golden));
+}

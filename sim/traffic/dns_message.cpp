@@ -1,5 +1,6 @@
 #include "sim/traffic/dns_message.hpp"
 
+#include <cctype>
 #include <cstring>
 
 extern "C" {
@@ -57,8 +58,9 @@ ParseStatus parse_message(std::span<const std::uint8_t> wire, Message& out, bool
   if ((rc != KNOT_EOK && rc != KNOT_ETRAIL) || knot_wire_get_qdcount(buf) != 1) {
     status = ParseStatus::formerr;
   } else {
-    const knot_dname_t* qn = knot_pkt_qname(pkt);
-    out.qname.assign(qn, qn + knot_dname_size(qn));
+    // knot_pkt_qname() is lowercased; the question as sent starts after the header.
+    const std::size_t qlen = knot_dname_size(knot_pkt_qname(pkt));
+    out.qname.assign(buf + KNOT_WIRE_HEADER_SIZE, buf + KNOT_WIRE_HEADER_SIZE + qlen);
     out.qtype = knot_pkt_qtype(pkt);
     out.qclass = knot_pkt_qclass(pkt);
     if (pkt->opt_rr != nullptr) {

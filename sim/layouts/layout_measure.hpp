@@ -26,4 +26,12 @@ std::vector<LayoutRow> measure_layouts(const MixProfile& profile, std::uint64_t 
 
 std::vector<std::string> layout_names();  // "v0".."v5","arena"
 
+// measure_layouts(), also reporting each layout's live entries after the fill (in row order). The
+// arena can hold slightly fewer than `entries`: its index evicts a key whose two buckets
+// are both full (conflict_evictions). Rows are per live entry; lookups of lost keys are
+// left out of the latency sample.
+// (A distinct name, not an overload: callers take measure_layouts' address.)
+std::vector<LayoutRow> measure_layouts_with_live(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+                                                 bool measure_speed, std::vector<std::uint64_t>* live_entries);
+
 }  // namespace dnsarena::sim

@@ -1,0 +1,74 @@
+#include "layouts_command.hpp"
+
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "counting_allocator.hpp"
+#include "layout_measure.hpp"
+#include "layouts_report.hpp"
+
+namespace dnsarena::sim {
+
+namespace {
+
+struct LayoutsOptions {
+  std::uint64_t entries = 1'000'000;
+  std::uint64_t seed = 42;
+  bool json = false;
+  bool no_speed = false;
+  MixProfile profile;
+};
+
+void check_share(const char* flag, double v) {
+  if (!(v >= 0.0 && v <= 1.0))
+    throw std::invalid_argument(std::string(flag) + " must be between 0 and 1, got " + std::to_string(v));
+}
+
+void run_layouts(const LayoutsOptions& o) {
+  if (o.entries == 0) throw std::invalid_argument("--entries must be at least 1");
+  check_share("--ecs-share", o.profile.ecs_share);
+  check_share("--negative-share", o.profile.negative_share);
+  check_share("--cname-share", o.profile.cname_share);
+  if (o.profile.negative_share + o.profile.cname_share > 1.0)
+    throw std::invalid_argument("--negative-share + --cname-share must not exceed 1");
+  std::vector<std::uint64_t> live;
+  const std::vector<LayoutRow> rows = measure_layouts_with_live(o.profile, o.entries, o.seed, !o.no_speed, &live);
+  if (o.json) {
+    std::cout << layouts::rows_json(rows) << "\n";
+    return;
+  }
+  layouts::ReportContext ctx;
+  ctx.entries = o.entries;
+  ctx.seed = o.seed;
+  ctx.profile = o.profile;
+  ctx.speed = !o.no_speed;
+  ctx.alloc_estimate = layouts::allocated_bytes_is_estimate();
+  ctx.live_entries = live;
+  layouts::print_table(std::cout, rows, ctx);
+}
+
+}  // namespace
+
+void add_layouts_command(CLI::App& sim) {
+  auto opts = std::make_shared<LayoutsOptions>();
+  CLI::App* cmd = sim.add_subcommand(
+      "layouts",
+      "Reproduce the seed's five entry-layout changes (v0..v5) and measure dnsarena's arena beside them:\n"
+      "bytes, allocated bytes and allocations per entry (counting allocator), insert throughput and\n"
+      "lookup latency (find + build the DNS response), same keys and seed for every layout.");
+  cmd->add_option("--entries", opts->entries, "Entries per layout")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the entry generator and of the lookup order")->capture_default_str();
+  cmd->add_option("--ecs-share", opts->profile.ecs_share, "Share of entries keyed by an ECS client subnet (0..1)")
+      ->capture_default_str();
+  cmd->add_option("--negative-share", opts->profile.negative_share, "Share of NXDOMAIN/NODATA answers (0..1)")
+      ->capture_default_str();
+  cmd->add_option("--cname-share", opts->profile.cname_share, "Share of answers behind a CNAME (0..1)")
+      ->capture_default_str();
+  cmd->add_flag("--no-speed", opts->no_speed, "Measure bytes only (skip insert and lookup timing)");
+  cmd->add_flag("--json", opts->json,
+                "Print a JSON array of rows {layout, net_bytes, alloc_bytes, allocs, insert_per_s, lookup_ns_p50}");
+  cmd->callback([opts] { run_layouts(*opts); });
+}
+
+}  // namespace dnsarena::sim

@@ -1,0 +1,10 @@
+// `dnsarena sim layouts`: the seed's layout table reproduced on our mix, our arena beside it.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace dnsarena::sim {
+
+// Registers `layouts` on the `sim` subcommand.
+void add_layouts_command(CLI::App& sim);
+
+}  // namespace dnsarena::sim

@@ -1,0 +1,32 @@
+// Rendering measure_layouts() rows: the human table (with the seed's published figures
+// beside v0 and v5, our v5/v0 ratios against theirs, and the targets checked)
+// and the JSON array of rows.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "layout_measure.hpp"
+
+namespace dnsarena::sim::layouts {
+
+// The seed's published figures (../shared/SEED-NOTES.md, "Their results").
+struct SeedFigures {
+  double net_bytes, alloc_bytes, insert_per_s, lookup_ns;
+};
+inline constexpr SeedFigures kSeedBefore{953, 1100, 625'000, 828};
+inline constexpr SeedFigures kSeedAfter{420, 461, 893'000, 670};
+
+struct ReportContext {
+  std::uint64_t entries = 0;
+  std::uint64_t seed = 0;
+  MixProfile profile;
+  bool speed = true;
+  bool alloc_estimate = false;  // allocated bytes are an estimate (no jemalloc)
+  std::vector<std::uint64_t> live_entries;  // per row, after the fill
+};
+
+void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const ReportContext& ctx);
+std::string rows_json(const std::vector<LayoutRow>& rows);
+
+}  // namespace dnsarena::sim::layouts

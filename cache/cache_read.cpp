@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 
@@ -20,10 +21,15 @@ StatSlot* claim_slot(Segment& seg, SlotRole role, std::uint64_t worker_index, bo
   StatSlot* slots = seg.stat_slots();
   const std::uint32_t n = seg.layout().stat_slots;
   const auto me = static_cast<std::uint32_t>(::getpid());
+  // role, claimed_unix and worker_index are plain fields (the format), but another
+  // claimant may read them in pass 0 while we write them: access them through relaxed
+  // atomic_refs so that race is defined (a stale value only costs a worse slot choice;
+  // the CAS on owner_pid decides who owns the slot).
   auto take = [&](StatSlot& s) {
-    s.role = static_cast<std::uint32_t>(role);
-    s.claimed_unix = static_cast<std::uint64_t>(std::time(nullptr));
-    s.worker_index = worker_index;
+    std::atomic_ref<std::uint32_t>(s.role).store(static_cast<std::uint32_t>(role), std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(s.claimed_unix)
+        .store(static_cast<std::uint64_t>(std::time(nullptr)), std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(s.worker_index).store(worker_index, std::memory_order_relaxed);
     *owned = true;
     return &s;
   };
@@ -33,8 +39,12 @@ StatSlot* claim_slot(Segment& seg, SlotRole role, std::uint64_t worker_index, bo
     for (std::uint32_t i = 0; i < n; ++i) {
       StatSlot& s = slots[i];
       std::uint32_t owner = s.owner_pid.load(std::memory_order_relaxed);
-      if (pass == 0 && !(role == SlotRole::worker && s.role == static_cast<std::uint32_t>(SlotRole::worker) &&
-                         s.worker_index == worker_index && owner != 0 && !pid_alive(owner)))
+      if (pass == 0 &&
+          !(role == SlotRole::worker &&
+            std::atomic_ref<std::uint32_t>(s.role).load(std::memory_order_relaxed) ==
+                static_cast<std::uint32_t>(SlotRole::worker) &&
+            std::atomic_ref<std::uint64_t>(s.worker_index).load(std::memory_order_relaxed) == worker_index &&
+            owner != 0 && !pid_alive(owner)))
         continue;
       if (pass == 1 && owner != 0) continue;
       if (pass == 2 && (owner == 0 || pid_alive(owner))) continue;

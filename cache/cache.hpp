@@ -102,6 +102,12 @@ public:
 
   CacheStats stats() const;
   StatSlot& my_stats() { return *slot_; }
+  // Adds to this process's counters: a plain load and store when the slot is ours alone,
+  // an atomic add when it is shared (every slot was taken).
+  void count(Counter c, std::uint64_t n = 1) {
+    if (owns_slot_) slot_->add_owned(c, n);
+    else slot_->add(c, n);
+  }
   Segment& segment() { return seg_; }
 
   // Runs the dead-owner repair unconditionally, under the writer lock (tests, `check`).
@@ -145,10 +151,6 @@ private:
   std::uint32_t region_of(ArenaOffset off) const { return static_cast<std::uint32_t>(off.byte_offset() >> region_shift_); }
   const std::uint8_t* entry_address(ArenaOffset off) const { return seg_.arena() + off.byte_offset(); }
   std::uint64_t entry_hash_at(ArenaOffset off) const;
-  void count(Counter c, std::uint64_t n = 1) {
-    if (owns_slot_) slot_->add_owned(c, n);
-    else slot_->add(c, n);
-  }
 
   Segment& seg_;
   SegmentHeader& hdr_;

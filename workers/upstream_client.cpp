@@ -20,9 +20,9 @@ std::uint64_t monotonic_us() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::StatSlot& stats,
+UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                                Completion done)
-    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), stats_(stats), done_(std::move(done)) {
+    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)) {
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
   std::uint64_t seed = 0;
   if (getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = monotonic_us() ^ static_cast<std::uint64_t>(getpid());
@@ -97,7 +97,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
     }
     p.fd = fd;
     p.sent_us = now_us;
-    stats_.add(cache::Counter::upstream_queries);
+    cache_.count(cache::Counter::upstream_queries);
     deadlines_.push_back({now_us + cfg_.upstream_timeout_ms * 1000ull, p.token, p.attempt});
     return;
   }
@@ -137,11 +137,11 @@ void UpstreamClient::on_readable(std::uint64_t token, std::uint64_t now_us) {
     switch (answer_.parse(buf, static_cast<std::size_t>(n), p.question(), ttl_)) {
       case UpstreamAnswer::Verdict::ignore: continue;
       case UpstreamAnswer::Verdict::fail:
-        stats_.add(cache::Counter::upstream_latency_us, now_us - p.sent_us);
+        cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
         fail_attempt(p, now_us);
         return;
       case UpstreamAnswer::Verdict::accept:
-        stats_.add(cache::Counter::upstream_latency_us, now_us - p.sent_us);
+        cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
         finish(token, &answer_);
         return;
     }
@@ -154,7 +154,7 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     deadlines_.pop_front();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.attempt != d.attempt || it->second.fd < 0) continue;  // already done
-    stats_.add(cache::Counter::upstream_timeouts);
+    cache_.count(cache::Counter::upstream_timeouts);
     fail_attempt(it->second, now_us);
   }
 }

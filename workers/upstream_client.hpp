@@ -60,7 +60,7 @@ public:
   // answer == nullptr: every attempt failed (send SERVFAIL).
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
 
-  UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::StatSlot& stats,
+  UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done);
   ~UpstreamClient();
 
@@ -81,7 +81,7 @@ private:
   int epoll_fd_;
   std::uint64_t tag_;
   const ServeConfig& cfg_;
-  cache::StatSlot& stats_;
+  cache::Cache& cache_;
   Completion done_;
   TtlPolicy ttl_;
   std::mt19937_64 rng_;

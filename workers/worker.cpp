@@ -39,12 +39,11 @@ public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
-        stats_(cache_.my_stats()),
         epfd_(epfd),
         udp_fd_(udp_fd),
         tcp_(epfd, tcp_fd, kTagTcpConn, cfg.tcp_max_connections, cfg.tcp_idle_timeout_ms,
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
-        upstream_(epfd, kTagUpstream, cfg, cache_.my_stats(),
+        upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }) {
     scratch_.reserve(4096);
   }
@@ -89,11 +88,11 @@ private:
     ClientQuery q;
     const ParseVerdict v = parse_query(wire, len, q);
     if (v == ParseVerdict::drop) {
-      stats_.add(cache::Counter::formerr);
+      cache_.count(cache::Counter::formerr);
       return 0;
     }
     if (v != ParseVerdict::ok) {
-      stats_.add(cache::Counter::formerr);
+      cache_.count(cache::Counter::formerr);
       const std::uint8_t rcode =
           v == ParseVerdict::formerr ? kRcodeFormErr : v == ParseVerdict::notimp ? kRcodeNotImp : kRcodeRefused;
       return write_error_response(q, rcode, out, cap);
@@ -125,7 +124,7 @@ private:
       upstream_.forward(plain, ecs, std::move(w));
       return 0;
     } catch (const std::invalid_argument&) {  // a name the cache key refuses
-      stats_.add(cache::Counter::formerr);
+      cache_.count(cache::Counter::formerr);
       return write_error_response(q, kRcodeFormErr, out, cap);
     }
   }
@@ -136,7 +135,7 @@ private:
     const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt);
     const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
     const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
-    if (r.truncated) stats_.add(cache::Counter::truncated);
+    if (r.truncated) cache_.count(cache::Counter::truncated);
     return r.size;
   }
 
@@ -168,7 +167,7 @@ private:
       iovec out_iov[kBatch];
       unsigned nout = 0;
       for (int i = 0; i < n; ++i) {
-        stats_.add(cache::Counter::queries_udp);
+        cache_.count(cache::Counter::queries_udp);
         Source src{false, &peers_[i], msgs[i].msg_hdr.msg_namelen, 0};
         const std::size_t len = handle(in_[i], msgs[i].msg_len, src, out_[nout], sizeof out_[nout]);
         if (len == 0) continue;
@@ -193,7 +192,7 @@ private:
   }
 
   void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
-    stats_.add(cache::Counter::queries_tcp);
+    cache_.count(cache::Counter::queries_tcp);
     tcp_peer_ = tcp_.peer(conn_id);
     Source src{true, nullptr, 0, conn_id};
     std::uint8_t out[65535];
@@ -229,17 +228,17 @@ private:
         const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt);
         const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
         const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
-        if (r.truncated) stats_.add(cache::Counter::truncated);
+        if (r.truncated) cache_.count(cache::Counter::truncated);
         n = r.size;
       } else if (a && a->truncated()) {
         // The upstream truncated: tell the client to retry over TCP.
         n = write_error_response(w.query, kRcodeNoError, out, sizeof reply_buf_);
         out[2] |= 0x02;
-        stats_.add(cache::Counter::truncated);
+        cache_.count(cache::Counter::truncated);
       }
       if (n == 0) {
         n = write_error_response(w.query, kRcodeServFail, out, sizeof reply_buf_);
-        stats_.add(cache::Counter::servfail);
+        cache_.count(cache::Counter::servfail);
       }
       if (w.tcp) tcp_.send(w.conn_id, {out, n});
       else ::sendto(udp_fd_, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
@@ -248,7 +247,6 @@ private:
 
   const ServeConfig& cfg_;
   cache::Cache cache_;
-  cache::StatSlot& stats_;
   int epfd_;
   int udp_fd_;
   TcpServer tcp_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <sys/types.h>
 
 #ifdef DNSARENA_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -14,12 +15,19 @@ namespace dnsarena::sim::layouts {
 
 namespace {
 #ifdef DNSARENA_HAVE_JEMALLOC
-// MALLCTL_ARENAS_ALL (4096) addresses every arena at once.
-const std::string kAllArenas = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".";
+// Sets the decay of every initialised arena ("arena.<i>.*"; MALLCTL_ARENAS_ALL is not
+// accepted for decay settings: EFAULT). True when at least one arena took it.
 bool set_decay(const char* which, long ms) {
-  const std::string name = kAllArenas + which;
-  ssize_t v = ms;
-  return mallctl(name.c_str(), nullptr, nullptr, &v, sizeof v) == 0;
+  unsigned narenas = 0;
+  std::size_t len = sizeof narenas;
+  if (mallctl("arenas.narenas", &narenas, &len, nullptr, 0) != 0) return false;
+  bool any = false;
+  for (unsigned i = 0; i < narenas; ++i) {
+    const std::string name = "arena." + std::to_string(i) + "." + which;
+    ssize_t v = ms;
+    any |= mallctl(name.c_str(), nullptr, nullptr, &v, sizeof v) == 0;  // EFAULT: arena not in use
+  }
+  return any;
 }
 long get_default_decay(const char* which) {
   ssize_t v = 0;

@@ -12,7 +12,7 @@
 namespace dnsarena::sim::layouts {
 
 // While alive, jemalloc keeps freed pages instead of returning them to the OS (all
-// arenas' dirty and muzzy decay set to -1); restores the previous settings after.
+// initialised arenas' dirty and muzzy decay set to -1); restores the previous settings after.
 // Does nothing without jemalloc.
 class HeapPageRetention {
 public:

@@ -21,7 +21,8 @@ namespace dnsarena::cache {
 inline constexpr std::uint64_t kSegmentMagic = 0x414E455241534E44ULL;
 
 // 1: first layout (12-byte entry header, 64-bit index slots with 8-bit generation).
-inline constexpr std::uint32_t kFormatVersion = 1;
+// 2: StatSlot grows to 256 bytes (counter index_displacements).
+inline constexpr std::uint32_t kFormatVersion = 2;
 
 // bit 0: little-endian; bit 1: 64-bit pointers; bit 2: pthread_mutex_t is 40 bytes.
 inline constexpr std::uint64_t kBuildFeatures = 0x7;

@@ -1,13 +1,14 @@
 // Per-process counters in the segment. FORMAT-DEPENDENT.
 //
-// StatSlot (192 bytes, three cache lines, so two processes never share a line):
+// StatSlot (256 bytes, four cache lines, so two processes never share a line):
 //
 //   offset size field        meaning
 //   0      4    owner_pid    atomic; pid that claimed the slot, 0 = never claimed
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   168    counters     kCounterCount x u64, indexed by enum Counter
+//   24   176    counters     kCounterCount x u64, indexed by enum Counter
+//   200   56    (padding to 256: four cache lines)
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
@@ -48,8 +49,9 @@ enum class Counter : std::uint32_t {
   formerr,             // worker: FORMERR answers sent or malformed packets dropped
   truncated,           // worker: answers sent with TC
   restarts,            // supervisor: times this worker index was restarted
+  index_displacements, // inserts that moved a resident to its other bucket to make room
 };
-inline constexpr std::size_t kCounterCount = 21;
+inline constexpr std::size_t kCounterCount = 22;
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -57,7 +59,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "expirations",      "conflict_evictions", "second_chances", "rejected_inserts",
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
-    "restarts"};
+    "restarts",         "index_displacements"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 
@@ -83,7 +85,7 @@ struct alignas(64) StatSlot {
   }
 };
 
-static_assert(sizeof(StatSlot) == 192, "three cache lines per slot: no false sharing");
+static_assert(sizeof(StatSlot) == 256, "whole cache lines per slot: no false sharing");
 static_assert(offsetof(StatSlot, counters) == 24, "counter offsets are part of the format");
 
 }  // namespace dnsarena::cache

@@ -76,7 +76,7 @@ TEST_CASE("SegmentHeader field offsets follow the diagram", "[layout]") {
 TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[layout]") {
   TestSegment ts(tiny_geometry(100, 1024, 3));
   const StatSlot& s = ts.seg.stat_slots()[1];
-  REQUIRE(sizeof(StatSlot) == 192);
+  REQUIRE(sizeof(StatSlot) == 256);
   REQUIRE(alignof(StatSlot) == 64);
   REQUIRE(offset_in(s, s.owner_pid) == 0);
   REQUIRE(offset_in(s, s.role) == 4);
@@ -84,9 +84,9 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(offset_in(s, s.worker_index) == 16);
   REQUIRE(offset_in(s, s.counters[0]) == 24);
   REQUIRE(offset_in(s, s.counters[kCounterCount - 1]) == 24 + 8 * (kCounterCount - 1));
-  REQUIRE(24 + 8 * kCounterCount <= 192);
+  REQUIRE(24 + 8 * kCounterCount <= 256);
   REQUIRE(kCounterNames.size() == kCounterCount);
-  REQUIRE(static_cast<std::size_t>(Counter::restarts) == kCounterCount - 1);
+  REQUIRE(static_cast<std::size_t>(Counter::index_displacements) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
 
   const RegionDesc& r = ts.seg.regions()[2];
@@ -159,12 +159,12 @@ TEST_CASE("SegmentLayout::compute, worked by hand", "[layout]") {
   REQUIRE(l.region_count == 3);
   REQUIRE(l.bucket_count == 157);
   REQUIRE(l.arena_bytes() == 3 * 4096);
-  // stats right after the 4096-byte header; 4 x 192 = 768 -> regions at 4864 (a multiple
-  // of 64); 3 x 16 = 48 -> 4912, aligned up to 4928 for the index; 157 x 64 = 10048 ->
-  // 14976, aligned up to a page: the arena at 16384; total 16384 + 12288 = 28672.
+  // stats right after the 4096-byte header; 4 x 256 = 1024 -> regions at 5120 (a multiple
+  // of 64); 3 x 16 = 48 -> 5168, aligned up to 5184 for the index; 157 x 64 = 10048 ->
+  // 15232, aligned up to a page: the arena at 16384; total 16384 + 12288 = 28672.
   REQUIRE(l.stats_offset == 4096);
-  REQUIRE(l.regions_offset == 4864);
-  REQUIRE(l.index_offset == 4928);
+  REQUIRE(l.regions_offset == 5120);
+  REQUIRE(l.index_offset == 5184);
   REQUIRE(l.arena_offset == 16384);
   REQUIRE(l.total_bytes == 28672);
 
@@ -173,7 +173,7 @@ TEST_CASE("SegmentLayout::compute, worked by hand", "[layout]") {
     REQUIRE(ts.seg.size() == 28672);
     const SegmentHeader& h = ts.seg.header();
     REQUIRE(h.bucket_count == 157);
-    REQUIRE(h.index_offset == 4928);
+    REQUIRE(h.index_offset == 5184);
     REQUIRE(h.arena_offset == 16384);
     REQUIRE(h.total_bytes == 28672);
     REQUIRE(ts.seg.geometry().arena_bytes == 3 * 4096);

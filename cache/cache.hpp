@@ -117,6 +117,10 @@ public:
 
   // Test hooks.
   void set_hash_override(HashOverride h) { hash_override_ = std::move(h); }
+  // Called inside reclaim, with the writer lock held, after each entry of the region has
+  // been dealt with (a failpoint: tests SIGKILL themselves there to test repair()).
+  using ReclaimHook = std::function<void(std::uint32_t region, std::size_t entries_done)>;
+  void set_reclaim_hook(ReclaimHook h) { reclaim_hook_ = std::move(h); }
   std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
 
 private:
@@ -169,6 +173,7 @@ private:
   };
   std::vector<PendingEntry> reclaim_scratch_;
   HashOverride hash_override_;
+  ReclaimHook reclaim_hook_;
 };
 
 // Wall-clock seconds, the `now` used by workers and tools.

@@ -83,7 +83,10 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now) {
     pos += static_cast<std::uint32_t>(padded_entry_size(len));
   }
   // Pass 2: expire, give a second chance, or evict each entry still linked.
+  std::size_t done = 0;
   for (const PendingEntry& pending : reclaim_scratch_) {
+    if (reclaim_hook_) reclaim_hook_(r, done);
+    ++done;
     const std::uint8_t* p = seg_.arena() + region_base + pending.pos;
     const std::uint32_t len = std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8);
     const std::uint32_t padded = static_cast<std::uint32_t>(padded_entry_size(len));

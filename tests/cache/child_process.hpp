@@ -83,6 +83,7 @@ public:
   SharedStopFlag(const SharedStopFlag&) = delete;
   SharedStopFlag& operator=(const SharedStopFlag&) = delete;
   void set() { flag_->store(1, std::memory_order_release); }
+  void clear() { flag_->store(0, std::memory_order_release); }
   bool is_set() const { return flag_->load(std::memory_order_acquire) != 0; }
 
 private:

@@ -38,13 +38,15 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   const unsigned rounds = env_unsigned("DNSARENA_KILL_ROUNDS", 200);
   // Big enough that nothing is evicted during the run (the canary must stay), small
   // regions so that writers often seal regions while they may be killed.
-  TestSegment ts(tiny_geometry(400'000, 256 * 1024, 512), "kill");
+  // About 130 KB are written per round (release build): the arena grows with the rounds.
+  TestSegment ts(tiny_geometry(400'000 + 400 * rounds, 256 * 1024, 512 + rounds * 3 / 4), "kill");
   const std::string name = ts.name();
   {
     Cache c(ts.seg);
     insert_canary(c, kCanaryKey);
   }
   SharedStopFlag stop;
+  SharedStopFlag victim_writing;  // set by a victim once it is attached and about to write
   auto should_stop = [&stop] { return stop.is_set(); };
   const pid_t reader = spawn_child([&] {
     Segment seg = Segment::attach(name);
@@ -75,6 +77,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   const std::uint64_t repairs_before = ts.seg.header().repairs.load();
   unsigned killed = 0, exited_early = 0;
   for (unsigned round = 0; round < rounds; ++round) {
+    victim_writing.clear();
     const pid_t victim = spawn_child([&, round] {
       Segment seg = Segment::attach(name);
       Cache c(seg, SlotRole::worker, 10);
@@ -83,8 +86,17 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
       cfg.writer_id = static_cast<std::uint16_t>(100 + round);
       cfg.seed = 100 + round;
       cfg.erase_per_mille = 20;
+      victim_writing.set();
       return run_writer(c, cfg);  // runs until killed (or its alarm)
     }, 30);
+    // Most kills land while the victim writes (the random delay counts from its first
+    // write, so slow builds such as ASan kill writers too, not just starting processes);
+    // one round in eight kills it wherever it is, attach included.
+    if (round % 8 != 0) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!victim_writing.is_set() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(0, 1500)));
     ::kill(victim, SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));

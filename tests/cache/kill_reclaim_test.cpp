@@ -40,10 +40,12 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   sim::SplitMix64 rng(4242);
   const SegmentHeader& h = ts.seg.header();
   const std::uint64_t repairs_before = h.repairs.load();
+  SharedStopFlag victim_writing;  // set by a victim once it is attached and about to write
   unsigned killed = 0, killed_mid_reclaim = 0;
   bool was_pending = false;
   std::uint64_t repairs_seen = repairs_before;
   for (unsigned round = 0; round < rounds; ++round) {
+    victim_writing.clear();
     const pid_t victim = spawn_child([&, round] {
       Segment seg = Segment::attach(name);
       Cache c(seg, SlotRole::worker, 10);
@@ -51,8 +53,14 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
       cfg.keys = 2000;
       cfg.writer_id = static_cast<std::uint16_t>(200 + round);
       cfg.seed = 300 + round;
+      victim_writing.set();
       return run_writer(c, cfg);  // runs until killed (or its alarm)
     }, 30);
+    // The random delay counts from the victim's first write, so slow builds (ASan) kill
+    // writers at work rather than processes still starting.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!victim_writing.is_set() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(100, 2000)));
     ::kill(victim, SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));

@@ -8,6 +8,8 @@
 #include <memory>
 #include <cmath>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "cache/cache.hpp"
 #include "sampled_trace.hpp"
@@ -114,16 +116,72 @@ private:
 
 }  // namespace
 
+namespace {
+
+// Expected distinct keys per name of the profile (qtypes with a share, times subnets for
+// ECS names).
+double keys_per_name(const TrafficProfile& t) {
+  const double q = (t.share_a > 0) + (t.share_aaaa > 0) + (1.0 - t.share_a - t.share_aaaa > 1e-12);
+  return std::max(1.0, q) * (1.0 + t.ecs_share * (static_cast<double>(std::max(1u, t.ecs_subnets)) - 1.0));
+}
+
+// Calls f(key, request rate of the key in qps) for every key of names 1..head.
+template <class F>
+void for_each_head_key(const TrafficProfile& t, std::uint64_t head, double rate_qps, std::uint64_t seed, F&& f) {
+  const double norm = zipf_normalizer(t.names, t.zipf);
+  const double share_other = std::max(0.0, 1.0 - t.share_a - t.share_aaaa);
+  const std::pair<std::uint16_t, double> qt[3] = {{1, t.share_a}, {28, t.share_aaaa}, {16, share_other}};
+  for (std::uint64_t r = 1; r <= head; ++r) {
+    const double name_qps = rate_qps * std::pow(static_cast<double>(r), -t.zipf) / norm;
+    const bool ecs = name_is_ecs(t, r, seed);
+    const std::uint32_t subnets = ecs ? std::max(1u, t.ecs_subnets) : 1u;
+    for (const auto& [qtype, share] : qt) {
+      if (share <= 0) continue;
+      for (std::uint32_t s = 0; s < subnets; ++s) {
+        TraceKey k;
+        k.name = r;
+        k.qtype = qtype;
+        k.ecs = ecs;
+        k.subnet = ecs ? s : 0;
+        f(k, name_qps * share / subnets);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 OccupancyCurve compute_curve(const CurveRequest& req) {
   const TrafficProfile& t = *req.traffic;
   OccupancyCurve c;
   c.sample_rate = std::min(req.max_sample_rate, static_cast<double>(req.sample_entries) / static_cast<double>(req.capacity));
   c.sample_rate = std::clamp(c.sample_rate, 1e-9, 1.0);
-  c.sampled_capacity = std::max<std::uint64_t>(16, static_cast<std::uint64_t>(std::llround(req.capacity * c.sample_rate)));
-  // Keep R consistent with the rounded capacity so scaling back is exact.
-  c.sample_rate = std::min(1.0, static_cast<double>(c.sampled_capacity) / static_cast<double>(req.capacity));
+  const double tail_rate = c.sample_rate;
+  // Head: the top-K names, kept in full. K is sized so the head's keys take at most
+  // 1/kHeadShareDiv of the sampled cache (<= kMaxHead names): the tail still drives
+  // eviction, and the head's full-rate requests stay a bounded cost.
+  constexpr double kHeadShareDiv = 8.0;
+  constexpr std::uint64_t kMaxHead = 1024;
+  std::uint64_t head = 0;
+  if (tail_rate < 1.0) {
+    const double budget = static_cast<double>(req.capacity) * tail_rate / kHeadShareDiv;
+    head = std::min<std::uint64_t>({kMaxHead, t.names, static_cast<std::uint64_t>(budget / keys_per_name(t))});
+  }
+  // Expected head entries held at the plateau: a key requested at lambda (Poisson) with
+  // TTL T is present a share lambda*T / (1 + lambda*T) of the time (TTL-only, no eviction).
+  double head_expected = 0;
+  for_each_head_key(t, head, req.rate_qps, req.seed, [&](const TraceKey& k, double qps) {
+    const double lt = qps * static_cast<double>(key_ttl(t, k, req.seed, nullptr));
+    head_expected += lt / (1.0 + lt);
+  });
+  head_expected = std::min(head_expected, static_cast<double>(req.capacity));
+  // One cache for head and tail: head entries count 1 slot, tail entries 1/R slots.
+  c.sampled_capacity = std::max<std::uint64_t>(
+      16, static_cast<std::uint64_t>(std::llround(head_expected + tail_rate * (static_cast<double>(req.capacity) - head_expected))));
+  c.head_names = head;
+  c.head_expected_entries = head_expected;
 
-  SampledTrace trace(t, c.sample_rate, req.seed);
+  SampledTrace trace(t, tail_rate, req.seed, head);
   AnswerBuilder builder(t, req.seed);
   std::vector<std::uint8_t> scratch;
 
@@ -163,7 +221,7 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   auto copy = std::make_unique<cache::EntryCopy>();
 
   const double sampled_qps = req.rate_qps * trace.weight();
-  const double scale = 1.0 / c.sample_rate;
+  const double scale = 1.0 / tail_rate;  // weight of a tail request, entry or insert
   const std::uint32_t t0 = 1'000'000;
   const std::size_t max_minutes = std::size_t{req.max_days} * 1440;
   const std::size_t min_minutes = std::max<std::size_t>(360 + 60, 2 * (t.max_ttl() / 60 + 1));
@@ -177,37 +235,57 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   std::vector<std::uint32_t> expiring(max_minutes + t.max_ttl() / 60 + 3, 0);
   std::uint64_t expired_so_far = 0;
   double carry = 0;
-  std::uint64_t inserts = 0, requests = 0;
+  std::uint64_t inserts = 0, requests = 0;  // tail inserts; all lookups
+  // Head keys inserted so far, with the end of their TTL (head entries are hot, so they
+  // are assumed linked once inserted: a hot key's expired entry is replaced on its next
+  // miss; evictions of head keys are not seen here, they are rare).
+  std::unordered_map<std::uint64_t, std::uint32_t> head_expiry;
+  std::uint64_t head_inserts = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
     carry += sampled_qps * 60.0;
     const std::uint64_t n = static_cast<std::uint64_t>(carry);
     carry -= static_cast<double>(n);
-    std::uint64_t hits = 0;
+    std::uint64_t hits_head = 0, hits_tail = 0, lookups_head = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint32_t now = t0 + static_cast<std::uint32_t>((minute - 1) * 60 + (i * 60) / n);
       const TraceKey k = trace.next();
+      const bool in_head = trace.is_head(k);
+      lookups_head += in_head;
       const cache::CacheKey ck = builder.key(k);
       if (cache.lookup(ck, now, *copy) == cache::LookupStatus::hit) {
-        ++hits;
+        ++(in_head ? hits_head : hits_tail);
       } else if (builder.encode(ck, k, now, scratch)) {
         scratch.resize(cache::padded_entry_size(scratch.size()), 0);
         if (cache.insert_encoded(ck, scratch, now) != cache::InsertStatus::rejected) {
-          ++inserts;
           bool negative = false;
           const std::uint32_t ttl = key_ttl(t, k, req.seed, &negative);
-          ++expiring[std::min<std::size_t>(expiring.size() - 1, (now + ttl - t0) / 60)];
+          if (in_head) {
+            ++head_inserts;
+            head_expiry[k.id()] = now + ttl;
+          } else {
+            ++inserts;
+            ++expiring[std::min<std::size_t>(expiring.size() - 1, (now + ttl - t0) / 60)];
+          }
         }
       }
     }
     requests += n;
-    hits_per_min.push_back(static_cast<double>(hits));
-    lookups_per_min.push_back(static_cast<double>(n));
-    c.entries.push_back(static_cast<float>(static_cast<double>(cache.stats().live_entries) * scale));
-    c.inserted.push_back(static_cast<float>(static_cast<double>(inserts) * scale));
-    expired_so_far += expiring[minute - 1];
+    // Full-scale counts: head at weight 1, tail at weight 1/R.
+    hits_per_min.push_back(static_cast<double>(hits_head) + static_cast<double>(hits_tail) * scale);
+    lookups_per_min.push_back(static_cast<double>(lookups_head) + static_cast<double>(n - lookups_head) * scale);
     const std::uint64_t live = cache.stats().live_entries;
-    c.unexpired.push_back(static_cast<float>(static_cast<double>(std::min(live, inserts - expired_so_far)) * scale));
+    const std::uint32_t minute_end = t0 + static_cast<std::uint32_t>(minute * 60);
+    std::uint64_t head_unexpired = 0;
+    for (const auto& [id, end] : head_expiry) head_unexpired += end > minute_end;
+    const std::uint64_t head_linked = std::min<std::uint64_t>(live, head_expiry.size());
+    const std::uint64_t tail_linked = live - head_linked;
+    c.entries.push_back(static_cast<float>(static_cast<double>(head_linked) + static_cast<double>(tail_linked) * scale));
+    c.inserted.push_back(static_cast<float>(static_cast<double>(head_inserts) + static_cast<double>(inserts) * scale));
+    expired_so_far += expiring[minute - 1];
+    const std::uint64_t tail_unexpired = std::min(tail_linked, inserts - std::min(inserts, expired_so_far));
+    c.unexpired.push_back(static_cast<float>(static_cast<double>(std::min(head_linked, head_unexpired)) +
+                                             static_cast<double>(tail_unexpired) * scale));
     // Plateau check once an hour.
     if (minute % 60 == 0 && minute >= min_minutes) {
       auto mean_hit = [&](std::size_t end) {

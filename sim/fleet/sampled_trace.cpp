@@ -45,15 +45,15 @@ std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t 
   return t.ttl.back().seconds;
 }
 
-SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed)
-    : t_(t), rate_(rate), seed_(seed), rng_(seed ^ 0x5A5A) {
+SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed, std::uint64_t head)
+    : t_(t), rate_(rate), seed_(seed), head_(std::min<std::uint64_t>(head, t.names)), rng_(seed ^ 0x5A5A) {
   // Geometric skipping: the gap to the next kept name is Geometric(rate).
   SplitMix64 pick(seed * 31 + 7);
   const double log_q = rate < 1.0 ? std::log1p(-rate) : 0.0;
   double sum = 0;
   std::uint64_t r = 0;
   for (;;) {
-    if (rate >= 1.0) {
+    if (rate >= 1.0 || r < head_) {
       ++r;
     } else {
       const double u = 1.0 - pick.unit();  // (0, 1]

@@ -5,12 +5,16 @@
 // client subnet too (uniform over the active subnets). Each key has a TTL bucket and a
 // negative/positive answer chosen by hash, so a key's answer is always the same.
 //
-// Sampling: each name is kept with probability R, independently (geometric skipping with
-// a seeded generator, O(R*N) to build); all keys of a kept name are kept. The kept names
-// carry Zipf weight W = sum of p_r over kept names, so the sampled trace has rate
-// lambda*W requests/s and a cache of capacity C*R sees what a cache of C sees, scaled.
+// Sampling: the head (Zipf ranks 1..K, K = `head` given by the caller) is always kept;
+// each tail name (rank > K) is kept with probability R, independently (geometric skipping
+// with a seeded generator, O(K + R*N) to build); all keys of a kept name are kept. The
+// kept names carry Zipf weight W = sum of p_r over kept names, so the trace has rate
+// lambda*W requests/s: head requests at full rate (weight 1 each), tail requests at
+// rate ~R (weight 1/R each). Keeping the head whole removes the dominant variance of
+// name-level sampling (whether one of the few very popular names is in the sample);
+// see cache_curve.hpp for how capacity and counts are weighted.
 //
-// Costs: build O(R*N) time and memory; next() is one binary search over the kept
+// Costs: build O(K + R*N) time and memory; next() is one binary search over the kept
 // names' cumulative weights plus a few hash mixes.
 #pragma once
 #include <cstdint>
@@ -40,10 +44,12 @@ std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t 
 
 class SampledTrace {
 public:
-  SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed);
+  SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed, std::uint64_t head = 0);
   // Next key of the sampled trace.
   TraceKey next();
   double rate() const { return rate_; }
+  std::uint64_t head() const { return head_; }  // ranks 1..head() are kept in full
+  bool is_head(const TraceKey& k) const { return k.name <= head_; }
   double weight() const { return weight_; }  // share of all requests that the kept names receive
   std::size_t kept_names() const { return ranks_.size(); }
   const std::vector<std::uint64_t>& ranks() const { return ranks_; }
@@ -52,6 +58,7 @@ private:
   TrafficProfile t_;
   double rate_;
   std::uint64_t seed_;
+  std::uint64_t head_;
   std::vector<std::uint64_t> ranks_;
   std::vector<double> cum_;  // cumulative r^-alpha over kept ranks
   std::vector<std::uint8_t> ecs_;

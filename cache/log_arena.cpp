@@ -12,6 +12,8 @@
 //
 // NOTE: survivors are copied before the region is freed, and the region's bytes are not
 // touched by the walk, so readers keep hitting its entries until the generation bump.
+#include <stdexcept>
+
 #include "cache.hpp"
 #include "relaxed_copy.hpp"
 
@@ -55,7 +57,8 @@ ArenaOffset Cache::append(std::span<const std::uint8_t> padded, std::uint32_t no
   const std::uint32_t head = head_of(hdr_.head_and_free.load(std::memory_order_relaxed));
   if (regions_[head].fill.load(std::memory_order_relaxed) + padded.size() > region_bytes_) advance_head(now);
   ArenaOffset off;
-  append_without_reclaim(padded, &off);  // fits: the head is fresh or had room
+  // Cannot fail: the head had room or is a freshly freed region, and padded <= region.
+  if (!append_without_reclaim(padded, &off)) throw std::logic_error("append: no room after advancing the head");
   return off;
 }
 

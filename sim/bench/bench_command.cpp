@@ -3,7 +3,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cache_bench.hpp"
 #include "sim/commands.hpp"
@@ -120,7 +119,6 @@ CLI::App* add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print one JSON object (progress goes to stderr)");
   cmd->callback([cmd, opts, json] {
     if (!cmd->get_subcommands().empty()) return;  // `bench <other>` runs that benchmark only
-    std::ostringstream sink;
     const bench::CacheBenchResult r = bench::run_cache_bench(*opts, std::cerr);
     if (*json) std::cout << to_json(*opts, r).dump(2) << "\n";
     else print_table(*opts, r);

@@ -76,7 +76,7 @@ TEST_CASE("malformed packets: FORMERR or dropped, workers keep serving, nothing 
       x ^= x << 17;
       b = static_cast<std::uint8_t>(x);
     }
-    p[2] &= 0x7F;  // a query, not a response: the parser must reject the rest
+    if (p.size() > 2) p[2] &= 0x7F;  // a query, not a response: the parser must reject the rest
     bad.push_back(p);
   }
   bad.push_back({0x12, 0x34, 0x01, 0x00, 0x00});                               // truncated header

@@ -82,6 +82,16 @@ public:
   Cache& operator=(const Cache&) = delete;
 
   LookupStatus lookup(const CacheKey& key, std::uint32_t now, EntryCopy& out);
+  // The same search, counters and hit bit as lookup(), but only the entry's header and
+  // key are copied (enough to compare the key and check the expiry), not its records:
+  // for callers that need hit or miss and no answer (the fleet simulator's trace runs).
+  LookupStatus probe(const CacheKey& key, std::uint32_t now);
+  // Prefetch hints for a caller that looks keys up one after another but knows them some
+  // steps ahead (the simulator): first the key's two index buckets, then, once those have
+  // arrived, the entries their slots point to with a matching tag. Hints only: they read
+  // the index without validating it and change nothing.
+  void prefetch_buckets_of(const CacheKey& key) const { prefetch_buckets(key_hash(key)); }
+  void prefetch_entries_of(const CacheKey& key) const;
 
   // Looks up `key` and writes the response for `query` into `out`. Returns the response
   // size (0 on miss or when it does not fit; see ResponseResult).
@@ -126,12 +136,18 @@ public:
 private:
   friend class SegmentChecker;
   // --- reads (cache_read.cpp) ---
-  LookupStatus find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out);
+  // Adds a lookup's outcome to this process's counters; returns it.
+  LookupStatus counted(LookupStatus st);
+  // Copies at most `copy_limit` bytes of the entry (at least its header and key).
+  LookupStatus find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out,
+                             std::size_t copy_limit = kMaxEntryBytes);
   void prefetch_buckets(std::uint64_t hash) const {
     const IndexPosition pos = index_position(hash, bucket_count_);
     __builtin_prefetch(&buckets_[pos.bucket1]);
     __builtin_prefetch(&buckets_[pos.bucket2]);
   }
+  // Prefetches the entries that the slots of both buckets with a matching tag point to.
+  void prefetch_entries(const IndexPosition& pos) const;
   InsertStatus insert_hashed(const CacheKey& key, std::uint64_t hash, std::span<const std::uint8_t> padded,
                              std::uint32_t now);
   // --- writes (cache_write.cpp); REQUIRES: writer lock held ---

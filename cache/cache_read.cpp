@@ -76,7 +76,8 @@ Cache::~Cache() {
   if (owns_slot_) slot_->owner_pid.store(0, std::memory_order_release);
 }
 
-LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out) {
+LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out,
+                                  std::size_t copy_limit) {
   const IndexPosition pos = index_position(hash, bucket_count_);
   // Both buckets' lines are requested before either is scanned, so a key that lives in
   // its second bucket costs one memory round trip for the index, not two.
@@ -102,7 +103,7 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
         const std::size_t in_region = byte_off & (region_bytes_ - 1);
         std::size_t len = relaxed_load_u16(src);
         const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= region_bytes_;
-        if (sane) relaxed_copy_out(out.bytes.data(), src, len);
+        if (sane) relaxed_copy_out(out.bytes.data(), src, std::min(len, copy_limit));
         std::atomic_thread_fence(std::memory_order_acquire);
         if (regions_[region].generation.load(std::memory_order_relaxed) != g1) {
           retry = true;
@@ -132,13 +133,37 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
   return LookupStatus::miss;
 }
 
-LookupStatus Cache::lookup(const CacheKey& key, std::uint32_t now, EntryCopy& out) {
-  const LookupStatus st = find_and_copy(key, key_hash(key), now, out);
+LookupStatus Cache::counted(LookupStatus st) {
   count(Counter::lookups);
-  if (st == LookupStatus::hit) count(Counter::hits);
-  else count(Counter::misses);
+  count(st == LookupStatus::hit ? Counter::hits : Counter::misses);
   if (st == LookupStatus::expired) count(Counter::expired_on_lookup);
   return st;
+}
+
+LookupStatus Cache::lookup(const CacheKey& key, std::uint32_t now, EntryCopy& out) {
+  return counted(find_and_copy(key, key_hash(key), now, out));
+}
+
+void Cache::prefetch_entries(const IndexPosition& pos) const {
+  for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
+    for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
+      const std::uint64_t s = buckets_[b].slots[k].load(std::memory_order_relaxed);
+      if (s != 0 && slot_hash_tag(s) == pos.hash_tag) {
+        const ArenaOffset off = slot_offset(s);
+        if (off.byte_offset() < seg_.layout().arena_bytes()) __builtin_prefetch(entry_address(off));
+      }
+    }
+  }
+}
+
+void Cache::prefetch_entries_of(const CacheKey& key) const {
+  prefetch_entries(index_position(key_hash(key), bucket_count_));
+}
+
+LookupStatus Cache::probe(const CacheKey& key, std::uint32_t now) {
+  thread_local EntryCopy copy;
+  const std::size_t head_and_key = kEntryKeyOffset + key.blob().size();
+  return counted(find_and_copy(key, key_hash(key), now, copy, head_and_key));
 }
 
 ResponseResult Cache::lookup_response(const CacheKey& key, const QueryInfo& query, std::uint32_t now,
@@ -166,24 +191,11 @@ void Cache::lookup_batch(const CacheKey* const* keys, std::size_t n, std::uint32
     __builtin_prefetch(&buckets_[pos[i].bucket1]);
     __builtin_prefetch(&buckets_[pos[i].bucket2]);
   }
-  // Stage 2: the first line of every candidate entry (and its region's generation).
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const std::uint64_t b : {pos[i].bucket1, pos[i].bucket2}) {
-      for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
-        const std::uint64_t s = buckets_[b].slots[k].load(std::memory_order_relaxed);
-        if (s != 0 && slot_hash_tag(s) == pos[i].hash_tag) {
-          const ArenaOffset off = slot_offset(s);
-          if (off.byte_offset() < seg_.layout().arena_bytes()) __builtin_prefetch(entry_address(off));
-        }
-      }
-    }
-  }
+  // Stage 2: the first line of every candidate entry.
+  for (std::size_t i = 0; i < n; ++i) prefetch_entries(pos[i]);
   // Stage 3: the real lookups, now hitting the cache.
   for (std::size_t i = 0; i < n; ++i) {
-    const LookupStatus st = find_and_copy(*keys[i], hashes[i], now, copy);
-    count(Counter::lookups);
-    count(st == LookupStatus::hit ? Counter::hits : Counter::misses);
-    if (st == LookupStatus::expired) count(Counter::expired_on_lookup);
+    const LookupStatus st = counted(find_and_copy(*keys[i], hashes[i], now, copy));
     on_result(i, st, copy);
   }
 }

@@ -28,9 +28,12 @@
 //
 // Output per minute k since the restart (k = 0 is the restart itself: empty, hit rate 0):
 // live entries, hit rate during minute k, cumulative inserts. The run stops when the
-// curve has reached a plateau (entries and hit rate move < 1% / 0.5 points over six
-// hours, after at least twice the longest TTL) or after max_days; beyond its end the
-// curve is its plateau (mean of the last hour).
+// curve has reached a plateau or after max_days; beyond its end the
+// curve is its plateau (mean of the last hour). Plateau: entries and the hourly hit rate
+// moved < 1% / 0.5 points over a window W, checked hourly from max(3 h, W + 1 h, 2 x
+// horizon) on; the horizon is how long an entry can matter: the longest TTL or, when the
+// cache fills, 2 x Che's characteristic time (an entry not hit within t_C is evicted),
+// whichever is shorter; W is the horizon in whole hours, 1 to 6.
 //
 // Costs: O(K + R * names) to build the trace, then one lookup (and on a miss one insert)
 // per sampled request (head requests at full rate: a larger share of lookups than before); speed is reported as sampled cache requests per second.
@@ -46,7 +49,7 @@ struct CurveRequest {
   const TrafficProfile* traffic = nullptr;
   std::uint64_t capacity = 0;
   double rate_qps = 0;
-  std::uint32_t sample_entries = 4'096;
+  std::uint32_t sample_entries = 32'768;
   double max_sample_rate = 1.0;
   std::uint32_t max_days = 14;
   std::uint64_t seed = 1;
@@ -55,6 +58,7 @@ struct CurveRequest {
 struct OccupancyCurve {
   std::vector<float> entries;   // live entries (full scale) at the end of minute k
   std::vector<float> hit_rate;  // hit rate during minute k (smoothed over <= 31 minutes)
+  std::vector<float> hit_rate_raw;  // hit rate during minute k, not smoothed (noisy at low R)
   std::vector<float> inserted;  // inserts since the restart (full scale), end of minute k
   std::vector<float> unexpired; // linked entries whose TTL has not ended (full scale); entries
                                 // counts expired ones too until the log reclaims them

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "sampled_trace.hpp"
@@ -44,20 +45,53 @@ struct KeyClass {
 
 }  // namespace
 
-CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t capacity) {
+CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t capacity,
+                         std::optional<std::uint64_t> seed) {
   const std::vector<RankBin> bins = rank_bins(t);
-  std::vector<KeyClass> classes;
-  const double qshare[3] = {t.share_a, t.share_aaaa, t.share_other};
-  for (int ecs = 0; ecs < 2; ++ecs) {
-    const double name_p = ecs ? t.ecs_share : 1.0 - t.ecs_share;
-    if (name_p <= 0) continue;
-    const double subnets = ecs ? static_cast<double>(t.ecs_subnets) : 1.0;
-    for (double qs : qshare) {
-      if (qs <= 0) continue;
-      if (t.negative_share > 0)
-        classes.push_back({name_p * subnets * t.negative_share, qs / subnets, double(t.negative_ttl), ecs == 1});
-      for (const auto& b : t.ttl)
-        classes.push_back({name_p * subnets * (1 - t.negative_share) * b.share, qs / subnets, double(b.seconds), ecs == 1});
+  // Key classes of a name that is ECS-keyed with probability ecs_p.
+  auto key_classes = [&](double ecs_p) {
+    std::vector<KeyClass> classes;
+    const double qshare[3] = {t.share_a, t.share_aaaa, t.share_other};
+    for (int ecs = 0; ecs < 2; ++ecs) {
+      const double name_p = ecs ? ecs_p : 1.0 - ecs_p;
+      if (name_p <= 0) continue;
+      const double subnets = ecs ? static_cast<double>(t.ecs_subnets) : 1.0;
+      for (double qs : qshare) {
+        if (qs <= 0) continue;
+        // Requests draw their qtype: every name has a key per qtype at share qs of its rate.
+        // One qtype per name: a share qs of names has one key with all of the rate.
+        const double names_p = t.qtype_per_name ? name_p * qs : name_p;
+        const double rate_share = (t.qtype_per_name ? 1.0 : qs) / subnets;
+        if (t.negative_share > 0)
+          classes.push_back({names_p * subnets * t.negative_share, rate_share, double(t.negative_ttl), ecs == 1});
+        for (const auto& b : t.ttl)
+          classes.push_back({names_p * subnets * (1 - t.negative_share) * b.share, rate_share, double(b.seconds), ecs == 1});
+      }
+    }
+    return classes;
+  };
+  const std::vector<KeyClass> classes = key_classes(t.ecs_share);
+  // With a seed, the exactly binned top names use what the trace draws for them: an ECS
+  // name gets the ECS classes; any other its own keys' qtype and TTL (negative or not).
+  std::vector<std::vector<KeyClass>> realized(bins.size());
+  if (seed) {
+    const std::vector<KeyClass> ecs_classes = key_classes(1.0);
+    const double share_other = std::max(0.0, 1.0 - t.share_a - t.share_aaaa);
+    const std::pair<std::uint16_t, double> qtypes[3] = {{1, t.share_a}, {28, t.share_aaaa}, {16, share_other}};
+    for (std::size_t b = 0; b < bins.size() && bins[b].names == 1.0; ++b) {
+      const std::uint64_t rank = b + 1;
+      if (name_is_ecs(t, rank, *seed)) {
+        realized[b] = ecs_classes;  // (one qtype per name: its weights already sum to one qtype)
+        continue;
+      }
+      const std::uint16_t own = t.qtype_per_name ? request_qtype(t, rank, *seed, 0) : 0;
+      for (const auto& [qtype, share] : qtypes) {
+        if (share <= 0 || (own && qtype != own)) continue;
+        TraceKey k;
+        k.name = rank;
+        k.qtype = qtype;
+        realized[b].push_back({1.0, own ? 1.0 : share, double(key_ttl(t, k, *seed, nullptr)), false});
+      }
     }
   }
   // Occupancy / hit of one key with rate l and TTL T at characteristic time tc.
@@ -67,10 +101,11 @@ CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t
   };
   auto totals = [&](double tc, double* hits, double* ecs_entries, double* names_present) {
     double occ = 0, h = 0, ecs_occ = 0, present = 0;
-    for (const auto& bin : bins) {
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      const RankBin& bin = bins[b];
       const double lname = rate_qps * bin.p;
       double name_absent = 1.0;  // approx P(no key of the name cached), keys independent
-      for (const auto& c : classes) {
+      for (const auto& c : realized[b].empty() ? classes : realized[b]) {
         const double l = lname * c.share;
         const double o = per_key(l, c.ttl, tc);
         occ += bin.names * c.weight * o;

@@ -16,6 +16,7 @@
 // Cost: ~3,000 rank bins x keys classes per evaluation, ~100 bisection steps.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "fleet_config.hpp"
 
@@ -30,6 +31,11 @@ struct CheEstimate {
   double entries_per_name = 0;  // live entries per distinct name present
 };
 
-CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t capacity);
+// `seed`: the trace's seed (sampled_trace.hpp). With it, the top names (exact bins) that
+// are not ECS-keyed take their own keys' TTLs, as the cache run sees them; the few most
+// popular keys carry a large share of requests, so the luck of their TTLs moves the hit
+// rate by points. Without it, every name has the profile's average key classes.
+CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t capacity,
+                         std::optional<std::uint64_t> seed = std::nullopt);
 
 }  // namespace dnsarena::sim::fleet

@@ -8,6 +8,7 @@
 namespace dnsarena::sim::fleet {
 
 int rate_bucket(double median, double rate) { return static_cast<int>(std::lround(4.0 * std::log2(rate / median))); }
+std::uint64_t curve_seed(const FleetConfig& fleet, std::size_t dc) { return fleet.seed * 1000003 + dc; }
 double bucket_rate(double median, int bucket) { return median * std::exp2(bucket / 4.0); }
 
 OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, double rate) const {
@@ -19,7 +20,7 @@ OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, do
   req.sample_entries = fleet_.sample_entries;
   req.max_sample_rate = fleet_.max_sample_rate;
   req.max_days = fleet_.curve_max_days;
-  req.seed = fleet_.seed * 1000003 + dc;  // same sampled names for every curve of a datacenter
+  req.seed = curve_seed(fleet_, dc);
   return compute_curve(req);
 }
 

@@ -25,6 +25,8 @@ struct CurveKey {
 };
 
 int rate_bucket(double median, double rate);
+// The trace seed of every curve of datacenter `dc` (same sampled names and key traits).
+std::uint64_t curve_seed(const FleetConfig& fleet, std::size_t dc);
 double bucket_rate(double median, int bucket);
 
 class CurveStore {

@@ -33,6 +33,7 @@ void read_traffic(MapReader& r, TrafficProfile& t) {
     t.share_a = q.number("a", 0, 1);
     t.share_aaaa = q.number("aaaa", 0, 1);
     t.share_other = q.number("other", 0, 1);
+    t.qtype_per_name = q.boolean_or("per_name", false);
     q.finish();
     const double sum = t.share_a + t.share_aaaa + t.share_other;
     if (std::fabs(sum - 1.0) > 1e-6) r.fail("qtypes", "shares a + aaaa + other must sum to 1, got " + std::to_string(sum));

@@ -31,6 +31,10 @@ struct TrafficProfile {
   std::uint64_t names = 10'000'000;  // name universe
   double zipf = 0.9;                 // popularity exponent
   double share_a = 0.56, share_aaaa = 0.25, share_other = 0.19;
+  // false: every request draws its qtype from the shares (a name is asked for several
+  // types); true: every name has one qtype, drawn from the shares by the name's hash
+  // (the synthetic upstream's zone, `sim upstream`, is built this way).
+  bool qtype_per_name = false;
   unsigned records_min = 1, records_max = 4;
   unsigned other_rdata_min = 64, other_rdata_max = 224;
   std::vector<TtlBucket> ttl{{60, 0.2}, {300, 0.4}, {3600, 0.4}};
@@ -60,7 +64,7 @@ struct FleetConfig {
   std::string file;
   std::uint64_t seed = 1;
   std::string layout = "v0";       // layout running before any rollout
-  std::uint32_t sample_entries = 4'096;  // SHARDS: target sampled cache entries (R = this / capacity)
+  std::uint32_t sample_entries = 32'768;  // SHARDS: target sampled cache entries (R = this / capacity)
   double max_sample_rate = 1.0;
   std::uint32_t curve_max_days = 14;   // longest cold-start curve computed before assuming a plateau
   std::uint64_t calibration_entries = 200'000;  // entries per layout measurement

@@ -75,7 +75,7 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   std::vector<CheEstimate> che(ndc);
   for (std::size_t d = 0; d < ndc; ++d) {
     const Datacenter& dc = fleet.datacenters[d];
-    che[d] = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity);
+    che[d] = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
     const MixProfile mix = to_mix_profile(dc.traffic, che[d].ecs_entry_share);
     const LayoutBytes& b = calibration.layout(mix, plan.from);
     const LayoutBytes& a = calibration.layout(mix, plan.to);

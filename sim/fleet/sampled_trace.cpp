@@ -32,6 +32,11 @@ bool name_is_ecs(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed
   return t.ecs_share > 0 && unit_of(mix64(name * 0x9E3779B97F4A7C15ULL ^ seed ^ 0xEC5)) < t.ecs_share;
 }
 
+std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed, double u) {
+  if (t.qtype_per_name) u = unit_of(mix64(name * 0xA24BAED4963EE407ULL ^ seed ^ 0x7E));
+  return u < t.share_a ? 1 : u < t.share_a + t.share_aaaa ? 28 : 16;
+}
+
 std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t seed, bool* negative) {
   const std::uint64_t h = mix64(k.id() * 0xD1B54A32D192ED03ULL ^ seed);
   const bool neg = t.negative_share > 0 && unit_of(h) < t.negative_share;
@@ -45,41 +50,122 @@ std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t 
   return t.ttl.back().seconds;
 }
 
-SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed, std::uint64_t head)
+namespace {
+
+// Thinning bounds (see the header): cycles of a head key per TTL, hits per t_C.
+constexpr double kCyclesPerTtl = 20.0;
+constexpr double kHitsPerCharacteristic = 5.0;
+
+}  // namespace
+
+SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed, std::uint64_t head,
+                           double rate_qps, double characteristic_s)
     : t_(t), rate_(rate), seed_(seed), head_(std::min<std::uint64_t>(head, t.names)), rng_(seed ^ 0x5A5A) {
-  // Geometric skipping: the gap to the next kept name is Geometric(rate).
-  SplitMix64 pick(seed * 31 + 7);
-  const double log_q = rate < 1.0 ? std::log1p(-rate) : 0.0;
-  double sum = 0;
-  std::uint64_t r = 0;
-  for (;;) {
-    if (rate >= 1.0 || r < head_) {
-      ++r;
-    } else {
-      const double u = 1.0 - pick.unit();  // (0, 1]
-      r += 1 + static_cast<std::uint64_t>(std::floor(std::log(u) / log_q));
+  const double norm = zipf_normalizer(t.names, t.zipf);
+  // Head keys: names 1..K x their qtypes x (ECS names) subnets, the name's rate split
+  // by qtype share (one qtype per name: all of it) and evenly over subnets.
+  const double share_other = std::max(0.0, 1.0 - t.share_a - t.share_aaaa);
+  const std::pair<std::uint16_t, double> qtypes[3] = {{1, t.share_a}, {28, t.share_aaaa}, {16, share_other}};
+  const double min_rate_tc = std::isfinite(characteristic_s) && characteristic_s > 0
+                                 ? kHitsPerCharacteristic / characteristic_s
+                                 : 0.0;
+  std::vector<double> head_rates;
+  for (std::uint64_t r = 1; r <= head_; ++r) {
+    const double name_qps = rate_qps * std::pow(static_cast<double>(r), -t.zipf) / norm;
+    const bool ecs = name_is_ecs(t, r, seed);
+    const std::uint32_t subnets = ecs ? std::max(1u, t.ecs_subnets) : 1u;
+    const std::uint16_t own = t.qtype_per_name ? request_qtype(t, r, seed, 0) : 0;
+    for (const auto& [qtype, share] : qtypes) {
+      if (share <= 0 || (own && qtype != own)) continue;
+      for (std::uint32_t s = 0; s < subnets; ++s) {
+        HeadKey h;
+        h.key.name = r;
+        h.key.qtype = qtype;
+        h.key.ecs = ecs;
+        h.key.subnet = ecs ? s : 0;
+        h.ttl = key_ttl(t, h.key, seed, nullptr);
+        h.rate_qps = name_qps * (own ? 1.0 : share) / subnets;
+        h.sampled_qps = std::min(h.rate_qps, std::max(kCyclesPerTtl / std::max(1u, h.ttl), min_rate_tc));
+        h.weight = h.sampled_qps > 0 ? h.rate_qps / h.sampled_qps : 1.0;
+        head_qps_ += h.sampled_qps;
+        head_rates.push_back(h.sampled_qps);
+        head_keys_.push_back(h);
+      }
     }
-    if (r > t.names) break;
-    ranks_.push_back(r);
-    sum += std::pow(static_cast<double>(r), -t.zipf);
-    cum_.push_back(sum);
-    ecs_.push_back(name_is_ecs(t, r, seed));
   }
-  weight_ = ranks_.empty() ? 0.0 : sum / zipf_normalizer(t.names, t.zipf);
+  head_alias_ = AliasTable(head_rates);
+  // Tail names, stratified: ranks K+1..N in blocks of 1/R consecutive ranks, one rank
+  // drawn uniformly from each block (every rank is kept with probability R, as with
+  // independent sampling, but the kept Zipf weight no longer depends on luck with the
+  // few heaviest tail names; see the header). Block j's rank is a hash of (seed, j), so
+  // a draw needs only the alias table: no table of ranks to read.
+  block_ = rate < 1.0 ? 1.0 / rate : 1.0;
+  std::vector<double> tail_p;
+  double sum = 0;
+  std::uint64_t previous = 0;
+  for (std::uint64_t j = 0;; ++j) {
+    const std::uint64_t r = tail_rank(j);
+    if (r > t.names) break;
+    // A rank that straddles two blocks could be picked by both: it is kept once.
+    const double p = r == previous ? 0.0 : std::pow(static_cast<double>(r), -t.zipf);
+    previous = r;
+    tail_p.push_back(p);
+    sum += p;
+    tail_names_ += p > 0;
+  }
+  tail_alias_ = AliasTable(tail_p);
+  tail_weight_ = sum / norm;
+  tail_qps_ = rate_qps * tail_weight_;
+  const double head_share = sampled_qps() > 0 ? head_qps_ / sampled_qps() : 0.0;
+  head_threshold_ = head_share >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(head_share * 0x1.0p64);
 }
 
-TraceKey SampledTrace::next() {
-  TraceKey k;
-  if (ranks_.empty()) return k;
-  const double u = rng_.unit() * cum_.back();
-  const std::size_t i = static_cast<std::size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin());
-  const std::size_t idx = std::min(i, ranks_.size() - 1);
-  k.name = ranks_[idx];
-  const double q = rng_.unit();
-  k.qtype = q < t_.share_a ? 1 : q < t_.share_a + t_.share_aaaa ? 28 : 16;
-  k.ecs = ecs_[idx] != 0;
-  if (k.ecs) k.subnet = static_cast<std::uint32_t>(rng_.next() % t_.ecs_subnets);
-  return k;
+std::uint64_t SampledTrace::tail_rank(std::uint64_t block) const {
+  // Rank head+1+m covers [m, m+1) on a line cut into blocks [j*B, (j+1)*B); a point drawn
+  // uniformly in each block picks the rank under it.
+  const double u = unit_of(mix64(block * 0x9E3779B97F4A7C15ULL ^ seed_ ^ 0x7A11));
+  return head_ + 1 + static_cast<std::uint64_t>((static_cast<double>(block) + u) * block_);
+}
+
+SampledTrace::Draw SampledTrace::next() {
+  Draw d;
+  next_batch(&d, 1);
+  return d;
+}
+
+void SampledTrace::next_batch(Draw* out, std::size_t n) {
+  // Stage 1: head or tail, and the alias cell of each draw (prefetched).
+  std::uint64_t pick[kMaxBatch];
+  bool head[kMaxBatch];
+  for (std::size_t i = 0; i < n; ++i) {
+    head[i] = rng_.next() < head_threshold_ || tail_alias_.empty();
+    pick[i] = rng_.next();
+    if (!head[i]) tail_alias_.prefetch(pick[i]);
+  }
+  // Stage 2: resolve the draws; prefetch the tail names' ranks.
+  std::uint32_t idx[kMaxBatch];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (head[i]) {
+      idx[i] = head_alias_.empty() ? 0 : head_alias_.draw(pick[i]);
+    } else {
+      idx[i] = tail_alias_.draw(pick[i]);
+    }
+  }
+  // Stage 3: the keys.
+  for (std::size_t i = 0; i < n; ++i) {
+    Draw& d = out[i];
+    d = Draw{};
+    if (head[i]) {
+      if (head_alias_.empty()) continue;
+      d.head_index = idx[i];
+      d.key = head_keys_[idx[i]].key;
+      continue;
+    }
+    d.key.name = tail_rank(idx[i]);
+    d.key.qtype = request_qtype(t_, d.key.name, seed_, t_.qtype_per_name ? 0.0 : rng_.unit());
+    d.key.ecs = name_is_ecs(t_, d.key.name, seed_);
+    if (d.key.ecs) d.key.subnet = static_cast<std::uint32_t>(rng_.next() % std::max(1u, t_.ecs_subnets));
+  }
 }
 
 }  // namespace dnsarena::sim::fleet

@@ -7,9 +7,9 @@
 
 namespace dnsarena::sim::fleet {
 
-int rate_bucket(double median, double rate) { return static_cast<int>(std::lround(4.0 * std::log2(rate / median))); }
+int rate_bucket(double median, double rate) { return static_cast<int>(std::lround(kBucketsPerOctave * std::log2(rate / median))); }
 std::uint64_t curve_seed(const FleetConfig& fleet, std::size_t dc) { return fleet.seed * 1000003 + dc; }
-double bucket_rate(double median, int bucket) { return median * std::exp2(bucket / 4.0); }
+double bucket_rate(double median, int bucket) { return median * std::exp2(bucket / kBucketsPerOctave); }
 
 OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, double rate) const {
   const Datacenter& d = fleet_.datacenters.at(dc);

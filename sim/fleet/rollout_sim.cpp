@@ -11,6 +11,7 @@
 
 #include "che_model.hpp"
 #include "memory_model.hpp"
+#include "rank_histogram.hpp"
 #include "sampled_trace.hpp"
 #include "yaml_reader.hpp"
 
@@ -35,8 +36,16 @@ struct Instance {
 // RSS (bytes), hit rate by age in steps, for one curve under one layout; past the end: last value.
 struct AgeTable {
   std::vector<float> rss, hit;
-  float rss_at(std::int64_t age) const { return rss[std::min<std::size_t>(static_cast<std::size_t>(age), rss.size() - 1)]; }
-  float hit_at(std::int64_t age) const { return hit[std::min<std::size_t>(static_cast<std::size_t>(age), hit.size() - 1)]; }
+  std::vector<std::uint32_t> rss_index;  // each rss value's index in the fleet's sorted distinct RSS values
+  std::size_t last(std::int64_t age) const { return std::min<std::size_t>(static_cast<std::size_t>(age), rss.size() - 1); }
+  bool settled(std::int64_t age) const { return static_cast<std::size_t>(age) + 1 >= rss.size(); }  // constant from here on
+};
+
+// One instance's state while a span of steps is walked.
+struct InstanceState {
+  std::size_t event = 0;       // index of the instance's latest event
+  std::uint32_t value = 0;     // RSS value index
+  float rss = 0, hit = 0;
 };
 
 double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
@@ -176,57 +185,87 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
     in.table[1] = table_for({in.dc, cap_after[in.dc], b}, 1);
   }
 
-  // 5. Steps in parallel blocks; percentiles per step.
+  // 5. Steps. The distinct RSS values of all tables, sorted, index an exact rank
+  //    histogram (rank_histogram.hpp). The steps are cut into spans walked in parallel;
+  //    within a span an instance is revisited only when its value can change: every
+  //    step while it is on its curve, then at its next event (restart, upgrade).
+  std::vector<float> distinct;
+  for (const AgeTable& t : tables) distinct.insert(distinct.end(), t.rss.begin(), t.rss.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  for (AgeTable& t : tables) {
+    t.rss_index.resize(t.rss.size());
+    for (std::size_t a = 0; a < t.rss.size(); ++a)
+      t.rss_index[a] = static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), t.rss[a]) - distinct.begin());
+  }
   res.steps.resize(static_cast<std::size_t>(steps));
   const std::size_t n = inst.size();
-  constexpr std::int64_t kBlock = 64;
-  const std::int64_t blocks = (steps + kBlock - 1) / kBlock;
-  tbb::parallel_for(std::int64_t{0}, blocks, [&](std::int64_t blk) {
-    const std::int64_t s0 = blk * kBlock, s1 = std::min(steps, s0 + kBlock);
-    std::vector<float> rss(static_cast<std::size_t>(s1 - s0) * n);
-    std::vector<double> total(s1 - s0, 0), hits(s1 - s0, 0), reqs(s1 - s0, 0), upgraded(s1 - s0, 0);
-    for (std::size_t i = 0; i < n; ++i) {
+  std::size_t ranks[4];
+  const double quantiles[4] = {0.50, 0.90, 0.98, 0.99};
+  for (int q = 0; q < 4; ++q) {
+    // Nearest rank: the smallest value with at least q * n values at or below it.
+    const double rank = std::ceil(quantiles[q] * static_cast<double>(n));
+    ranks[q] = std::min(n - 1, static_cast<std::size_t>(std::max(1.0, rank)) - 1);
+  }
+  const std::int64_t spans = std::min<std::int64_t>(steps, 32);
+  tbb::parallel_for(std::int64_t{0}, spans, [&](std::int64_t sp) {
+    const std::int64_t s0 = steps * sp / spans, s1 = steps * (sp + 1) / spans;
+    RankHistogram hist(distinct.size());
+    std::vector<InstanceState> state(n);
+    std::vector<std::vector<std::uint32_t>> wake(static_cast<std::size_t>(s1 - s0));
+    double total = 0, hits = 0, reqs = 0, upgraded = 0;
+    // Sets instance i's value at step s and schedules its next visit within the span.
+    auto visit = [&](std::size_t i, std::int64_t s, bool first) {
       const Instance& in = inst[i];
-      std::size_t e = static_cast<std::size_t>(
-          std::upper_bound(in.events.begin(), in.events.end(), s0 * step,
-                           [](std::int64_t m, const Event& ev) { return m < ev.minute; }) - in.events.begin()) - 1;
-      for (std::int64_t s = s0; s < s1; ++s) {
-        const std::int64_t minute = s * step;
-        while (e + 1 < in.events.size() && in.events[e + 1].minute <= minute) ++e;
-        const Event& ev = in.events[e];
-        const AgeTable& t = tables[in.table[ev.version]];
-        const std::int64_t age = (minute - ev.minute) / step;
-        const float r = t.rss_at(age);
-        const std::size_t row = static_cast<std::size_t>(s - s0);
-        rss[row * n + i] = r;
-        total[row] += r;
-        hits[row] += in.rate * t.hit_at(age);
-        reqs[row] += in.rate;
-        upgraded[row] += ev.version;
+      InstanceState& st = state[i];
+      const std::int64_t minute = s * step;
+      if (first) {
+        st.event = static_cast<std::size_t>(
+            std::upper_bound(in.events.begin(), in.events.end(), minute,
+                             [](std::int64_t m, const Event& ev) { return m < ev.minute; }) - in.events.begin()) - 1;
+      } else {
+        hist.remove(st.value);
+        total -= st.rss;
+        hits -= in.rate * st.hit;
+        upgraded -= in.events[st.event].version;  // re-added below: the version may change
+        while (st.event + 1 < in.events.size() && in.events[st.event + 1].minute <= minute) ++st.event;
       }
+      const Event& ev = in.events[st.event];
+      const AgeTable& t = tables[in.table[ev.version]];
+      const std::int64_t age = (minute - ev.minute) / step;
+      const std::size_t a = t.last(age);
+      st.value = t.rss_index[a];
+      st.rss = t.rss[a];
+      st.hit = t.hit[a];
+      hist.add(st.value);
+      total += st.rss;
+      hits += in.rate * st.hit;
+      upgraded += ev.version;
+      // Next visit: the next step while on the curve, else the step of the next event.
+      std::int64_t next = s + 1;
+      if (t.settled(age)) {
+        if (st.event + 1 >= in.events.size()) return;
+        next = std::max(s + 1, (in.events[st.event + 1].minute + step - 1) / step);
+      }
+      if (next < s1) wake[static_cast<std::size_t>(next - s0)].push_back(static_cast<std::uint32_t>(i));
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      visit(i, s0, true);
+      reqs += inst[i].rate;
     }
     for (std::int64_t s = s0; s < s1; ++s) {
-      const std::size_t row = static_cast<std::size_t>(s - s0);
-      float* v = rss.data() + row * n;
-      auto pct = [&](double q, std::size_t lo) {
-        // Nearest rank: the smallest value with at least q * n values at or below it.
-        const double rank = std::ceil(q * static_cast<double>(n));
-        const std::size_t k = std::min(n - 1, static_cast<std::size_t>(std::max(1.0, rank)) - 1);
-        std::nth_element(v + lo, v + k, v + n);
-        return std::pair<double, std::size_t>{v[k] / kGB, k};
-      };
+      if (s > s0)
+        for (std::uint32_t i : wake[static_cast<std::size_t>(s - s0)]) visit(i, s, false);
+      std::uint32_t pick[4];
+      hist.select(ranks, 4, pick);
       RolloutStep& st = res.steps[static_cast<std::size_t>(s)];
       st.minute = s * step;
-      auto [p50, k50] = pct(0.50, 0);
-      auto [p90, k90] = pct(0.90, k50);
-      auto [p98, k98] = pct(0.98, k90);
-      auto [p99, k99] = pct(0.99, k98);
-      (void)k99;
-      st.p50_gb = p50, st.p90_gb = p90, st.p98_gb = p98, st.p99_gb = p99;
-      st.fleet_total_gb = total[row] / kGB;
-      st.mean_hit_rate = reqs[row] > 0 ? hits[row] / reqs[row] : 0;
-      st.upstream_qps = reqs[row] - hits[row];
-      st.share_upgraded = upgraded[row] / static_cast<double>(n);
+      st.p50_gb = distinct[pick[0]] / kGB, st.p90_gb = distinct[pick[1]] / kGB;
+      st.p98_gb = distinct[pick[2]] / kGB, st.p99_gb = distinct[pick[3]] / kGB;
+      st.fleet_total_gb = total / kGB;
+      st.mean_hit_rate = reqs > 0 ? hits / reqs : 0;
+      st.upstream_qps = reqs - hits;
+      st.share_upgraded = upgraded / static_cast<double>(n);
     }
   });
   res.fleet_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();

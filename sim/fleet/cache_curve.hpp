@@ -69,7 +69,7 @@ struct OccupancyCurve {
   double head_expected_entries = 0;    // expected head entries at the plateau (TTL-only)
   std::uint64_t sampled_capacity = 0;
   std::uint64_t sampled_requests = 0;  // cache lookups performed
-  double run_seconds = 0;              // wall time of the cache run
+  double run_seconds = 0;              // CPU time of the cache run (its thread's)
   double mean_entry_bytes = 0;         // mean padded arena bytes of this profile's entries
 
   double entries_at(std::size_t minute) const { return minute < entries.size() ? entries[minute] : plateau_entries; }

@@ -71,6 +71,12 @@ int run_reader(cache::Cache& c, const RoleConfig& cfg, RoleStats* stats) {
                          failure = kChildMismatch;
                        }
                      });
+    } else if (n % 8 == 5) {  // the simulator's path: prefetch hints, then a probe (no copy to verify)
+      const cache::CacheKey key = verifiable_key(static_cast<std::uint32_t>(rng.next() % cfg.keys));
+      c.prefetch_buckets_of(key);
+      c.prefetch_entries_of(key);
+      ++local.operations;
+      local.hits += c.probe(key, now) == cache::LookupStatus::hit;
     } else {
       const std::uint32_t k = static_cast<std::uint32_t>(rng.next() % cfg.keys);
       ++local.operations;

@@ -75,7 +75,7 @@ struct PredictRequest {
   double rate_qps = 0;
   double arena_bytes_per_entry = 0;  // calibration, layout "arena", net bytes
   double process_bytes = 0;          // measured before load (input)
-  std::uint32_t sample_entries = 4'096;
+  std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
   std::uint64_t seed = 1;
 };
 

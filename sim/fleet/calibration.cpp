@@ -1,5 +1,7 @@
 #include "calibration.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -82,6 +84,26 @@ const std::vector<LayoutBytes>& Calibration::rows(const MixProfile& p) {
   auto& slot = rows_[key] = std::move(measured);
   save();
   return slot;
+}
+
+void Calibration::measure_missing(const std::vector<MixProfile>& profiles) {
+  std::vector<std::pair<std::string, MixProfile>> todo;
+  for (const MixProfile& p : profiles) {
+    std::string key = profile_hash(p, entries_, seed_);
+    if (rows_.count(key)) continue;
+    bool queued = false;
+    for (const auto& [k, q] : todo) queued = queued || k == key;
+    if (!queued) todo.emplace_back(std::move(key), p);
+  }
+  if (todo.empty()) return;
+  std::vector<std::vector<LayoutBytes>> measured(todo.size());
+  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) { measured[i] = measurer_(todo[i].second, entries_, seed_); });
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    if (measured[i].empty()) throw std::runtime_error("layout calibration returned no rows");
+    rows_[todo[i].first] = std::move(measured[i]);
+    ++measured_;
+  }
+  save();
 }
 
 const LayoutBytes& Calibration::layout(const MixProfile& p, const std::string& name) {

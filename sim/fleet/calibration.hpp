@@ -41,6 +41,9 @@ public:
   Calibration(std::string path, LayoutMeasurer measurer, std::uint64_t entries, std::uint64_t seed);
   // Rows for this profile, measuring (and saving) them when not cached.
   const std::vector<LayoutBytes>& rows(const MixProfile& p);
+  // Measures every profile of `profiles` not cached yet, in parallel (oneTBB; the
+  // layouts' allocation counters are per thread), then saves once.
+  void measure_missing(const std::vector<MixProfile>& profiles);
   const LayoutBytes& layout(const MixProfile& p, const std::string& name);
   std::size_t measured() const { return measured_; }
   std::size_t reused() const { return reused_; }

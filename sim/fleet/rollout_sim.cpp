@@ -82,10 +82,16 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   std::vector<LayoutMemory> mem_before(ndc), mem_after(ndc);
   std::vector<std::uint64_t> cap_before(ndc), cap_after(ndc);
   std::vector<CheEstimate> che(ndc);
+  std::vector<MixProfile> mixes;
   for (std::size_t d = 0; d < ndc; ++d) {
     const Datacenter& dc = fleet.datacenters[d];
     che[d] = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
-    const MixProfile mix = to_mix_profile(dc.traffic, che[d].ecs_entry_share);
+    mixes.push_back(to_mix_profile(dc.traffic, che[d].ecs_entry_share));
+  }
+  calibration.measure_missing(mixes);
+  for (std::size_t d = 0; d < ndc; ++d) {
+    const Datacenter& dc = fleet.datacenters[d];
+    const MixProfile& mix = mixes[d];
     const LayoutBytes& b = calibration.layout(mix, plan.from);
     const LayoutBytes& a = calibration.layout(mix, plan.to);
     mem_before[d] = layout_memory(b.layout, b.net_bytes, b.alloc_bytes);

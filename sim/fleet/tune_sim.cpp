@@ -72,6 +72,15 @@ TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom,
       res.curve.push_back({dc.name, g.capacity, c.plateau_hit_rate, dc.rate_median_qps * (1 - c.plateau_hit_rate)});
     }
   }
+  {
+    std::vector<MixProfile> mixes;
+    for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
+      const Datacenter& dc = fleet.datacenters[d];
+      const CheEstimate che = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
+      mixes.push_back(to_mix_profile(dc.traffic, che.ecs_entry_share));
+    }
+    cal.measure_missing(mixes);  // in parallel, before the rows below read them
+  }
   for (const std::string& lay : layouts) {
     for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
       const Datacenter& dc = fleet.datacenters[d];

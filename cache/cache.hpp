@@ -10,6 +10,9 @@
 //                   About two dependent memory accesses.
 //   lookup_batch    the same for many keys, prefetching all buckets, then all entries, so
 //                   the memory accesses of the batch overlap.
+//   probe           lookup's search, counters and hit bit, copying only the entry's header
+//                   and key: hit or miss without an answer (the fleet simulator).
+//   prefetch_*_of   hints: a key's buckets, then its candidate entries (no effect).
 //   insert          encode into a reused scratch buffer (no lock), then under the writer
 //                   lock: make room, append to the head region, publish with one atomic
 //                   store into the index.

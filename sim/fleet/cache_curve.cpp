@@ -148,7 +148,8 @@ namespace {
 // ECS names).
 double keys_per_name(const TrafficProfile& t) {
   const double q = t.qtype_per_name ? 1.0 : (t.share_a > 0) + (t.share_aaaa > 0) + (1.0 - t.share_a - t.share_aaaa > 1e-12);
-  return std::max(1.0, q) * (1.0 + t.ecs_share * (static_cast<double>(std::max(1u, t.ecs_subnets)) - 1.0));
+  return std::max(1.0, q) * (1.0 + t.ecs_share * (static_cast<double>(std::max(1u, t.ecs_subnets)) - 1.0)) +
+         (t.stray_share > 0 ? t.stray_keys : 0);
 }
 
 }  // namespace

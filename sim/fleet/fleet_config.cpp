@@ -10,7 +10,7 @@
 namespace dnsarena::sim::fleet {
 
 std::uint32_t TrafficProfile::max_ttl() const {
-  std::uint32_t m = negative_share > 0 ? negative_ttl : 0;
+  std::uint32_t m = negative_share > 0 || stray_share > 0 ? negative_ttl : 0;
   for (const auto& b : ttl) m = std::max(m, b.seconds);
   return m;
 }
@@ -72,6 +72,12 @@ void read_traffic(MapReader& r, TrafficProfile& t) {
     MapReader q = r.map("negative");
     t.negative_share = q.number("share", 0, 1);
     t.negative_ttl = static_cast<std::uint32_t>(q.integer_or("ttl", t.negative_ttl, 1, 86400));
+    q.finish();
+  }
+  if (r.has("stray")) {
+    MapReader q = r.map("stray");
+    t.stray_share = q.number("share", 0, 0.5);
+    t.stray_keys = static_cast<std::uint32_t>(q.integer_or("keys", t.stray_keys, 1, 16));
     q.finish();
   }
   if (r.has("ecs")) {

@@ -40,6 +40,12 @@ struct TrafficProfile {
   std::vector<TtlBucket> ttl{{60, 0.2}, {300, 0.4}, {3600, 0.4}};
   double negative_share = 0.0;
   std::uint32_t negative_ttl = 300;
+  // Stray queries: a share of a name's requests asks for something the name does not
+  // have (another type: NODATA; a misspelt neighbour: NXDOMAIN), spread over `stray_keys`
+  // extra keys per name, each answered negatively with negative_ttl. Their rate is a
+  // small share of the name's, so they miss far more often than the name's own keys.
+  double stray_share = 0.0;
+  std::uint32_t stray_keys = 1;
   double ecs_share = 0.0;        // share of names answered per client subnet
   std::uint32_t ecs_subnets = 1;  // active client subnets
   std::uint8_t ecs_prefix = 24;   // scope prefix

@@ -39,7 +39,7 @@ std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::ui
 
 std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t seed, bool* negative) {
   const std::uint64_t h = mix64(k.id() * 0xD1B54A32D192ED03ULL ^ seed);
-  const bool neg = t.negative_share > 0 && unit_of(h) < t.negative_share;
+  const bool neg = is_stray(k) || (t.negative_share > 0 && unit_of(h) < t.negative_share);
   if (negative) *negative = neg;
   if (neg) return t.negative_ttl;
   double u = unit_of(mix64(h ^ 0x77));
@@ -84,13 +84,25 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
         h.key.ecs = ecs;
         h.key.subnet = ecs ? s : 0;
         h.ttl = key_ttl(t, h.key, seed, nullptr);
-        h.rate_qps = name_qps * (own ? 1.0 : share) / subnets;
+        h.rate_qps = name_qps * (1.0 - t.stray_share) * (own ? 1.0 : share) / subnets;
         h.sampled_qps = std::min(h.rate_qps, std::max(kCyclesPerTtl / std::max(1u, h.ttl), min_rate_tc));
         h.weight = h.sampled_qps > 0 ? h.rate_qps / h.sampled_qps : 1.0;
         head_qps_ += h.sampled_qps;
         head_rates.push_back(h.sampled_qps);
         head_keys_.push_back(h);
       }
+    }
+    for (std::uint32_t j = 0; t.stray_share > 0 && j < t.stray_keys; ++j) {
+      HeadKey h;
+      h.key.name = r;
+      h.key.qtype = static_cast<std::uint16_t>(kStrayQtype + j);
+      h.ttl = t.negative_ttl;
+      h.rate_qps = name_qps * t.stray_share / t.stray_keys;
+      h.sampled_qps = std::min(h.rate_qps, std::max(kCyclesPerTtl / std::max(1u, h.ttl), min_rate_tc));
+      h.weight = h.sampled_qps > 0 ? h.rate_qps / h.sampled_qps : 1.0;
+      head_qps_ += h.sampled_qps;
+      head_rates.push_back(h.sampled_qps);
+      head_keys_.push_back(h);
     }
   }
   head_alias_ = AliasTable(head_rates);
@@ -162,6 +174,10 @@ void SampledTrace::next_batch(Draw* out, std::size_t n) {
       continue;
     }
     d.key.name = tail_rank(idx[i]);
+    if (t_.stray_share > 0 && rng_.unit() < t_.stray_share) {
+      d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + rng_.next() % t_.stray_keys);
+      continue;  // stray keys are never ECS-keyed (negative answers have scope 0)
+    }
     d.key.qtype = request_qtype(t_, d.key.name, seed_, t_.qtype_per_name ? 0.0 : rng_.unit());
     d.key.ecs = name_is_ecs(t_, d.key.name, seed_);
     if (d.key.ecs) d.key.subnet = static_cast<std::uint32_t>(rng_.next() % std::max(1u, t_.ecs_subnets));

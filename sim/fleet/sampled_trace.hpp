@@ -70,6 +70,10 @@ bool name_is_ecs(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed
 // The qtype of a request for `name`: from the request's own uniform draw `u`, or, when
 // the profile has one qtype per name, from the name's hash.
 std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed, double u);
+// Stray keys (TrafficProfile::stray_share) are keyed by pseudo qtypes kStrayQtype + j,
+// j < stray_keys, and always answered negatively.
+inline constexpr std::uint16_t kStrayQtype = 65280;  // private-use qtypes (RFC 6895)
+inline bool is_stray(const TraceKey& k) { return k.qtype >= kStrayQtype; }
 std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t seed, bool* negative);
 
 // One key of a head name, simulated at a thinned rate.

@@ -34,13 +34,18 @@ TrafficProfile to_fleet_traffic(const sim::TrafficProfile& p, std::vector<std::s
   t.other_rdata_min = m.txt_min_bytes;
   t.other_rdata_max = m.txt_max_bytes;
   t.ttl = uniform_ttl_buckets(m.ttl_min, m.ttl_max, kTtlBuckets);
-  t.negative_share = std::min(1.0, p.query_nodata_share + p.query_nxdomain_share);
+  // NODATA queries ask one of the name's 2 other types; NXDOMAIN queries "nx<rank>" with
+  // one of 3 types: 5 extra negative keys per name, at (on average) equal shares.
+  t.negative_share = 0;
+  t.stray_share = std::min(0.5, p.query_nodata_share + p.query_nxdomain_share);
+  t.stray_keys = (p.query_nodata_share > 0 ? 2 : 0) + (p.query_nxdomain_share > 0 ? 3 : 0);
+  if (t.stray_keys == 0) t.stray_keys = 1;
   t.negative_ttl = p.negative_ttl;
   const bool ecs_sent = p.ecs_client_subnets > 0;
   // Answered per subnet (scope > 0, sim/traffic/upstream_zone.cpp): ECS names' positive
   // answers and their NODATA; the zone's negative names and the "nx<rank>" names answer
   // with scope 0 whatever the name's trait, so they are cached once, like non-ECS names.
-  t.ecs_share = ecs_sent ? p.ecs_share * (1.0 - m.negative_share) * (1.0 - p.query_nxdomain_share) : 0.0;
+  t.ecs_share = ecs_sent ? p.ecs_share * (1.0 - m.negative_share) : 0.0;
   t.ecs_subnets = ecs_sent ? p.ecs_client_subnets : 1;
   t.ecs_prefix = p.ecs_scope_prefix;
   if (notes) {
@@ -50,9 +55,9 @@ TrafficProfile to_fleet_traffic(const sim::TrafficProfile& p, std::vector<std::s
     notes->push_back(ttl.str());
     std::ostringstream neg;
     neg << "NODATA + NXDOMAIN queries (" << p.query_nodata_share * 100 << "% + " << p.query_nxdomain_share * 100
-        << "%) as a " << t.negative_share * 100 << "% share of negative keys (TTL " << p.negative_ttl
-        << " s) at their name's full rate; really they are extra keys at 1-2% of it, so the model "
-           "overstates their hit rate";
+        << "%) as " << t.stray_keys << " stray negative keys per name (TTL " << p.negative_ttl
+        << " s) sharing " << t.stray_share * 100 << "% of its rate equally (really NODATA keys get "
+        << p.query_nodata_share * 50 << "% each, NXDOMAIN keys the type mix of " << p.query_nxdomain_share * 100 << "%)";
     notes->push_back(neg.str());
     if (m.negative_share > 0)
       notes->push_back("zone's negative names (" + std::to_string(m.negative_share * 100).substr(0, 4) +

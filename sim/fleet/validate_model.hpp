@@ -12,26 +12,28 @@
 //                            while the cache is TTL-bound) is concave in T, so midpoints
 //                            overstate it slightly; with 32 buckets over 60..3600 s a bucket
 //                            is 111 s wide;
-//   negative answers       = the query shares of NODATA (another type) and NXDOMAIN
-//                            ("nx<rank>" names) with the profile's negative_ttl (their SOA).
-//                            The zone's own negative names (mix.negative_share) keep their
-//                            drawn TTL (SOA minimum = TTL), so they are ordinary keys here;
+//   stray keys             = NODATA queries (another of the name's types: 2 keys) and
+//                            NXDOMAIN queries ("nx<rank>" with one of 3 types: 3 keys)
+//                            become TrafficProfile::stray_share = their query share over
+//                            stray_keys = 5 negative keys per name with the profile's
+//                            negative_ttl (their SOA), at equal shares of the name's rate
+//                            (really NODATA keys get 1% each and NXDOMAIN keys 1% split by
+//                            the type mix); the zone's own negative names
+//                            (mix.negative_share) keep their drawn TTL (SOA minimum = TTL),
+//                            so they are ordinary keys here;
 //   ECS                    = when the load sends ECS (ecs_client_subnets > 0): the share
-//                            of queries answered per subnet (ECS-dependent names that are
-//                            not negative, queries not for "nx<rank>": both answer with
-//                            scope 0), one key per client subnet, scope prefix;
-//                            without ECS in the queries every answer is cached under the
-//                            plain key: ecs_share 0, 1 subnet.
-// What the model cannot express (reported in the notes): a NODATA or NXDOMAIN query is
-// an EXTRA key (name, other type) or (nx<rank>, type) whose rate is 1-2% of its name's,
-// while the model turns a share of whole keys negative at their name's full rate, so it
-// overstates those queries' hit rate (bounded by their share of queries); a CNAME answer
-// is one cache entry under the query name, so CNAMEs change only entry sizes (the
-// calibration's mix has them), not keys. Which names are ECS-dependent is drawn per name
-// by the zone (EntryGenerator) and by the model (a hash of the rank) independently; under
-// Zipf the top names carry percents of the traffic each (rank 1: 4.5% at 0.9 over 100,000
-// names), so with an ECS share near 0.5 the two draws differ by a few hit-rate points by
-// chance alone (the seed profile's hit rate does not depend on per-name traits this way).
+//                            of names answered per subnet (ECS-dependent names that are not
+//                            negative; stray keys answer with scope 0), one key per client
+//                            subnet, scope prefix; without ECS in the queries every answer
+//                            is cached under the plain key: ecs_share 0, 1 subnet.
+// What the model cannot express (reported in the notes): NODATA queries of ECS names are
+// answered per subnet by the zone, one stray key in the model; a CNAME answer is one cache
+// entry under the query name, so CNAMEs change only entry sizes (the calibration's mix has
+// them), not keys. Which names are ECS-dependent is drawn per name by the zone
+// (EntryGenerator) and by the model (a hash of the rank) independently; under Zipf the
+// top names carry percents of the traffic each (rank 1: 4.5% at 0.9 over 100,000 names),
+// so with an ECS share near 0.5 the two draws differ by a few hit-rate points by chance
+// alone (the seed profile's hit rate does not depend on per-name traits this way).
 //
 // Prediction (predict): compute_curve (real cache, SHARDS) at capacity = serve's
 // max_entries and the load's achieved rate, che_estimate beside it, and predicted RSS

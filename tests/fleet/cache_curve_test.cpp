@@ -90,3 +90,21 @@ TEST_CASE("SHARDS at two sampling rates gives hit rates within 2 points", "[flee
   CHECK(std::fabs(lo.plateau_hit_rate - hi.plateau_hit_rate) < 0.02);
   CHECK(std::fabs(lo.plateau_entries - hi.plateau_entries) / hi.plateau_entries < 0.05);
 }
+
+// Stray queries (NODATA/NXDOMAIN-like extra negative keys at a small share of a name's
+// rate) mostly miss: the hit rate falls, by at most their share plus the capacity they take.
+TEST_CASE("stray queries lower the hit rate by about their share", "[fleet][curve]") {
+  TrafficProfile plain = small_profile();
+  TrafficProfile stray = plain;
+  stray.stray_share = 0.03;
+  stray.stray_keys = 5;
+  const std::uint64_t cap = 40'000;
+  const OccupancyCurve a = run(plain, cap, 200, 40'000, 1, 9);  // R = 1: no sampling
+  const OccupancyCurve b = run(stray, cap, 200, 40'000, 1, 9);
+  const double che_a = che_estimate(plain, 200, cap).hit_rate, che_b = che_estimate(stray, 200, cap).hit_rate;
+  INFO("cache " << a.plateau_hit_rate << " -> " << b.plateau_hit_rate << ", Che " << che_a << " -> " << che_b);
+  CHECK(b.plateau_hit_rate < a.plateau_hit_rate);
+  CHECK(a.plateau_hit_rate - b.plateau_hit_rate < 0.06);
+  CHECK(che_b < che_a);
+  CHECK(std::fabs((a.plateau_hit_rate - b.plateau_hit_rate) - (che_a - che_b)) < 0.02);
+}

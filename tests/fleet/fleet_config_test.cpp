@@ -81,3 +81,10 @@ TEST_CASE("shipped configs load", "[fleet][config]") {
   const FleetConfig example = load_fleet(kConfigs + "/fleet/example.yaml");
   CHECK(example.datacenters.size() >= 5);
 }
+
+TEST_CASE("stray queries: parsed, and an impossible share is rejected", "[fleet][config]") {
+  const std::string m = fleet_error("stray_share.yaml");
+  CHECK(m.find("stray_share.yaml:5:") != std::string::npos);
+  CHECK(m.find("share") != std::string::npos);
+  CHECK(m.find("out of range") != std::string::npos);
+}

@@ -44,8 +44,11 @@ TEST_CASE("validate: profile conversion (seed and ECS-heavy)", "[fleet][validate
   CHECK(t.other_rdata_min == 64);
   CHECK(t.other_rdata_max == 224);
   CHECK(t.max_ttl() <= 3600);
-  // NODATA + NXDOMAIN queries become negative keys with the SOA's TTL.
-  CHECK(t.negative_share == Approx(seed.query_nodata_share + seed.query_nxdomain_share));
+  // NODATA + NXDOMAIN queries become stray negative keys with the SOA's TTL: 2 other
+  // types per name, 3 types of its "nx" neighbour.
+  CHECK(t.negative_share == 0);
+  CHECK(t.stray_share == Approx(seed.query_nodata_share + seed.query_nxdomain_share));
+  CHECK(t.stray_keys == 5);
   CHECK(t.negative_ttl == seed.negative_ttl);
   // The seed's load sends no ECS: plain keys only.
   CHECK(t.ecs_share == 0);
@@ -57,8 +60,8 @@ TEST_CASE("validate: profile conversion (seed and ECS-heavy)", "[fleet][validate
   const dnsarena::sim::TrafficProfile heavy =
       dnsarena::sim::load_traffic_profile(std::string(DNSARENA_CONFIGS_DIR) + "/profiles/ecs-heavy.yaml");
   const TrafficProfile h = to_fleet_traffic(heavy);
-  // Negative names and "nx" queries answer with scope 0: cached once, not per subnet.
-  CHECK(h.ecs_share == Approx(0.5 * (1 - heavy.mix.negative_share) * (1 - heavy.query_nxdomain_share)));
+  // Negative names answer with scope 0: cached once, not per subnet (stray keys too).
+  CHECK(h.ecs_share == Approx(0.5 * (1 - heavy.mix.negative_share)));
   CHECK(h.ecs_subnets == 4096);
   CHECK(h.ecs_prefix == 24);
   CHECK(calibration_mix(heavy).ecs_share == Approx(0.5));

@@ -71,7 +71,7 @@ int run_reader(cache::Cache& c, const RoleConfig& cfg, RoleStats* stats) {
                          failure = kChildMismatch;
                        }
                      });
-    } else if (n % 8 == 5) {  // the simulator's path: prefetch hints, then a probe (no copy to verify)
+    } else if (cfg.with_probes && n % 8 == 5) {  // the simulator's path: prefetch hints, then a probe (no copy to verify)
       const cache::CacheKey key = verifiable_key(static_cast<std::uint32_t>(rng.next() % cfg.keys));
       c.prefetch_buckets_of(key);
       c.prefetch_entries_of(key);

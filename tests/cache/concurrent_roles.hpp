@@ -22,6 +22,9 @@ struct RoleConfig {
   std::uint64_t seed = 1;
   std::uint32_t erase_per_mille = 5;  // writers: share of operations that erase
   bool has_canary = false;          // readers: the canary must hit every time
+  bool with_probes = false;         // readers: every 8th operation is a probe (the simulator's
+                                    // path); off where the reader's hit rate must stay low
+                                    // (probes are cheap and set hit bits fast)
   std::uint32_t canary_key = 0;
   std::function<bool()> should_stop;  // polled every few operations
 };

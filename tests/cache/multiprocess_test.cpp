@@ -48,6 +48,7 @@ void run_scenario(const Scenario& s, unsigned writers, unsigned readers) {
                             RoleConfig cfg;
                             cfg.keys = s.keys;
                             cfg.seed = 2000 + r;
+                            cfg.with_probes = true;
                             cfg.should_stop = should_stop;
                             return run_reader(c, cfg);
                           }, seconds + 30),

@@ -31,6 +31,7 @@ TEST_CASE("threads: concurrent writers and readers, every hit byte-exact", "[thr
       cfg.keys = keys;
       cfg.seed = 300 + static_cast<std::uint64_t>(i);
       cfg.writer_id = static_cast<std::uint16_t>(i + 1);
+      cfg.with_probes = true;
       cfg.should_stop = should_stop;
       codes[i] = i < kWriters ? run_writer(c, cfg, &stats[i]) : run_reader(c, cfg, &stats[i]);
     });

@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "workers/commands.hpp"
+#include "workers/loopback.hpp"
 
 namespace dnsarena::workers {
 
@@ -50,24 +51,6 @@ std::string self_exe() {
   char buf[4096];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dnsarena";
-}
-
-std::uint16_t free_port() {
-  for (int i = 0; i < 50; ++i) {
-    const int u = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(u, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(u, reinterpret_cast<sockaddr*>(&a), &len);
-    const int t = ::socket(AF_INET, SOCK_STREAM, 0);
-    const bool ok = ::bind(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(t);
-    ::close(u);
-    if (ok) return ntohs(a.sin_port);
-  }
-  throw std::runtime_error("bench serve: no free port");
 }
 
 // fork + exec with stdout/stderr to `log`, optionally pinned to one CPU.
@@ -249,7 +232,7 @@ int run_bench(const BenchOptions& o) {
   const std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0700);
   const std::string file = dir + "/queries.txt";
-  const std::uint16_t up_port = free_port();
+  const std::uint16_t up_port = free_loopback_port();
   const std::string upstream = "127.0.0.1:" + std::to_string(up_port);
   const std::string seed = std::to_string(o.seed);
 
@@ -277,7 +260,7 @@ int run_bench(const BenchOptions& o) {
   std::string error;
   try {
     for (unsigned workers : {1u, 2u}) {
-      const std::uint16_t port = free_port();
+      const std::uint16_t port = free_loopback_port();
       const std::string segment = "dnsarena-bench-serve-" + std::to_string(::getpid());
       const pid_t serve = spawn({exe, "serve", "--workers", std::to_string(workers), "--listen",
                                  "127.0.0.1:" + std::to_string(port), "--upstream", upstream, "--segment", segment,
@@ -311,7 +294,7 @@ int run_bench(const BenchOptions& o) {
     }
     if (!o.no_unbound && have_program("unbound")) {
       for (unsigned threads : {1u, 2u}) {
-        const std::uint16_t port = free_port();
+        const std::uint16_t port = free_loopback_port();
         const std::string conf = dir + "/unbound-" + std::to_string(threads) + ".conf";
         std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: " << threads
                             << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"

@@ -16,19 +16,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include "workers/loopback.hpp"
+
 namespace dnsarena::sim::fleet {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
 
 }  // namespace
 
@@ -120,25 +114,9 @@ std::string self_executable() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-std::uint16_t free_loopback_port() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int u = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a = loopback(0);
-    socklen_t len = sizeof a;
-    const bool bound = ::bind(u, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                       ::getsockname(u, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-    const int t = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool ok = bound && ::bind(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(t);
-    ::close(u);
-    if (ok) return ntohs(a.sin_port);
-  }
-  throw std::runtime_error("no free UDP+TCP port on 127.0.0.1");
-}
-
 bool accepts_tcp(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in a = loopback(port);
+  const sockaddr_in a = workers::loopback_v4(port);
   const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
   return ok;

@@ -57,8 +57,6 @@ private:
 
 // The path of the running program (/proc/self/exe resolved).
 std::string self_executable();
-// A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
-std::uint16_t free_loopback_port();
 // True once something accepts a TCP connection on 127.0.0.1:port.
 bool accepts_tcp(std::uint16_t port);
 // Direct children of `pid` (/proc/PID/task/PID/children).

@@ -12,6 +12,7 @@
 #include "cache/cache.hpp"
 #include "validate_process.hpp"
 #include "workers/stats_report.hpp"
+#include "workers/loopback.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -121,7 +122,7 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::string seed = std::to_string(o.seed);
 
   // 1. The synthetic upstream.
-  const std::uint16_t up_port = free_loopback_port();
+  const std::uint16_t up_port = workers::free_loopback_port();
   std::vector<std::string> up_argv = {o.program, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed};
   up_argv.insert(up_argv.end(), profile_args.begin(), profile_args.end());
   ChildProcess upstream(up_argv, o.work_dir + "/upstream.log");
@@ -136,7 +137,7 @@ ServiceRun run_service(const ServiceOptions& o) {
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
-  const std::uint16_t port = free_loopback_port();
+  const std::uint16_t port = workers::free_loopback_port();
   const std::vector<std::string> serve_argv = {o.program, "serve", "--config", config,
                                                "--listen", "127.0.0.1:" + std::to_string(port),
                                                "--upstream", "127.0.0.1:" + std::to_string(up_port),

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "workers/loopback.hpp"
+
 namespace dnsarena::test {
 
 namespace {
@@ -51,14 +53,6 @@ bool read_some(int fd, std::string& out, int ms) {
   if (n <= 0) return false;
   out.append(buf, static_cast<std::size_t>(n));
   return true;
-}
-
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
 }
 
 }  // namespace
@@ -116,7 +110,7 @@ int UpstreamProcess::stop(std::string& output, std::chrono::milliseconds limit) 
 
 sim::Bytes exchange_udp(std::uint16_t port, const sim::Bytes& query, int timeout_ms) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in a = loopback(port);
+  const sockaddr_in a = workers::loopback_v4(port);
   ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
   ::send(fd, query.data(), query.size(), 0);
   sim::Bytes out;
@@ -132,7 +126,7 @@ sim::Bytes exchange_udp(std::uint16_t port, const sim::Bytes& query, int timeout
 
 sim::Bytes exchange_tcp(std::uint16_t port, const sim::Bytes& query, int timeout_ms) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in a = loopback(port);
+  const sockaddr_in a = workers::loopback_v4(port);
   sim::Bytes out;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);

@@ -17,18 +17,11 @@
 #include <thread>
 
 #include "workers/knot_headers.hpp"
+#include "workers/loopback.hpp"
 
 namespace dnsarena::test {
 
 namespace {
-
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
 
 std::uint64_t now_ms() {
   return static_cast<std::uint64_t>(
@@ -40,21 +33,7 @@ std::uint64_t now_ms() {
 
 std::string dnsarena_binary() { return DNSARENA_BINARY; }
 
-std::uint16_t free_port() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int u = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a = loopback(0);
-    ::bind(u, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(u, reinterpret_cast<sockaddr*>(&a), &len);
-    const int t = ::socket(AF_INET, SOCK_STREAM, 0);
-    const bool ok = ::bind(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(t);
-    ::close(u);
-    if (ok) return ntohs(a.sin_port);
-  }
-  throw std::runtime_error("no free port");
-}
+std::uint16_t free_port() { return workers::free_loopback_port(); }
 
 std::string unique_segment(const std::string& tag) {
   static int n = 0;
@@ -91,7 +70,7 @@ bool ServeProcess::wait_ready(std::chrono::milliseconds timeout) {
       return false;
     }
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a = loopback(port_);
+    sockaddr_in a = workers::loopback_v4(port_);
     const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     ::close(fd);
     if (ok) return true;
@@ -183,7 +162,7 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
 
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = loopback(port);
+  sockaddr_in a = workers::loopback_v4(port);
   ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::send(fd, packet.data(), packet.size(), 0);
   std::vector<std::uint8_t> buf(65535);
@@ -199,7 +178,7 @@ DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
 
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = loopback(port);
+  sockaddr_in a = workers::loopback_v4(port);
   DnsReply r;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);

@@ -79,8 +79,6 @@ CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t
   std::vector<std::vector<KeyClass>> realized(bins.size());
   if (seed) {
     const std::vector<KeyClass> ecs_classes = key_classes(1.0);
-    const double share_other = std::max(0.0, 1.0 - t.share_a - t.share_aaaa);
-    const std::pair<std::uint16_t, double> qtypes[3] = {{1, t.share_a}, {28, t.share_aaaa}, {16, share_other}};
     for (std::size_t b = 0; b < bins.size() && bins[b].names == 1.0; ++b) {
       const std::uint64_t rank = b + 1;
       if (name_is_ecs(t, rank, *seed)) {
@@ -88,7 +86,7 @@ CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t
         continue;
       }
       const std::uint16_t own = t.qtype_per_name ? request_qtype(t, rank, *seed, 0) : 0;
-      for (const auto& [qtype, share] : qtypes) {
+      for (const auto& [qtype, share] : qtype_shares(t)) {
         if (share <= 0 || (own && qtype != own)) continue;
         TraceKey k;
         k.name = rank;

@@ -37,6 +37,10 @@ std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::ui
   return u < t.share_a ? 1 : u < t.share_a + t.share_aaaa ? 28 : 16;
 }
 
+std::array<std::pair<std::uint16_t, double>, 3> qtype_shares(const TrafficProfile& t) {
+  return {{{1, t.share_a}, {28, t.share_aaaa}, {16, std::max(0.0, 1.0 - t.share_a - t.share_aaaa)}}};
+}
+
 std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t seed, bool* negative) {
   const std::uint64_t h = mix64(k.id() * 0xD1B54A32D192ED03ULL ^ seed);
   const bool neg = is_stray(k) || (t.negative_share > 0 && unit_of(h) < t.negative_share);
@@ -64,18 +68,26 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
   const double norm = zipf_normalizer(t.names, t.zipf);
   // Head keys: names 1..K x their qtypes x (ECS names) subnets, the name's rate split
   // by qtype share (one qtype per name: all of it) and evenly over subnets.
-  const double share_other = std::max(0.0, 1.0 - t.share_a - t.share_aaaa);
-  const std::pair<std::uint16_t, double> qtypes[3] = {{1, t.share_a}, {28, t.share_aaaa}, {16, share_other}};
   const double min_rate_tc = std::isfinite(characteristic_s) && characteristic_s > 0
                                  ? kHitsPerCharacteristic / characteristic_s
                                  : 0.0;
   std::vector<double> head_rates;
+  // Lists a head key with its TTL and full rate, thinned (see the header).
+  auto add_head_key = [&](HeadKey h, std::uint32_t ttl, double rate) {
+    h.ttl = ttl;
+    h.rate_qps = rate;
+    h.sampled_qps = std::min(rate, std::max(kCyclesPerTtl / std::max(1u, ttl), min_rate_tc));
+    h.weight = h.sampled_qps > 0 ? rate / h.sampled_qps : 1.0;
+    head_qps_ += h.sampled_qps;
+    head_rates.push_back(h.sampled_qps);
+    head_keys_.push_back(h);
+  };
   for (std::uint64_t r = 1; r <= head_; ++r) {
     const double name_qps = rate_qps * std::pow(static_cast<double>(r), -t.zipf) / norm;
     const bool ecs = name_is_ecs(t, r, seed);
     const std::uint32_t subnets = ecs ? std::max(1u, t.ecs_subnets) : 1u;
     const std::uint16_t own = t.qtype_per_name ? request_qtype(t, r, seed, 0) : 0;
-    for (const auto& [qtype, share] : qtypes) {
+    for (const auto& [qtype, share] : qtype_shares(t)) {
       if (share <= 0 || (own && qtype != own)) continue;
       for (std::uint32_t s = 0; s < subnets; ++s) {
         HeadKey h;
@@ -83,26 +95,14 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
         h.key.qtype = qtype;
         h.key.ecs = ecs;
         h.key.subnet = ecs ? s : 0;
-        h.ttl = key_ttl(t, h.key, seed, nullptr);
-        h.rate_qps = name_qps * (1.0 - t.stray_share) * (own ? 1.0 : share) / subnets;
-        h.sampled_qps = std::min(h.rate_qps, std::max(kCyclesPerTtl / std::max(1u, h.ttl), min_rate_tc));
-        h.weight = h.sampled_qps > 0 ? h.rate_qps / h.sampled_qps : 1.0;
-        head_qps_ += h.sampled_qps;
-        head_rates.push_back(h.sampled_qps);
-        head_keys_.push_back(h);
+        add_head_key(h, key_ttl(t, h.key, seed, nullptr), name_qps * (1.0 - t.stray_share) * (own ? 1.0 : share) / subnets);
       }
     }
     for (std::uint32_t j = 0; t.stray_share > 0 && j < t.stray_keys; ++j) {
       HeadKey h;
       h.key.name = r;
       h.key.qtype = static_cast<std::uint16_t>(kStrayQtype + j);
-      h.ttl = t.negative_ttl;
-      h.rate_qps = name_qps * t.stray_share / t.stray_keys;
-      h.sampled_qps = std::min(h.rate_qps, std::max(kCyclesPerTtl / std::max(1u, h.ttl), min_rate_tc));
-      h.weight = h.sampled_qps > 0 ? h.rate_qps / h.sampled_qps : 1.0;
-      head_qps_ += h.sampled_qps;
-      head_rates.push_back(h.sampled_qps);
-      head_keys_.push_back(h);
+      add_head_key(h, t.negative_ttl, name_qps * t.stray_share / t.stray_keys);
     }
   }
   head_alias_ = AliasTable(head_rates);

@@ -43,7 +43,9 @@
 // Costs: build O(K*keys + R*N) time and memory; next() is O(1): alias tables (one memory
 // access each) for the head keys and the kept tail names, plus a few random numbers.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "alias_table.hpp"
@@ -70,6 +72,9 @@ bool name_is_ecs(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed
 // The qtype of a request for `name`: from the request's own uniform draw `u`, or, when
 // the profile has one qtype per name, from the name's hash.
 std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed, double u);
+// The qtypes a request can ask (A, AAAA, the rest as TXT) with their shares, in the
+// order request_qtype() draws them.
+std::array<std::pair<std::uint16_t, double>, 3> qtype_shares(const TrafficProfile& t);
 // Stray keys (TrafficProfile::stray_share) are keyed by pseudo qtypes kStrayQtype + j,
 // j < stray_keys, and always answered negatively.
 inline constexpr std::uint16_t kStrayQtype = 65280;  // private-use qtypes (RFC 6895)

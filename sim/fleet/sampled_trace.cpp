@@ -123,7 +123,6 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
     previous = r;
     tail_p.push_back(p);
     sum += p;
-    tail_names_ += p > 0;
   }
   tail_alias_ = AliasTable(tail_p);
   tail_weight_ = sum / norm;
@@ -137,12 +136,6 @@ std::uint64_t SampledTrace::tail_rank(std::uint64_t block) const {
   // uniformly in each block picks the rank under it.
   const double u = unit_of(mix64(block * 0x9E3779B97F4A7C15ULL ^ seed_ ^ 0x7A11));
   return head_ + 1 + static_cast<std::uint64_t>((static_cast<double>(block) + u) * block_);
-}
-
-SampledTrace::Draw SampledTrace::next() {
-  Draw d;
-  next_batch(&d, 1);
-  return d;
 }
 
 void SampledTrace::next_batch(Draw* out, std::size_t n) {

@@ -40,7 +40,7 @@
 //   (the real stream's requests after the refetch, until the next thinned one, hit), so
 //   a key's misses per cycle stay 1 and its requests per second stay l.
 //
-// Costs: build O(K*keys + R*N) time and memory; next() is O(1): alias tables (one memory
+// Costs: build O(K*keys + R*N) time and memory; a draw (next_batch) is O(1): alias tables (one memory
 // access each) for the head keys and the kept tail names, plus a few random numbers.
 #pragma once
 #include <array>
@@ -101,17 +101,14 @@ public:
     TraceKey key;
     std::int64_t head_index = -1;  // index into head_keys(), or -1 for a tail key
   };
-  // Next request of the trace.
-  Draw next();
-  // The next n requests (the same as n calls of next()), with the table reads of the
-  // batch overlapped (prefetched). REQUIRES: n <= kMaxBatch.
+  // The next n requests of the trace, with the table reads of the batch overlapped
+  // (prefetched). REQUIRES: n <= kMaxBatch.
   static constexpr std::size_t kMaxBatch = 64;
   void next_batch(Draw* out, std::size_t n);
 
   double rate() const { return rate_; }
   std::uint64_t head() const { return head_; }  // ranks 1..head() are kept in full
   const std::vector<HeadKey>& head_keys() const { return head_keys_; }
-  std::uint64_t tail_names() const { return tail_names_; }  // kept tail names
   // The kept rank of tail block j (ranks head()+1+j/R .. head()+(j+1)/R); > names when
   // past the end. Block j is kept unless its rank equals block j-1's.
   std::uint64_t tail_rank(std::uint64_t block) const;
@@ -127,7 +124,6 @@ private:
   std::vector<HeadKey> head_keys_;
   AliasTable head_alias_;
   double block_ = 1;  // 1/R: ranks per tail block
-  std::uint64_t tail_names_ = 0;
   AliasTable tail_alias_;
   double tail_weight_ = 0, head_qps_ = 0, tail_qps_ = 0;
   std::uint64_t head_threshold_ = 0;  // a draw below this (of 2^64) is a head request

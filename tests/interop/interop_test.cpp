@@ -1,0 +1,139 @@
+// Differential test: every answer through dnsarena against Knot DNS's (issue 10).
+//
+// knotd serves zones generated from a seed (zone_generator.hpp), unsigned, NSEC-signed
+// and NSEC3-signed by knotd itself; `dnsarena serve` forwards to it. Each question is
+// asked of knotd and twice of dnsarena in seven UDP shapes (no EDNS; EDNS 512/1232/4096,
+// DO off and on), the qname in random case, and over TCP after a TC. The mismatches are
+// counted by category (dns_compare.hpp, interop_rig.hpp), printed as a table, and every
+// category must be empty.
+//
+// Sizes: DNSARENA_INTEROP_NAMES (default 300 names over the three content zones) and
+// DNSARENA_INTEROP_SEED (default 1); tests/interop/run-large.sh runs a large instance.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "tests/interop/interop_rig.hpp"
+
+using namespace dnsarena::interop;
+
+namespace {
+
+constexpr std::uint16_t kA = 1, kTxt = 16, kAny = 255;
+
+void check_empty(const MismatchTable& t, const std::string& title) {
+  std::cout << t.render(title) << std::flush;
+  CHECK(t.comparisons() > 0);
+  for (const auto& [category, row] : t.rows()) {
+    INFO(category << ": " << row.count << " mismatches, e.g. " << row.example);
+    CHECK(row.count == 0);
+  }
+}
+
+std::string lower_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::uint64_t seed() { return env_unsigned("DNSARENA_INTEROP_SEED", 1); }
+
+}  // namespace
+
+TEST_CASE("interop: the comparison finds planted differences (knotd against itself)", "[interop]") {
+  Rig rig(seed(), 0);
+  const QueryShape shape{true, 1232, true};
+  auto ask = [&](const std::string& name, std::uint16_t type) {
+    const auto q = build_query(7, name, type, shape);
+    return std::pair{q, rig.query_knot(q, shape)};
+  };
+  const auto [q, same] = ask("a-0.sig.test.", kA);
+  REQUIRE(same.parsed);
+  CHECK(compare_replies(q, shape, same, same, same).empty());
+  // Another name's NODATA reply: its question, records and signatures all differ.
+  const auto [q2, nodata] = ask("aaaa-0.sig.test.", kA);
+  MismatchTable t;
+  for (const Mismatch& m : compare_replies(q, shape, same, same, nodata)) t.add(m.category, m.detail);
+  CHECK(t.rows().count("question not echoed byte-exact") == 1);
+  CHECK(t.rows().count("answer records missing") == 1);
+  CHECK(t.rows().count("answer RRSIG(A) missing") == 1);
+  CHECK(t.rows().count("authority NSEC extra") == 1);
+  CHECK(t.rows().count("authority RRSIG(NSEC) extra") == 1);
+  // An NXDOMAIN reply: the rcode pair names the category.
+  const auto [q3, nx] = ask("nx-none.sig.test.", kA);
+  const auto rc = compare_replies(q, shape, same, same, nx);
+  CHECK(std::any_of(rc.begin(), rc.end(),
+                    [](const Mismatch& m) { return m.category == "rcode: knot NOERROR, dnsarena NXDOMAIN"; }));
+  // A TTL raised by one second.
+  Reply later = same;
+  later.answer.at(0).ttl += 1;
+  const auto ttl = compare_replies(q, shape, same, same, later);
+  REQUIRE(ttl.size() == 1);
+  CHECK(ttl[0].category == "TTL above knot's");
+}
+
+TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query shape", "[interop]") {
+  Rig rig(seed(), env_unsigned("DNSARENA_INTEROP_NAMES", 300));
+  MismatchTable table;
+  const auto start = std::chrono::steady_clock::now();
+  for (const Question& q : rig.zones().questions)
+    for (const QueryShape& s : udp_shapes()) rig.ask(q, s, table);
+  // Protocol corners: EDNS version 1 (BADVERS), qtype 0, ANY, an unknown type.
+  const QueryShape plain{true, 1232, false}, v1{true, 1232, false, 1};
+  rig.ask({"a-0.diff.test.", kA, "edns-version-1"}, v1, table);
+  rig.ask({"a-0.sig.test.", kA, "edns-version-1"}, v1, table);
+  for (const QueryShape& s : {QueryShape{}, plain}) rig.ask({"a-0.diff.test.", 0, "qtype-0"}, s, table);
+  for (const QueryShape& s : udp_shapes()) {
+    rig.ask({"multi-0.diff.test.", kAny, "any"}, s, table);
+    rig.ask({"multi-0.sig.test.", kAny, "any"}, s, table);
+    rig.ask({"a-0.nsec3.test.", 65280, "unknown-type"}, s, table);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check_empty(table, "main pass (" + std::to_string(rig.zones().questions.size()) + " questions, " +
+                         std::to_string(secs).substr(0, 5) + " s)");
+}
+
+TEST_CASE("interop: no record outlives its TTL through the cache and TTL 0 is never served from it", "[interop]") {
+  Rig rig(seed(), 0);
+  MismatchTable table;
+  const QueryShape shape{true, 1232, false};
+  const auto& records = rig.zones().short_ttl;
+  REQUIRE(records.size() >= 3);
+  auto ask_all = [&](const char* when) {
+    for (const ShortTtlRecord& r : records) rig.ask({r.qname, r.qtype, std::string("short-ttl ") + when}, shape, table);
+  };
+  ask_all("before");  // cached now (except TTL 0)
+  const auto cached_at = std::chrono::steady_clock::now();
+  std::vector<RecordChange> changes;
+  for (const ShortTtlRecord& r : records) changes.push_back({r.owner, r.ttl, r.type, r.changed});
+  std::string error;
+  REQUIRE(rig.knot().replace_records("diff.test.", changes, error));
+  // Wait until knotd answers with the new data (commit is applied by a background worker).
+  const auto q0 = build_query(1, records.back().qname, kA, shape);
+  for (int i = 0; i < 100; ++i) {
+    const Reply r = rig.query_knot(q0, shape);
+    if (!r.answer.empty() && r.answer.back().rdata == records.back().changed) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // TTL 0 at once: knotd's new data, never the cached old one.
+  for (const ShortTtlRecord& r : records)
+    if (r.ttl == 0) rig.ask({r.qname, r.qtype, "ttl-0 after change"}, shape, table);
+  // Past every expiry (TTL <= 2 s; one more second for the wall clock's whole seconds).
+  std::this_thread::sleep_until(cached_at + std::chrono::milliseconds(3200));
+  // The old record must be gone: first a plain look for it, then the full comparison.
+  for (const ShortTtlRecord& r : records) {
+    const auto q = build_query(rig.next_id(), random_case(r.qname, rig.rng()), r.qtype, shape);
+    const Reply got = rig.query_dnsarena(q, shape);
+    table.compared();
+    for (const Record& rec : got.answer)
+      if (rec.owner == lower_case(r.owner) && type_name(rec.type) == r.type && rec.rdata == r.rdata)
+        table.add("record served after its TTL ran out",
+                  r.qname + " " + type_name(r.qtype) + " " + shape.describe() + ": " + rec.text() +
+                      " (zone TTL " + std::to_string(r.ttl) + ", cached 3.2 s ago, knotd now has " + r.changed + ")");
+  }
+  ask_all("after expiry");
+  check_empty(table, "expiry pass");
+}

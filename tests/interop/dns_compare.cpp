@@ -65,6 +65,14 @@ std::vector<Record> glue(const Reply& r) {
   return out;
 }
 
+// What kind of answer knotd gave, for the authority categories: its proofs differ by kind.
+std::string answer_class(const Reply& r) {
+  if (r.rcode == KNOT_RCODE_NXDOMAIN) return "nxdomain";
+  if (r.is_referral()) return "referral";
+  if (r.answer.empty()) return "nodata";
+  return "positive";
+}
+
 void compare_sets(const std::string& sec, const std::vector<Record>& want, const std::vector<Record>& got,
                   std::vector<Mismatch>& out) {
   std::map<std::string, const Record*> w, g;
@@ -182,7 +190,7 @@ std::vector<Mismatch> compare_replies(const std::vector<std::uint8_t>& query, co
   }
   if (rcode_differs || (want.tc() && want_full.tc())) return out;  // see above; nothing untruncated
   compare_sets("answer", want_full.answer, got.answer, out);
-  compare_sets("authority", want_full.authority, got.authority, out);
+  compare_sets("authority (" + answer_class(want_full) + ")", want_full.authority, got.authority, out);
   if (want_full.is_referral()) {
     const std::size_t before = out.size();
     compare_sets("referral glue", glue(want_full), glue(got), out);

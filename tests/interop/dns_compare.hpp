@@ -13,7 +13,9 @@
 //                forwarder asks upstream with: its upstream TC), "TC over TCP",
 //                "reply over the client's size"
 //   records      "<section> <what> missing|extra", <what> = records | RRSIG(<type>) | NSEC | NSEC3;
-//                answer and authority compared as sets of (owner case aside, type, rdata)
+//                answer and authority compared as sets of (owner case aside, type, rdata);
+//                authority is qualified by knotd's kind of answer: "authority (nxdomain)",
+//                (nodata), (referral), (positive: a wildcard's proof, say)
 //   glue         "referral glue missing|extra" (see below)
 //   TTL          "TTL above knot's", "TTL 0 where knot's is not"
 //

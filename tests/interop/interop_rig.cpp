@@ -1,6 +1,7 @@
 #include "tests/interop/interop_rig.hpp"
 
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include "cache/stat_slots.hpp"
@@ -38,8 +39,12 @@ Rig::Rig(std::uint64_t seed, unsigned names)
   knot_ = std::make_unique<KnotServer>(zones_.zones);
   if (!knot_->wait_ready()) throw std::runtime_error("knotd did not serve the zones:\n" + knot_->log());
   port_ = test::free_port();
+  // TTL policy written out rather than assumed: floor 0, so that TTL 0 stays 0; the
+  // ceilings above every generated TTL (one day) and negative TTL (300 s).
+  const std::string config = knot_->dir() + "/serve.yaml";
+  std::ofstream(config) << "ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}\n";
   serve_ = std::make_unique<test::ServeProcess>(
-      std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port_), "--upstream",
+      std::vector<std::string>{"--config", config, "--listen", "127.0.0.1:" + std::to_string(port_), "--upstream",
                                "127.0.0.1:" + std::to_string(knot_->port()), "--segment", segment_, "--workers", "2",
                                "--max-entries", "200000", "--arena-bytes", "64M", "--upstream-timeout-ms", "1000",
                                "--no-metrics", "--log-level", "warn"},

@@ -1,8 +1,8 @@
 // The differential test's setup and its one query step.
 //
 // Rig: knotd serving the generated zones (knot_server.hpp) and `dnsarena serve`
-// forwarding to it (two workers, a private segment removed at the end, TTL floor 0 by
-// default), plus the segment's upstream-query counter, read directly from the stat slots.
+// forwarding to it (two workers, a private segment removed at the end, a config file
+// that sets the TTL floor to 0), plus the segment's upstream-query counter, read directly from the stat slots.
 //
 // ask(): one question in one query shape, asked of knotd once and of dnsarena twice
 // (normally a miss, then a hit), each reply compared with knotd's (dns_compare.hpp);

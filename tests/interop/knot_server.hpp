@@ -45,6 +45,8 @@ public:
   KnotServer& operator=(const KnotServer&) = delete;
 
   std::uint16_t port() const { return port_; }
+  // The private directory (removed with the server): other files of the test may go there.
+  const std::string& dir() const { return dir_; }
   // Until every zone answers its SOA over UDP, a signed zone with an RRSIG (DO set).
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // One knotc transaction in `zone` replacing each (owner, type) RRset by the given

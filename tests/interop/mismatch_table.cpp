@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace dnsarena::interop {
 
 void MismatchTable::add(const std::string& category, const std::string& example) {
@@ -30,6 +32,13 @@ std::string MismatchTable::render(const std::string& title, std::size_t example_
       << count << "  " << ex << "\n";
   }
   return o.str();
+}
+
+std::string MismatchTable::json(const std::string& title) const {
+  nlohmann::json j{{"title", title}, {"compared", compared_}, {"mismatches", total()}};
+  j["categories"] = nlohmann::json::object();
+  for (const auto& [c, r] : rows_) j["categories"][c] = {{"count", r.count}, {"example", r.example}};
+  return j.dump();
 }
 
 }  // namespace dnsarena::interop

@@ -3,6 +3,7 @@
 // Purpose: the report the test prints and checks: one row per category (count, the first
 // query that showed it: name, type, query shape, what knotd said vs what dnsarena said),
 // plus how many replies were compared, so that "0 mismatches" is never "0 compared".
+// The same as one JSON object for scripts (tests/interop/run-large.sh).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,6 +24,8 @@ public:
   const std::map<std::string, Row>& rows() const { return rows_; }
   // An aligned text table: category, count, example (cut to `example_width` characters).
   std::string render(const std::string& title, std::size_t example_width = 160) const;
+  // One JSON object: {"title", "compared", "mismatches", "categories": {name: {count, example}}}.
+  std::string json(const std::string& title) const;
 
 private:
   std::map<std::string, Row> rows_;

@@ -153,7 +153,8 @@ std::vector<Mismatch> compare_replies(const std::vector<std::uint8_t>& query, co
   std::size_t qend = KNOT_WIRE_HEADER_SIZE;  // the query's question: its name, type, class
   while (qend < query.size() && query[qend] != 0) qend += query[qend] + 1u;
   qend = std::min(query.size(), qend + 5);
-  if (got.question != std::vector<std::uint8_t>(query.begin() + KNOT_WIRE_HEADER_SIZE, query.begin() + static_cast<long>(qend)))
+  const std::vector<std::uint8_t> asked(query.begin() + KNOT_WIRE_HEADER_SIZE, query.begin() + static_cast<long>(qend));
+  if (got.question != asked)
     out.push_back({"question not echoed byte-exact", "question section differs from the query's"});
   constexpr std::uint16_t kCompared = 0x8000 /*QR*/ | 0x7800 /*opcode*/ | 0x0100 /*RD*/ | 0x0010 /*CD*/;
   if ((got.flags & kCompared) != (want.flags & kCompared))

@@ -9,8 +9,8 @@
 // when any UDP reply has TC the same query goes over TCP to both and is compared too.
 // The cache behaviour is judged from the upstream counter around the second query:
 //   "not cached [<kind>]"              knotd's answer is complete and its answer and
-//                                      authority records all have TTL > 0, yet the second
-//                                      query went upstream
+//                                      authority records all have TTL > 2 s, yet the
+//                                      second query went upstream
 //   "TTL-0 answer served from cache"   knotd's answer or authority has a TTL 0 record (a
 //                                      chain link, say), yet the second query did not
 #pragma once

@@ -30,7 +30,8 @@ constexpr std::uint16_t kA = 1, kTxt = 16, kAny = 255;
 
 void check_empty(const MismatchTable& t, const std::string& title) {
   std::cout << t.render(title) << std::flush;
-  if (const char* path = std::getenv("DNSARENA_INTEROP_JSON")) std::ofstream(path, std::ios::app) << t.json(title) << "\n";
+  if (const char* path = std::getenv("DNSARENA_INTEROP_JSON"))
+    std::ofstream(path, std::ios::app) << t.json(title) << "\n";
   CHECK(t.comparisons() > 0);
   for (const auto& [category, row] : t.rows()) {
     INFO(category << ": " << row.count << " mismatches, e.g. " << row.example);

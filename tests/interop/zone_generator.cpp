@@ -49,7 +49,9 @@ std::string txt_rdata(Rng& r, unsigned strings, std::size_t max_len) {
   return s;
 }
 
-std::string ipv4(unsigned a, unsigned b) { return "192.0." + std::to_string(2 + a % 2) + "." + std::to_string(b % 256); }
+std::string ipv4(unsigned a, unsigned b) {
+  return "192.0." + std::to_string(2 + a % 2) + "." + std::to_string(b % 256);
+}
 
 // Writes one zone's records and questions.
 class ZoneWriter {

@@ -36,8 +36,13 @@ std::vector<QueryShape> udp_shapes() {
 
 Rig::Rig(std::uint64_t seed, unsigned names)
     : zones_(generate_zones(seed, names)), segment_(test::unique_segment("interop")), rng_(seed ^ 0x20) {
-  knot_ = std::make_unique<KnotServer>(zones_.zones);
-  if (!knot_->wait_ready()) throw std::runtime_error("knotd did not serve the zones:\n" + knot_->log());
+  // NOTE: the free port may be taken by another test between the pick and knotd's bind
+  // (the machine runs several suites at once): a few attempts, each on a new port.
+  for (int attempt = 1;; ++attempt) {
+    knot_ = std::make_unique<KnotServer>(zones_.zones);  // stops the previous one, if any
+    if (knot_->wait_ready()) break;
+    if (attempt == 3) throw std::runtime_error("knotd did not serve the zones:\n" + knot_->log());
+  }
   port_ = test::free_port();
   // TTL policy written out rather than assumed: floor 0, so that TTL 0 stays 0; the
   // ceilings above every generated TTL (one day) and negative TTL (300 s).
@@ -49,7 +54,12 @@ Rig::Rig(std::uint64_t seed, unsigned names)
                                "--max-entries", "200000", "--arena-bytes", "64M", "--upstream-timeout-ms", "1000",
                                "--no-metrics", "--log-level", "warn"},
       port_);
-  if (!serve_->wait_ready()) throw std::runtime_error("dnsarena serve did not start:\n" + serve_->log());
+  if (!serve_->wait_ready()) {
+    const std::string log = serve_->log();
+    serve_.reset();
+    cache::Segment::remove(segment_);
+    throw std::runtime_error("dnsarena serve did not start:\n" + log);
+  }
   seg_ = std::make_unique<cache::Segment>(cache::Segment::attach(segment_));
 }
 

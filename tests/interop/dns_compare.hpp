@@ -5,7 +5,8 @@
 // shows as its own row of the report:
 //
 //   header       "no reply", "unparsable reply", "id", "question not echoed byte-exact",
-//                "header flags (QR/opcode/RD/CD)"
+//                "header flags (QR/opcode/RD)", "CD not copied from the query" (knotd
+//                clears CD, a resolver copies it: the query is the reference)
 //   rcode        "rcode: knot X, dnsarena Y", "rcode in a TC reply: knot X, dnsarena Y"
 //   EDNS         "OPT present iff the query had EDNS", "OPT DO bit differs"
 //   size         "spurious TC (knot's answer fits; <= 1232 bytes)" (dnsarena's reply is

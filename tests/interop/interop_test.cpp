@@ -26,7 +26,7 @@ using namespace dnsarena::interop;
 
 namespace {
 
-constexpr std::uint16_t kA = 1, kTxt = 16, kAny = 255;
+constexpr std::uint16_t kA = 1, kTxt = 16, kDs = 43, kAny = 255;
 
 void check_empty(const MismatchTable& t, const std::string& title) {
   std::cout << t.render(title) << std::flush;
@@ -86,7 +86,8 @@ TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query
   const auto start = std::chrono::steady_clock::now();
   for (const Question& q : rig.zones().questions)
     for (const QueryShape& s : udp_shapes()) rig.ask(q, s, table);
-  // Protocol corners: EDNS version 1 (BADVERS), qtype 0, ANY, an unknown type.
+  // Protocol corners: EDNS version 1 (BADVERS), qtype 0, ANY (also at a CNAME owner and
+  // a wildcard), an unknown type, DS at a delegation (answered by the parent), CD set.
   const QueryShape plain{true, 1232, false}, v1{true, 1232, false, 1};
   rig.ask({"a-0.diff.test.", kA, "edns-version-1"}, v1, table);
   rig.ask({"a-0.sig.test.", kA, "edns-version-1"}, v1, table);
@@ -95,6 +96,17 @@ TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query
     rig.ask({"multi-0.diff.test.", kAny, "any"}, s, table);
     rig.ask({"multi-0.sig.test.", kAny, "any"}, s, table);
     rig.ask({"a-0.nsec3.test.", 65280, "unknown-type"}, s, table);
+    for (const char* zone : {"diff.test.", "sig.test.", "nsec3.test."}) {
+      const std::string z = zone;
+      rig.ask({"cn-0." + z, kAny, "any-cname"}, s, table);
+      rig.ask({"cnx-0." + z, kAny, "any-cname-out"}, s, table);
+      rig.ask({"x.wild-0." + z, kAny, "any-wildcard"}, s, table);
+      rig.ask({"sub-0." + z, kDs, "ds-at-delegation"}, s, table);
+      QueryShape cd = s;
+      cd.cd = true;
+      rig.ask({"a-0." + z, kA, "cd"}, cd, table);
+      rig.ask({"nx-cd." + z, kA, "cd-nxdomain"}, cd, table);
+    }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   check_empty(table, "main pass (" + std::to_string(rig.zones().questions.size()) + " questions, " +

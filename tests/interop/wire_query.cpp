@@ -8,16 +8,17 @@ namespace dnsarena::interop {
 
 std::string QueryShape::describe() const {
   std::string s = tcp ? "tcp" : "udp";
-  if (!edns) return s + " noedns";
+  if (!edns) return s + " noedns" + (cd ? " cd" : "");
   s += " edns=" + std::to_string(payload);
   if (edns_version) s += " v" + std::to_string(edns_version);
-  return s + (do_bit ? " do" : "");
+  return s + (do_bit ? " do" : "") + (cd ? " cd" : "");
 }
 
 std::vector<std::uint8_t> build_query(std::uint16_t id, const std::string& qname, std::uint16_t qtype,
                                       const QueryShape& shape) {
   auto u8 = [](unsigned v) { return static_cast<std::uint8_t>(v); };
-  std::vector<std::uint8_t> q{u8(id >> 8), u8(id), 0x01 /* RD */, 0x00, 0, 1, 0, 0, 0, 0, 0, u8(shape.edns ? 1 : 0)};
+  std::vector<std::uint8_t> q{u8(id >> 8), u8(id), 0x01 /* RD */, u8(shape.cd ? 0x10 : 0), 0, 1, 0, 0, 0, 0, 0,
+                              u8(shape.edns ? 1 : 0)};
   std::size_t start = 0;
   while (start < qname.size()) {
     std::size_t dot = qname.find('.', start);

@@ -18,6 +18,7 @@ struct QueryShape {
   bool do_bit = false;        // edns only
   std::uint8_t edns_version = 0;
   bool tcp = false;
+  bool cd = false;  // header flag Checking Disabled
   // What a reply may weigh: 512 without EDNS, else the payload; 65535 over TCP.
   std::size_t limit() const { return tcp ? 65535 : edns ? std::max<std::size_t>(payload, 512) : 512; }
   std::string describe() const;  // "udp edns=1232 do" / "tcp noedns"

@@ -197,6 +197,14 @@ std::vector<Mismatch> compare_replies(const std::vector<std::uint8_t>& query, co
   if (rcode_differs || (want.tc() && want_full.tc())) return out;  // see above; nothing untruncated
   compare_sets("answer", want_full.answer, got.answer, out);
   compare_sets("authority (" + answer_class(want_full) + ")", want_full.authority, got.authority, out);
+  // Additional: dnsarena may leave out what knotd adds (see the header), never add.
+  std::set<std::string> knot_additional;
+  for (const Record& r : want_full.additional) knot_additional.insert(r.key());
+  for (const Record& r : got.additional)
+    if (!knot_additional.count(r.key())) {
+      out.push_back({"additional " + what(r) + " extra", "dnsarena has " + r.text() + ", knot has not"});
+      break;
+    }
   if (want_full.is_referral()) {
     const std::size_t before = out.size();
     compare_sets("referral glue", glue(want_full), glue(got), out);

@@ -78,6 +78,12 @@ TEST_CASE("interop: the comparison finds planted differences (knotd against itse
   const auto ttl = compare_replies(q, shape, same, same, later);
   REQUIRE(ttl.size() == 1);
   CHECK(ttl[0].category == "TTL above knot's");
+  // An additional record knotd never sent.
+  Reply poisoned = same;
+  poisoned.additional.push_back(Record{"evil.example.", kA, 0, 300, "192.0.2.66"});
+  const auto extra = compare_replies(q, shape, same, same, poisoned);
+  REQUIRE(extra.size() == 1);
+  CHECK(extra[0].category == "additional records extra");
 }
 
 TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query shape", "[interop]") {

@@ -11,8 +11,8 @@ namespace dnsarena::interop {
 
 namespace {
 
-constexpr std::uint16_t kTypeNs = 2, kTypeSoa = 6, kTypeA = 1, kTypeAaaa = 28, kTypeRrsig = 46, kTypeNsec = 47,
-                        kTypeNsec3 = 50;
+constexpr std::uint16_t kTypeA = 1, kTypeNs = 2, kTypeCname = 5, kTypeSoa = 6, kTypePtr = 12, kTypeMx = 15,
+                        kTypeAaaa = 28, kTypeRrsig = 46, kTypeNsec = 47, kTypeNsec3 = 50;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -40,6 +40,11 @@ std::vector<Record> section(const knot_pkt_t* pkt, knot_section_t s) {
       static thread_local std::vector<char> buf(1 << 18);  // the largest rdata in text
       const int n = knot_rrset_txt_dump_data(rr, k, buf.data(), buf.size(), &KNOT_DUMP_STYLE_DEFAULT);
       r.rdata = n >= 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "?";
+      // NOTE: names in the rdata of the types that may be compressed (RFC 3597 4) can take
+      // the case of the (0x20) qname they point into: compared case aside (RFC 4343).
+      if (rr->type == kTypeNs || rr->type == kTypeCname || rr->type == kTypeSoa || rr->type == kTypePtr ||
+          rr->type == kTypeMx)
+        r.rdata = lower(r.rdata);
       out.push_back(std::move(r));
     }
   }
@@ -58,7 +63,7 @@ std::string what(const Record& r) {
 std::vector<Record> glue(const Reply& r) {
   std::set<std::string> targets;
   for (const Record& a : r.authority)
-    if (a.type == kTypeNs) targets.insert(lower(a.rdata));
+    if (a.type == kTypeNs) targets.insert(a.rdata);
   std::vector<Record> out;
   for (const Record& a : r.additional)
     if ((a.type == kTypeA || a.type == kTypeAaaa) && targets.count(a.owner)) out.push_back(a);

@@ -46,7 +46,7 @@ struct Record {
   std::uint16_t type = 0;
   std::uint16_t covered = 0;  // RRSIG: the type covered
   std::uint32_t ttl = 0;
-  std::string rdata;  // presentation form
+  std::string rdata;  // presentation form (lowercase for NS, CNAME, SOA, PTR, MX)
   std::string key() const;  // owner, type, rdata: what set comparison uses
   std::string text() const; // for reports
 };

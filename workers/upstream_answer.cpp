@@ -68,8 +68,10 @@ bool UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
   const knot_pkt_t* p = pkt_.get();
   const std::uint8_t* w = wire_.data();
   if (!knot_wire_get_qr(w) || knot_wire_get_opcode(w) != 0 || knot_wire_get_qdcount(w) != 1) return false;
-  const std::uint8_t* qn = knot_pkt_qname(p);
-  return qn && p->qname_size == asked.qname.size() && names_equal(qn, asked.qname.data()) &&
+  // The name byte for byte as sent: its random case (0x20) is part of what a forger
+  // has to guess.
+  const std::uint8_t* qn = knot_pkt_wire_qname(p);
+  return qn && p->qname_size == asked.qname.size() && std::memcmp(qn, asked.qname.data(), asked.qname.size()) == 0 &&
          knot_pkt_qtype(p) == asked.qtype && knot_pkt_qclass(p) == kClassIn;
 }
 

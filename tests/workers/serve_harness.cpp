@@ -140,6 +140,14 @@ std::size_t DnsReply::count(unsigned section, std::uint16_t type) const {
   }));
 }
 
+std::string write_config(const std::string& text) {
+  static int n = 0;
+  const std::string path =
+      "/tmp/dnsarena-serve-config-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   DnsReply r;
   r.wire = wire;
@@ -181,8 +189,16 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   return r;
 }
 
-DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
+DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout,
+                      const char* source) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (source) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source, &from.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)
+      throw std::runtime_error(std::string("udp_exchange: cannot bind the source ") + source);
+  }
   sockaddr_in a = workers::loopback_v4(port);
   ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::send(fd, packet.data(), packet.size(), 0);

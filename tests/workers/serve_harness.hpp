@@ -14,6 +14,8 @@ namespace dnsarena::test {
 
 // A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
 std::uint16_t free_port();
+// Writes `text` to a new file under /tmp (unique to this process) and returns its path.
+std::string write_config(const std::string& text);
 // A segment name unique to this test process.
 std::string unique_segment(const std::string& tag);
 
@@ -66,9 +68,11 @@ struct DnsReply {
 std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
                                      std::uint16_t edns_size = 1232, bool do_bit = false,
                                      std::uint8_t edns_version = 0);
-// Sends `packet` over UDP and waits for one reply.
+// Sends `packet` over UDP (from `source`, an IPv4 address, when given) and waits for
+// one reply.
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+                      const char* source = nullptr);
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire);

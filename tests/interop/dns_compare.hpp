@@ -7,7 +7,8 @@
 //   header       "no reply", "unparsable reply", "id", "question not echoed byte-exact",
 //                "header flags (QR/opcode/RD)", "CD not copied from the query" (knotd
 //                clears CD, a resolver copies it: the query is the reference)
-//   rcode        "rcode: knot X, dnsarena Y", "rcode in a TC reply: knot X, dnsarena Y"
+//   rcode        "rcode: knot X, dnsarena Y", "rcode in a TC reply: knot X, dnsarena Y",
+//                "rcode (ANY): ..." for qtype ANY
 //   EDNS         "OPT present iff the query had EDNS", "OPT DO bit differs"
 //   size         "spurious TC (knot's answer fits; <= 1232 bytes)" (dnsarena's reply is
 //                bigger than knot's: compression), "... > 1232 bytes)" (more than a
@@ -19,6 +20,10 @@
 //                (nodata), (referral), (positive: a wildcard's proof, say)
 //   glue         "referral glue missing|extra" (see below), "additional <what> extra"
 //   TTL          "TTL above knot's", "TTL 0 where knot's is not"
+//   ANY          an RFC 8482 answer (one synthesized HINFO) is accepted in place of knotd's
+//                RRsets, except to a DO query in a signed zone ("ANY: unsigned synthesized
+//                HINFO to DO in a signed zone"); for a name that does not exist the rcode
+//                must still be knotd's NXDOMAIN
 //
 // What is not compared, and why: AA and RA (knotd is authoritative, dnsarena a recursive
 // forwarder); AD (neither sets it here); records knotd has in the additional section
@@ -81,5 +86,9 @@ std::vector<Mismatch> compare_replies(const std::vector<std::uint8_t>& query, co
                                       const Reply& want, const Reply& want_full, const Reply& got);
 
 std::string rcode_name(unsigned rcode);
+
+// True when `got` answers an ANY query with one synthesized HINFO (RFC 8482 4.2: "RFC8482"
+// from dnsarena over UDP) where knotd (`want`) answered with the name's own RRsets.
+bool is_rfc8482_answer(const std::vector<std::uint8_t>& query, const Reply& want, const Reply& got);
 
 }  // namespace dnsarena::interop

@@ -107,6 +107,8 @@ TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query
       rig.ask({"cn-0." + z, kAny, "any-cname"}, s, table);
       rig.ask({"cnx-0." + z, kAny, "any-cname-out"}, s, table);
       rig.ask({"x.wild-0." + z, kAny, "any-wildcard"}, s, table);
+      rig.ask({"nx-any." + z, kAny, "any-nxdomain"}, s, table);
+      rig.ask({"mid.ent-0." + z, kAny, "any-ent"}, s, table);
       rig.ask({"sub-0." + z, kDs, "ds-at-delegation"}, s, table);
       QueryShape cd = s;
       cd.cd = true;

@@ -89,7 +89,9 @@ bool UpstreamAnswer::read_ecs_scope(const UpstreamQuestion& asked) {
   if (ecs.family != asked.ecs.family || ecs.source_len != asked.ecs.source_prefix ||
       std::memcmp(ecs.address, asked.ecs.address.data(), abytes) != 0)
     return false;
-  ecs_scope_ = std::min(ecs.scope_len, asked.ecs.source_prefix);
+  // Kept as the server said it (up to the family's width): a scope longer than the
+  // source we sent is the caller's to judge (RFC 7871 7.2.2: answer, do not cache).
+  ecs_scope_ = std::min<std::uint8_t>(ecs.scope_len, asked.ecs.family == 1 ? 32 : 128);
   return true;
 }
 

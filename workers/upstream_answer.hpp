@@ -75,7 +75,7 @@ public:
   bool cacheable() const { return cacheable_; }
   bool truncated() const { return truncated_; }
   bool negative() const { return negative_; }
-  // The ECS scope the answer is valid for (0: for every client).
+  // The ECS scope the server gave (0: for every client); may exceed the source we sent.
   std::uint8_t ecs_scope() const { return ecs_scope_; }
   std::uint16_t rcode() const { return rcode_; }
 

@@ -134,16 +134,22 @@ private:
     if (q.do_bit) flags |= cache::kKeyDo;
     if (q.cd()) flags |= cache::kKeyCd;
     const std::size_t limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
-    // The shared (scope 0) key first, then the client's subnet at every prefix.
+    // ECS lookup order (ecs.hpp): the client's subnet at its source prefix, the shared
+    // key, then shorter prefixes; a /0 source: the shared key, then the /0 key.
     try {
       const cache::CacheKey plain(q.qname(), q.qtype, flags);
+      auto try_prefix = [&](std::uint8_t prefix) {
+        const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, prefix));
+        return try_key(k, q, prefix, limit, out, cap);
+      };
+      if (ecs.present && ecs.source_prefix > 0)
+        if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
       if (std::size_t n = try_key(plain, q, 0, limit, out, cap)) return n;
-      if (ecs.present) {
-        for (int prefix = ecs.source_prefix; prefix >= 1; --prefix) {
-          const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, static_cast<std::uint8_t>(prefix)));
-          if (std::size_t n = try_key(k, q, static_cast<std::uint8_t>(prefix), limit, out, cap)) return n;
-        }
-      }
+      if (ecs.present && ecs.source_prefix == 0)
+        if (std::size_t n = try_prefix(0)) return n;
+      if (ecs.present)
+        for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
+          if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
       Waiter w;
       w.query = q;
       w.tcp = src.tcp;
@@ -241,13 +247,14 @@ private:
     if (a && !a->truncated()) {
       scope = a->ecs_scope();
       try {
-        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, scope));
+        const std::uint8_t key_scope = ecs_cacheable(p.ecs, scope) ? scope : p.ecs.source_prefix;
+        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, key_scope));
         entry_len = cache::encode_entry(key, a->answer(), now, scratch_);
         have_entry = entry_len > 0;
       } catch (const std::invalid_argument&) {
         have_entry = false;
       }
-      if (have_entry && a->cacheable()) cache_.insert_encoded(key, scratch_, now);
+      if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
     }
     for (Waiter& w : p.waiters) {
       std::uint8_t* out = reply_buf_;

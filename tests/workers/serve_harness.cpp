@@ -140,6 +140,17 @@ std::size_t DnsReply::count(unsigned section, std::uint16_t type) const {
   }));
 }
 
+std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
+                                         std::uint8_t source_prefix, std::array<std::uint8_t, 4> address) {
+  std::vector<std::uint8_t> q = make_query(id, name, qtype);
+  const std::size_t abytes = (source_prefix + 7u) / 8u;
+  std::vector<std::uint8_t> option{0, 8, 0, static_cast<std::uint8_t>(4 + abytes), 0, 1, source_prefix, 0};
+  option.insert(option.end(), address.begin(), address.begin() + static_cast<long>(abytes));
+  q[q.size() - 1] = static_cast<std::uint8_t>(option.size());  // the OPT's RDLENGTH (was 0)
+  q.insert(q.end(), option.begin(), option.end());
+  return q;
+}
+
 std::string write_config(const std::string& text) {
   static int n = 0;
   const std::string path =
@@ -160,6 +171,12 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
   r.extended_rcode = knot_pkt_ext_rcode(pkt.get());
   r.has_opt = knot_pkt_has_edns(pkt.get());
+  if (const std::uint8_t* opt = knot_pkt_edns_option(pkt.get(), KNOT_EDNS_OPTION_CLIENT_SUBNET)) {
+    knot_edns_client_subnet_t ecs{};
+    if (knot_edns_client_subnet_parse(&ecs, knot_edns_opt_get_data(const_cast<std::uint8_t*>(opt)),
+                                      knot_edns_opt_get_length(opt)) == KNOT_EOK)
+      r.ecs_scope = ecs.scope_len;
+  }
   for (unsigned sec = 0; sec < 3; ++sec) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {

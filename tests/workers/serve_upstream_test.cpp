@@ -136,19 +136,6 @@ TEST_CASE("upstream queries carry a random-case name (0x20) that the reply must 
   CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() == entries);
 }
 
-namespace {
-
-// A query for `name` with an ECS option for 192.0.2.0/24-style `subnet` (a.b.c, /24).
-std::vector<std::uint8_t> ecs_query(std::uint16_t id, const std::string& name, std::uint8_t a, std::uint8_t b,
-                                    std::uint8_t c) {
-  std::vector<std::uint8_t> q = make_query(id, name, 1);
-  const std::vector<std::uint8_t> option{0, 8, 0, 7, 0, 1, 24, 0, a, b, c};
-  q[q.size() - 1] = static_cast<std::uint8_t>(option.size());  // OPT RDLENGTH (was 0)
-  q.insert(q.end(), option.begin(), option.end());
-  return q;
-}
-
-}  // namespace
 
 // Sends n queries at once (query(i) builds the i-th); returns how many got SERVFAIL
 // within a second, i.e. before any upstream attempt could have timed out.
@@ -182,7 +169,8 @@ TEST_CASE("misses in flight are bounded per worker and per name; over the bound:
                write_config("upstream_max_per_name: 2\n")}, 1);
     s.upstream.set_mode(UpstreamMode::silent);
     CHECK(fast_servfails(s, 5, [](int i) {
-            return ecs_query(static_cast<std::uint16_t>(80 + i), "ecs.test", 10, static_cast<std::uint8_t>(i), 0);
+            return make_ecs_query(static_cast<std::uint16_t>(80 + i), "ecs.test", 1, 24,
+                                  {10, static_cast<std::uint8_t>(i), 0, 0});
           }) == 3);
     CHECK(s.upstream.queries() == 2);
   }

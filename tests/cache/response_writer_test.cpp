@@ -89,7 +89,7 @@ TEST_CASE("a positive response: ID, flags, question as written, owners as pointe
   REQUIRE(b.result.size == first + 2 * (2 + 10 + 4));
 }
 
-TEST_CASE("opcode and RD come from the query; RD off stays off", "[response]") {
+TEST_CASE("opcode and RD come from the query and RD off stays off", "[response]") {
   OwnedAnswer a;
   a.add(kAnswer, {}, kA, 60, bytes_of({10, 0, 0, 1}));
   QueryInfo q;
@@ -173,7 +173,7 @@ TEST_CASE("NXDOMAIN and NODATA: rcode and the SOA in authority", "[response]") {
   REQUIRE(n.nscount == 1);
 }
 
-TEST_CASE("TC when the client's size is too small; nothing when the question does not fit", "[response]") {
+TEST_CASE("TC when the client's size is too small and nothing when the question does not fit", "[response]") {
   OwnedAnswer a;
   a.ttl = 60;
   for (int i = 0; i < 10; ++i) a.add(kAnswer, {}, kTXT, 60, Bytes(200, static_cast<std::uint8_t>('a' + i)));

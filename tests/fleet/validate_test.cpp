@@ -90,7 +90,7 @@ std::string run_output(const std::string& cmd, int* status) {
 
 // One minute of load at 1,500 q/s on a 4,000-entry cache (the seed profile's 100,000
 // names: it fills within seconds and evicts for the rest of the minute).
-TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess]") {
+TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess][timing]") {
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   const std::string out = run_output(std::string(DNSARENA_BINARY) +

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/find_program.hpp"
 #include "workers/loopback.hpp"
 
 namespace dnsarena::test {
@@ -166,7 +167,7 @@ std::string run_command(const std::vector<std::string>& argv, int& status) {
 }
 
 std::string kdig(std::uint16_t port, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {KDIG_PROGRAM, "@127.0.0.1", "-p", std::to_string(port)};
+  std::vector<std::string> argv = {common::require_program("kdig", "install knot-dnsutils (.ci/install-deps)"), "@127.0.0.1", "-p", std::to_string(port)};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("+time=2");
   argv.push_back("+retry=0");

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/find_program.hpp"
 #include "workers/knot_headers.hpp"
 #include "workers/loopback.hpp"
 
@@ -32,6 +33,8 @@ std::uint64_t now_ms() {
 }  // namespace
 
 std::string dnsarena_binary() { return DNSARENA_BINARY; }
+
+std::string kdig_program() { return common::require_program("kdig", "install knot-dnsutils (.ci/install-deps)"); }
 
 std::uint16_t free_port() { return workers::free_loopback_port(); }
 
@@ -219,7 +222,7 @@ std::string run_command(const std::string& cmd, int* status) {
 
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra) {
-  const std::string out = run_command("kdig @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +
+  const std::string out = run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +
                                       " +noall +answer +authority +timeout=2 +retry=0 " + extra + " 2>&1");
   // Drop the TTL column (the second field) and sort.
   std::vector<std::string> lines;

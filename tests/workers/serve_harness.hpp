@@ -61,6 +61,8 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire);
 
 // Runs a command, returns its stdout (exit code in *status when given).
 std::string run_command(const std::string& cmd, int* status = nullptr);
+// kdig's path, found on PATH at run time; throws, saying what to install, when absent.
+std::string kdig_program();
 // kdig answer and authority sections with TTLs removed, sorted.
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra = "");

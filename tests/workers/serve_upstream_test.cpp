@@ -7,7 +7,7 @@
 
 using namespace dnsarena::test;
 
-TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upstream]") {
+TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upstream][timing]") {
   Service s;
   for (const UpstreamMode mode : {UpstreamMode::silent}) {
     s.upstream.set_mode(mode);
@@ -24,7 +24,7 @@ TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upst
   CHECK(s.total("servfail") == 1);
 }
 
-TEST_CASE("an upstream port with nobody listening: SERVFAIL at once", "[serve][upstream]") {
+TEST_CASE("an upstream port with nobody listening: SERVFAIL at once", "[serve][upstream][timing]") {
   const std::uint16_t dead = free_port();
   Service s({"--upstream", "127.0.0.1:" + std::to_string(dead)});
   const auto t0 = std::chrono::steady_clock::now();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "concurrent_roles.hpp"
 #include "sim/workload/seed_mix.hpp"
@@ -126,7 +127,7 @@ TEST_CASE("a writer killed halfway through a reclaim: the next writer finishes i
   const pid_t victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 3);
-    c.set_reclaim_hook([kill_after](std::uint32_t, std::size_t done) {
+    CacheTestHooks::set_reclaim_hook(c, [kill_after](std::uint32_t, std::size_t done) {
       if (done == kill_after) ::raise(SIGKILL);
     });
     for (std::uint32_t k = first_new; k < first_new + 10'000; ++k)

@@ -1,4 +1,5 @@
-// Subcommands that live in workers/: `check`, `serve`, `stats`, and `bench serve`.
+// Subcommands that live in workers/: `check`, `serve`, `stats`, and `bench serve`,
+// registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache_bench.hpp"
-#include "sim/commands.hpp"
+#include "sim/bench/commands.hpp"
 
 namespace dnsarena::sim {
 
@@ -106,7 +106,7 @@ void print_table(const bench::CacheBenchOptions& o, const bench::CacheBenchResul
 
 }  // namespace
 
-CLI::App* add_bench_command(CLI::App& app) {
+void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<bench::CacheBenchOptions>();
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("bench", "Cache benchmark: dnsarena vs a naive heap cache in one run (seed's mix)");
@@ -123,7 +123,6 @@ CLI::App* add_bench_command(CLI::App& app) {
     if (*json) std::cout << to_json(*opts, r).dump(2) << "\n";
     else print_table(*opts, r);
   });
-  return cmd;
 }
 
 }  // namespace dnsarena::sim

@@ -6,10 +6,11 @@
 #include <iostream>
 #include <string_view>
 
-#include "sim/bench/commands.hpp"
+#include "bench/commands.hpp"
 #include "sim/fleet/fleet_commands.hpp"
 #include "sim/layouts/layouts_command.hpp"
 #include "sim/traffic/commands.hpp"
+#include "sim/validate/commands.hpp"
 #include "workers/commands.hpp"
 
 namespace {
@@ -26,18 +27,18 @@ struct Command {
 
 // Every subcommand of dnsarena, in --help order. A parent must appear before its children.
 constexpr Command kCommands[] = {
-    {"", dnsarena::sim::add_bench_command},              // bench         cache benchmark
-    {"bench", dnsarena::workers::add_bench_serve_command},  // bench serve   serve vs dnsperf/unbound
-    {"", dnsarena::workers::add_check_command},          // check SEGMENT fsck of a segment
-    {"", dnsarena::workers::add_serve_command},          // serve         supervisor + workers
-    {"", dnsarena::workers::add_stats_command},          // stats         counters of a segment
-    {"", add_sim_group},                                 // sim ...
-    {"sim", dnsarena::sim::add_layouts_command},         // sim layouts   layout table, our arena
-    {"sim", dnsarena::sim::add_upstream_command},        // sim upstream  synthetic authoritative
-    {"sim", dnsarena::sim::add_load_command},            // sim load      load client
-    {"sim", dnsarena::sim::fleet::add_rollout_command},  // sim rollout   fleet RSS during a rollout
-    {"sim", dnsarena::sim::fleet::add_tune_command},     // sim tune      capacity per datacenter
-    {"sim", dnsarena::sim::fleet::add_validate_command},  // sim validate  real service vs the model
+    {"", dnsarena::bench::add_bench_command},             // bench         cache benchmark
+    {"bench", dnsarena::bench::add_bench_serve_command},  // bench serve   serve vs dnsperf/unbound
+    {"", dnsarena::workers::add_check_command},           // check SEGMENT fsck of a segment
+    {"", dnsarena::workers::add_serve_command},           // serve         supervisor + workers
+    {"", dnsarena::workers::add_stats_command},           // stats         counters of a segment
+    {"", add_sim_group},                                  // sim ...
+    {"sim", dnsarena::sim::add_layouts_command},          // sim layouts   layout table, our arena
+    {"sim", dnsarena::sim::add_upstream_command},         // sim upstream  synthetic authoritative
+    {"sim", dnsarena::sim::add_load_command},             // sim load      load client
+    {"sim", dnsarena::sim::fleet::add_rollout_command},   // sim rollout   fleet RSS during a rollout
+    {"sim", dnsarena::sim::fleet::add_tune_command},      // sim tune      capacity per datacenter
+    {"sim", dnsarena::sim::fleet::add_validate_command},  // sim validate  real service vs the model (sim/validate)
 };
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cache_bench.hpp"
-#include "sim/bench/commands.hpp"
+#include "bench/commands.hpp"
 
-namespace dnsarena::sim {
+namespace dnsarena::bench {
 
 namespace {
 
@@ -18,7 +18,7 @@ struct Target {
   bool met;
 };
 
-std::vector<Target> targets_of(const bench::CacheBenchResult& r) {
+std::vector<Target> targets_of(const CacheBenchResult& r) {
   const double base_ratio = r.baseline.measured && r.bytes_per_entry > 0 ? r.baseline.bytes_per_entry / r.bytes_per_entry : 0;
   std::vector<Target> t = {
       {"bytes_per_entry", r.bytes_per_entry, "<= 160", r.bytes_per_entry <= 160},
@@ -33,7 +33,7 @@ std::vector<Target> targets_of(const bench::CacheBenchResult& r) {
   return t;
 }
 
-nlohmann::json to_json(const bench::CacheBenchOptions& o, const bench::CacheBenchResult& r) {
+nlohmann::json to_json(const CacheBenchOptions& o, const CacheBenchResult& r) {
   nlohmann::json j{{"entries", r.entries},
                    {"requested_entries", r.requested_entries},
                    {"seed", o.seed},
@@ -69,7 +69,7 @@ nlohmann::json to_json(const bench::CacheBenchOptions& o, const bench::CacheBenc
   return j;
 }
 
-void print_table(const bench::CacheBenchOptions& o, const bench::CacheBenchResult& r) {
+void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   std::printf("dnsarena bench: %llu entries (seed %llu), seed mix 56%% A / 25%% AAAA / 19%% TXT\n\n",
               static_cast<unsigned long long>(r.entries), static_cast<unsigned long long>(o.seed));
   std::printf("%-26s %14s %14s %10s\n", "metric", "dnsarena", "naive heap", "ratio");
@@ -107,7 +107,7 @@ void print_table(const bench::CacheBenchOptions& o, const bench::CacheBenchResul
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto opts = std::make_shared<bench::CacheBenchOptions>();
+  auto opts = std::make_shared<CacheBenchOptions>();
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("bench", "Cache benchmark: dnsarena vs a naive heap cache in one run (seed's mix)");
   cmd->add_option("--entries", opts->entries, "Entries to fill (the cache's capacity)")->capture_default_str()->check(CLI::Range(1000ULL, 2'000'000'000ULL));
@@ -119,10 +119,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print one JSON object (progress goes to stderr)");
   cmd->callback([cmd, opts, json] {
     if (!cmd->get_subcommands().empty()) return;  // `bench <other>` runs that benchmark only
-    const bench::CacheBenchResult r = bench::run_cache_bench(*opts, std::cerr);
+    const CacheBenchResult r = run_cache_bench(*opts, std::cerr);
     if (*json) std::cout << to_json(*opts, r).dump(2) << "\n";
     else print_table(*opts, r);
   });
 }
 
-}  // namespace dnsarena::sim
+}  // namespace dnsarena::bench

@@ -46,10 +46,10 @@
 #include <string>
 #include <vector>
 
-#include "cache_curve.hpp"
-#include "che_model.hpp"
-#include "fleet_config.hpp"
-#include "memory_model.hpp"
+#include "sim/fleet/cache_curve.hpp"
+#include "sim/fleet/che_model.hpp"
+#include "sim/fleet/fleet_config.hpp"
+#include "sim/fleet/memory_model.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim::fleet {

@@ -31,10 +31,10 @@
 #include <sstream>
 #include <thread>
 
-#include "workers/commands.hpp"
+#include "bench/commands.hpp"
 #include "workers/loopback.hpp"
 
-namespace dnsarena::workers {
+namespace dnsarena::bench {
 
 namespace {
 
@@ -232,7 +232,7 @@ int run_bench(const BenchOptions& o) {
   const std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0700);
   const std::string file = dir + "/queries.txt";
-  const std::uint16_t up_port = free_loopback_port();
+  const std::uint16_t up_port = workers::free_loopback_port();
   const std::string upstream = "127.0.0.1:" + std::to_string(up_port);
   const std::string seed = std::to_string(o.seed);
 
@@ -260,7 +260,7 @@ int run_bench(const BenchOptions& o) {
   std::string error;
   try {
     for (unsigned workers : {1u, 2u}) {
-      const std::uint16_t port = free_loopback_port();
+      const std::uint16_t port = workers::free_loopback_port();
       const std::string segment = "dnsarena-bench-serve-" + std::to_string(::getpid());
       const pid_t serve = spawn({exe, "serve", "--workers", std::to_string(workers), "--listen",
                                  "127.0.0.1:" + std::to_string(port), "--upstream", upstream, "--segment", segment,
@@ -294,7 +294,7 @@ int run_bench(const BenchOptions& o) {
     }
     if (!o.no_unbound && have_program("unbound")) {
       for (unsigned threads : {1u, 2u}) {
-        const std::uint16_t port = free_loopback_port();
+        const std::uint16_t port = workers::free_loopback_port();
         const std::string conf = dir + "/unbound-" + std::to_string(threads) + ".conf";
         std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: " << threads
                             << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
@@ -408,4 +408,4 @@ void add_bench_serve_command(CLI::App& bench) {
   });
 }
 
-}  // namespace dnsarena::workers
+}  // namespace dnsarena::bench

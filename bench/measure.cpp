@@ -16,7 +16,7 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 std::uint64_t steady_ns() {
   return static_cast<std::uint64_t>(
@@ -97,7 +97,7 @@ double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps)
   // Sattolo's algorithm: one random cycle through every node.
   std::vector<std::uint32_t> order(nodes);
   std::iota(order.begin(), order.end(), 0u);
-  SplitMix64 rng(seed ^ 0xD7A4);
+  sim::SplitMix64 rng(seed ^ 0xD7A4);
   for (std::size_t i = nodes - 1; i > 0; --i) std::swap(order[i], order[rng.next() % i]);
   for (std::size_t i = 0; i < nodes; ++i) {
     const std::size_t from = order[i], to = order[(i + 1) % nodes];
@@ -114,4 +114,4 @@ double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps)
   return ns;
 }
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

@@ -14,8 +14,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "calibration.hpp"
-#include "fleet_commands.hpp"
+#include "sim/fleet/calibration.hpp"
+#include "sim/validate/commands.hpp"
 #include "validate_model.hpp"
 #include "validate_process.hpp"
 #include "validate_report.hpp"

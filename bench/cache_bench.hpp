@@ -18,7 +18,7 @@
 
 #include "sim/workload/seed_mix.hpp"
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 struct CacheBenchOptions {
   std::uint64_t entries = 4'000'000;
@@ -27,7 +27,7 @@ struct CacheBenchOptions {
   std::uint64_t lookups = 1'000'000;
   std::uint64_t evict_inserts = 1'000'000;
   bool baseline = true;
-  MixProfile mix;
+  sim::MixProfile mix;
 };
 
 struct BaselineResult {
@@ -58,4 +58,4 @@ struct CacheBenchResult {
 
 CacheBenchResult run_cache_bench(const CacheBenchOptions& options, std::ostream& progress);
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 // Reads the time-stamp counter; calibrated against steady_clock once.
 class TscClock {
@@ -48,4 +48,4 @@ double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps 
 double seconds_since(std::uint64_t steady_ns_start);
 std::uint64_t steady_ns();
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

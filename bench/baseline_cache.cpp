@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 namespace {
 
@@ -90,4 +90,4 @@ std::size_t BaselineCache::lookup_response(const cache::CacheKey& key, const cac
   return pos;
 }
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

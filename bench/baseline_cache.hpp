@@ -17,7 +17,7 @@
 #include "cache/entry_codec.hpp"
 #include "cache/response_writer.hpp"
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 struct NaptrLikeRdata {
   std::string flags, services, regexp, replacement;
@@ -52,4 +52,4 @@ private:
   std::unordered_map<std::string, BaselineEntry> map_;
 };
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

@@ -14,7 +14,7 @@
 #include "cache/cache.hpp"
 #include "measure.hpp"
 
-namespace dnsarena::sim::bench {
+namespace dnsarena::bench {
 
 namespace {
 
@@ -33,7 +33,7 @@ public:
     for (std::uint64_t k = 0; k < n; ++k) cdf_[k] = (sum += 1.0 / std::pow(static_cast<double>(k + 1), s));
     for (auto& c : cdf_) c /= sum;
   }
-  std::uint64_t sample(SplitMix64& rng) const {
+  std::uint64_t sample(sim::SplitMix64& rng) const {
     const double u = rng.unit();
     const auto rank = static_cast<std::uint64_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin());
     return (rank * 0x9E3779B97F4A7C15ULL + 12345) % cdf_.size();
@@ -46,8 +46,8 @@ private:
 std::string segment_name() { return "dnsarena-bench-" + std::to_string(::getpid()); }
 
 // Mean padded entry size over a sample, to size the arena.
-double mean_entry_bytes(const EntryGenerator& gen, std::uint64_t sample) {
-  GeneratedEntry e;
+double mean_entry_bytes(const sim::EntryGenerator& gen, std::uint64_t sample) {
+  sim::GeneratedEntry e;
   std::vector<cache::RecordData> recs;
   std::vector<std::uint8_t> buf;
   double total = 0;
@@ -61,8 +61,8 @@ double mean_entry_bytes(const EntryGenerator& gen, std::uint64_t sample) {
 
 // Inserts entries [first, first+count) and returns entries per second of timed work.
 template <class InsertFn>
-double timed_inserts(const EntryGenerator& gen, std::uint64_t first, std::uint64_t count, InsertFn&& insert) {
-  std::vector<GeneratedEntry> batch(4096);
+double timed_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::uint64_t count, InsertFn&& insert) {
+  std::vector<sim::GeneratedEntry> batch(4096);
   std::vector<cache::RecordData> recs;
   double seconds = 0;
   for (std::uint64_t done = 0; done < count;) {
@@ -70,7 +70,7 @@ double timed_inserts(const EntryGenerator& gen, std::uint64_t first, std::uint64
     for (std::uint64_t i = 0; i < n; ++i) gen.generate(first + done + i, batch[i]);
     const std::uint64_t t0 = steady_ns();
     for (std::uint64_t i = 0; i < n; ++i) {
-      const GeneratedEntry& e = batch[i];
+      const sim::GeneratedEntry& e = batch[i];
       insert(e.key(), e.answer(recs));
     }
     seconds += seconds_since(t0);
@@ -79,7 +79,7 @@ double timed_inserts(const EntryGenerator& gen, std::uint64_t first, std::uint64
   return static_cast<double>(count) / seconds;
 }
 
-cache::QueryInfo query_for(const GeneratedEntry& e, std::uint16_t id) {
+cache::QueryInfo query_for(const sim::GeneratedEntry& e, std::uint16_t id) {
   cache::QueryInfo q;
   q.id = id;
   q.qname = e.qname;
@@ -89,11 +89,11 @@ cache::QueryInfo query_for(const GeneratedEntry& e, std::uint16_t id) {
 
 // Per-lookup latency samples: key building + lookup + response, TSC-timed.
 template <class PickFn, class LookupFn>
-std::vector<double> timed_lookups(const EntryGenerator& gen, std::uint64_t count, const TscClock& tsc, PickFn&& pick,
+std::vector<double> timed_lookups(const sim::EntryGenerator& gen, std::uint64_t count, const TscClock& tsc, PickFn&& pick,
                                   LookupFn&& lookup, std::uint64_t* hits) {
   std::vector<double> samples;
   samples.reserve(count);
-  GeneratedEntry e;
+  sim::GeneratedEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
     gen.generate(pick(), e);
     const std::uint64_t t0 = TscClock::ticks();
@@ -107,14 +107,14 @@ std::vector<double> timed_lookups(const EntryGenerator& gen, std::uint64_t count
 }
 
 // Lookups per second over a fixed key set, in this process.
-double lookup_rate(cache::Segment& seg, const std::vector<GeneratedEntry>& keys, std::uint64_t count, std::uint64_t seed) {
+double lookup_rate(cache::Segment& seg, const std::vector<sim::GeneratedEntry>& keys, std::uint64_t count, std::uint64_t seed) {
   Cache c(seg, cache::SlotRole::tool);
-  SplitMix64 rng(seed);
+  sim::SplitMix64 rng(seed);
   std::uint8_t out[4096];
   std::uint64_t hits = 0;
   const std::uint64_t t0 = steady_ns();
   for (std::uint64_t i = 0; i < count; ++i) {
-    const GeneratedEntry& e = keys[rng.next() % keys.size()];
+    const sim::GeneratedEntry& e = keys[rng.next() % keys.size()];
     hits += c.lookup_response(e.key(), query_for(e, 1), kNow, {}, out, sizeof out).size != 0;
   }
   const double s = seconds_since(t0);
@@ -123,7 +123,7 @@ double lookup_rate(cache::Segment& seg, const std::vector<GeneratedEntry>& keys,
 }
 
 // Runs lookup_rate in `procs` forked processes at once; returns their total rate.
-double multi_process_lookup_rate(cache::Segment& seg, const std::vector<GeneratedEntry>& keys, std::uint64_t count,
+double multi_process_lookup_rate(cache::Segment& seg, const std::vector<sim::GeneratedEntry>& keys, std::uint64_t count,
                                  int procs) {
   int fds[8][2];
   std::vector<pid_t> pids;
@@ -157,7 +157,7 @@ double multi_process_lookup_rate(cache::Segment& seg, const std::vector<Generate
   return total;
 }
 
-BaselineResult run_baseline(const CacheBenchOptions& o, const EntryGenerator& gen, const TscClock& tsc,
+BaselineResult run_baseline(const CacheBenchOptions& o, const sim::EntryGenerator& gen, const TscClock& tsc,
                             std::ostream& progress) {
   BaselineResult r;
   progress << "baseline: filling " << o.entries << " entries into the naive heap cache\n" << std::flush;
@@ -169,7 +169,7 @@ BaselineResult run_baseline(const CacheBenchOptions& o, const EntryGenerator& ge
   const std::uint64_t heap1 = heap_allocated_bytes();
   r.bytes_from_allocator = heap_accounting_available();
   if (base->size()) r.bytes_per_entry = static_cast<double>(heap1 - heap0) / static_cast<double>(base->size());
-  SplitMix64 rng(o.seed ^ 0xBA5E);
+  sim::SplitMix64 rng(o.seed ^ 0xBA5E);
   std::uint64_t hits = 0;
   std::uint8_t out[4096];
   auto samples = timed_lookups(
@@ -188,7 +188,7 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   if (o.entries < 1000) throw std::invalid_argument("--entries must be at least 1000");
   CacheBenchResult r;
   r.requested_entries = o.entries;
-  const EntryGenerator gen(o.mix, o.seed);
+  const sim::EntryGenerator gen(o.mix, o.seed);
   const TscClock tsc;
 
   // Calibrate and create the segment.
@@ -221,7 +221,7 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
 
     // Uniform lookups.
     progress << "lookups: uniform, batched, zipf\n" << std::flush;
-    SplitMix64 rng(o.seed ^ 0x100C);
+    sim::SplitMix64 rng(o.seed ^ 0x100C);
     std::uint8_t out[4096];
     std::uint64_t hits = 0;
     auto lookup = [&](const CacheKey& k, const cache::QueryInfo& q) {
@@ -234,7 +234,7 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
 
     // Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
     {
-      std::vector<GeneratedEntry> entries(kBatch);
+      std::vector<sim::GeneratedEntry> entries(kBatch);
       std::vector<CacheKey> keys;
       keys.reserve(kBatch);
       const CacheKey* key_ptrs[kBatch];
@@ -274,8 +274,8 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
 
   progress << "two processes\n" << std::flush;
   {
-    std::vector<GeneratedEntry> keys(std::min<std::uint64_t>(o.entries, 200'000));
-    SplitMix64 rng(o.seed ^ 0x2);
+    std::vector<sim::GeneratedEntry> keys(std::min<std::uint64_t>(o.entries, 200'000));
+    sim::SplitMix64 rng(o.seed ^ 0x2);
     for (auto& e : keys) gen.generate(rng.next() % o.entries, e);
     const std::uint64_t count = std::max<std::uint64_t>(o.lookups, 200'000);
     r.lookups_per_s_1proc = multi_process_lookup_rate(seg, keys, count, 1);
@@ -299,4 +299,4 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   return r;
 }
 
-}  // namespace dnsarena::sim::bench
+}  // namespace dnsarena::bench

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/fleet/validate_model.hpp"
+#include "sim/validate/validate_model.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
 using namespace dnsarena::sim::fleet;

@@ -32,7 +32,9 @@
 #include <thread>
 
 #include "bench/commands.hpp"
-#include "workers/loopback.hpp"
+#include "common/child_process.hpp"
+#include "common/find_program.hpp"
+#include "common/loopback.hpp"
 
 namespace dnsarena::bench {
 
@@ -47,57 +49,16 @@ struct BenchOptions {
   bool no_unbound = false;
 };
 
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dnsarena";
+// fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
+common::ChildProcess spawn(const std::vector<std::string>& argv, const std::string& log, int cpu = -1) {
+  return common::ChildProcess(argv, {.log_path = log, .truncate_log = true, .search_path = true, .cpu = cpu});
 }
 
-// fork + exec with stdout/stderr to `log`, optionally pinned to one CPU.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log, int cpu = -1) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (cpu >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      ::sched_setaffinity(0, sizeof set, &set);
-    }
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    ::execvp(a[0], a.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-void stop(pid_t pid) {
-  if (pid <= 0) return;
-  ::kill(pid, SIGTERM);
+// Until something accepts TCP on `port` (up to 10 s); false when `child` exits first.
+bool wait_tcp(std::uint16_t port, common::ChildProcess& child) {
   for (int i = 0; i < 500; ++i) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-}
-
-bool wait_tcp(std::uint16_t port, pid_t pid) {
-  for (int i = 0; i < 500; ++i) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return false;
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    if (ok) return true;
+    if (!child.running()) return false;
+    if (common::accepts_tcp(port)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
@@ -110,15 +71,6 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  pid_t p;
-  while (f >> p) out.push_back(p);
-  return out;
-}
-
-// utime + stime of a process (all its threads), seconds.
 double cpu_seconds(pid_t pid) {
   const std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
   const auto close = s.rfind(')');
@@ -151,10 +103,9 @@ PerfResult dnsperf(std::uint16_t port, const std::string& file, const std::vecto
   std::vector<std::string> argv{"dnsperf", "-s", "127.0.0.1", "-p", std::to_string(port), "-d", file};
   argv.insert(argv.end(), extra.begin(), extra.end());
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = spawn(argv, log, cpu);
-  int status = 0;
+  common::ChildProcess perf = spawn(argv, log, cpu);
   rusage ru{};
-  ::wait4(pid, &status, 0, &ru);
+  perf.wait(ru);
   PerfResult r;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.client_cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
@@ -219,39 +170,35 @@ ServerRun measure(const std::string& name, std::uint16_t port, const std::vector
   return run;
 }
 
-bool have_program(const std::string& name) {
-  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
-}
+bool have_program(const std::string& name) { return common::find_program(name).has_value(); }
 
 int run_bench(const BenchOptions& o) {
   if (!have_program("dnsperf")) {
     std::cerr << "dnsarena bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
     return 2;
   }
-  const std::string exe = self_exe();
+  const std::string exe = common::self_executable();
   const std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0700);
   const std::string file = dir + "/queries.txt";
-  const std::uint16_t up_port = workers::free_loopback_port();
+  const std::uint16_t up_port = common::free_loopback_port();
   const std::string upstream = "127.0.0.1:" + std::to_string(up_port);
   const std::string seed = std::to_string(o.seed);
 
   {
-    const pid_t w = spawn({exe, "sim", "load", "--write-dnsperf", file, "--queries", std::to_string(o.queries_in_file),
-                           "--seed", seed},
-                          dir + "/write-names.log");
-    int st = 0;
-    ::waitpid(w, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    common::ChildProcess w = spawn({exe, "sim", "load", "--write-dnsperf", file, "--queries",
+                                    std::to_string(o.queries_in_file), "--seed", seed},
+                                   dir + "/write-names.log");
+    if (w.wait() != 0) {
       std::cerr << "dnsarena bench serve: writing the query file failed: " << slurp(dir + "/write-names.log");
       return 1;
     }
   }
-  const pid_t up = spawn({exe, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed},
-                         dir + "/upstream.log");
+  common::ChildProcess up = spawn({exe, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed},
+                                  dir + "/upstream.log");
   if (!wait_tcp(up_port, up)) {
     std::cerr << "dnsarena bench serve: the synthetic upstream did not start: " << slurp(dir + "/upstream.log");
-    stop(up);
+    up.stop();
     return 1;
   }
 
@@ -260,28 +207,28 @@ int run_bench(const BenchOptions& o) {
   std::string error;
   try {
     for (unsigned workers : {1u, 2u}) {
-      const std::uint16_t port = workers::free_loopback_port();
+      const std::uint16_t port = common::free_loopback_port();
       const std::string segment = "dnsarena-bench-serve-" + std::to_string(::getpid());
-      const pid_t serve = spawn({exe, "serve", "--workers", std::to_string(workers), "--listen",
+      common::ChildProcess serve = spawn({exe, "serve", "--workers", std::to_string(workers), "--listen",
                                  "127.0.0.1:" + std::to_string(port), "--upstream", upstream, "--segment", segment,
                                  "--no-metrics", "--log-level", "warn", "--remove-segment", "--reset-segment",
                                  "--max-entries", "200000", "--arena-bytes", "64M"},
                                 dir + "/serve-" + std::to_string(workers) + ".log");
       if (!wait_tcp(port, serve)) {
-        stop(serve);
+        serve.stop();
         throw std::runtime_error("serve did not start: " + slurp(dir + "/serve-" + std::to_string(workers) + ".log"));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every worker bound
-      const auto pids = children_of(serve);
+      const auto pids = common::child_pids(serve.pid());
       runs.push_back(measure("dnsarena-" + std::to_string(workers) + "w", port, pids, o, file, dir, workers == 1));
       if (workers == 2) {
         const double peak = std::max(runs[0].perf.qps, runs[1].perf.qps);
         const std::string log = dir + "/load80.log";
-        const pid_t l = spawn({exe, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--rate",
+        common::ChildProcess l = spawn({exe, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--rate",
                                std::to_string(0.8 * peak), "--duration", std::to_string(o.duration), "--seed", seed,
                                "--json"},
                               log);
-        ::waitpid(l, nullptr, 0);
+        l.wait();
         try {
           const std::string text = slurp(log);
           load80 = nlohmann::json::parse(text.substr(text.find('{')));
@@ -290,11 +237,11 @@ int run_bench(const BenchOptions& o) {
           load80 = {{"error", std::string("sim load output not parsed: ") + e.what()}};
         }
       }
-      stop(serve);
+      serve.stop();
     }
     if (!o.no_unbound && have_program("unbound")) {
       for (unsigned threads : {1u, 2u}) {
-        const std::uint16_t port = workers::free_loopback_port();
+        const std::uint16_t port = common::free_loopback_port();
         const std::string conf = dir + "/unbound-" + std::to_string(threads) + ".conf";
         std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: " << threads
                             << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
@@ -303,19 +250,19 @@ int run_bench(const BenchOptions& o) {
                             << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
                             << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
                             << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << up_port << "\n";
-        const pid_t ub = spawn({"unbound", "-d", "-c", conf}, dir + "/unbound-" + std::to_string(threads) + ".log");
+        common::ChildProcess ub = spawn({"unbound", "-d", "-c", conf}, dir + "/unbound-" + std::to_string(threads) + ".log");
         if (!wait_tcp(port, ub)) {
-          stop(ub);
+          ub.stop();
           throw std::runtime_error("unbound did not start: " + slurp(dir + "/unbound-" + std::to_string(threads) + ".log"));
         }
-        runs.push_back(measure("unbound-" + std::to_string(threads) + "t", port, {ub}, o, file, dir, threads == 1));
-        stop(ub);
+        runs.push_back(measure("unbound-" + std::to_string(threads) + "t", port, {ub.pid()}, o, file, dir, threads == 1));
+        ub.stop();
       }
     }
   } catch (const std::exception& e) {
     error = e.what();
   }
-  stop(up);
+  up.stop();
   if (!error.empty()) {
     std::cerr << "dnsarena bench serve: " << error << "\n";
     return 1;

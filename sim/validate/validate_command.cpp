@@ -17,6 +17,7 @@
 #include "sim/fleet/calibration.hpp"
 #include "sim/validate/commands.hpp"
 #include "validate_model.hpp"
+#include "common/child_process.hpp"
 #include "validate_process.hpp"
 #include "validate_report.hpp"
 #include "validate_service.hpp"
@@ -106,7 +107,7 @@ void run(const ValidateArgs& a) {
 
   WorkDir work(a.out);
   ServiceOptions so;
-  so.program = self_executable();
+  so.program = common::self_executable();
   so.profile_path = a.profile;
   so.work_dir = work.path;
   so.seed = a.seed;

@@ -12,7 +12,8 @@
 #include "cache/cache.hpp"
 #include "validate_process.hpp"
 #include "workers/stats_report.hpp"
-#include "workers/loopback.hpp"
+#include "common/child_process.hpp"
+#include "common/loopback.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -36,16 +37,16 @@ void check_interrupted() {
   if (validate_interrupted().load()) throw std::runtime_error("interrupted: children stopped, segment removed");
 }
 
-void require_running(ChildProcess& child, const std::string& what) {
+void require_running(common::ChildProcess& child, const std::string& what) {
   if (!child.running())
     throw std::runtime_error(what + " ended early (" + child.exit_status() + "); log " + child.log_path() + ":\n" +
                              child.log_tail());
 }
 
 // Waits until `port` accepts TCP, `child` staying alive.
-void wait_listening(ChildProcess& child, std::uint16_t port, const std::string& what, std::chrono::seconds limit) {
+void wait_listening(common::ChildProcess& child, std::uint16_t port, const std::string& what, std::chrono::seconds limit) {
   const auto deadline = Clock::now() + limit;
-  while (!accepts_tcp(port)) {
+  while (!common::accepts_tcp(port)) {
     check_interrupted();
     require_running(child, what);
     if (Clock::now() > deadline)
@@ -66,7 +67,7 @@ ServiceSample take_sample(cache::Cache& cache, pid_t supervisor, const std::stri
   s.inserts = rep.total.get(cache::Counter::inserts);
   s.second_chances = rep.total.get(cache::Counter::second_chances);
   s.arena_bytes_in_use = rep.cache.bytes_in_use;
-  for (pid_t pid : child_pids(supervisor)) {
+  for (pid_t pid : common::child_pids(supervisor)) {
     const Pss p = pss_of(pid);
     s.pss += p;
     s.processes += p.total ? 1 : 0;
@@ -79,7 +80,7 @@ ServiceSample take_sample(cache::Cache& cache, pid_t supervisor, const std::stri
 }
 
 // The load's JSON report: the last line of its log that parses as an object.
-nlohmann::json load_report(const ChildProcess& load) {
+nlohmann::json load_report(const common::ChildProcess& load) {
   std::ifstream in(load.log_path());
   std::string line;
   nlohmann::json found;
@@ -122,10 +123,10 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::string seed = std::to_string(o.seed);
 
   // 1. The synthetic upstream.
-  const std::uint16_t up_port = workers::free_loopback_port();
+  const std::uint16_t up_port = common::free_loopback_port();
   std::vector<std::string> up_argv = {o.program, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed};
   up_argv.insert(up_argv.end(), profile_args.begin(), profile_args.end());
-  ChildProcess upstream(up_argv, o.work_dir + "/upstream.log");
+  common::ChildProcess upstream(up_argv, {.log_path = o.work_dir + "/upstream.log", .die_with_parent = true});
   wait_listening(upstream, up_port, "sim upstream", std::chrono::seconds(60));
   say("sim upstream on 127.0.0.1:" + std::to_string(up_port));
 
@@ -137,7 +138,7 @@ ServiceRun run_service(const ServiceOptions& o) {
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
-  const std::uint16_t port = workers::free_loopback_port();
+  const std::uint16_t port = common::free_loopback_port();
   const std::vector<std::string> serve_argv = {o.program, "serve", "--config", config,
                                                "--listen", "127.0.0.1:" + std::to_string(port),
                                                "--upstream", "127.0.0.1:" + std::to_string(up_port),
@@ -148,11 +149,11 @@ ServiceRun run_service(const ServiceOptions& o) {
                                                "--ecs", o.ecs_forward ? "forward" : "off",
                                                "--no-metrics", "--remove-segment", "--reset-segment",
                                                "--log-level", "warn"};
-  ChildProcess serve(serve_argv, o.work_dir + "/serve.log");
+  common::ChildProcess serve(serve_argv, {.log_path = o.work_dir + "/serve.log", .die_with_parent = true});
   wait_listening(serve, port, "dnsarena serve", std::chrono::seconds(30));
   // Every worker up (each one opens its own socket; the first to listen answers TCP).
   const auto workers_deadline = Clock::now() + std::chrono::seconds(10);
-  while (child_pids(serve.pid()).size() < o.workers && Clock::now() < workers_deadline)
+  while (common::child_pids(serve.pid()).size() < o.workers && Clock::now() < workers_deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // workers settle (attach, first allocations)
   require_running(serve, "dnsarena serve");
@@ -177,7 +178,7 @@ ServiceRun run_service(const ServiceOptions& o) {
                                         "--rate", std::to_string(o.rate), "--duration",
                                         std::to_string(o.duration_s), "--seed", seed, "--json"};
   load_argv.insert(load_argv.end(), profile_args.begin(), profile_args.end());
-  ChildProcess load(load_argv, o.work_dir + "/load.log");
+  common::ChildProcess load(load_argv, {.log_path = o.work_dir + "/load.log", .die_with_parent = true});
   const auto first_deadline = Clock::now() + std::chrono::seconds(60);
   while (workers::collect_stats(*cache).total.queries() == 0) {
     check_interrupted();

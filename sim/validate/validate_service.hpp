@@ -42,7 +42,7 @@
 namespace dnsarena::sim::fleet {
 
 struct ServiceOptions {
-  std::string program;        // the dnsarena binary (self_executable())
+  std::string program;        // the dnsarena binary (common::self_executable())
   std::string profile_path;   // empty: the embedded seed profile
   std::string work_dir;       // logs and the serve config go here (must exist)
   std::uint64_t seed = 1;     // names of upstream and load

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/child_process.hpp"
+
 namespace dnsarena::test {
 
 // A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
@@ -25,7 +27,7 @@ public:
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // Waits until a worker accepts TCP on the port. False after `timeout`.
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM and wait; returns the exit status (or -1 when it had to be killed).
@@ -34,7 +36,7 @@ public:
   std::string log() const;
 
 private:
-  pid_t pid_ = -1;
+  common::ChildProcess child_;
   std::uint16_t port_;
   std::string log_path_;
 };

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace dnsarena::workers {
+namespace dnsarena::common {
 
 // 127.0.0.1:port (port in host order).
 sockaddr_in loopback_v4(std::uint16_t port);
@@ -14,4 +14,4 @@ sockaddr_in loopback_v4(std::uint16_t port);
 // up to 50 tries until TCP can bind it too). Throws std::runtime_error when none is found.
 std::uint16_t free_loopback_port();
 
-}  // namespace dnsarena::workers
+}  // namespace dnsarena::common

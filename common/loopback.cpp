@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-namespace dnsarena::workers {
+namespace dnsarena::common {
 
 sockaddr_in loopback_v4(std::uint16_t port) {
   sockaddr_in a{};
@@ -32,4 +32,4 @@ std::uint16_t free_loopback_port() {
   throw std::runtime_error("no free port on 127.0.0.1");
 }
 
-}  // namespace dnsarena::workers
+}  // namespace dnsarena::common

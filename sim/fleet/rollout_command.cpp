@@ -10,7 +10,7 @@
 #include "chart.hpp"
 #include "fleet_commands.hpp"
 #include "rollout_sim.hpp"
-#include "yaml_reader.hpp"
+#include "fleet_config.hpp"
 
 namespace dnsarena::sim::fleet {
 

@@ -1,8 +1,10 @@
 // Strict reading of YAML config files: every error names file, line, column and key.
+// The one reader of fleet, rollout and traffic-profile files (sim/fleet, sim/workload).
 //
-// Purpose: fleet and rollout files are typed by operators; a typo must fail loudly, not
-// be ignored. A MapReader wraps one YAML mapping, hands out typed values with range
-// checks, and at finish() rejects every key nobody asked for (unknown keys).
+// Purpose: config files are typed by operators; a typo must fail loudly, not be
+// ignored. A MapReader wraps one YAML mapping (a key given twice is an error), hands out
+// typed values with range checks, and at finish() rejects every key nobody asked for
+// (unknown keys, listing the known ones).
 //
 // Errors are ConfigError with a message "FILE:LINE:COLUMN: key 'K': what" (1-based line
 // and column, as editors show them). yaml-cpp's syntax errors are converted the same way.
@@ -14,9 +16,10 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace dnsarena::sim::fleet {
+namespace dnsarena::common {
 
 class ConfigError : public std::runtime_error {
 public:
@@ -25,17 +28,21 @@ public:
 
 // Loads a YAML file; throws ConfigError naming the file (and the position of a syntax error).
 YAML::Node load_yaml_file(const std::string& path);
+// Parses YAML text; `source` names it in errors, as load_yaml_file names the file.
+YAML::Node parse_yaml_text(std::string_view text, const std::string& source);
 
 // "file:line:col" of a node (1-based).
 std::string where(const std::string& file, const YAML::Node& node);
 
 class MapReader {
 public:
-  // REQUIRES: nothing; throws ConfigError when `node` is not a mapping.
+  // Throws ConfigError when `node` is not a mapping or names a key twice.
   MapReader(std::string file, YAML::Node node, std::string context);
 
   bool has(const std::string& key) const;
-  // Typed accessors. `required` variants throw when the key is missing.
+  // Typed accessors; those without a fallback throw when the key is missing. Errors:
+  // "expected a scalar number", "expected a number, got 'x'", "expected a non-negative
+  // integer, got 'x'", "out of range: must be in [lo, hi], got x".
   double number(const std::string& key, double lo, double hi);
   double number_or(const std::string& key, double fallback, double lo, double hi);
   std::uint64_t integer(const std::string& key, std::uint64_t lo, std::uint64_t hi);
@@ -48,7 +55,7 @@ public:
   YAML::Node sequence(const std::string& key);
   YAML::Node raw(const std::string& key);  // the node itself; marks used
 
-  // Throws for the first key that was never read.
+  // Throws for the first key that was never read ("unknown key (known: ...)").
   void finish();
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
@@ -65,8 +72,4 @@ private:
   std::set<std::string> used_;
 };
 
-// Parses a date "YYYY-MM-DD" to days since 1970-01-01; throws std::invalid_argument.
-std::int64_t parse_date_days(const std::string& s);
-std::string format_date_days(std::int64_t days);
-
-}  // namespace dnsarena::sim::fleet
+}  // namespace dnsarena::common

@@ -1,11 +1,10 @@
-#include "yaml_reader.hpp"
+#include "common/yaml_reader.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 
-namespace dnsarena::sim::fleet {
+namespace dnsarena::common {
 
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);
@@ -14,6 +13,15 @@ YAML::Node load_yaml_file(const std::string& path) {
     return YAML::Load(in);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                      ": YAML syntax error: " + e.msg);
+  }
+}
+
+YAML::Node parse_yaml_text(std::string_view text, const std::string& source) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                       ": YAML syntax error: " + e.msg);
   }
 }
@@ -29,6 +37,11 @@ MapReader::MapReader(std::string file, YAML::Node node, std::string context)
   if (!node_.IsMap())
     throw ConfigError(where(file_, node_) + ": " + (context_.empty() ? std::string("document") : "key '" + context_ + "'") +
                       ": expected a mapping of keys to values");
+  std::set<std::string> seen;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+    if (!seen.insert(k).second) fail_at(it->first, k, "duplicate key");
+  }
 }
 
 void MapReader::fail(const std::string& key, const std::string& what) const {
@@ -54,7 +67,7 @@ YAML::Node MapReader::get(const std::string& key, bool required) {
 
 namespace {
 double to_double(const MapReader& r, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) r.fail_at(n, key, "expected a number");
+  if (!n.IsScalar()) r.fail_at(n, key, "expected a scalar number");
   try {
     return n.as<double>();
   } catch (const YAML::Exception&) {
@@ -68,8 +81,8 @@ double MapReader::number(const std::string& key, double lo, double hi) {
   const double v = to_double(*this, n, key);
   if (!(v >= lo && v <= hi)) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "value %g out of range [%g, %g]", v, lo, hi);
-    fail_at(n, key, buf);
+    std::snprintf(buf, sizeof buf, "out of range: must be in [%g, %g], got ", lo, hi);
+    fail_at(n, key, buf + n.Scalar());
   }
   return v;
 }
@@ -84,10 +97,17 @@ double MapReader::number_or(const std::string& key, double fallback, double lo, 
 
 std::uint64_t MapReader::integer(const std::string& key, std::uint64_t lo, std::uint64_t hi) {
   const YAML::Node n = get(key, true);
-  const double v = to_double(*this, n, key);
-  if (v != std::floor(v)) fail_at(n, key, "expected a whole number, got '" + n.Scalar() + "'");
+  if (!n.IsScalar()) fail_at(n, key, "expected a scalar number");
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    fail_at(n, key, "expected a non-negative integer, got '" + n.Scalar() + "'");
+  }
+  if (v != std::floor(v)) fail_at(n, key, "expected a non-negative integer, got '" + n.Scalar() + "'");
   if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)))
-    fail_at(n, key, "value " + n.Scalar() + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail_at(n, key, "out of range: must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                        n.Scalar());
   return static_cast<std::uint64_t>(v);
 }
 
@@ -142,28 +162,12 @@ YAML::Node MapReader::raw(const std::string& key) { return get(key, false); }
 
 void MapReader::finish() {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string k = it->first.as<std::string>();
-    if (!used_.count(k)) fail_at(it->first, k, "unknown key");
+    const std::string k = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+    if (used_.count(k)) continue;
+    std::string known;
+    for (const std::string& u : used_) known += (known.empty() ? "" : ", ") + u;
+    fail_at(it->first, k, "unknown key (known: " + known + ")");
   }
 }
 
-std::int64_t parse_date_days(const std::string& s) {
-  int y = 0, m = 0, d = 0;
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c", &y, &m, &d, &extra) != 3)
-    throw std::invalid_argument("expected a date YYYY-MM-DD, got '" + s + "'");
-  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(m)},
-                                        std::chrono::day{static_cast<unsigned>(d)}};
-  if (!ymd.ok()) throw std::invalid_argument("not a valid date: '" + s + "'");
-  return std::chrono::sys_days{ymd}.time_since_epoch().count();
-}
-
-std::string format_date_days(std::int64_t days) {
-  const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()));
-  return buf;
-}
-
-}  // namespace dnsarena::sim::fleet
+}  // namespace dnsarena::common

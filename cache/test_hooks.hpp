@@ -9,7 +9,7 @@ namespace dnsarena::cache {
 
 struct CacheTestHooks {
   // Every key hashes to h(key) instead of key.hash() (a deliberately bad hash makes
-  // every key collide, so displacement and the stash run constantly).
+  // every key collide, so the cuckoo step and conflict evictions run constantly).
   static void set_hash_override(Cache& c, HashOverride h) { c.hash_override_ = std::move(h); }
   // fn runs inside reclaim, writer lock held, after each entry of the region is dealt with.
   static void set_reclaim_hook(Cache& c, Cache::ReclaimHook fn) { c.reclaim_hook_ = std::move(fn); }

@@ -81,6 +81,9 @@ ChildProcess ChildProcess::run(const std::function<int()>& body, unsigned alarm_
   c.pid_ = ::fork();
   if (c.pid_ < 0) throw std::runtime_error("fork failed");
   if (c.pid_ == 0) {
+    // The parent's handlers (a test framework's, say) are not the child's: a signal ends
+    // the child the default way, and its parent reads it from the exit status.
+    for (const int sig : {SIGTERM, SIGINT, SIGSEGV, SIGABRT, SIGILL, SIGFPE, SIGBUS}) ::signal(sig, SIG_DFL);
     ::alarm(alarm_seconds);
     int rc = exception_code;
     try {

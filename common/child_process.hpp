@@ -45,7 +45,8 @@ public:
   explicit ChildProcess(const std::vector<std::string>& argv, SpawnOptions options = {});
   // fork; the child runs `body` with an alarm of `alarm_seconds` (a deadlocked child dies
   // of SIGALRM instead of hanging its parent) and _exits with its result; an escaping
-  // exception is printed and exits with `exception_code`.
+  // exception is printed and exits with `exception_code`. Fatal signals get their default
+  // action in the child (not the parent's handlers).
   static ChildProcess run(const std::function<int()>& body, unsigned alarm_seconds = 60, int exception_code = 15);
 
   ~ChildProcess() { stop(); }

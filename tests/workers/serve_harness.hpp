@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,8 @@ namespace dnsarena::test {
 
 // A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
 std::uint16_t free_port();
+// Writes `text` to a new file under /tmp (unique to this process) and returns its path.
+std::string write_config(const std::string& text);
 // A segment name unique to this test process.
 std::string unique_segment(const std::string& tag);
 
@@ -41,22 +44,43 @@ private:
   std::string log_path_;
 };
 
+// One record of a reply, OPT aside.
+struct ReplyRecord {
+  unsigned section = 0;  // 0 answer, 1 authority, 2 additional
+  std::string owner;     // lowercase, dotted, trailing dot
+  std::uint16_t type = 0;
+  std::uint32_t ttl = 0;
+};
+
 struct DnsReply {
   bool answered = false;
   std::uint16_t id = 0;
   std::uint16_t flags = 0;
   unsigned rcode() const { return flags & 0xF; }
+  unsigned extended_rcode = 0;  // the full rcode with the OPT's upper bits (e.g. 16 BADVERS)
+  bool has_opt = false;
+  int ecs_scope = -1;  // the ECS option's SCOPE PREFIX-LENGTH, -1 without an ECS option
   bool tc() const { return (flags & 0x0200) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
+  std::vector<ReplyRecord> records;  // every record but the OPT, in order
+  std::size_t count(unsigned section, std::uint16_t type) const;
   std::vector<std::uint8_t> wire;
 };
 
-// Builds a query (RD set; EDNS with payload `edns_size` when > 0).
+// Builds a query (RD set; EDNS with payload `edns_size` when > 0, with DO and the EDNS
+// version as given).
 std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
-                                     std::uint16_t edns_size = 1232);
-// Sends `packet` over UDP and waits for one reply.
+                                     std::uint16_t edns_size = 1232, bool do_bit = false,
+                                     std::uint8_t edns_version = 0);
+// A query with EDNS and an ECS option for the IPv4 subnet a.b.c.d/source_prefix (only
+// the prefix's bytes are sent, as RFC 7871 requires).
+std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
+                                         std::uint8_t source_prefix, std::array<std::uint8_t, 4> address);
+// Sends `packet` over UDP (from `source`, an IPv4 address, when given) and waits for
+// one reply.
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+                      const char* source = nullptr);
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire);

@@ -177,7 +177,7 @@ TEST_CASE("misses in flight are bounded per worker and per name, and over the bo
   }
 }
 
-TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone; other names REFUSED",
+TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone, and other names REFUSED",
           "[serve][upstream][zones]") {
   TestUpstream deleg;
   Service s;

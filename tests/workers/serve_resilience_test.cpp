@@ -141,8 +141,8 @@ TEST_CASE("a killed worker's queue survives: queries sent while it is down are a
   CHECK(answered_at_once(s.port, 20, std::chrono::milliseconds(3000)) == 20);
 }
 
-TEST_CASE("a stopped worker (SIGSTOP) is noticed by its heartbeat, killed and replaced; its share is answered",
-          "[serve][kill][heartbeat]") {
+TEST_CASE("a stopped worker (SIGSTOP) is noticed by its heartbeat, killed and replaced, and its share is answered",
+          "[serve][kill][heartbeat][timing]") {
   Service s({"-c", write_config("restart:\n  heartbeat_timeout_ms: 1000\n")}, 2);
   ask_all(s.port);
   const auto before = s.serve->children();

@@ -1,7 +1,5 @@
 #include "tests/interop/knot_server.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/child_process.hpp"
 #include "tests/interop/dns_compare.hpp"
 #include "tests/interop/wire_query.hpp"
 #include "tests/workers/serve_harness.hpp"
@@ -59,34 +58,13 @@ KnotServer::KnotServer(const std::vector<ZoneFile>& zones) : zones_(zones) {
   std::filesystem::create_directories(dir_ + "/zones");
   for (const ZoneFile& z : zones) write_file(dir_ + "/zones/" + z.origin + "zone", z.text);
   port_ = test::free_port();
-  write_file(dir_ + "/knot.conf", config_text(dir_, port_, zones));
-  const std::string conf = dir_ + "/knot.conf", log = dir_ + "/knotd.log";
-  std::fflush(nullptr);
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::execl(KNOTD_PROGRAM, "knotd", "-c", conf.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  write_file(conf(), config_text(dir_, port_, zones));
+  knotd_ = common::ChildProcess({KNOTD_PROGRAM, "-c", conf()},
+                                {.log_path = dir_ + "/knotd.log", .truncate_log = true, .die_with_parent = true});
 }
 
 KnotServer::~KnotServer() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (::waitpid(pid_, &status, WNOHANG) != pid_) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
+  knotd_.stop();  // before its directory goes
   std::error_code ec;  // DNSARENA_INTEROP_KEEP=1 keeps the directory (config, zones, knotd.log)
   if (!std::getenv("DNSARENA_INTEROP_KEEP")) std::filesystem::remove_all(dir_, ec);
 }
@@ -95,11 +73,7 @@ bool KnotServer::wait_ready(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::size_t ready = 0;
   while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
+    if (!knotd_.running()) return false;
     for (; ready < zones_.size(); ++ready) {
       const ZoneFile& z = zones_[ready];
       const QueryShape shape{true, 1232, true};
@@ -115,26 +89,26 @@ bool KnotServer::wait_ready(std::chrono::milliseconds timeout) {
   return false;
 }
 
-std::string KnotServer::knotc(const std::string& args, int& status) const {
-  return test::run_command(std::string(KNOTC_PROGRAM) + " -c " + dir_ + "/knot.conf " + args + " 2>&1", &status);
+bool KnotServer::knotc(const std::vector<std::string>& args, std::string& output) const {
+  std::vector<std::string> argv{KNOTC_PROGRAM, "-c", conf()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int status = 0;
+  output = common::run_and_capture(argv, status);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 bool KnotServer::replace_records(const std::string& zone, const std::vector<RecordChange>& changes,
                                  std::string& error) {
-  int status = 0;
-  error = knotc("zone-begin " + zone, status);
-  if (status != 0) return false;
+  if (!knotc({"zone-begin", zone}, error)) return false;
   for (const RecordChange& c : changes) {
-    knotc("zone-unset " + zone + " " + c.owner + " " + c.type, status);  // absent is fine
-    error = knotc("zone-set " + zone + " " + c.owner + " " + std::to_string(c.ttl) + " " + c.type + " " + c.rdata,
-                  status);
-    if (status != 0) {
-      knotc("zone-abort " + zone, status);
+    knotc({"zone-unset", zone, c.owner, c.type}, error);  // absent is fine
+    if (!knotc({"zone-set", zone, c.owner, std::to_string(c.ttl), c.type, c.rdata}, error)) {
+      std::string ignored;
+      knotc({"zone-abort", zone}, ignored);
       return false;
     }
   }
-  error = knotc("zone-commit " + zone, status);
-  return status == 0;
+  return knotc({"zone-commit", zone}, error);
 }
 
 std::string KnotServer::log() const {

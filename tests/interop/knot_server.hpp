@@ -3,8 +3,9 @@
 // Purpose: serve the generated zones on 127.0.0.1:<free port> from a private temporary
 // directory (config, zone files, rundir, storage with the KASP database and the keys that
 // knotd generates when it signs), and change records while it runs (knotc over the
-// control socket in that directory). Nothing outside the directory is touched; the
-// destructor stops knotd (SIGTERM, SIGKILL after 5 s) and removes the directory.
+// control socket in that directory). Nothing outside the directory is touched; knotd is
+// a common::ChildProcess (SIGTERM, SIGKILL after 5 s; dies with the test) and the
+// destructor removes the directory after stopping it.
 //
 // knotd 3.2 configuration written (see knot.conf(5)):
 //   server:   listen 127.0.0.1@PORT, udp-max-payload 4096 (so an EDNS 4096 client can
@@ -17,13 +18,12 @@
 //
 // Cost: start and signing take well under a second for a few thousand records.
 #pragma once
-#include <sys/types.h>
-
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/child_process.hpp"
 #include "tests/interop/zone_generator.hpp"
 
 namespace dnsarena::interop {
@@ -55,12 +55,14 @@ public:
   std::string log() const;
 
 private:
-  std::string knotc(const std::string& args, int& status) const;
+  std::string conf() const { return dir_ + "/knot.conf"; }
+  // knotc -c CONF ARGS... (no shell); true on exit code 0, its stdout in `output`.
+  bool knotc(const std::vector<std::string>& args, std::string& output) const;
 
   std::string dir_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
   std::vector<ZoneFile> zones_;
+  common::ChildProcess knotd_;
 };
 
 }  // namespace dnsarena::interop

@@ -41,7 +41,8 @@ public:
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
         udp_fd_(udp_fd),
-        tcp_(epfd, tcp_fd, kTagTcpConn, cfg.tcp_max_connections, cfg.tcp_idle_timeout_ms,
+        tcp_(epfd, tcp_fd, kTagTcpListen, kTagTcpConn,
+             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }) {

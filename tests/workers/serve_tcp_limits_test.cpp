@@ -3,6 +3,7 @@
 // process (hostile_clients.hpp). Each case failed before the fix it covers.
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -179,4 +180,54 @@ TEST_CASE("per-client TCP connection limit: one address cannot take every slot",
   const DnsReply r = tcp_exchange(s.port, make_query(3, "a.test", 1));
   CHECK(r.answered);
   for (int fd : fds) ::close(fd);
+}
+
+TEST_CASE("descriptors: RLIMIT_NOFILE raised at start, EMFILE on accept does not spin", "[serve][tcp][hostile]") {
+  // Start serve with a low soft limit (inherited), as a default shell would give it.
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(1024, saved.rlim_max);
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+  std::unique_ptr<Service> sp;
+  try {
+    sp = std::make_unique<Service>(std::vector<std::string>{}, 1);
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    throw;
+  }
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  Service& s = *sp;
+  REQUIRE(tcp_exchange(s.port, make_query(1, "a.test", 1)).answered);
+  const auto kids = s.serve->children();
+  REQUIRE(kids.size() == 1);
+  const pid_t worker = kids[0];
+  const std::uint64_t expected = std::min<std::uint64_t>(saved.rlim_max, 65536);
+  CHECK(nofile_soft_limit(worker) == expected);
+
+  // Leave the worker two spare descriptors (soft limit only: raising a hard limit back
+  // needs CAP_SYS_RESOURCE), then connect more clients than that.
+  const unsigned used = open_fds(worker);
+  rlimit tight{used + 2, saved.rlim_max};
+  REQUIRE(::prlimit(worker, RLIMIT_NOFILE, &tight, nullptr) == 0);
+  std::vector<int> fds;
+  for (int i = 0; i < 20; ++i) fds.push_back(tcp_connect_from("127.0.3." + std::to_string(i + 1), s.port));
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t ticks0 = cpu_ticks(worker);
+  std::this_thread::sleep_for(1000ms);
+  const std::uint64_t ticks = cpu_ticks(worker) - ticks0;
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  WARN("worker CPU while at EMFILE with 18 connections waiting: " << ticks << " ticks of " << hz << " in 1 s");
+  CHECK(ticks < static_cast<std::uint64_t>(hz) / 5);  // under 20% of a core (it spun at 100%)
+
+  // Descriptors come back: the worker accepts again and answers.
+  rlimit back{expected, saved.rlim_max};
+  REQUIRE(::prlimit(worker, RLIMIT_NOFILE, &back, nullptr) == 0);
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  const auto t0 = std::chrono::steady_clock::now();
+  DnsReply r;
+  while (!r.answered && elapsed_ms(t0) < 5000) r = tcp_exchange(s.port, make_query(2, "a.test", 1), 1s);
+  CHECK(r.answered);
+  CHECK(s.total("restarts") == 0);
 }

@@ -164,11 +164,17 @@ void TcpServer::read_input(std::uint64_t id) {
     if (!process_input(id)) return;
     Conn* c = find(id);
     if (c->paused || reads == kReadsPerEvent) return;
-    const std::size_t have = c->in.size();
-    c->in.resize(have + kReadSize);
-    const ssize_t n = ::recv(c->fd, c->in.data() + have, kReadSize, 0);
-    c->in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-    if (n > 0) continue;
+    // What is left is less than one message: move it to the front before appending.
+    if (c->in_off) {
+      c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(c->in_off));
+      c->in_off = 0;
+    }
+    std::uint8_t buf[kReadSize];
+    const ssize_t n = ::recv(c->fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      c->in.insert(c->in.end(), buf, buf + n);
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     c->eof = true;  // EOF or a socket error: nothing more will come
@@ -184,15 +190,12 @@ bool TcpServer::process_input(std::uint64_t id) {
     const std::size_t avail = in.size() - c->in_off;
     const std::size_t len = avail >= 2 ? (std::size_t{in[c->in_off]} << 8) | in[c->in_off + 1] : 0;
     if (c->paused || avail < 2 || avail - 2 < len) {
-      // Keep the tail (< one message, or what a pause left) at the front: compact once
-      // everything is consumed or the consumed prefix is large, so bytes move O(1) times.
+      // The tail (less than one message, or what a pause left) stays; read_input moves
+      // it to the front before the next read.
       if (c->in_off == in.size()) {
         in.clear();
         c->in_off = 0;
         if (in.capacity() > 2 * kReadSize) in.shrink_to_fit();
-      } else if (c->in_off >= 4 * kReadSize) {
-        in.erase(in.begin(), in.begin() + static_cast<long>(c->in_off));
-        c->in_off = 0;
       }
       return true;
     }

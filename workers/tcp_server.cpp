@@ -203,6 +203,7 @@ bool TcpServer::process_input(std::uint64_t id) {
     std::memcpy(msg_.data(), in.data() + c->in_off + 2, len);
     c->in_off += 2 + len;
     progress(*c, now_ms());
+    if (++c->in_flight >= kTcpMaxPipeline) c->paused = true;  // the handler's answer may resume it
     handler_(id, msg_.data(), len);
   }
 }
@@ -217,6 +218,7 @@ void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
   std::memcpy(framed.data() + 2, msg.data(), msg.size());
   c->out_bytes += framed.size();
   c->out.push_back(std::move(framed));
+  if (c->in_flight) --c->in_flight;
   if (flush(id, *c)) settle(id, *c);
 }
 
@@ -258,9 +260,9 @@ bool TcpServer::flush(std::uint64_t id, Conn& c) {
 }
 
 bool TcpServer::settle(std::uint64_t id, Conn& c) {
-  if (!c.paused && c.out_bytes >= kTcpOutputPause) {
+  if (!c.paused && (c.out_bytes >= kTcpOutputPause || c.in_flight >= kTcpMaxPipeline)) {
     c.paused = true;
-  } else if (c.paused && c.out_bytes <= kTcpOutputResume) {
+  } else if (c.paused && c.out_bytes <= kTcpOutputResume && c.in_flight <= kTcpMaxPipeline / 2) {
     c.paused = false;
     // Queries left in the input buffer by the pause: no new bytes may ever come to wake
     // us through EPOLLIN, so ask for EPOLLOUT (the socket is writable: it fires at once).

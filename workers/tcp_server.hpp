@@ -26,13 +26,19 @@
 //
 // Output bound: output is a deque of answers with a read offset into the first (O(1)
 // consumption, writev of several answers at once). When pending output reaches
-// kOutputPause the connection stops being read (EPOLLIN off; the client's further queries
-// wait in kernel buffers, TCP flow control pushes back on it); it is read again when
-// output drains to kOutputResume. Answers that upstream completions produce for a paused
-// connection still queue, so the output is bounded by kOutputPause plus the answers to
-// queries already in flight. Input: the unprocessed bytes are less than one message plus
-// one read (< 82 KiB). Worst case per worker: max_connections x (64 + 82) KiB, 37 MiB at
-// the default 256.
+// kTcpOutputPause, or kTcpMaxPipeline queries are unanswered, the connection stops being
+// read (EPOLLIN off; the client's further queries wait in kernel buffers and TCP flow
+// control pushes back on it); it is read again when output drains to kTcpOutputResume
+// and at most half the pipeline is in flight. Answers that upstream completions produce
+// for a paused connection still queue, so output stays under kTcpOutputPause plus
+// kTcpMaxPipeline answers, and one connection holds at most kTcpMaxPipeline upstream
+// queries. Input: the unprocessed bytes are less than one message plus one read
+// (< 82 KiB).
+//
+// REQUIRES: the handler answers (send()) every query it does not drop as malformed. A
+// dropped query stays counted in flight until the connection closes: a client that sends
+// kTcpMaxPipeline messages that get no answer is no longer read, and the idle sweep
+// closes it.
 //
 // Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
@@ -58,6 +64,9 @@ struct TcpLimits {
 // Pending output at which a connection stops being read, and at which it is read again.
 inline constexpr std::size_t kTcpOutputPause = 64 * 1024;
 inline constexpr std::size_t kTcpOutputResume = 16 * 1024;
+// Queries of one connection handed to the handler and not yet answered (Knot Resolver's
+// net.tcp_pipeline default).
+inline constexpr unsigned kTcpMaxPipeline = 100;
 
 class TcpServer {
 public:
@@ -102,7 +111,8 @@ private:
     std::list<std::uint64_t>::iterator lru;
     std::uint64_t last_progress_ms = 0;
     std::uint32_t events = 0;   // what epoll watches now
-    bool paused = false;        // output over kTcpOutputPause: not read
+    unsigned in_flight = 0;     // queries handed to the handler, not yet answered
+    bool paused = false;        // output over kTcpOutputPause or pipeline full: not read
     bool eof = false;           // the client finished sending: close once output is out
     bool resume_pending = false;  // resumed with unprocessed input: EPOLLOUT wakes us
   };

@@ -87,6 +87,25 @@ TEST_CASE("a TCP client that pipelines 10,000 queries and never reads: worker me
   CHECK(s.total("restarts") == 0);
 }
 
+TEST_CASE("one TCP connection pipelining 1,000 misses holds at most 100 upstream queries", "[serve][tcp][hostile]") {
+  Service s({}, 1);
+  s.upstream.set_mode(UpstreamMode::silent);  // nothing comes back within the test
+  const int fd = tcp_connect_from("127.0.0.1", s.port);
+  REQUIRE(fd >= 0);
+  std::vector<std::uint8_t> stream;
+  for (int i = 0; i < 1000; ++i) {
+    const auto q = tcp_framed(make_query(static_cast<std::uint16_t>(i), "miss" + std::to_string(i) + ".test", 1));
+    stream.insert(stream.end(), q.begin(), q.end());
+  }
+  REQUIRE(send_for(fd, stream, 1s) == stream.size());
+  std::this_thread::sleep_for(150ms);  // under the 300 ms upstream timeout: none has finished
+  const std::uint64_t asked = s.upstream.queries();
+  WARN("upstream queries in flight from one pipelining connection: " << asked);
+  CHECK(asked > 0);
+  CHECK(asked <= 100);
+  ::close(fd);
+}
+
 TEST_CASE("slow TCP clients over the connection limit: a normal TCP query is still answered",
           "[serve][tcp][hostile]") {
   // 2 workers x 16 connections; 64 attackers from 64 loopback addresses each trickle one

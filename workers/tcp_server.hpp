@@ -9,8 +9,11 @@
 //                  tcp-connection-limit does. At max_connections: the connection idle the
 //                  longest is closed to make room (the head of the LRU list), so that slow
 //                  clients cannot lock everyone out. O(1) per connection. EMFILE/ENFILE:
-//                  the listener is unwatched until the next sweep (1-2 s) instead of
-//                  spinning on a level-triggered event that accept cannot clear.
+//                  the listener is unwatched until the next sweep (at most 1 s; Unbound
+//                  waits 2 s) instead of spinning on a level-triggered event that accept
+//                  cannot clear. NOTE: a reserve descriptor (close it, accept, close the
+//                  connection, reopen) was not taken: it turns clients away that the
+//                  backlog could hold until descriptors come back.
 //   on_event()     writes pending output, then reads (at most kReadsPerEvent reads) and
 //                  calls the handler for every complete message, pipelined.
 //   send(id, msg)  writes the 2-byte length and the message, queueing what the socket does

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "name_compressor.hpp"
+
 namespace dnsarena::cache {
 
 namespace {
@@ -17,27 +19,6 @@ inline void put32(std::uint8_t* p, std::uint32_t v) {
   p[3] = static_cast<std::uint8_t>(v);
 }
 
-// Names written so far whose wire offset can serve as a compression target.
-struct NameMarks {
-  static constexpr int kMax = 16;
-  std::span<const std::uint8_t> names[kMax];
-  std::uint16_t offsets[kMax];
-  int count = 0;
-  void add(std::span<const std::uint8_t> name, std::size_t offset) {
-    if (count < kMax && offset < 0x3FFF) {
-      names[count] = name;
-      offsets[count++] = static_cast<std::uint16_t>(offset);
-    }
-  }
-  int find(std::span<const std::uint8_t> name) const {
-    for (int i = 0; i < count; ++i)
-      if (wire_names_equal_ci(names[i], name)) return offsets[i];
-    return -1;
-  }
-};
-
-bool rdata_is_one_name(std::uint16_t type) { return type == 5 || type == 2 || type == 12 || type == 39; }
-
 std::size_t opt_size(const ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
 
 std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
@@ -51,6 +32,7 @@ std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
   if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
   return 11 + o.edns_options.size();
 }
+
 
 }  // namespace
 
@@ -71,41 +53,51 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   put16(out + 14 + q.qname.size(), q.qclass);
 
   std::size_t pos = question_end;
+  // Records are written while their uncompressed size surely fits the buffer; whether
+  // they fit the client's limit is judged on the compressed size.
   const std::size_t records_limit = limit - opt;
-  NameMarks marks;
+  const std::size_t records_capacity = capacity - opt;
+  NameCompressor names(out);
+  names.add(12);
   const std::uint32_t inserted = entry.inserted();
   entry.rewind();
   RecordView r;
   std::uint32_t written = 0;
   bool fits = true;
+  std::size_t last_record_end = pos;
   while (entry.next(r)) {
-    // Owner.
-    int ptr = r.owner_is_qname ? 12 : marks.find(r.owner);
-    const std::size_t owner_bytes = ptr >= 0 ? 2 : r.owner.size();
-    if (pos + owner_bytes + 10 + r.rdata.size() > records_limit) {
+    const std::size_t owner_worst = r.owner_is_qname ? 2 : r.owner.size();
+    if (pos + owner_worst + 10 + r.rdata.size() > records_capacity) {
       fits = false;
       break;
     }
-    if (ptr >= 0) {
-      put16(out + pos, static_cast<std::uint16_t>(0xC000 | ptr));
+    if (r.owner_is_qname) {
+      put16(out + pos, static_cast<std::uint16_t>(0xC000 | 12));
+      pos += 2;
     } else {
-      std::memcpy(out + pos, r.owner.data(), r.owner.size());
-      marks.add(r.owner, pos);
+      pos += names.write(r.owner, pos);
     }
-    pos += owner_bytes;
     put16(out + pos, r.type);
     put16(out + pos + 2, r.rclass);
     put32(out + pos + 4, remaining_ttl(r.ttl, inserted, now));
-    put16(out + pos + 8, static_cast<std::uint16_t>(r.rdata.size()));
-    pos += 10;
-    std::memcpy(out + pos, r.rdata.data(), r.rdata.size());
-    if (rdata_is_one_name(r.type)) marks.add(r.rdata, pos);
-    pos += r.rdata.size();
+    const std::size_t rdlen = names.write_rdata(r.type, r.rdata, pos + 10);
+    put16(out + pos + 8, static_cast<std::uint16_t>(rdlen));
+    pos += 10 + rdlen;
+    if (pos > records_limit) {
+      fits = false;
+      break;
+    }
     ++written;
+    last_record_end = pos;
   }
   if (fits && !entry.records_valid()) return res;  // damaged entry: never emit half of it
   std::uint16_t counts[3] = {entry.count(kAnswer), entry.count(kAuthority), entry.count(kAdditional)};
-  if (!fits || written != entry.record_count()) {
+  const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
+  if (!fits && written >= answer_and_authority) {
+    // Only additional records are left out: no TC (RFC 2181 section 9).
+    pos = last_record_end;
+    counts[2] = static_cast<std::uint16_t>(written - answer_and_authority);
+  } else if (!fits || written != entry.record_count()) {
     if (fits) return res;
     flags |= kFlagTc;
     pos = question_end;

@@ -5,11 +5,14 @@
 // rcode), the question exactly as the client wrote it (its case kept), then the records
 // with their remaining TTLs, then an OPT record when the query had EDNS.
 // Owner names equal to the qname are written as a 2-byte pointer to the question (offset
-// 12); other owners are compressed against names written earlier in the same response
-// (e.g. the target of a CNAME), else written whole. rdata is copied verbatim (names in it
-// stay uncompressed, which every resolver accepts).
-// When the records do not fit in min(buffer, client's size limit) the response carries
-// only the header, question and OPT, with TC set, as RFC 2181 section 9 allows.
+// 12); other owners, and the names inside NS, CNAME, PTR, MX and SOA rdata, are
+// compressed against every name written before them (name_compressor.hpp), so a response
+// is no larger than an authoritative server's for the same records. Other rdata is
+// copied verbatim.
+// When the answer or authority records do not fit in min(buffer, client's size limit)
+// the response carries only the header, question and OPT, with TC set and the entry's
+// rcode kept, as RFC 2181 section 9 allows; when only additional records do not fit,
+// they are left out without TC.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -57,11 +57,13 @@ ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q) {
     q.edns = true;
     q.udp_size = std::max<std::uint16_t>(512, knot_edns_get_payload(pkt->opt_rr));
     q.do_bit = knot_edns_do(pkt->opt_rr);
+    if (knot_edns_get_version(pkt->opt_rr) != 0) return ParseVerdict::badvers;
     if (const std::uint8_t* opt = knot_pkt_edns_option(pkt.get(), KNOT_EDNS_OPTION_CLIENT_SUBNET)) {
       if (!parse_ecs(opt, q.ecs) || q.ecs.scope_prefix != 0) return ParseVerdict::formerr;  // RFC 7871 7.1.1
     }
   }
-  if (q.qtype == 251 || q.qtype == 252) return ParseVerdict::notimp;  // IXFR, AXFR
+  // IXFR, AXFR: no zone transfers here; type 0 is reserved (Knot answers NOTIMP too).
+  if (q.qtype == 251 || q.qtype == 252 || q.qtype == 0) return ParseVerdict::notimp;
   if (q.qclass != 1) return ParseVerdict::refused;
   return ParseVerdict::ok;
 }
@@ -78,7 +80,7 @@ std::size_t write_ecs_option(const EcsOption& ecs, std::uint8_t scope, std::uint
   return 8 + abytes;
 }
 
-std::size_t write_error_response(const ClientQuery& q, std::uint8_t rcode, std::uint8_t* out, std::size_t capacity) {
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity) {
   if (capacity < 12 + 255 + 4 + 11 + 24) return 0;
   put16(out, q.id);
   const std::uint16_t flags =
@@ -101,7 +103,7 @@ std::size_t write_error_response(const ClientQuery& q, std::uint8_t rcode, std::
     out[pos] = 0;
     put16(out + pos + 1, 41);
     put16(out + pos + 3, 1232);
-    out[pos + 5] = 0;
+    out[pos + 5] = static_cast<std::uint8_t>(rcode >> 4);
     out[pos + 6] = 0;
     put16(out + pos + 7, q.do_bit ? 0x8000 : 0);
     std::size_t olen = 0;

@@ -20,8 +20,9 @@
 
 namespace dnsarena::workers {
 
-inline constexpr std::uint8_t kRcodeNoError = 0, kRcodeFormErr = 1, kRcodeServFail = 2, kRcodeNxDomain = 3,
-                              kRcodeNotImp = 4, kRcodeRefused = 5;
+inline constexpr std::uint16_t kRcodeNoError = 0, kRcodeFormErr = 1, kRcodeServFail = 2, kRcodeNxDomain = 3,
+                               kRcodeNotImp = 4, kRcodeRefused = 5,
+                               kRcodeBadVers = 16;  // extended (RFC 6891): 1 in the OPT, 0 in the header
 inline constexpr std::uint16_t kOptEcs = 8;  // EDNS option code of Client Subnet (RFC 7871)
 
 // An ECS option as carried in a message.
@@ -55,6 +56,7 @@ enum class ParseVerdict {
   formerr,    // answer FORMERR (header parsed, rest malformed)
   notimp,     // answer NOTIMP (opcode other than QUERY, zone transfers)
   refused,    // answer REFUSED (class other than IN)
+  badvers,    // answer BADVERS (EDNS version other than 0, RFC 6891 6.1.3)
 };
 
 // Parses an untrusted client packet. On formerr/notimp/refused, `q.id`, `q.flags` and as
@@ -62,10 +64,11 @@ enum class ParseVerdict {
 // `wire` may be modified by the parser (libknot takes a non-const buffer).
 ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q);
 
-// Writes a response with `rcode`, the client's ID, opcode and RD, the question when
-// known (qname_len > 0), and an OPT record when the query had EDNS. Returns its size.
+// Writes a response with `rcode` (an extended rcode's upper bits go in the OPT), the
+// client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT
+// record (version 0) when the query had EDNS. Returns its size.
 // REQUIRES: capacity >= 12 + 255 + 4 + 11 + ecs bytes.
-std::size_t write_error_response(const ClientQuery& q, std::uint8_t rcode, std::uint8_t* out, std::size_t capacity);
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity);
 
 // The EDNS option bytes (code, length, data) echoing `ecs` with `scope`, for replies.
 // Returns the number of bytes written into out (<= 24).

@@ -2,24 +2,37 @@
 //
 // Purpose: the only place where untrusted upstream bytes become something we cache. The
 // response is parsed with libknot (names decompressed to wire form), matched against the
-// query we sent, scrubbed to the answer's bailiwick, and given a TTL:
+// query we sent, scrubbed, and given a TTL:
 //
 //   match       QR set, opcode QUERY, the ID we sent, exactly one question equal (case
 //               aside) to ours, and, when we sent ECS, an ECS reply for the same family,
 //               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting).
-//   scrub       answer section: records owned by the qname or by a CNAME target reached
-//               from it (the chain), of the asked type, CNAME, DNAME or RRSIG. Authority:
-//               records owned by the chain's last name or one of its ancestors (the zone
-//               that answered). Additional: address records of NS targets kept in
-//               authority that are inside that zone (glue). OPT and TSIG never.
-//   positive    entry TTL = smallest kept answer TTL; every TTL clamped to [floor, ceiling].
-//   negative    NXDOMAIN, or NOERROR without a record of the asked type at the chain's
-//               end, with an SOA in authority: TTL = min(SOA TTL, SOA MINIMUM), capped by
-//               the negative ceiling (RFC 2308 section 5). Without an SOA: not cached.
+//   scrub       records of a class other than IN are dropped everywhere.
+//               answer: the chain from the qname: records owned by the qname or by a
+//               CNAME target reached from it, of the asked type or CNAME; DNAMEs above a
+//               chain name (RFC 6672); RRSIGs of those owners. For qtype CNAME and ANY
+//               the chain is not followed (the CNAME is the answer).
+//               authority: the SOA and NS owned by the chain's end or an ancestor of it,
+//               DS at such an NS, and the DNSSEC proofs (NSEC, NSEC3, RRSIG) owned by
+//               names at or below the answering zone's apex (the SOA owner, or the
+//               signer of the RRSIGs in the response, the shortest that is an ancestor).
+//               additional: address records of NS targets kept in authority, at or below
+//               the apex (glue). OPT and TSIG never.
+//               RRSIG, NSEC and NSEC3 are kept for DO queries only (unless asked for).
+//   TTLs        a TTL with the top bit set counts as 0 (RFC 2181 section 8); every TTL
+//               clamped to [floor, ceiling] (the floor is the operator's override: with
+//               floor 0, a TTL-0 record is never cached). A negative answer's SOA gets
+//               min(SOA TTL, SOA MINIMUM) capped by the negative ceiling (RFC 2308 5).
+//               The entry's TTL is the smallest TTL of every record it keeps, so no hit
+//               ever carries a record whose own TTL ran out.
+//   cacheable   not truncated, entry TTL > 0, and one of: the asked data (positive);
+//               NXDOMAIN or NODATA with an SOA (RFC 2308: without one, not cached); a
+//               CNAME chain that leaves the upstream's data (NOERROR, no SOA: the chain
+//               as given); a referral (NS in authority, nothing in answer).
 //   other rcode SERVFAIL, REFUSED, NOTIMP, FORMERR...: a failed attempt (next upstream).
 //
 // Costs: one knot_pkt_parse, then linear passes over the records (the chain pass repeats
-// at most 8 times for out-of-order chains). Spans in answer() point into the parsed
+// at most 16 times for out-of-order chains). Spans in answer() point into the parsed
 // packet, which lives as long as this object.
 #pragma once
 #include <cstdint>
@@ -43,6 +56,7 @@ struct UpstreamQuestion {
   std::uint16_t id = 0;
   std::span<const std::uint8_t> qname;  // lowercase wire form
   std::uint16_t qtype = 0;
+  bool do_bit = false;                  // DNSSEC records were asked for
   EcsOption ecs;                        // as sent (present = false: none sent)
 };
 
@@ -65,9 +79,21 @@ public:
   std::uint16_t rcode() const { return rcode_; }
 
 private:
+  bool matches(const UpstreamQuestion& asked) const;
+  bool read_ecs_scope(const UpstreamQuestion& asked);
+  void select_answer(const UpstreamQuestion& asked);
+  void select_authority(const UpstreamQuestion& asked);
+  void select_additional();
+  void build(const TtlPolicy& ttl);
+
   std::vector<std::uint8_t> wire_;  // libknot parses in place
   KnotPkt pkt_;
   std::vector<cache::RecordData> records_[3];
+  std::vector<const knot_rrset_t*> kept_[3];  // per section, in packet order
+  std::vector<const std::uint8_t*> chain_;    // qname, then each CNAME target
+  const knot_rrset_t* soa_ = nullptr;          // the negative answer's SOA
+  const std::uint8_t* apex_ = nullptr;         // the answering zone, as far as the reply tells
+  bool have_final_ = false;                    // the asked data is at the chain's end
   cache::Answer answer_{};
   bool cacheable_ = false;
   bool truncated_ = false;

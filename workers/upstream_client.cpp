@@ -68,7 +68,20 @@ void UpstreamClient::close_socket(Pending& p) {
   }
 }
 
+bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64_t now_us) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag_ | p.token;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return false;
+  p.fd = fd;
+  p.sent_us = now_us;
+  ++p.generation;
+  deadlines_.push_back({now_us + cfg_.upstream_timeout_ms * 1000ull, p.token, p.generation});
+  return true;
+}
+
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
+  p.tcp = false;
   for (;;) {
     if (p.attempt >= cfg_.attempts()) {
       finish(p.token, nullptr);
@@ -81,26 +94,45 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
                                                  p.key_flags & cache::kKeyDo, p.key_flags & cache::kKeyCd, p.ecs, buf,
                                                  sizeof buf);
     const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
-              ::send(fd, buf, len, 0) == static_cast<ssize_t>(len);
-    if (ok) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u64 = tag_ | p.token;
-      ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) == 0;
-    }
+    const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
+                    ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
     if (!ok) {
       if (fd >= 0) ::close(fd);
       ++p.attempt;
       ++p.upstream;
       continue;
     }
-    p.fd = fd;
-    p.sent_us = now_us;
     cache_.count(cache::Counter::upstream_queries);
-    deadlines_.push_back({now_us + cfg_.upstream_timeout_ms * 1000ull, p.token, p.attempt});
     return;
   }
+}
+
+void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
+  close_socket(p);
+  const Endpoint& up = cfg_.upstreams[p.upstream % cfg_.upstreams.size()];
+  p.id = static_cast<std::uint16_t>(rng_());
+  p.tcp_out.assign(2 + 600, 0);
+  const std::size_t len = write_upstream_query(p.id, {p.qname.data(), p.qname_len}, p.qtype,
+                                               p.key_flags & cache::kKeyDo, p.key_flags & cache::kKeyCd, p.ecs,
+                                               p.tcp_out.data() + 2, p.tcp_out.size() - 2);
+  put16(p.tcp_out.data(), static_cast<std::uint16_t>(len));
+  p.tcp_out.resize(2 + len);
+  p.tcp_out_done = 0;
+  p.tcp_in.clear();
+  p.tcp_in_have = 0;
+  p.tcp = true;
+  const int fd = ::socket(up.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  bool ok = fd >= 0 && len > 0;
+  if (ok) {
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len);
+    ok = (rc == 0 || errno == EINPROGRESS) && watch(p, fd, EPOLLIN | EPOLLOUT, now_us);
+  }
+  if (!ok) {
+    if (fd >= 0) ::close(fd);
+    fail_attempt(p, now_us);
+    return;
+  }
+  cache_.count(cache::Counter::upstream_queries);
 }
 
 void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
@@ -120,12 +152,31 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer) {
   done_(p, answer);
 }
 
-void UpstreamClient::on_readable(std::uint64_t token, std::uint64_t now_us) {
-  token &= kTokenMask;
+bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
+  switch (answer_.parse(wire, len, p.question(), ttl_)) {
+    case UpstreamAnswer::Verdict::ignore:
+      if (!p.tcp) return false;  // UDP: not our reply (late, forged): keep waiting
+      fail_attempt(p, now_us);   // TCP: the connection carries one reply, and it is wrong
+      return true;
+    case UpstreamAnswer::Verdict::fail:
+      cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
+      fail_attempt(p, now_us);
+      return true;
+    case UpstreamAnswer::Verdict::accept:
+      cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
+      if (answer_.truncated()) {
+        if (p.tcp) fail_attempt(p, now_us);  // TC over TCP: a broken server
+        else start_tcp_retry(p, now_us);
+        return true;
+      }
+      finish(p.token, &answer_);
+      return true;
+  }
+  return true;
+}
+
+void UpstreamClient::on_udp_readable(Pending& p, std::uint64_t now_us) {
   for (;;) {
-    auto it = pending_.find(token);
-    if (it == pending_.end() || it->second.fd < 0) return;
-    Pending& p = it->second;
     std::uint8_t buf[65536];
     const ssize_t n = ::recv(p.fd, buf, sizeof buf, 0);
     if (n < 0) {
@@ -134,18 +185,50 @@ void UpstreamClient::on_readable(std::uint64_t token, std::uint64_t now_us) {
       fail_attempt(p, now_us);  // ECONNREFUSED: nobody listens there
       return;
     }
-    switch (answer_.parse(buf, static_cast<std::size_t>(n), p.question(), ttl_)) {
-      case UpstreamAnswer::Verdict::ignore: continue;
-      case UpstreamAnswer::Verdict::fail:
-        cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
-        fail_attempt(p, now_us);
-        return;
-      case UpstreamAnswer::Verdict::accept:
-        cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
-        finish(token, &answer_);
-        return;
+    if (take_reply(p, buf, static_cast<std::size_t>(n), now_us)) return;
+  }
+}
+
+void UpstreamClient::on_tcp_event(Pending& p, std::uint32_t events, std::uint64_t now_us) {
+  if (p.tcp_out_done < p.tcp_out.size() && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+    const ssize_t n = ::send(p.fd, p.tcp_out.data() + p.tcp_out_done, p.tcp_out.size() - p.tcp_out_done, MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      fail_attempt(p, now_us);  // refused or reset
+      return;
+    }
+    if (n > 0) p.tcp_out_done += static_cast<std::size_t>(n);
+    if (p.tcp_out_done == p.tcp_out.size()) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = tag_ | p.token;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, p.fd, &ev);
     }
   }
+  if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
+  for (;;) {
+    // The 2-byte length first, then exactly that many bytes.
+    const std::size_t want = p.tcp_in_have < 2 ? 2 : 2 + get16(p.tcp_in.data());
+    if (p.tcp_in.size() < want) p.tcp_in.resize(want);
+    if (p.tcp_in_have == want && want > 2) {
+      take_reply(p, p.tcp_in.data() + 2, want - 2, now_us);
+      return;
+    }
+    const ssize_t n = ::recv(p.fd, p.tcp_in.data() + p.tcp_in_have, want - p.tcp_in_have, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || (want == 2 && p.tcp_in_have + static_cast<std::size_t>(n) == 2 && get16(p.tcp_in.data()) < 12)) {
+      fail_attempt(p, now_us);  // closed early, reset, or a length no reply can have
+      return;
+    }
+    p.tcp_in_have += static_cast<std::size_t>(n);
+  }
+}
+
+void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us) {
+  auto it = pending_.find(token & kTokenMask);
+  if (it == pending_.end() || it->second.fd < 0) return;
+  if (it->second.tcp) on_tcp_event(it->second, events, now_us);
+  else on_udp_readable(it->second, now_us);
 }
 
 void UpstreamClient::on_timeouts(std::uint64_t now_us) {
@@ -153,7 +236,7 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     const Deadline d = deadlines_.front();
     deadlines_.pop_front();
     auto it = pending_.find(d.token);
-    if (it == pending_.end() || it->second.attempt != d.attempt || it->second.fd < 0) continue;  // already done
+    if (it == pending_.end() || it->second.generation != d.generation || it->second.fd < 0) continue;  // done
     cache_.count(cache::Counter::upstream_timeouts);
     fail_attempt(it->second, now_us);
   }

@@ -8,6 +8,12 @@
 // error rcode or ICMP refusal (next upstream at once), or its timeout (next upstream).
 // After `attempts` attempts the waiters get SERVFAIL.
 //
+// A reply with TC set is not the answer: the same question goes to the same upstream
+// over TCP (a fresh connection, a fresh ID, the same timeout), and that reply is the
+// answer, cached whole (so TCP clients get it in full, UDP clients up to their size).
+// The TCP retry belongs to the attempt that got TC; if it fails (refused, reset, EOF,
+// timeout, TC again, an unmatched reply) the next attempt starts as above.
+//
 // Identical misses in flight share one upstream query: the in-flight table is keyed by
 // (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters.
 //
@@ -52,7 +58,16 @@ struct Pending {
   unsigned upstream = 0;
   std::uint16_t id = 0;
   std::uint64_t sent_us = 0;
-  UpstreamQuestion question() const { return {id, {qname.data(), qname_len}, qtype, ecs}; }
+  unsigned generation = 0;  // bumped per socket: a deadline names the socket it is for
+  // TCP retry after TC: the query with its length prefix, then the reply as it arrives.
+  bool tcp = false;
+  std::vector<std::uint8_t> tcp_out;
+  std::size_t tcp_out_done = 0;
+  std::vector<std::uint8_t> tcp_in;
+  std::size_t tcp_in_have = 0;
+  UpstreamQuestion question() const {
+    return {id, {qname.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs};
+  }
 };
 
 class UpstreamClient {
@@ -66,7 +81,8 @@ public:
 
   // Adds `w` to the query in flight for the same question, or starts one.
   void forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter&& w);
-  void on_readable(std::uint64_t token, std::uint64_t now_us);
+  // An epoll event (EPOLLIN, EPOLLOUT, errors) on the socket of query `token`.
+  void on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us);
   void on_timeouts(std::uint64_t now_us);
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
@@ -74,6 +90,13 @@ public:
 
 private:
   void start_attempt(Pending& p, std::uint64_t now_us);
+  void start_tcp_retry(Pending& p, std::uint64_t now_us);
+  void on_udp_readable(Pending& p, std::uint64_t now_us);
+  void on_tcp_event(Pending& p, std::uint32_t events, std::uint64_t now_us);
+  // Hands a complete reply to the parser: finish, fail the attempt, or (UDP) keep waiting.
+  // Returns false when the UDP socket should keep being read.
+  bool take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
+  bool watch(Pending& p, int fd, std::uint32_t events, std::uint64_t now_us);
   void fail_attempt(Pending& p, std::uint64_t now_us);
   void finish(std::uint64_t token, const UpstreamAnswer* answer);
   void close_socket(Pending& p);
@@ -91,7 +114,7 @@ private:
   struct Deadline {
     std::uint64_t at_us;
     std::uint64_t token;
-    unsigned attempt;
+    unsigned generation;
   };
   std::deque<Deadline> deadlines_;
   UpstreamAnswer answer_;

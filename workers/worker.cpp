@@ -65,7 +65,7 @@ public:
         if (tag == kTagUdp) on_udp_readable();
         else if (tag == kTagTcpListen) tcp_.on_accept(now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
-        else if (tag == kTagUpstream) upstream_.on_readable(d, now_us);
+        else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
       }
       upstream_.on_timeouts(monotonic_us());
       if (now_us / 1000 - last_sweep_ms >= 1000) {
@@ -94,8 +94,10 @@ private:
     }
     if (v != ParseVerdict::ok) {
       cache_.count(cache::Counter::formerr);
-      const std::uint8_t rcode =
-          v == ParseVerdict::formerr ? kRcodeFormErr : v == ParseVerdict::notimp ? kRcodeNotImp : kRcodeRefused;
+      const std::uint16_t rcode = v == ParseVerdict::formerr  ? kRcodeFormErr
+                                  : v == ParseVerdict::notimp ? kRcodeNotImp
+                                  : v == ParseVerdict::badvers ? kRcodeBadVers
+                                                               : kRcodeRefused;
       return write_error_response(q, rcode, out, cap);
     }
     const EcsOption ecs =
@@ -255,11 +257,6 @@ private:
         const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
         if (r.truncated) cache_.count(cache::Counter::truncated);
         n = r.size;
-      } else if (a && a->truncated()) {
-        // The upstream truncated: tell the client to retry over TCP.
-        n = write_error_response(w.query, kRcodeNoError, out, sizeof reply_buf_);
-        out[2] |= 0x02;
-        cache_.count(cache::Counter::truncated);
       }
       if (n == 0) {
         n = write_error_response(w.query, kRcodeServFail, out, sizeof reply_buf_);

@@ -15,13 +15,12 @@ inline void put16(std::uint8_t* p, std::uint16_t v) {
 inline void put32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
 }
-bool rdata_is_one_name(std::uint16_t type) { return type == 5 || type == 2 || type == 12 || type == 39; }
 std::size_t opt_size(const cache::ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
 }  // namespace
 
 HeapResponseWriter::HeapResponseWriter(const cache::QueryInfo& query, const cache::ResponseOptions& options,
                                        std::uint8_t* out, std::size_t capacity)
-    : q_(query), o_(options), out_(out) {
+    : q_(query), o_(options), out_(out), names_(out) {
   const std::size_t limit = capacity < o_.max_size ? capacity : o_.max_size;
   question_end_ = 12 + q_.qname.size() + 4;
   const std::size_t opt = opt_size(o_);
@@ -30,39 +29,26 @@ HeapResponseWriter::HeapResponseWriter(const cache::QueryInfo& query, const cach
   std::memcpy(out_ + 12, q_.qname.data(), q_.qname.size());
   put16(out_ + 12 + q_.qname.size(), q_.qtype);
   put16(out_ + 14 + q_.qname.size(), q_.qclass);
-  pos_ = question_end_;
+  pos_ = last_record_end_ = question_end_;
   records_limit_ = limit - opt;
-}
-
-void HeapResponseWriter::mark(std::span<const std::uint8_t> name, std::size_t offset) {
-  if (mark_count_ < kMaxMarks && offset < 0x3FFF) {
-    mark_names_[mark_count_] = name;
-    mark_offsets_[mark_count_++] = static_cast<std::uint16_t>(offset);
-  }
-}
-
-int HeapResponseWriter::find_mark(std::span<const std::uint8_t> name) const {
-  for (int i = 0; i < mark_count_; ++i)
-    if (cache::wire_names_equal_ci(mark_names_[i], name)) return mark_offsets_[i];
-  return -1;
+  records_capacity_ = capacity - opt;
+  names_.add(12);
 }
 
 std::uint8_t* HeapResponseWriter::begin_record(bool owner_is_qname, std::span<const std::uint8_t> owner,
                                                std::uint16_t type, std::uint16_t rclass, std::uint32_t ttl,
                                                std::size_t rdlen) {
-  const int ptr = owner_is_qname ? 12 : find_mark(owner);
-  const std::size_t owner_bytes = ptr >= 0 ? 2 : owner.size();
-  if (pos_ + owner_bytes + 10 + rdlen > records_limit_) {
+  const std::size_t owner_worst = owner_is_qname ? 2 : owner.size();
+  if (pos_ + owner_worst + 10 + rdlen > records_capacity_) {
     fits_ = false;
     return nullptr;
   }
-  if (ptr >= 0) {
-    put16(out_ + pos_, static_cast<std::uint16_t>(0xC000 | ptr));
+  if (owner_is_qname) {
+    put16(out_ + pos_, static_cast<std::uint16_t>(0xC000 | 12));
+    pos_ += 2;
   } else {
-    std::memcpy(out_ + pos_, owner.data(), owner.size());
-    mark(owner, pos_);
+    pos_ += names_.write(owner, pos_);
   }
-  pos_ += owner_bytes;
   put16(out_ + pos_, type);
   put16(out_ + pos_ + 2, rclass);
   put32(out_ + pos_ + 4, ttl);
@@ -72,8 +58,20 @@ std::uint8_t* HeapResponseWriter::begin_record(bool owner_is_qname, std::span<co
 }
 
 void HeapResponseWriter::end_record(std::uint16_t type, const std::uint8_t* rdata, std::size_t rdlen) {
-  if (rdata_is_one_name(type)) mark({rdata, rdlen}, pos_);
-  pos_ += rdlen;
+  if (cache::compressible_rdata(type).names > 0) {
+    rdata_copy_.assign(rdata, rdata + rdlen);
+    const std::size_t written = names_.write_rdata(type, rdata_copy_, pos_);
+    put16(out_ + pos_ - 2, static_cast<std::uint16_t>(written));
+    pos_ += written;
+  } else {
+    pos_ += rdlen;
+  }
+  if (pos_ > records_limit_) {
+    fits_ = false;
+    return;
+  }
+  ++written_;
+  last_record_end_ = pos_;
 }
 
 void HeapResponseWriter::add_bytes(bool owner_is_qname, std::span<const std::uint8_t> owner, std::uint16_t type,
@@ -91,7 +89,11 @@ cache::ResponseResult HeapResponseWriter::finish(std::uint8_t rcode, bool authen
                                                    (rcode & 0x0F));
   if (authentic_data && (o_.edns_do || (q_.flags & cache::kFlagAd))) flags |= cache::kFlagAd;
   std::uint16_t counts[3] = {counts_in[0], counts_in[1], counts_in[2]};
-  if (!fits_) {
+  const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
+  if (!fits_ && written_ >= answer_and_authority) {
+    pos_ = last_record_end_;  // only additional records were left out: no TC
+    counts[2] = static_cast<std::uint16_t>(written_ - answer_and_authority);
+  } else if (!fits_) {
     flags |= cache::kFlagTc;
     pos_ = question_end_;
     counts[0] = counts[1] = counts[2] = 0;

@@ -7,19 +7,22 @@
 //     the entry had it and the query asked with DO (our OPT) or AD; the entry's rcode;
 //   - the question as the client wrote it;
 //   - records with their remaining TTLs; an owner equal to the qname is the pointer
-//     0xC00C; another owner is compressed against an owner or one-name rdata (CNAME, NS,
-//     PTR, DNAME) written earlier (at most 16 marks, offsets below 0x3FFF), else written
-//     whole; rdata is copied verbatim;
+//     0xC00C; other owners and the names in NS, CNAME, PTR, MX and SOA rdata are
+//     compressed by cache::NameCompressor, as the arena's writer does;
 //   - an OPT record when the query had EDNS;
-//   - when the records do not fit in min(capacity, max_size): header, question and OPT
-//     only, with TC set and zero record counts.
+//   - when the answer or authority records do not fit in min(capacity, max_size):
+//     header, question and OPT only, with TC set and zero record counts; when only
+//     additional records do not fit, they are left out without TC.
 // A layout calls add() for each record in section order, then finish().
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include <vector>
+
 #include "cache/entry_codec.hpp"
+#include "cache/name_compressor.hpp"
 #include "cache/response_writer.hpp"
 
 namespace dnsarena::sim::layouts {
@@ -52,21 +55,20 @@ private:
   std::uint8_t* begin_record(bool owner_is_qname, std::span<const std::uint8_t> owner, std::uint16_t type,
                              std::uint16_t rclass, std::uint32_t ttl, std::size_t rdlen);
   void end_record(std::uint16_t type, const std::uint8_t* rdata, std::size_t rdlen);
-  void mark(std::span<const std::uint8_t> name, std::size_t offset);
-  int find_mark(std::span<const std::uint8_t> name) const;
 
-  static constexpr int kMaxMarks = 16;
   const cache::QueryInfo& q_;
   const cache::ResponseOptions& o_;
   std::uint8_t* out_;
+  cache::NameCompressor names_;
+  std::vector<std::uint8_t> rdata_copy_;  // compressible rdata, moved aside to be rewritten
   std::size_t question_end_ = 0;
-  std::size_t records_limit_ = 0;
+  std::size_t records_limit_ = 0;     // the client's limit, less the OPT
+  std::size_t records_capacity_ = 0;  // the buffer, less the OPT
   std::size_t pos_ = 0;
+  std::size_t last_record_end_ = 0;
+  std::uint32_t written_ = 0;
   bool started_ = false;
   bool fits_ = true;
-  int mark_count_ = 0;
-  std::span<const std::uint8_t> mark_names_[kMaxMarks];
-  std::uint16_t mark_offsets_[kMaxMarks];
 };
 
 // The entry TTL rule of cache::encode_entry: answer.ttl, or the smallest record TTL when 0.

@@ -1,4 +1,6 @@
 // Response writer: responses built from entries, parsed back by libknot.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "cache/response_writer.hpp"
@@ -149,6 +151,65 @@ TEST_CASE("names inside rdata arrive intact (MX, SOA, SRV)", "[response]") {
   REQUIRE(m.sections[1].at(0).rdata == soa_rdata("ns1.example.com", "host.example.com", 1, 60));
   REQUIRE(m.sections[2].at(0).owner == wire("_sip._udp.example.com"));
   REQUIRE(m.sections[2].at(0).rdata == srv_rdata(1, 2, 5060, "sip.example.com"));
+}
+
+TEST_CASE("names inside NS, CNAME, MX and SOA rdata are compressed; SRV targets are not", "[response][compression]") {
+  const Bytes qname = wire("example.com");
+  OwnedAnswer a;
+  a.add(kAnswer, {}, kMX, 300, mx_rdata(10, "mx1.example.com"));
+  a.add(kAnswer, {}, kMX, 300, mx_rdata(20, "mx2.EXAMPLE.com"));  // case aside, still a suffix
+  a.add(kAuthority, wire("example.com"), kSOA, 300, soa_rdata("ns1.example.com", "host.example.com", 1, 60));
+  a.add(kAdditional, wire("_sip._udp.example.com"), kSRV, 300, srv_rdata(1, 2, 5060, "sip.example.com"));
+  const Built b = build(qname, kMX, a.answer(), kNow);
+  const ParsedMessage m = parse(b);
+  // By hand: header 12 + question 13+4; each MX: owner pointer 2 + 10 + preference 2 +
+  // "mx1" 4 + pointer 2; SOA: pointer 2 + 10 + "ns1" 4 + ptr 2 + "host" 5 + ptr 2 + 20;
+  // SRV: "_sip" 5 + "_udp" 5 + ptr 2 + 10 + 6 + the target whole (17).
+  const std::size_t expected = 12 + 17 + 2 * (2 + 10 + 2 + 4 + 2) + (2 + 10 + 4 + 2 + 5 + 2 + 20) + (5 + 5 + 2 + 10 + 6 + 17);
+  CHECK(b.result.size == expected);
+  CHECK(m.sections[0].at(0).rdata == mx_rdata(10, "mx1.example.com"));
+  CHECK(lower(m.sections[0].at(1).rdata) == lower(mx_rdata(20, "mx2.example.com")));
+  CHECK(m.sections[1].at(0).rdata == soa_rdata("ns1.example.com", "host.example.com", 1, 60));
+  CHECK(m.sections[2].at(0).owner == wire("_sip._udp.example.com"));
+  CHECK(m.sections[2].at(0).rdata == srv_rdata(1, 2, 5060, "sip.example.com"));
+  const Bytes srv_target = wire("sip.example.com");
+  CHECK(std::search(b.wire.begin(), b.wire.end(), srv_target.begin(), srv_target.end()) != b.wire.end());
+}
+
+TEST_CASE("a chain of CNAMEs in one zone: every target after the first is a label and a pointer", "[response][compression]") {
+  const Bytes qname = wire("a.example.org");
+  OwnedAnswer a;
+  a.add(kAnswer, {}, kCNAME, 60, wire("b.example.org"));
+  a.add(kAnswer, wire("b.example.org"), kCNAME, 60, wire("c.example.org"));
+  a.add(kAnswer, wire("c.example.org"), kA, 60, bytes_of({192, 0, 2, 7}));
+  const Built b = build(qname, kA, a.answer(), kNow);
+  const ParsedMessage m = parse(b);
+  REQUIRE(m.ancount == 3);
+  CHECK(m.sections[0][1].owner == wire("b.example.org"));
+  CHECK(m.sections[0][1].rdata == wire("c.example.org"));
+  CHECK(m.sections[0][2].owner == wire("c.example.org"));
+  // question 15+4; CNAME: 2 + 10 + "b" 2 + ptr 2; CNAME: ptr 2 + 10 + "c" 2 + ptr 2; A: ptr 2 + 10 + 4.
+  CHECK(b.result.size == 12 + 19 + 16 + 16 + 16);
+}
+
+TEST_CASE("additional records that do not fit are left out without TC", "[response]") {
+  const Bytes qname = wire("deleg.example");
+  OwnedAnswer a;
+  a.add(kAnswer, {}, kA, 60, bytes_of({192, 0, 2, 1}));
+  for (int i = 0; i < 40; ++i)
+    a.add(kAdditional, wire("glue" + std::to_string(i) + ".deleg.example"), kA, 60,
+          bytes_of({192, 0, 2, static_cast<std::uint8_t>(i)}));
+  ResponseOptions o;
+  o.max_size = 512;
+  const Built b = build(qname, kA, a.answer(), kNow, {}, o);
+  REQUIRE_FALSE(b.result.truncated);
+  REQUIRE(b.result.size <= 512);
+  const ParsedMessage m = parse(b);
+  CHECK((m.flags & kFlagTc) == 0);
+  CHECK(m.ancount == 1);
+  CHECK(m.arcount > 0);
+  CHECK(m.arcount < 40);
+  CHECK(m.sections[2].size() == m.arcount);
 }
 
 TEST_CASE("NXDOMAIN and NODATA: rcode and the SOA in authority", "[response]") {

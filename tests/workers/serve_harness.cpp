@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "cache/dns_name.hpp"
 #include "workers/knot_headers.hpp"
 #include "workers/loopback.hpp"
 
@@ -113,7 +115,7 @@ std::string ServeProcess::log() const {
 }
 
 std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
-                                     std::uint16_t edns_size) {
+                                     std::uint16_t edns_size, bool do_bit, std::uint8_t edns_version) {
   std::vector<std::uint8_t> q{static_cast<std::uint8_t>(id >> 8), static_cast<std::uint8_t>(id), 0x01, 0x00, 0, 1, 0, 0,
                               0, 0, 0, static_cast<std::uint8_t>(edns_size ? 1 : 0)};
   std::size_t start = 0;
@@ -127,9 +129,15 @@ std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, 
   q.push_back(0);
   q.insert(q.end(), {static_cast<std::uint8_t>(qtype >> 8), static_cast<std::uint8_t>(qtype), 0, 1});
   if (edns_size)
-    q.insert(q.end(), {0, 0, 41, static_cast<std::uint8_t>(edns_size >> 8), static_cast<std::uint8_t>(edns_size), 0, 0,
-                       0, 0, 0, 0});
+    q.insert(q.end(), {0, 0, 41, static_cast<std::uint8_t>(edns_size >> 8), static_cast<std::uint8_t>(edns_size), 0,
+                       edns_version, static_cast<std::uint8_t>(do_bit ? 0x80 : 0), 0, 0, 0});
   return q;
+}
+
+std::size_t DnsReply::count(unsigned section, std::uint16_t type) const {
+  return static_cast<std::size_t>(std::count_if(records.begin(), records.end(), [&](const ReplyRecord& r) {
+    return r.section == section && r.type == type;
+  }));
 }
 
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
@@ -142,6 +150,19 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   std::vector<std::uint8_t> copy = wire;
   workers::KnotPkt pkt(knot_pkt_new(copy.data(), static_cast<std::uint16_t>(copy.size()), nullptr));
   if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
+  r.extended_rcode = knot_pkt_ext_rcode(pkt.get());
+  r.has_opt = knot_pkt_has_edns(pkt.get());
+  for (unsigned sec = 0; sec < 3; ++sec) {
+    const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
+    for (std::uint16_t i = 0; i < section->count; ++i) {
+      const knot_rrset_t* rr = knot_pkt_rr(section, i);
+      if (rr->type == 41) continue;
+      for (std::uint16_t k = 0; k < rr->rrs.count; ++k)
+        r.records.push_back({sec, cache::wire_to_text({rr->owner, knot_dname_size(rr->owner)}), rr->type, rr->ttl});
+    }
+  }
+  for (auto& rec : r.records)
+    for (char& c : rec.owner) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const knot_pktsection_t* an = knot_pkt_section(pkt.get(), KNOT_ANSWER);
   for (std::uint16_t i = 0; i < an->count; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(an, i);

@@ -39,19 +39,33 @@ private:
   std::string log_path_;
 };
 
+// One record of a reply, OPT aside.
+struct ReplyRecord {
+  unsigned section = 0;  // 0 answer, 1 authority, 2 additional
+  std::string owner;     // lowercase, dotted, trailing dot
+  std::uint16_t type = 0;
+  std::uint32_t ttl = 0;
+};
+
 struct DnsReply {
   bool answered = false;
   std::uint16_t id = 0;
   std::uint16_t flags = 0;
   unsigned rcode() const { return flags & 0xF; }
+  unsigned extended_rcode = 0;  // the full rcode with the OPT's upper bits (e.g. 16 BADVERS)
+  bool has_opt = false;
   bool tc() const { return (flags & 0x0200) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
+  std::vector<ReplyRecord> records;  // every record but the OPT, in order
+  std::size_t count(unsigned section, std::uint16_t type) const;
   std::vector<std::uint8_t> wire;
 };
 
-// Builds a query (RD set; EDNS with payload `edns_size` when > 0).
+// Builds a query (RD set; EDNS with payload `edns_size` when > 0, with DO and the EDNS
+// version as given).
 std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
-                                     std::uint16_t edns_size = 1232);
+                                     std::uint16_t edns_size = 1232, bool do_bit = false,
+                                     std::uint8_t edns_version = 0);
 // Sends `packet` over UDP and waits for one reply.
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));

@@ -1,9 +1,11 @@
 // A tiny authoritative responder for the serve tests, on a thread of the test process.
 //
-// It answers a fixed zone "test." over UDP on 127.0.0.1 (a free port) and counts the
-// queries it receives, so a test can prove that an answer came from the cache. A mode
-// switch makes it hostile: reply with a wrong ID, from another port, for another
-// question, or not at all.
+// It answers a fixed zone "test." over UDP and TCP on 127.0.0.1 (a free port) and counts
+// the queries it receives, so a test can prove that an answer came from the cache. Over
+// UDP an answer larger than the query's EDNS size (512 without EDNS) is sent as Knot
+// does: TC, no records. DNSSEC records (fake signatures, signer "test.") are sent only
+// when the query has DO. A mode switch makes it hostile: reply with a wrong ID, from
+// another port, for another question, or not at all.
 //
 //   name            type   answer
 //   a.test.         A      192.0.2.1, 192.0.2.2 (+ an out-of-bailiwick additional record)
@@ -13,6 +15,19 @@
 //   cname.test.     A      CNAME target.test., target.test. A 192.0.2.9
 //   nodata.test.    AAAA   NOERROR, no answer, SOA
 //   ecs.test.       A      10.<b1>.<b2>.1 from the query's ECS address, scope /24
+//   chain.test.     A      CNAME c2.test. (TTL 300), c2.test. CNAME h.test. (TTL 1), h A
+//   negchain.test.  A      NXDOMAIN: CNAME n2.test. (300), n2 CNAME n3.test. (1), SOA
+//   zero.test.      A      192.0.2.10 with TTL 0
+//   zeroauth.test.  A      192.0.2.11 (300), and NS with TTL 0 in authority
+//   hugettl.test.   A      192.0.2.12 with TTL 2^31 (RFC 2181 8: counts as 0)
+//   huge.test.      TXT    10 strings of 200 bytes (TC over UDP: only TCP gets it)
+//   bignx.test.     A      NXDOMAIN: a chain of 5 CNAMEs to long names (> 1232 bytes), SOA
+//   out.test.       A      NOERROR, CNAME elsewhere.example. only (the chain leaves us)
+//   x.deleg.test.   any    referral: deleg.test. NS ns.deleg.test., glue A
+//   signed.test.    A      NXDOMAIN, SOA; with DO: + NSEC a.test. + 2 RRSIGs
+//   x.dname.test.   A      dname.test. DNAME target.test., x CNAME x.target.test., A;
+//                          with DO: + RRSIG of the DNAME
+//   cname.test.     ANY    the CNAME alone
 //   other names     any    NXDOMAIN, SOA (negative TTL 300 = SOA MINIMUM)
 #pragma once
 #include <atomic>
@@ -28,16 +43,20 @@ public:
   TestUpstream();
   ~TestUpstream();
   std::uint16_t port() const { return port_; }
-  std::uint64_t queries() const { return queries_.load(); }
+  std::uint64_t queries() const { return queries_.load(); }  // UDP and TCP
+  std::uint64_t tcp_queries() const { return tcp_queries_.load(); }
   void set_mode(UpstreamMode m) { mode_.store(m); }
 
 private:
   void loop();
+  void serve_tcp_connection(int conn);
   int fd_ = -1;
+  int tcp_fd_ = -1;
   int other_fd_ = -1;  // a second socket, for replies "from the wrong port"
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> queries_{0};
+  std::atomic<std::uint64_t> tcp_queries_{0};
   std::atomic<UpstreamMode> mode_{UpstreamMode::normal};
   std::thread thread_;
 };

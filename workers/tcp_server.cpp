@@ -212,14 +212,41 @@ void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
   const std::uint64_t id = conn_id & kIdMask;
   Conn* c = find(id);
   if (!c || msg.size() > kMaxMessage) return;
-  std::vector<std::uint8_t> framed(2 + msg.size());
-  framed[0] = static_cast<std::uint8_t>(msg.size() >> 8);
-  framed[1] = static_cast<std::uint8_t>(msg.size());
-  std::memcpy(framed.data() + 2, msg.data(), msg.size());
-  c->out_bytes += framed.size();
-  c->out.push_back(std::move(framed));
   if (c->in_flight) --c->in_flight;
-  if (flush(id, *c)) settle(id, *c);
+  const std::uint8_t prefix[2] = {static_cast<std::uint8_t>(msg.size() >> 8), static_cast<std::uint8_t>(msg.size())};
+  std::size_t done = 0;  // bytes of prefix + msg already written
+  if (c->out_bytes == 0) {
+    // Nothing queued: write straight from the caller's buffer, and allocate only for
+    // what the socket does not take (a client that reads costs no allocation).
+    iovec iov[2] = {{const_cast<std::uint8_t*>(prefix), 2}, {const_cast<std::uint8_t*>(msg.data()), msg.size()}};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = 2;
+    ssize_t w;
+    do w = ::sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      close_conn(id);
+      return;
+    }
+    done = w > 0 ? static_cast<std::size_t>(w) : 0;
+    if (done == 2 + msg.size()) {
+      progress(*c, now_ms());
+      settle(id, *c);
+      return;
+    }
+  }
+  std::vector<std::uint8_t> rest(2 + msg.size() - done);
+  std::uint8_t* p = rest.data();
+  if (done < 2) p = std::copy(prefix + done, prefix + 2, p);
+  const std::size_t from = done > 2 ? done - 2 : 0;
+  std::memcpy(p, msg.data() + from, msg.size() - from);
+  c->out_bytes += rest.size();
+  c->out.push_back(std::move(rest));
+  // Queued behind earlier output: write what the socket takes now. After a short direct
+  // write the socket is full: EPOLLOUT (settle) resumes.
+  if (done == 0 && c->out.size() > 1 && !flush(id, *c)) return;
+  settle(id, *c);
 }
 
 bool TcpServer::flush(std::uint64_t id, Conn& c) {

@@ -99,6 +99,10 @@ void ServeConfig::validate() const {
   if (ecs_ipv4_prefix > 32) throw std::invalid_argument("ecs.ipv4_prefix must be <= 32");
   if (ecs_ipv6_prefix > 128) throw std::invalid_argument("ecs.ipv6_prefix must be <= 128");
   if (tcp_max_connections == 0) throw std::invalid_argument("tcp.max_connections must be > 0");
+  if (upstream_max_in_flight == 0) throw std::invalid_argument("upstream_max_in_flight must be > 0");
+  if (upstream_max_per_name == 0) throw std::invalid_argument("upstream_max_per_name must be > 0");
+  if (rate_limit.ipv4_prefix > 32 || rate_limit.ipv6_prefix > 128)
+    throw std::invalid_argument("rate_limit: ipv4_prefix <= 32, ipv6_prefix <= 128");
   if (backoff_initial_ms == 0 || backoff_max_ms < backoff_initial_ms)
     throw std::invalid_argument("restart: need 0 < backoff_initial_ms <= backoff_max_ms");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
@@ -197,6 +201,43 @@ ServeConfig load_serve_config(const std::string& path) {
            }},
           {"upstream_timeout_ms", [&](N n, K k) { c.upstream_timeout_ms = static_cast<unsigned>(r.number(n, k, 60000)); }},
           {"upstream_attempts", [&](N n, K k) { c.upstream_attempts = static_cast<unsigned>(r.number(n, k, 16)); }},
+          {"upstream_max_in_flight",
+           [&](N n, K k) { c.upstream_max_in_flight = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
+          {"upstream_max_per_name",
+           [&](N n, K k) { c.upstream_max_per_name = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
+          {"upstream_case_randomization", [&](N n, K k) { c.upstream_case_randomization = r.boolean(n, k); }},
+          {"udp",
+           [&](N n, K k) {
+             r.each(n, k,
+                    {{"receive_buffer", [&](N v, K kk) { c.udp_receive_buffer = r.size(v, kk); }},
+                     {"send_buffer", [&](N v, K kk) { c.udp_send_buffer = r.size(v, kk); }}});
+           }},
+          {"access_control",
+           [&](N n, K k) {
+             if (!n.IsSequence()) r.fail(n, k, "expected a list of 'SUBNET allow|refuse|deny'");
+             std::vector<AccessRule> rules;
+             for (const auto& item : n) try {
+                 rules.push_back(AccessRule::parse(r.scalar(item, k)));
+               } catch (const std::invalid_argument& e) {
+                 r.fail(item, k, e.what());
+               }
+             c.access_control = AccessControl(std::move(rules));
+           }},
+          {"rate_limit",
+           [&](N n, K k) {
+             r.each(n, k,
+                    {{"responses_per_second",
+                      [&](N v, K kk) {
+                        c.rate_limit.responses_per_second = static_cast<unsigned>(r.number(v, kk, 1u << 24));
+                      }},
+                     {"slip", [&](N v, K kk) { c.rate_limit.slip = static_cast<unsigned>(r.number(v, kk, 100)); }},
+                     {"ipv4_prefix",
+                      [&](N v, K kk) { c.rate_limit.ipv4_prefix = static_cast<std::uint8_t>(r.number(v, kk, 32)); }},
+                     {"ipv6_prefix",
+                      [&](N v, K kk) { c.rate_limit.ipv6_prefix = static_cast<std::uint8_t>(r.number(v, kk, 128)); }},
+                     {"table_size",
+                      [&](N v, K kk) { c.rate_limit.table_size = static_cast<unsigned>(r.number(v, kk, 1u << 24)); }}});
+           }},
           {"cache",
            [&](N n, K k) {
              r.each(n, k,

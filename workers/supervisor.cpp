@@ -119,7 +119,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
                seg->size() >> 20);
 
   for (bool tcp : {false, true}) {
-    const int fd = open_listen_socket(cfg.listen, tcp);
+    const int fd = open_listen_socket(cfg, tcp);
     if (fd < 0) {
       spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg.listen.text, std::strerror(errno));
       return 1;

@@ -68,8 +68,10 @@ bool UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
   const knot_pkt_t* p = pkt_.get();
   const std::uint8_t* w = wire_.data();
   if (!knot_wire_get_qr(w) || knot_wire_get_opcode(w) != 0 || knot_wire_get_qdcount(w) != 1) return false;
-  const std::uint8_t* qn = knot_pkt_qname(p);
-  return qn && p->qname_size == asked.qname.size() && names_equal(qn, asked.qname.data()) &&
+  // The name byte for byte as sent: its random case (0x20) is part of what a forger
+  // has to guess.
+  const std::uint8_t* qn = knot_pkt_wire_qname(p);
+  return qn && p->qname_size == asked.qname.size() && std::memcmp(qn, asked.qname.data(), asked.qname.size()) == 0 &&
          knot_pkt_qtype(p) == asked.qtype && knot_pkt_qclass(p) == kClassIn;
 }
 
@@ -87,7 +89,9 @@ bool UpstreamAnswer::read_ecs_scope(const UpstreamQuestion& asked) {
   if (ecs.family != asked.ecs.family || ecs.source_len != asked.ecs.source_prefix ||
       std::memcmp(ecs.address, asked.ecs.address.data(), abytes) != 0)
     return false;
-  ecs_scope_ = std::min(ecs.scope_len, asked.ecs.source_prefix);
+  // Kept as the server said it (up to the family's width): a scope longer than the
+  // source we sent is the caller's to judge (RFC 7871 7.2.2: answer, do not cache).
+  ecs_scope_ = std::min<std::uint8_t>(ecs.scope_len, asked.ecs.family == 1 ? 32 : 128);
   return true;
 }
 

@@ -4,8 +4,9 @@
 // response is parsed with libknot (names decompressed to wire form), matched against the
 // query we sent, scrubbed, and given a TTL:
 //
-//   match       QR set, opcode QUERY, the ID we sent, exactly one question equal (case
-//               aside) to ours, and, when we sent ECS, an ECS reply for the same family,
+//   match       QR set, opcode QUERY, the ID we sent, exactly one question equal byte
+//               for byte to ours (the name's 0x20 case included), and, when we sent
+//               ECS, an ECS reply for the same family,
 //               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting).
 //   scrub       records of a class other than IN are dropped everywhere.
 //               answer: the chain from the qname: records owned by the qname or by a
@@ -54,7 +55,7 @@ struct TtlPolicy {
 // What we asked, to match the reply against.
 struct UpstreamQuestion {
   std::uint16_t id = 0;
-  std::span<const std::uint8_t> qname;  // lowercase wire form
+  std::span<const std::uint8_t> qname;  // wire form as sent (random case with 0x20)
   std::uint16_t qtype = 0;
   bool do_bit = false;                  // DNSSEC records were asked for
   EcsOption ecs;                        // as sent (present = false: none sent)
@@ -74,7 +75,7 @@ public:
   bool cacheable() const { return cacheable_; }
   bool truncated() const { return truncated_; }
   bool negative() const { return negative_; }
-  // The ECS scope the answer is valid for (0: for every client).
+  // The ECS scope the server gave (0: for every client); may exceed the source we sent.
   std::uint8_t ecs_scope() const { return ecs_scope_; }
   std::uint16_t rcode() const { return rcode_; }
 

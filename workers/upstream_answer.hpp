@@ -8,7 +8,8 @@
 //               for byte to ours (the name's 0x20 case included), and, when we sent
 //               ECS, an ECS reply for the same family,
 //               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting).
-//   scrub       records of a class other than IN are dropped everywhere.
+//   scrub       records of a class other than IN, and records owned by names outside the
+//               forward zone the upstream was asked for, are dropped everywhere.
 //               answer: the chain from the qname: records owned by the qname or by a
 //               CNAME target reached from it, of the asked type or CNAME; DNAMEs above a
 //               chain name (RFC 6672); RRSIGs of those owners. For qtype CNAME and ANY
@@ -59,6 +60,8 @@ struct UpstreamQuestion {
   std::uint16_t qtype = 0;
   bool do_bit = false;                  // DNSSEC records were asked for
   EcsOption ecs;                        // as sent (present = false: none sent)
+  std::span<const std::uint8_t> zone;   // the forward zone asked: records outside it are
+                                        // scrubbed (empty or ".": every name)
 };
 
 class UpstreamAnswer {
@@ -81,6 +84,7 @@ public:
 
 private:
   bool matches(const UpstreamQuestion& asked) const;
+  bool in_zone(const std::uint8_t* owner) const;
   bool read_ecs_scope(const UpstreamQuestion& asked);
   void select_answer(const UpstreamQuestion& asked);
   void select_authority(const UpstreamQuestion& asked);
@@ -94,6 +98,7 @@ private:
   std::vector<const std::uint8_t*> chain_;    // qname, then each CNAME target
   const knot_rrset_t* soa_ = nullptr;          // the negative answer's SOA
   const std::uint8_t* apex_ = nullptr;         // the answering zone, as far as the reply tells
+  const std::uint8_t* zone_ = nullptr;         // the forward zone asked (nullptr: the root)
   bool have_final_ = false;                    // the asked data is at the chain's end
   cache::Answer answer_{};
   bool cacheable_ = false;

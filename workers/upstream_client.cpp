@@ -25,13 +25,14 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
                                Completion done)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)) {
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
+  zones_ = config.zones();
 }
 
 UpstreamClient::~UpstreamClient() {
   for (auto& [t, p] : pending_) close_socket(p);
 }
 
-bool UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w) {
+UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w) {
   std::string dedup(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
   const std::string name_key = dedup;  // qtype, flags and qname: the ECS subnet aside
   if (ecs.present) {
@@ -41,13 +42,20 @@ bool UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& 
   }
   if (auto it = by_key_.find(dedup); it != by_key_.end()) {
     pending_.at(it->second).waiters.push_back(std::move(w));
-    return true;
+    return Forwarded::yes;
   }
+  // The longest forward zone holding the name.
+  const auto qn = plain_key.qname();
+  int zone = -1;
+  for (std::size_t z = 0; z < zones_.size(); ++z)
+    if (zones_[z].contains(qn.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
+      zone = static_cast<int>(z);
+  if (zone < 0) return Forwarded::no_zone;
   unsigned& same_name = per_name_[name_key];
   if (pending_.size() >= cfg_.upstream_max_in_flight || same_name >= cfg_.upstream_max_per_name) {
     if (same_name == 0) per_name_.erase(name_key);
     cache_.count(cache::Counter::upstream_overload);
-    return false;
+    return Forwarded::overloaded;
   }
   ++same_name;
   const std::uint64_t token = next_token_++ & kTokenMask;
@@ -55,7 +63,8 @@ bool UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& 
   p.token = token;
   p.dedup_key = dedup;
   p.name_key = name_key;
-  const auto qn = plain_key.qname();
+  p.zone = static_cast<unsigned>(zone);
+  p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();
@@ -65,7 +74,7 @@ bool UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& 
   p.waiters.push_back(std::move(w));
   by_key_[dedup] = token;
   start_attempt(p, monotonic_us());
-  return true;
+  return Forwarded::yes;
 }
 
 std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity) {
@@ -107,11 +116,12 @@ bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
   p.tcp = false;
   for (;;) {
-    if (p.attempt >= cfg_.attempts()) {
+    const ForwardZone& zone = zones_[p.zone];
+    if (p.attempt >= cfg_.attempts(zone)) {
       finish(p.token, nullptr);
       return;
     }
-    const Endpoint& up = cfg_.upstreams[p.upstream % cfg_.upstreams.size()];
+    const Endpoint& up = zone.upstreams[p.upstream % zone.upstreams.size()];
     std::uint8_t buf[600];
     const std::size_t len = write_query(p, buf, sizeof buf);
     const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -130,7 +140,8 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
 
 void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
   close_socket(p);
-  const Endpoint& up = cfg_.upstreams[p.upstream % cfg_.upstreams.size()];
+  const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
+  const Endpoint& up = servers[p.upstream % servers.size()];
   p.tcp_out.assign(2 + 600, 0);
   const std::size_t len = write_query(p, p.tcp_out.data() + 2, p.tcp_out.size() - 2);
   put16(p.tcp_out.data(), static_cast<std::uint16_t>(len));

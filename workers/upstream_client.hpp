@@ -61,6 +61,8 @@ struct Pending {
   std::array<std::uint8_t, 255> qname_sent{};  // this attempt's case (0x20)
   std::uint8_t qname_len = 0;
   std::string name_key;  // lowercase qname + qtype: the per-name bound
+  unsigned zone = 0;     // index into the client's zones: who may be asked
+  std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   EcsOption ecs;               // sent upstream
@@ -78,7 +80,7 @@ struct Pending {
   std::vector<std::uint8_t> tcp_in;
   std::size_t tcp_in_have = 0;
   UpstreamQuestion question() const {
-    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs};
+    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name};
   }
 };
 
@@ -91,9 +93,13 @@ public:
                  Completion done);
   ~UpstreamClient();
 
-  // Adds `w` to the query in flight for the same question, or starts one. False (w is
-  // not taken) when a bound refuses a new query: answer SERVFAIL.
-  bool forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w);
+  enum class Forwarded {
+    yes,         // w waits for an upstream answer
+    overloaded,  // a bound refused a new query (w not taken): answer SERVFAIL
+    no_zone,     // no forward zone holds the name (w not taken): answer REFUSED
+  };
+  // Adds `w` to the query in flight for the same question, or starts one.
+  Forwarded forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w);
   // An epoll event (EPOLLIN, EPOLLOUT, errors) on the socket of query `token`.
   void on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us);
   void on_timeouts(std::uint64_t now_us);
@@ -126,6 +132,7 @@ private:
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
   std::unordered_map<std::string, unsigned> per_name_;
+  std::vector<ForwardZone> zones_;
   struct Deadline {
     std::uint64_t at_us;
     std::uint64_t token;

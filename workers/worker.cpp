@@ -159,7 +159,13 @@ private:
         w.addr_len = src.addr_len;
       }
       w.conn_id = src.conn_id;
-      if (upstream_.forward(plain, ecs, w)) return 0;
+      switch (upstream_.forward(plain, ecs, w)) {
+        case UpstreamClient::Forwarded::yes: return 0;
+        case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
+          cache_.count(cache::Counter::refused);
+          return write_error_response(q, kRcodeRefused, out, cap);
+        case UpstreamClient::Forwarded::overloaded: break;
+      }
       cache_.count(cache::Counter::servfail);  // a bound refused a new upstream query
       return write_error_response(q, kRcodeServFail, out, cap);
     } catch (const std::invalid_argument&) {  // a name the cache key refuses

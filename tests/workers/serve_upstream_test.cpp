@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/workers/service_fixture.hpp"
+#include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
 
@@ -174,4 +175,46 @@ TEST_CASE("misses in flight are bounded per worker and per name; over the bound:
           }) == 3);
     CHECK(s.upstream.queries() == 2);
   }
+}
+
+TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone; other names REFUSED",
+          "[serve][upstream][zones]") {
+  TestUpstream deleg;
+  Service s;
+  s.serve.reset();
+  const std::string main_up = "127.0.0.1:" + std::to_string(s.upstream.port());
+  s.start({"--forward-zone", "test=" + main_up, "--forward-zone", "deleg.test.=127.0.0.1:" + std::to_string(deleg.port()),
+           "--forward-zone", "cname.test=" + main_up});
+  // x.deleg.test. goes to the deleg.test. upstream only.
+  const DnsReply referral = udp_exchange(s.port, make_query(1, "x.deleg.test", 1));
+  REQUIRE(referral.answered);
+  CHECK(deleg.queries() == 1);
+  CHECK(s.upstream.queries() == 0);
+  // cname.test.'s upstream may not speak for target.test.: the A record is scrubbed.
+  const DnsReply chain = udp_exchange(s.port, make_query(2, "cname.test", 1));
+  REQUIRE(chain.answered);
+  CHECK(chain.count(0, 5) == 1);
+  CHECK(chain.count(0, 1) == 0);
+  // The test. zone's own names are answered in full.
+  const DnsReply a = udp_exchange(s.port, make_query(3, "a.test", 1));
+  CHECK(a.answers.size() == 2);
+  // No zone holds example.: REFUSED, and nobody is asked.
+  const std::uint64_t asked = s.upstream.queries() + deleg.queries();
+  const DnsReply outside = udp_exchange(s.port, make_query(4, "www.example", 1));
+  REQUIRE(outside.answered);
+  CHECK(outside.rcode() == 5);
+  CHECK(s.upstream.queries() + deleg.queries() == asked);
+}
+
+TEST_CASE("forward zones in YAML: errors name file, line and column", "[serve][config][zones]") {
+  const auto ok = dnsarena::workers::load_serve_config(
+      write_config("forward_zones:\n  - zone: example.com\n    upstreams: [127.0.0.1:5301, 127.0.0.1:5302]\n"));
+  REQUIRE(ok.forward_zones.size() == 1);
+  CHECK(ok.forward_zones[0].text == "example.com.");
+  CHECK(ok.forward_zones[0].upstreams.size() == 2);
+  CHECK_NOTHROW(ok.validate());
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(write_config("forward_zones:\n  - zone: example.com\n")),
+                    Catch::Contains(":2:5: key 'forward_zones'") && Catch::Contains("no upstreams"));
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(write_config("forward_zones:\n  - zone: x\n    servers: []\n")),
+                    Catch::Contains("unknown key"));
 }

@@ -29,7 +29,7 @@ struct Service {
                                   "--workers", std::to_string(workers), "--max-entries", "10000",
                                   "--arena-bytes", "8M", "--log-level", "info"};
     if (!has("--upstream-timeout-ms")) args.insert(args.end(), {"--upstream-timeout-ms", "300"});
-    if (!has("--upstream")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
+    if (!has("--upstream") && !has("--forward-zone")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
     if (!has("--metrics")) args.push_back("--no-metrics");
     args.insert(args.end(), extra.begin(), extra.end());
     serve = std::make_unique<ServeProcess>(args, port);

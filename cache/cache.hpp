@@ -74,6 +74,7 @@ struct CacheStats {
 };
 
 // A test hook that replaces the key hash (a deliberately bad hash makes every key collide).
+// Set through CacheTestHooks (cache/test_hooks.hpp, in-tree tests only, not installed).
 using HashOverride = std::function<std::uint64_t(const CacheKey&)>;
 
 class Cache {
@@ -128,16 +129,16 @@ public:
   // Takes the writer lock (repairing if needed) and calls fn while holding it.
   void with_writer_lock(const std::function<void()>& fn);
 
-  // Test hooks.
-  void set_hash_override(HashOverride h) { hash_override_ = std::move(h); }
   // Called inside reclaim, with the writer lock held, after each entry of the region has
   // been dealt with (a failpoint: tests SIGKILL themselves there to test repair()).
+  // Set through CacheTestHooks, like HashOverride.
   using ReclaimHook = std::function<void(std::uint32_t region, std::size_t entries_done)>;
-  void set_reclaim_hook(ReclaimHook h) { reclaim_hook_ = std::move(h); }
+  // The key's hash: key.hash(), or the test hook's.
   std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
 
 private:
   friend class SegmentChecker;
+  friend struct CacheTestHooks;
   // --- reads (cache_read.cpp) ---
   // Adds a lookup's outcome to this process's counters; returns it.
   LookupStatus counted(LookupStatus st);

@@ -8,10 +8,13 @@
 #include <xxhash.h>
 
 #include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "arena_offset.hpp"
 #include "robust_mutex.hpp"
@@ -75,6 +78,40 @@ SegmentLayout SegmentLayout::compute(const Geometry& g) {
 
 std::uint64_t identity_checksum(const SegmentHeader& h) { return XXH64(&h, kIdentityBytes, 0x6172656E61ULL); }
 
+struct Segment::Mapping {
+  bip::shared_memory_object shm;
+  bip::mapped_region region;
+};
+
+Segment::Segment() : mapping_(std::make_unique<Mapping>()) {}
+
+Segment::Segment(Segment&& other) noexcept
+    : name_(std::move(other.name_)),
+      mapping_(std::move(other.mapping_)),
+      base_(std::exchange(other.base_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      layout_(other.layout_),
+      remove_on_destroy_(std::exchange(other.remove_on_destroy_, false)) {}
+
+Segment& Segment::operator=(Segment&& other) noexcept {
+  if (this != &other) {
+    name_ = std::move(other.name_);
+    mapping_ = std::move(other.mapping_);
+    base_ = std::exchange(other.base_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    layout_ = other.layout_;
+    remove_on_destroy_ = std::exchange(other.remove_on_destroy_, false);
+  }
+  return *this;
+}
+
+void Segment::map() {
+  mapping_->region = bip::mapped_region(mapping_->shm, bip::read_write);
+  advise_huge_pages(mapping_->region);
+  base_ = static_cast<std::uint8_t*>(mapping_->region.get_address());
+  size_ = mapping_->region.get_size();
+}
+
 Segment::~Segment() {
   if (remove_on_destroy_ && !name_.empty()) bip::shared_memory_object::remove(name_.c_str());
 }
@@ -105,17 +142,16 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   s.name_ = name;
   s.layout_ = l;
   try {
-    s.shm_ = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write, bip::permissions(mode));
+    s.mapping_->shm = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write, bip::permissions(mode));
   } catch (const bip::interprocess_exception& e) {
     if (e.get_error_code() == bip::already_exists_error)
       throw SegmentError(Kind::already_exists, "segment '" + name + "' already exists");
     throw SegmentError(Kind::system, "cannot create segment '" + name + "': " + e.what());
   }
-  ::fchmod(s.shm_.get_mapping_handle().handle, mode);  // not subject to umask
+  ::fchmod(s.mapping_->shm.get_mapping_handle().handle, mode);  // not subject to umask
   try {
-    s.shm_.truncate(static_cast<bip::offset_t>(l.total_bytes));
-    s.region_ = bip::mapped_region(s.shm_, bip::read_write);
-    advise_huge_pages(s.region_);
+    s.mapping_->shm.truncate(static_cast<bip::offset_t>(l.total_bytes));
+    s.map();
   } catch (const bip::interprocess_exception& e) {
     bip::shared_memory_object::remove(name.c_str());
     throw SegmentError(Kind::system, "cannot size or map segment '" + name + "' (" + std::to_string(l.total_bytes) +
@@ -153,14 +189,14 @@ Segment Segment::attach(const std::string& name) {
   Segment s;
   s.name_ = name;
   try {
-    s.shm_ = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    s.mapping_->shm = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
   } catch (const bip::interprocess_exception& e) {
     if (e.get_error_code() == bip::not_found_error)
       throw SegmentError(Kind::not_found, "segment '" + name + "' does not exist (" + shm_path(name) + ")");
     throw SegmentError(Kind::system, "cannot open segment '" + name + "': " + e.what());
   }
   struct stat st;
-  if (::fstat(s.shm_.get_mapping_handle().handle, &st) != 0)
+  if (::fstat(s.mapping_->shm.get_mapping_handle().handle, &st) != 0)
     throw SegmentError(Kind::system, "cannot stat segment '" + name + "': " + std::strerror(errno));
   if (st.st_uid != ::geteuid())
     throw SegmentError(Kind::unsafe_permissions, "segment '" + name + "' is owned by uid " + std::to_string(st.st_uid) +
@@ -175,8 +211,7 @@ Segment Segment::attach(const std::string& name) {
     throw SegmentError(Kind::damaged, "segment '" + name + "' is " + std::to_string(st.st_size) +
                                           " bytes, smaller than a header (" + std::to_string(sizeof(SegmentHeader)) + ")");
   try {
-    s.region_ = bip::mapped_region(s.shm_, bip::read_write);
-    advise_huge_pages(s.region_);
+    s.map();
   } catch (const bip::interprocess_exception& e) {
     throw SegmentError(Kind::system, "cannot map segment '" + name + "': " + e.what());
   }

@@ -7,8 +7,8 @@
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   216    counters     kCounterCount x u64, indexed by enum Counter
-//   240   16    (padding to 256: four cache lines)
+//   24   224    counters     kCounterCount x u64, indexed by enum Counter
+//   248    8    (padding to 256: four cache lines)
 //
 // Counters are only ever appended, into the padding (zero in a segment made before
 // they existed), so adding one changes no offset and needs no format version bump.
@@ -58,8 +58,9 @@ enum class Counter : std::uint32_t {
   refused,             // worker: queries refused or dropped by access control
   rate_limited,        // worker: answers dropped or slipped (TC) by response rate limiting
   any_minimal,         // worker: ANY over UDP answered with the RFC 8482 HINFO
+  workers_killed_silent, // supervisor: workers killed for missing their heartbeat
 };
-inline constexpr std::size_t kCounterCount = 27;
+inline constexpr std::size_t kCounterCount = 28;
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -68,7 +69,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
-    "refused",          "rate_limited",   "any_minimal"};
+    "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

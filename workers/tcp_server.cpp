@@ -78,10 +78,8 @@ void TcpServer::progress(Conn& c, std::uint64_t now) {
 
 void TcpServer::pause_accept() {
   const int err = errno;
-  epoll_event ev{};
-  ev.events = 0;
-  ev.data.u64 = listen_tag_;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev) == 0) accept_paused_ = true;
+  // DEL, not MOD: EPOLL_CTL_MOD refuses an EPOLLEXCLUSIVE registration (EINVAL).
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) accept_paused_ = true;
   spdlog::warn("tcp: accept: {} ({} connections open); not accepting until the next sweep", std::strerror(err),
                conns_.size());
 }
@@ -325,9 +323,9 @@ void TcpServer::sweep_idle(std::uint64_t now) {
   }
   if (accept_paused_) {
     epoll_event ev{};
-    ev.events = EPOLLIN;
+    ev.events = kTcpListenEvents;
     ev.data.u64 = listen_tag_;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev) == 0) accept_paused_ = false;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) == 0) accept_paused_ = false;
   }
 }
 

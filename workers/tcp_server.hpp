@@ -1,4 +1,4 @@
-// DNS over TCP for one worker: a listening socket on the shared port (SO_REUSEPORT) and
+// DNS over TCP for one worker: the supervisor's listening socket (shared by all workers) and
 // its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
 // held to fixed resource bounds so that hostile clients cannot take the worker's memory
 // or every connection slot (issue 11).
@@ -45,6 +45,7 @@
 //
 // Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -67,6 +68,10 @@ struct TcpLimits {
 // Pending output at which a connection stops being read, and at which it is read again.
 inline constexpr std::size_t kTcpOutputPause = 64 * 1024;
 inline constexpr std::size_t kTcpOutputResume = 16 * 1024;
+// How the caller registers listen_fd with epoll (the listener is the supervisor's, shared
+// by every worker: one worker wakes per connection). An accept pause removes the
+// registration and re-adds it with these events.
+inline constexpr std::uint32_t kTcpListenEvents = EPOLLIN | EPOLLEXCLUSIVE;
 // Queries of one connection handed to the handler and not yet answered (Knot Resolver's
 // net.tcp_pipeline default).
 inline constexpr unsigned kTcpMaxPipeline = 100;
@@ -75,7 +80,7 @@ class TcpServer {
 public:
   using Handler = std::function<void(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len)>;
   // `tag` is OR-ed into epoll data of connection fds (the id occupies the low 48 bits);
-  // `listen_tag` is the epoll data the caller registered listen_fd with.
+  // `listen_tag` is the epoll data the caller registered listen_fd with (kTcpListenEvents).
   TcpServer(int epoll_fd, int listen_fd, std::uint64_t listen_tag, std::uint64_t tag, const TcpLimits& limits,
             Handler handler);
   ~TcpServer();

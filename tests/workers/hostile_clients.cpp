@@ -16,7 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "workers/loopback.hpp"
+#include "common/loopback.hpp"
 
 namespace dnsarena::test {
 
@@ -41,7 +41,7 @@ int tcp_connect_from(const std::string& source, std::uint16_t port, int rcvbuf) 
     ::close(fd);
     return -1;
   }
-  sockaddr_in dst = workers::loopback_v4(port);
+  sockaddr_in dst = common::loopback_v4(port);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {  // blocking: loopback is instant
     ::close(fd);
     return -1;
@@ -83,7 +83,7 @@ bool raw_udp_send(std::uint16_t src_port, std::uint16_t dst_port, const std::vec
   h.check = 0;  // IPv4: no checksum
   std::memcpy(dgram.data(), &h, sizeof h);
   std::memcpy(dgram.data() + sizeof h, payload.data(), payload.size());
-  sockaddr_in dst = workers::loopback_v4(dst_port);
+  sockaddr_in dst = common::loopback_v4(dst_port);
   dst.sin_port = 0;  // raw sockets take no port
   const bool ok = ::sendto(fd, dgram.data(), dgram.size(), 0, reinterpret_cast<sockaddr*>(&dst), sizeof dst) ==
                   static_cast<ssize_t>(dgram.size());

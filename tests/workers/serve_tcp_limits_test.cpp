@@ -45,7 +45,7 @@ std::size_t send_for(int fd, const std::vector<std::uint8_t>& data, std::chrono:
 }  // namespace
 
 TEST_CASE("a TCP client that pipelines 10,000 queries and never reads: worker memory bounded, others answered",
-          "[serve][tcp][hostile]") {
+          "[serve][tcp][hostile][timing]") {
   TempConfig cfg("tcp: {idle_timeout_ms: 3000, max_connections: 64}\n");
 #if defined(__SANITIZE_ADDRESS__)
   // ASan's quarantine keeps every freed block (256 MiB by default), so RSS would grow
@@ -100,7 +100,7 @@ TEST_CASE("a TCP client that pipelines 10,000 queries and never reads: worker me
   CHECK(s.total("restarts") == 0);
 }
 
-TEST_CASE("one TCP connection pipelining 1,000 misses holds at most 100 upstream queries", "[serve][tcp][hostile]") {
+TEST_CASE("one TCP connection pipelining 1,000 misses holds at most 100 upstream queries", "[serve][tcp][hostile][timing]") {
   Service s({}, 1);
   s.upstream.set_mode(UpstreamMode::silent);  // nothing comes back within the test
   const int fd = tcp_connect_from("127.0.0.1", s.port);
@@ -120,7 +120,7 @@ TEST_CASE("one TCP connection pipelining 1,000 misses holds at most 100 upstream
 }
 
 TEST_CASE("slow TCP clients over the connection limit: a normal TCP query is still answered",
-          "[serve][tcp][hostile]") {
+          "[serve][tcp][hostile][timing]") {
   // 2 workers x 16 connections; 64 attackers from 64 loopback addresses each trickle one
   // byte per second and reconnect when closed. Long idle timeout: only the eviction of the
   // oldest idle connection can let a new client in.
@@ -176,7 +176,7 @@ TEST_CASE("slow TCP clients over the connection limit: a normal TCP query is sti
 }
 
 TEST_CASE("a TCP client that trickles bytes without completing a message is closed after the idle timeout",
-          "[serve][tcp][hostile]") {
+          "[serve][tcp][hostile][timing]") {
   TempConfig cfg("tcp: {idle_timeout_ms: 2000}\n");
   Service s({"--config", cfg.path()}, 1);
   const int fd = tcp_connect_from("127.0.0.1", s.port);
@@ -196,7 +196,7 @@ TEST_CASE("a TCP client that trickles bytes without completing a message is clos
   CHECK(after < 4500);  // 2 s timeout + a 1 s sweep period + slack
 }
 
-TEST_CASE("per-client TCP connection limit: one address cannot take every slot", "[serve][tcp][hostile]") {
+TEST_CASE("per-client TCP connection limit: one address cannot take every slot", "[serve][tcp][hostile][timing]") {
   TempConfig cfg("tcp: {idle_timeout_ms: 30000, max_connections: 64, max_connections_per_client: 4}\n");
   Service s({"--config", cfg.path()}, 1);
   std::vector<int> fds;
@@ -214,7 +214,7 @@ TEST_CASE("per-client TCP connection limit: one address cannot take every slot",
   for (int fd : fds) ::close(fd);
 }
 
-TEST_CASE("descriptors: RLIMIT_NOFILE raised at start, EMFILE on accept does not spin", "[serve][tcp][hostile]") {
+TEST_CASE("descriptors: RLIMIT_NOFILE raised at start, EMFILE on accept does not spin", "[serve][tcp][hostile][timing]") {
   // Start serve with a low soft limit (inherited), as a default shell would give it.
   rlimit saved{};
   REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);

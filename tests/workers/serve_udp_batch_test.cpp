@@ -14,20 +14,20 @@
 
 #include "tests/workers/hostile_clients.hpp"
 #include "tests/workers/service_fixture.hpp"
-#include "workers/loopback.hpp"
+#include "common/loopback.hpp"
 
 using namespace dnsarena::test;
 using namespace std::chrono_literals;
 
 TEST_CASE("sendmmsg: an answer that cannot be sent (source port 0) does not drop the rest of the batch",
-          "[serve][udp][hostile]") {
+          "[serve][udp][hostile][timing]") {
   Service s({}, 1);
   REQUIRE(udp_exchange(s.port, make_query(1, "a.test", 1)).answered);  // cached: answered in the batch
   const auto kids = s.serve->children();
   REQUIRE(kids.size() == 1);
 
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = dnsarena::workers::loopback_v4(s.port);
+  sockaddr_in a = dnsarena::common::loopback_v4(s.port);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
 
   constexpr int kNormal = 30;

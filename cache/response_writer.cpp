@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "dns_name.hpp"
 #include "name_compressor.hpp"
 
 namespace dnsarena::cache {
@@ -34,6 +35,33 @@ std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
 }
 
 
+// The first RRset of the answer section (its owner and type; RRSIGs covering it go with
+// it), for ResponseOptions::one_answer_rrset.
+struct AnswerRrset {
+  bool found = false;
+  std::span<const std::uint8_t> owner;
+  std::uint16_t type = 0;
+  bool holds(const RecordView& r) const {
+    if (r.owner.size() != owner.size() || !wire_names_equal_ci(r.owner, owner)) return false;
+    if (r.type == type) return true;
+    return r.type == 46 && r.rdata.size() >= 2 && ((r.rdata[0] << 8) | r.rdata[1]) == type;  // its RRSIG
+  }
+};
+
+AnswerRrset first_answer_rrset(EntryReader& entry) {
+  AnswerRrset first;
+  entry.rewind();
+  RecordView r;
+  for (std::uint16_t i = 0; i < entry.count(kAnswer) && entry.next(r); ++i) {
+    if (r.type == 46) continue;
+    first.found = true;
+    first.owner = r.owner;
+    first.type = r.type;
+    break;
+  }
+  return first;
+}
+
 }  // namespace
 
 ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint32_t now, const ResponseOptions& o,
@@ -60,12 +88,19 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   NameCompressor names(out);
   names.add(12);
   const std::uint32_t inserted = entry.inserted();
+  const std::uint16_t answer_count = entry.count(kAnswer);
+  AnswerRrset keep;
+  if (o.one_answer_rrset) keep = first_answer_rrset(entry);
   entry.rewind();
   RecordView r;
-  std::uint32_t written = 0;
+  std::uint32_t written = 0, skipped = 0, index = 0;
   bool fits = true;
   std::size_t last_record_end = pos;
   while (entry.next(r)) {
+    if (index++ < answer_count && keep.found && !keep.holds(r)) {
+      ++skipped;  // RFC 8482: one RRset of an ANY answer
+      continue;
+    }
     const std::size_t owner_worst = r.owner_is_qname ? 2 : r.owner.size();
     if (pos + owner_worst + 10 + r.rdata.size() > records_capacity) {
       fits = false;
@@ -91,13 +126,14 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
     last_record_end = pos;
   }
   if (fits && !entry.records_valid()) return res;  // damaged entry: never emit half of it
-  std::uint16_t counts[3] = {entry.count(kAnswer), entry.count(kAuthority), entry.count(kAdditional)};
+  std::uint16_t counts[3] = {static_cast<std::uint16_t>(answer_count - skipped), entry.count(kAuthority),
+                             entry.count(kAdditional)};
   const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
   if (!fits && written >= answer_and_authority) {
     // Only additional records are left out: no TC (RFC 2181 section 9).
     pos = last_record_end;
     counts[2] = static_cast<std::uint16_t>(written - answer_and_authority);
-  } else if (!fits || written != entry.record_count()) {
+  } else if (!fits || written + skipped != entry.record_count()) {
     if (fits) return res;
     flags |= kFlagTc;
     pos = question_end;

@@ -45,6 +45,9 @@ struct ResponseOptions {
   std::uint16_t edns_udp_size = 1232;      // our advertised payload size
   bool edns_do = false;                    // DO bit in the OPT we send
   std::span<const std::uint8_t> edns_options;  // raw OPT rdata to include (e.g. ECS reply)
+  // RFC 8482 section 4.1 for ANY over UDP: only the answer section's first RRset (and the
+  // RRSIGs over it) is written; rcode and authority stay as they are.
+  bool one_answer_rrset = false;
 };
 
 struct ResponseResult {

@@ -57,7 +57,7 @@ enum class Counter : std::uint32_t {
   upstream_tcp,        // worker: upstream answers with TC, asked again over TCP
   refused,             // worker: queries refused or dropped by access control
   rate_limited,        // worker: answers dropped or slipped (TC) by response rate limiting
-  any_minimal,         // worker: ANY over UDP answered with the RFC 8482 HINFO
+  any_minimal,         // worker: ANY over UDP, answered with one RRset (RFC 8482)
   workers_killed_silent, // supervisor: workers killed for missing their heartbeat
 };
 inline constexpr std::size_t kCounterCount = 28;

@@ -129,13 +129,6 @@ std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std:
   return write_simple_response(q, rcode, {}, out, capacity);
 }
 
-std::size_t write_rfc8482_response(const ClientQuery& q, std::uint8_t* out, std::size_t capacity) {
-  // owner: pointer to the question; HINFO IN 3600; rdata: CPU "RFC8482", OS "".
-  static constexpr std::uint8_t kHinfo[] = {0xC0, 0x0C, 0, 13, 0, 1, 0, 0, 0x0E, 0x10, 0, 9,
-                                            7, 'R', 'F', 'C', '8', '4', '8', '2', 0};
-  return write_simple_response(q, kRcodeNoError, kHinfo, out, capacity);
-}
-
 std::size_t write_upstream_query(std::uint16_t id, std::span<const std::uint8_t> qname, std::uint16_t qtype,
                                  bool do_bit, bool cd, const EcsOption& ecs, std::uint8_t* out,
                                  std::size_t capacity) {

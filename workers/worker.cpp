@@ -133,10 +133,7 @@ private:
                                                                : kRcodeRefused;
       return write_error_response(q, rcode, out, cap);
     }
-    if (q.qtype == kTypeAny && !src.tcp) {  // RFC 8482: no amplification by ANY over UDP
-      cache_.count(cache::Counter::any_minimal);
-      return write_rfc8482_response(q, out, cap);
-    }
+    if (q.qtype == kTypeAny && !src.tcp) cache_.count(cache::Counter::any_minimal);
     const EcsOption ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
     std::uint8_t flags = 0;
     if (q.do_bit) flags |= cache::kKeyDo;
@@ -148,11 +145,11 @@ private:
       const cache::CacheKey plain(q.qname(), q.qtype, flags);
       auto try_prefix = [&](std::uint8_t prefix) {
         const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, prefix));
-        return try_key(k, q, prefix, limit, out, cap);
+        return try_key(k, q, prefix, limit, !src.tcp, out, cap);
       };
       if (ecs.present && ecs.source_prefix > 0)
         if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
-      if (std::size_t n = try_key(plain, q, 0, limit, out, cap)) return n;
+      if (std::size_t n = try_key(plain, q, 0, limit, !src.tcp, out, cap)) return n;
       if (ecs.present && ecs.source_prefix == 0)
         if (std::size_t n = try_prefix(0)) return n;
       if (ecs.present)
@@ -182,9 +179,9 @@ private:
   }
 
   std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                      std::uint8_t* out, std::size_t cap) {
+                      bool udp, std::uint8_t* out, std::size_t cap) {
     std::uint8_t ecs_opt[32];
-    const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt);
+    const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt, udp);
     const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
     const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
     if (r.truncated) cache_.count(cache::Counter::truncated);
@@ -192,9 +189,10 @@ private:
   }
 
   static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                                 std::uint8_t* ecs_buf) {
+                                                 std::uint8_t* ecs_buf, bool udp) {
     cache::ResponseOptions o;
     o.max_size = limit;
+    o.one_answer_rrset = udp && q.qtype == kTypeAny;  // RFC 8482: no amplification by ANY
     o.edns = q.edns;
     o.edns_do = q.do_bit;
     if (q.edns && q.ecs.present) o.edns_options = {ecs_buf, write_ecs_option(q.ecs, scope, ecs_buf)};
@@ -302,7 +300,7 @@ private:
         std::uint8_t ecs_opt[32];
         const std::size_t limit =
             w.tcp ? 65535 : std::min<std::size_t>(w.query.edns ? w.query.udp_size : 512, kUdpAnswerMax);
-        const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt);
+        const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt, !w.tcp);
         const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
         const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
         if (r.truncated) cache_.count(cache::Counter::truncated);

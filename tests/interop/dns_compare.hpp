@@ -20,10 +20,10 @@
 //                (nodata), (referral), (positive: a wildcard's proof, say)
 //   glue         "referral glue missing|extra" (see below), "additional <what> extra"
 //   TTL          "TTL above knot's", "TTL 0 where knot's is not"
-//   ANY          an RFC 8482 answer (one synthesized HINFO) is accepted in place of knotd's
-//                RRsets, except to a DO query in a signed zone ("ANY: unsigned synthesized
-//                HINFO to DO in a signed zone"); for a name that does not exist the rcode
-//                must still be knotd's NXDOMAIN
+//   ANY          an RFC 8482 answer (one of knotd's RRsets and the RRSIGs over it, fewer
+//                records than knotd's) is accepted in place of knotd's answer; a DO
+//                query in a signed zone must still get that RRset's RRSIGs ("ANY: one
+//                RRset without its RRSIG to DO"); rcode and authority compared as usual
 //
 // What is not compared, and why: AA and RA (knotd is authoritative, dnsarena a recursive
 // forwarder); AD (neither sets it here); records knotd has in the additional section
@@ -87,8 +87,8 @@ std::vector<Mismatch> compare_replies(const std::vector<std::uint8_t>& query, co
 
 std::string rcode_name(unsigned rcode);
 
-// True when `got` answers an ANY query with one synthesized HINFO (RFC 8482 4.2: "RFC8482"
-// from dnsarena over UDP) where knotd (`want`) answered with the name's own RRsets.
+// True when `got` answers an ANY query with one RRset of knotd's (`want`) answer and the
+// RRSIGs over it, and fewer records than knotd (RFC 8482 4.1, dnsarena over UDP).
 bool is_rfc8482_answer(const std::vector<std::uint8_t>& query, const Reply& want, const Reply& got);
 
 }  // namespace dnsarena::interop

@@ -165,6 +165,11 @@ Zone lookup(const Question& q) {
   } else if (name == "cname.test." && (qtype == 1 || qtype == 255)) {
     z.an.push_back({{}, 5, 300, wire("target.test.")});
     if (qtype == 1) z.an.push_back({wire("target.test."), 1, 300, {192, 0, 2, 9}});
+  } else if (name == "multi.test." && qtype == 255) {  // every RRset of the name
+    z.an.push_back({{}, 1, 300, {192, 0, 2, 31}});
+    z.an.push_back({{}, 1, 300, {192, 0, 2, 32}});
+    z.an.push_back({{}, 28, 300, {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x31}});
+    z.an.push_back({{}, 16, 300, txt_string(100, 'm')});
   } else if (name == "chain.test." && qtype == 1) {
     z.an.push_back({{}, 5, 300, wire("c2.test.")});
     z.an.push_back({wire("c2.test."), 5, 1, wire("h.test.")});

@@ -28,6 +28,7 @@
 //   x.dname.test.   A      dname.test. DNAME target.test., x CNAME x.target.test., A;
 //                          with DO: + RRSIG of the DNAME
 //   cname.test.     ANY    the CNAME alone
+//   multi.test.     ANY    A (2 records), AAAA, TXT
 //   other names     any    NXDOMAIN, SOA (negative TTL 300 = SOA MINIMUM)
 #pragma once
 #include <atomic>

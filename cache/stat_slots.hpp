@@ -7,13 +7,17 @@
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   176    counters     kCounterCount x u64, indexed by enum Counter
-//   200   56    (padding to 256: four cache lines)
+//   24   192    counters     kCounterCount x u64, indexed by enum Counter
+//   216   40    (padding to 256: four cache lines)
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
-// store, no locked instruction; one Cache object per thread). When every slot is held by
-// a live process, later processes share the last slot and use add() (atomic fetch_add).
+// store, no locked instruction; one Cache object per thread). The last slot is never
+// owned: when every other slot is held by a live process, later processes share it and
+// all of them use add() (atomic fetch_add). (Format 2 let the last slot be owned too; its
+// owner's plain load+store then raced with the sharers' fetch_add and lost counts.)
+// Another process may add() into a slot it does not own only while that slot's owner is
+// dead (the supervisor counting a dead worker's restart).
 // Counters are never reset when a slot is taken over: the sum over slots stays the total
 // since the segment was created, and a restarted worker keeps adding to its
 // predecessor's figures. Readers sum with relaxed loads; a sum may mix moments, which is
@@ -50,8 +54,10 @@ enum class Counter : std::uint32_t {
   truncated,           // worker: answers sent with TC
   restarts,            // supervisor: times this worker index was restarted
   index_displacements, // inserts that moved a resident to its other bucket to make room
+  writer_lock_timeouts,  // inserts/erases skipped: the writer lock was not free within the bounded wait
+  writer_lock_failures,  // inserts/erases skipped: the writer lock is not recoverable (a repair failed)
 };
-inline constexpr std::size_t kCounterCount = 22;
+inline constexpr std::size_t kCounterCount = 24;
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -59,7 +65,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "expirations",      "conflict_evictions", "second_chances", "rejected_inserts",
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
-    "restarts",         "index_displacements"};
+    "restarts",         "index_displacements", "writer_lock_timeouts", "writer_lock_failures"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

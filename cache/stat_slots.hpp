@@ -7,8 +7,12 @@
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   192    counters     kCounterCount x u64, indexed by enum Counter
-//   216   40    (padding to 256: four cache lines)
+//   24   232    counters     kCounterCount x u64, indexed by enum Counter (29: the slot is full)
+//
+// Counters are only ever appended, into the padding (zero in a segment made before
+// they existed), so adding one changes no offset and needs no format version bump.
+// NOTE: with 29 counters the padding is used up: the next counter needs a bigger slot
+// (and a format version bump).
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
@@ -54,10 +58,15 @@ enum class Counter : std::uint32_t {
   truncated,           // worker: answers sent with TC
   restarts,            // supervisor: times this worker index was restarted
   index_displacements, // inserts that moved a resident to its other bucket to make room
+  upstream_overload,   // worker: misses refused by the in-flight or per-name bound (SERVFAIL)
+  upstream_tcp,        // worker: upstream answers with TC, asked again over TCP
+  refused,             // worker: queries refused or dropped by access control
+  rate_limited,        // worker: answers dropped or slipped (TC) by response rate limiting
+  any_minimal,         // worker: ANY over UDP answered with the RFC 8482 HINFO
   writer_lock_timeouts,  // inserts/erases skipped: the writer lock was not free within the bounded wait
   writer_lock_failures,  // inserts/erases skipped: the writer lock is not recoverable (a repair failed)
 };
-inline constexpr std::size_t kCounterCount = 24;
+inline constexpr std::size_t kCounterCount = 29;
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -65,7 +74,9 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "expirations",      "conflict_evictions", "second_chances", "rejected_inserts",
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
-    "restarts",         "index_displacements", "writer_lock_timeouts", "writer_lock_failures"};
+    "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
+    "refused",          "rate_limited",   "any_minimal",      "writer_lock_timeouts",
+    "writer_lock_failures"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 
@@ -92,6 +103,7 @@ struct alignas(64) StatSlot {
 };
 
 static_assert(sizeof(StatSlot) == 256, "whole cache lines per slot: no false sharing");
+static_assert(24 + kCounterCount * 8 <= 256, "counters fit the slot's padding");
 static_assert(offsetof(StatSlot, counters) == 24, "counter offsets are part of the format");
 
 }  // namespace dnsarena::cache

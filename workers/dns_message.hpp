@@ -70,6 +70,11 @@ ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q);
 // REQUIRES: capacity >= 12 + 255 + 4 + 11 + ecs bytes.
 std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity);
 
+// RFC 8482 section 4.2: the answer to ANY over UDP is one synthesized HINFO record
+// ("RFC8482", "") owned by the qname, TTL 3600, instead of every RRset (a 100x
+// amplifier). Same header rules as write_error_response. Returns its size.
+std::size_t write_rfc8482_response(const ClientQuery& q, std::uint8_t* out, std::size_t capacity);
+
 // The EDNS option bytes (code, length, data) echoing `ecs` with `scope`, for replies.
 // Returns the number of bytes written into out (<= 24).
 std::size_t write_ecs_option(const EcsOption& ecs, std::uint8_t scope, std::uint8_t* out);

@@ -53,8 +53,14 @@ EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_st
 
 cache::EcsTag ecs_tag(const EcsOption& sent, std::uint8_t scope) {
   cache::EcsTag t;
-  if (!sent.present || scope == 0) return t;
-  t.family = sent.family == 1 ? cache::EcsFamily::ipv4 : cache::EcsFamily::ipv6;
+  if (!sent.present) return t;
+  const cache::EcsFamily family = sent.family == 1 ? cache::EcsFamily::ipv4 : cache::EcsFamily::ipv6;
+  if (sent.source_prefix == 0) {  // the /0 key: family set, no address bits
+    t.family = family;
+    return t;
+  }
+  if (scope == 0) return t;  // shared by every client
+  t.family = family;
   t.prefix = std::min(scope, sent.source_prefix);
   t.address = sent.address;
   return t;

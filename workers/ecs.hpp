@@ -8,14 +8,25 @@
 //   synthesize   forwarded, cut as above         built from the source address, cut to
 //                                                the /v4 (default 24) or /v6 (56) prefix
 //
-// Keys: an answer whose scope is 0 (or that came back without ECS) is stored without an
-// ECS tag, shared by every client. An answer with scope S is stored under the sent
-// address cut to S bits (S capped by the source prefix). A lookup tries the shared key
-// first, then the client's subnet at the source prefix and every shorter prefix down to
-// 1, so an answer stored at any scope is found. Costs: one lookup without ECS; up to
-// 1 + source-prefix lookups for a miss with ECS (misses then pay an upstream round trip
-// that is far larger).
-#pragma once
+// Keys (RFC 7871 7.3.1, 7.3.2):
+//   - an answer with scope 0 (or without ECS) for a query that carried address bits is
+//     stored without an ECS tag: shared by every client;
+//   - an answer to a query whose SOURCE prefix was 0 (the client asked us not to use its
+//     address, or `forward` had no client ECS) is stored under a tag of its own (family,
+//     prefix 0): only other /0 queries may use it, never clients that sent an address;
+//   - an answer with scope S <= the source prefix sent is stored under the sent address
+//     cut to S bits;
+//   - an answer with scope S > the source prefix is for a network narrower than the one
+//     we described: it answers the clients waiting for it and is not cached (7.2.2).
+// Lookup order for a client whose subnet is sent with source prefix P > 0: the subnet at
+// P (the usual tailored answer), then the shared key, then P-1 down to 1; for P = 0: the
+// shared key, then the /0 key. NOTE: 7.3.2 asks for longest prefix first; the shared key
+// is tried second because trying 24 or 56 shorter prefixes before it would cost every
+// ECS hit on an untailored name that many lookups. The two differ only while one name has
+// both a tailored and a shared entry alive, i.e. when its authoritative changed its mind.
+// The reply carries the scope of the entry that answered (0 for the shared key).
+// Costs: one lookup for clients without ECS (policy off); two for an ECS hit on an
+// untailored name; up to 1 + P for a miss (then an upstream round trip that is far larger).#pragma once
 #include <sys/socket.h>
 
 #include "cache/cache_key.hpp"
@@ -28,7 +39,12 @@ namespace dnsarena::workers {
 EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_storage& source,
                        std::uint8_t v4_prefix, std::uint8_t v6_prefix);
 
-// The cache tag of an answer for `sent` with `scope` bits (none when scope is 0).
+// The cache tag of an answer to a query that sent `sent`, with `scope` bits (see above).
+// REQUIRES: scope <= sent.source_prefix when sent.source_prefix > 0 (else: do not cache).
 cache::EcsTag ecs_tag(const EcsOption& sent, std::uint8_t scope);
+// Whether an answer with `scope` may be cached for the query that sent `sent`.
+inline bool ecs_cacheable(const EcsOption& sent, std::uint8_t scope) {
+  return !sent.present || sent.source_prefix == 0 || scope <= sent.source_prefix;
+}
 
 }  // namespace dnsarena::workers

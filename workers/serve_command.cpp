@@ -15,7 +15,11 @@ struct ServeFlags {
   std::string config;
   std::string listen, segment, ecs, metrics, log_level, arena_bytes;
   std::vector<std::string> upstreams;
+  std::vector<std::string> access_control;
+  std::vector<std::string> forward_zones;
   int workers = -1;
+  int attempts = -1;
+  int rate_limit = -1;
   long long max_entries = -1;
   int timeout_ms = -1;
   bool remove_segment = false;
@@ -55,6 +59,30 @@ ServeConfig build_config(const ServeFlags& f) {
     flag_error("--ecs", e);
   }
   if (f.timeout_ms > 0) c.upstream_timeout_ms = static_cast<unsigned>(f.timeout_ms);
+  for (const auto& fz : f.forward_zones) try {  // ZONE=ADDR:PORT[,ADDR:PORT...]
+      const std::size_t eq = fz.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument("'" + fz + "': expected ZONE=ADDR:PORT[,ADDR:PORT]");
+      std::vector<Endpoint> servers;
+      for (std::size_t at = eq + 1; at <= fz.size();) {
+        const std::size_t comma = std::min(fz.find(',', at), fz.size());
+        servers.push_back(Endpoint::parse(fz.substr(at, comma - at)));
+        at = comma + 1;
+      }
+      c.forward_zones.push_back(ForwardZone::make(fz.substr(0, eq), std::move(servers)));
+    } catch (const std::exception& e) {
+      flag_error("--forward-zone", e);
+    }
+  if (f.attempts >= 0) c.upstream_attempts = static_cast<unsigned>(f.attempts);
+  if (f.rate_limit >= 0) c.rate_limit.responses_per_second = static_cast<unsigned>(f.rate_limit);
+  if (!f.access_control.empty()) {
+    std::vector<AccessRule> rules;
+    for (const auto& a : f.access_control) try {
+        rules.push_back(AccessRule::parse(a));
+      } catch (const std::exception& e) {
+        flag_error("--access-control", e);
+      }
+    c.access_control = AccessControl(std::move(rules));
+  }
   if (!f.metrics.empty()) c.metrics_listen = f.metrics;
   if (f.no_metrics) c.metrics_listen.clear();
   if (!f.log_level.empty()) c.log_level = f.log_level;
@@ -80,7 +108,13 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-entries", f->max_entries, "cache capacity in entries (a new segment only)");
   cmd->add_option("--arena-bytes", f->arena_bytes, "cache arena size, e.g. 256M (a new segment only)");
   cmd->add_option("--ecs", f->ecs, "ECS policy: off, forward, synthesize");
-  cmd->add_option("--upstream-timeout-ms", f->timeout_ms, "per-attempt upstream timeout");
+  cmd->add_option("--upstream-timeout-ms", f->timeout_ms, "first upstream attempt's timeout (later: 2x, 4x)");
+  cmd->add_option("--forward-zone", f->forward_zones,
+                  "ZONE=ADDR:PORT[,ADDR:PORT]: names in ZONE go there, and only there (repeatable)");
+  cmd->add_option("--upstream-attempts", f->attempts, "attempts per miss (0 = max(3, upstreams))");
+  cmd->add_option("--access-control", f->access_control,
+                  "'SUBNET allow|refuse|deny' (repeatable; replaces the config's list; default loopback only)");
+  cmd->add_option("--rate-limit", f->rate_limit, "UDP answers per second per client subnet (0 = off)");
   cmd->add_option("--metrics", f->metrics, "Prometheus /metrics address:port (loopback)");
   cmd->add_flag("--no-metrics", f->no_metrics, "do not serve /metrics");
   cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error");

@@ -1,9 +1,12 @@
 #include "workers/serve_config.hpp"
 
+#include "cache/dns_name.hpp"
+
 #include <arpa/inet.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -89,8 +92,41 @@ unsigned ServeConfig::resolved_workers() const {
   return n > 0 ? static_cast<unsigned>(n) : 1u;
 }
 
+ForwardZone ForwardZone::make(const std::string& zone, std::vector<Endpoint> servers) {
+  ForwardZone z;
+  z.name = cache::name_to_wire(zone);  // throws invalid_argument for a bad name
+  for (auto& c : z.name) c = cache::ascii_lower(c);
+  z.text = cache::wire_to_text(z.name);
+  if (servers.empty()) throw std::invalid_argument("forward zone '" + z.text + "' has no upstreams");
+  z.upstreams = std::move(servers);
+  return z;
+}
+
+bool ForwardZone::contains(const std::uint8_t* n) const {
+  std::size_t len = 0;
+  while (n[len] != 0) len += n[len] + 1u;
+  ++len;
+  if (len < name.size()) return false;
+  // Skip labels until the rest has the zone's length, then compare case-insensitively.
+  const std::uint8_t* rest = n;
+  std::size_t rest_len = len;
+  while (rest_len > name.size()) {
+    rest_len -= rest[0] + 1u;
+    rest += rest[0] + 1u;
+  }
+  return rest_len == name.size() && cache::wire_names_equal_ci({rest, rest_len}, {name.data(), name.size()});
+}
+
+std::vector<ForwardZone> ServeConfig::zones() const {
+  std::vector<ForwardZone> z = forward_zones;
+  const bool has_root = std::any_of(z.begin(), z.end(), [](const ForwardZone& f) { return f.name.size() == 1; });
+  if (!has_root && !upstreams.empty()) z.push_back(ForwardZone::make(".", upstreams));
+  return z;
+}
+
 void ServeConfig::validate() const {
-  if (upstreams.empty()) throw std::invalid_argument("no upstream server configured (upstreams / --upstream)");
+  if (upstreams.empty() && forward_zones.empty())
+    throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
   if (workers > 64) throw std::invalid_argument("workers: at most 64");
   if (resolved_workers() + 4 > geometry.stat_slots)
     throw std::invalid_argument("workers: more workers than the segment has stat slots");
@@ -99,6 +135,10 @@ void ServeConfig::validate() const {
   if (ecs_ipv4_prefix > 32) throw std::invalid_argument("ecs.ipv4_prefix must be <= 32");
   if (ecs_ipv6_prefix > 128) throw std::invalid_argument("ecs.ipv6_prefix must be <= 128");
   if (tcp_max_connections == 0) throw std::invalid_argument("tcp.max_connections must be > 0");
+  if (upstream_max_in_flight == 0) throw std::invalid_argument("upstream_max_in_flight must be > 0");
+  if (upstream_max_per_name == 0) throw std::invalid_argument("upstream_max_per_name must be > 0");
+  if (rate_limit.ipv4_prefix > 32 || rate_limit.ipv6_prefix > 128)
+    throw std::invalid_argument("rate_limit: ipv4_prefix <= 32, ipv6_prefix <= 128");
   if (backoff_initial_ms == 0 || backoff_max_ms < backoff_initial_ms)
     throw std::invalid_argument("restart: need 0 < backoff_initial_ms <= backoff_max_ms");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
@@ -195,8 +235,67 @@ ServeConfig load_serve_config(const std::string& path) {
              if (!n.IsSequence()) r.fail(n, k, "expected a list of address:port");
              for (const auto& u : n) c.upstreams.push_back(r.endpoint(u, k));
            }},
+          {"forward_zones",
+           [&](N n, K k) {
+             if (!n.IsSequence()) r.fail(n, k, "expected a list of {zone: NAME, upstreams: [address:port, ...]}");
+             c.forward_zones.clear();
+             for (const auto& item : n) {
+               std::string zone;
+               std::vector<Endpoint> servers;
+               r.each(item, k,
+                      {{"zone", [&](N v, K kk) { zone = r.scalar(v, kk); }},
+                       {"upstreams", [&](N v, K kk) {
+                          if (v.IsScalar()) servers.push_back(r.endpoint(v, kk));
+                          else if (v.IsSequence())
+                            for (const auto& u : v) servers.push_back(r.endpoint(u, kk));
+                          else r.fail(v, kk, "expected a list of address:port");
+                        }}});
+               try {
+                 c.forward_zones.push_back(ForwardZone::make(zone, std::move(servers)));
+               } catch (const std::invalid_argument& e) {
+                 r.fail(item, k, e.what());
+               }
+             }
+           }},
           {"upstream_timeout_ms", [&](N n, K k) { c.upstream_timeout_ms = static_cast<unsigned>(r.number(n, k, 60000)); }},
           {"upstream_attempts", [&](N n, K k) { c.upstream_attempts = static_cast<unsigned>(r.number(n, k, 16)); }},
+          {"upstream_max_in_flight",
+           [&](N n, K k) { c.upstream_max_in_flight = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
+          {"upstream_max_per_name",
+           [&](N n, K k) { c.upstream_max_per_name = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
+          {"upstream_case_randomization", [&](N n, K k) { c.upstream_case_randomization = r.boolean(n, k); }},
+          {"udp",
+           [&](N n, K k) {
+             r.each(n, k,
+                    {{"receive_buffer", [&](N v, K kk) { c.udp_receive_buffer = r.size(v, kk); }},
+                     {"send_buffer", [&](N v, K kk) { c.udp_send_buffer = r.size(v, kk); }}});
+           }},
+          {"access_control",
+           [&](N n, K k) {
+             if (!n.IsSequence()) r.fail(n, k, "expected a list of 'SUBNET allow|refuse|deny'");
+             std::vector<AccessRule> rules;
+             for (const auto& item : n) try {
+                 rules.push_back(AccessRule::parse(r.scalar(item, k)));
+               } catch (const std::invalid_argument& e) {
+                 r.fail(item, k, e.what());
+               }
+             c.access_control = AccessControl(std::move(rules));
+           }},
+          {"rate_limit",
+           [&](N n, K k) {
+             r.each(n, k,
+                    {{"responses_per_second",
+                      [&](N v, K kk) {
+                        c.rate_limit.responses_per_second = static_cast<unsigned>(r.number(v, kk, 1u << 24));
+                      }},
+                     {"slip", [&](N v, K kk) { c.rate_limit.slip = static_cast<unsigned>(r.number(v, kk, 100)); }},
+                     {"ipv4_prefix",
+                      [&](N v, K kk) { c.rate_limit.ipv4_prefix = static_cast<std::uint8_t>(r.number(v, kk, 32)); }},
+                     {"ipv6_prefix",
+                      [&](N v, K kk) { c.rate_limit.ipv6_prefix = static_cast<std::uint8_t>(r.number(v, kk, 128)); }},
+                     {"table_size",
+                      [&](N v, K kk) { c.rate_limit.table_size = static_cast<unsigned>(r.number(v, kk, 1u << 24)); }}});
+           }},
           {"cache",
            [&](N n, K k) {
              r.each(n, k,

@@ -7,9 +7,21 @@
 //
 //   listen: 127.0.0.1:5353         address:port for UDP and TCP (IPv4 or [IPv6])
 //   workers: 0                     worker processes; 0 = one per core
-//   upstreams: [127.0.0.1:5300]    tried in order; a timeout moves to the next
-//   upstream_timeout_ms: 1000      per attempt
-//   upstream_attempts: 0           attempts per miss; 0 = once per upstream
+//   upstreams: [127.0.0.1:5300]    tried in order; a timeout moves to the next; they
+//                                  serve the root zone "." (every name)
+//   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53]}]   longest zone wins;
+//                                  an upstream speaks only for names in its zone
+//                                  (records outside it are scrubbed); a name in no
+//                                  zone is REFUSED
+//   upstream_timeout_ms: 1000      first attempt; later ones wait 2x, then 4x (backoff)
+//   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
+//   upstream_max_in_flight: 1024   distinct upstream queries per worker; more: SERVFAIL
+//   upstream_max_per_name: 32      of those for one name and type (any ECS subnet)
+//   upstream_case_randomization: true   0x20: random qname case, echoed exactly
+//   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
+//   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
+//   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
+//                table_size: 65536}        per client subnet over UDP; 0 = off
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
@@ -25,12 +37,15 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cache/segment.hpp"
+#include "workers/access_control.hpp"
+#include "workers/rate_limiter.hpp"
 
 namespace dnsarena::workers {
 
@@ -44,6 +59,16 @@ struct Endpoint {
   std::uint16_t port() const;
 };
 
+// Names at or below `name` go to `upstreams` (Unbound forward-zone, Knot Resolver
+// policy.FORWARD with a suffix filter).
+struct ForwardZone {
+  std::string text;                         // "example.com."
+  std::basic_string<std::uint8_t> name;     // lowercase wire form
+  std::vector<Endpoint> upstreams;
+  static ForwardZone make(const std::string& zone, std::vector<Endpoint> upstreams);  // throws invalid_argument
+  bool contains(const std::uint8_t* wire_name) const;  // at or below the zone, case aside
+};
+
 enum class EcsPolicy { off, forward, synthesize };
 const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
@@ -51,9 +76,17 @@ EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argume
 struct ServeConfig {
   Endpoint listen = Endpoint::parse("127.0.0.1:5353");
   unsigned workers = 0;  // 0 = one per core (resolved by resolved_workers())
-  std::vector<Endpoint> upstreams;
+  std::vector<Endpoint> upstreams;         // the "." zone
+  std::vector<ForwardZone> forward_zones;  // more zones (a "." entry here replaces upstreams)
   unsigned upstream_timeout_ms = 1000;
-  unsigned upstream_attempts = 0;  // 0 = one per upstream
+  unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)
+  unsigned upstream_max_in_flight = 1024;
+  unsigned upstream_max_per_name = 32;
+  bool upstream_case_randomization = true;
+  std::uint64_t udp_receive_buffer = 4u << 20;  // 0: the system's default
+  std::uint64_t udp_send_buffer = 4u << 20;
+  AccessControl access_control;  // default: loopback only
+  RateLimitConfig rate_limit;
 
   std::string segment = "dnsarena";
   cache::Geometry geometry{};
@@ -76,7 +109,11 @@ struct ServeConfig {
   std::string log_level = "info";
 
   unsigned resolved_workers() const;
-  unsigned attempts() const { return upstream_attempts ? upstream_attempts : static_cast<unsigned>(upstreams.size()); }
+  // Every zone with its upstreams, "." from `upstreams` unless forward_zones has one.
+  std::vector<ForwardZone> zones() const;
+  unsigned attempts(const ForwardZone& zone) const {
+    return upstream_attempts ? upstream_attempts : std::max(3u, static_cast<unsigned>(zone.upstreams.size()));
+  }
   // Throws std::invalid_argument naming the bad setting.
   void validate() const;
 };

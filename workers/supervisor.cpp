@@ -94,7 +94,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
                seg->size() >> 20);
 
   for (bool tcp : {false, true}) {
-    const int fd = open_listen_socket(cfg.listen, tcp);
+    const int fd = open_listen_socket(cfg, tcp);
     if (fd < 0) {
       spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg.listen.text, std::strerror(errno));
       return 1;
@@ -128,8 +128,11 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     workers[i].started_ms = now_ms();
     workers[i].backoff_ms = cfg.backoff_initial_ms;
   }
-  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; upstream {}{}", cfg.listen.text, n,
-               cfg.upstreams.front().text, cfg.upstreams.size() > 1 ? " and others" : "");
+  std::string zones;
+  for (const ForwardZone& z : cfg.zones())
+    zones += (zones.empty() ? "" : "; ") + z.text + " -> " + z.upstreams.front().text +
+             (z.upstreams.size() > 1 ? " and others" : "");
+  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", cfg.listen.text, n, zones);
 
   int exit_code = 0;
   bool stopping = false;

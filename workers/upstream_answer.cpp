@@ -64,12 +64,18 @@ bool name_is_at_or_below(const std::uint8_t* name, const std::uint8_t* parent) {
   return names_equal(name, parent);
 }
 
+bool UpstreamAnswer::in_zone(const std::uint8_t* owner) const {
+  return zone_ == nullptr || name_is_at_or_below(owner, zone_);
+}
+
 bool UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
   const knot_pkt_t* p = pkt_.get();
   const std::uint8_t* w = wire_.data();
   if (!knot_wire_get_qr(w) || knot_wire_get_opcode(w) != 0 || knot_wire_get_qdcount(w) != 1) return false;
-  const std::uint8_t* qn = knot_pkt_qname(p);
-  return qn && p->qname_size == asked.qname.size() && names_equal(qn, asked.qname.data()) &&
+  // The name byte for byte as sent: its random case (0x20) is part of what a forger
+  // has to guess.
+  const std::uint8_t* qn = knot_pkt_wire_qname(p);
+  return qn && p->qname_size == asked.qname.size() && std::memcmp(qn, asked.qname.data(), asked.qname.size()) == 0 &&
          knot_pkt_qtype(p) == asked.qtype && knot_pkt_qclass(p) == kClassIn;
 }
 
@@ -87,7 +93,9 @@ bool UpstreamAnswer::read_ecs_scope(const UpstreamQuestion& asked) {
   if (ecs.family != asked.ecs.family || ecs.source_len != asked.ecs.source_prefix ||
       std::memcmp(ecs.address, asked.ecs.address.data(), abytes) != 0)
     return false;
-  ecs_scope_ = std::min(ecs.scope_len, asked.ecs.source_prefix);
+  // Kept as the server said it (up to the family's width): a scope longer than the
+  // source we sent is the caller's to judge (RFC 7871 7.2.2: answer, do not cache).
+  ecs_scope_ = std::min<std::uint8_t>(ecs.scope_len, asked.ecs.family == 1 ? 32 : 128);
   return true;
 }
 
@@ -110,7 +118,7 @@ void UpstreamAnswer::select_answer(const UpstreamQuestion& asked) {
     bool grew = false;
     for (std::uint16_t i = 0; i < an->count; ++i) {
       const knot_rrset_t* rr = knot_pkt_rr(an, i);
-      if (kept[i] || rr->rclass != kClassIn || rr->type == kTypeRrsig) continue;
+      if (kept[i] || rr->rclass != kClassIn || rr->type == kTypeRrsig || !in_zone(rr->owner)) continue;
       if (rr->type == kTypeDname && asked.qtype != kTypeDname && strictly_above_chain(rr->owner)) {
         kept[i] = true;
         dname_owners.push_back(rr->owner);
@@ -130,7 +138,7 @@ void UpstreamAnswer::select_answer(const UpstreamQuestion& asked) {
   // RRSIGs of the kept owners (a DO query's proof of the chain).
   for (std::uint16_t i = 0; i < an->count; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(an, i);
-    if (kept[i] || rr->rclass != kClassIn || rr->type != kTypeRrsig) continue;
+    if (kept[i] || rr->rclass != kClassIn || rr->type != kTypeRrsig || !in_zone(rr->owner)) continue;
     if (!asked.do_bit && asked.qtype != kTypeRrsig) continue;
     const bool dname_owner = std::any_of(dname_owners.begin(), dname_owners.end(),
                                          [&](const std::uint8_t* d) { return names_equal(rr->owner, d); });
@@ -160,7 +168,7 @@ void UpstreamAnswer::select_authority(const UpstreamQuestion& asked) {
   soa_ = nullptr;
   for (std::uint16_t i = 0; i < ns->count; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(ns, i);
-    if (rr->rclass != kClassIn) continue;
+    if (rr->rclass != kClassIn || !in_zone(rr->owner)) continue;
     if (rr->type == kTypeSoa && !soa_ && name_is_at_or_below(last, rr->owner)) {
       soa_ = rr;
       consider_apex(rr->owner);
@@ -176,7 +184,7 @@ void UpstreamAnswer::select_authority(const UpstreamQuestion& asked) {
   }
   for (std::uint16_t i = 0; i < ns->count; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(ns, i);
-    if (rr->rclass != kClassIn) continue;
+    if (rr->rclass != kClassIn || !in_zone(rr->owner)) continue;
     bool keep = false;
     switch (rr->type) {
       case kTypeSoa: keep = rr == soa_; break;
@@ -198,7 +206,7 @@ void UpstreamAnswer::select_additional() {
   for (std::uint16_t i = 0; i < ad->count && apex_; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(ad, i);
     if (rr->rclass != kClassIn || (rr->type != kTypeA && rr->type != kTypeAaaa) ||
-        !name_is_at_or_below(rr->owner, apex_))
+        !name_is_at_or_below(rr->owner, apex_) || !in_zone(rr->owner))
       continue;
     const auto& auth = kept_[cache::kAuthority];
     const bool is_ns_target = std::any_of(auth.begin(), auth.end(), [&](const knot_rrset_t* a) {
@@ -271,6 +279,7 @@ UpstreamAnswer::Verdict UpstreamAnswer::parse(const std::uint8_t* wire, std::siz
   if (rcode_ != kRcodeNoError && rcode_ != kRcodeNxDomain) return Verdict::fail;
   truncated_ = knot_wire_get_tc(wire_.data()) != 0;
   for (auto& k : kept_) k.clear();
+  zone_ = asked.zone.size() > 1 ? asked.zone.data() : nullptr;
   select_answer(asked);
   select_authority(asked);
   select_additional();

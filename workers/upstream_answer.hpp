@@ -4,10 +4,12 @@
 // response is parsed with libknot (names decompressed to wire form), matched against the
 // query we sent, scrubbed, and given a TTL:
 //
-//   match       QR set, opcode QUERY, the ID we sent, exactly one question equal (case
-//               aside) to ours, and, when we sent ECS, an ECS reply for the same family,
+//   match       QR set, opcode QUERY, the ID we sent, exactly one question equal byte
+//               for byte to ours (the name's 0x20 case included), and, when we sent
+//               ECS, an ECS reply for the same family,
 //               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting).
-//   scrub       records of a class other than IN are dropped everywhere.
+//   scrub       records of a class other than IN, and records owned by names outside the
+//               forward zone the upstream was asked for, are dropped everywhere.
 //               answer: the chain from the qname: records owned by the qname or by a
 //               CNAME target reached from it, of the asked type or CNAME; DNAMEs above a
 //               chain name (RFC 6672); RRSIGs of those owners. For qtype CNAME and ANY
@@ -54,10 +56,12 @@ struct TtlPolicy {
 // What we asked, to match the reply against.
 struct UpstreamQuestion {
   std::uint16_t id = 0;
-  std::span<const std::uint8_t> qname;  // lowercase wire form
+  std::span<const std::uint8_t> qname;  // wire form as sent (random case with 0x20)
   std::uint16_t qtype = 0;
   bool do_bit = false;                  // DNSSEC records were asked for
   EcsOption ecs;                        // as sent (present = false: none sent)
+  std::span<const std::uint8_t> zone;   // the forward zone asked: records outside it are
+                                        // scrubbed (empty or ".": every name)
 };
 
 class UpstreamAnswer {
@@ -74,12 +78,13 @@ public:
   bool cacheable() const { return cacheable_; }
   bool truncated() const { return truncated_; }
   bool negative() const { return negative_; }
-  // The ECS scope the answer is valid for (0: for every client).
+  // The ECS scope the server gave (0: for every client); may exceed the source we sent.
   std::uint8_t ecs_scope() const { return ecs_scope_; }
   std::uint16_t rcode() const { return rcode_; }
 
 private:
   bool matches(const UpstreamQuestion& asked) const;
+  bool in_zone(const std::uint8_t* owner) const;
   bool read_ecs_scope(const UpstreamQuestion& asked);
   void select_answer(const UpstreamQuestion& asked);
   void select_authority(const UpstreamQuestion& asked);
@@ -93,6 +98,7 @@ private:
   std::vector<const std::uint8_t*> chain_;    // qname, then each CNAME target
   const knot_rrset_t* soa_ = nullptr;          // the negative answer's SOA
   const std::uint8_t* apex_ = nullptr;         // the answering zone, as far as the reply tells
+  const std::uint8_t* zone_ = nullptr;         // the forward zone asked (nullptr: the root)
   bool have_final_ = false;                    // the asked data is at the chain's end
   cache::Answer answer_{};
   bool cacheable_ = false;

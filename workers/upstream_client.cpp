@@ -1,11 +1,12 @@
 #include "workers/upstream_client.hpp"
 
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <ctime>
 
 namespace dnsarena::workers {
@@ -24,17 +25,16 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
                                Completion done)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)) {
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
-  std::uint64_t seed = 0;
-  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = monotonic_us() ^ static_cast<std::uint64_t>(getpid());
-  rng_.seed(seed);
+  zones_ = config.zones();
 }
 
 UpstreamClient::~UpstreamClient() {
   for (auto& [t, p] : pending_) close_socket(p);
 }
 
-void UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter&& w) {
+UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w) {
   std::string dedup(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
+  const std::string name_key = dedup;  // qtype, flags and qname: the ECS subnet aside
   if (ecs.present) {
     dedup.push_back(static_cast<char>(ecs.family));
     dedup.push_back(static_cast<char>(ecs.source_prefix));
@@ -42,13 +42,29 @@ void UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& 
   }
   if (auto it = by_key_.find(dedup); it != by_key_.end()) {
     pending_.at(it->second).waiters.push_back(std::move(w));
-    return;
+    return Forwarded::yes;
   }
+  // The longest forward zone holding the name.
+  const auto qn = plain_key.qname();
+  int zone = -1;
+  for (std::size_t z = 0; z < zones_.size(); ++z)
+    if (zones_[z].contains(qn.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
+      zone = static_cast<int>(z);
+  if (zone < 0) return Forwarded::no_zone;
+  unsigned& same_name = per_name_[name_key];
+  if (pending_.size() >= cfg_.upstream_max_in_flight || same_name >= cfg_.upstream_max_per_name) {
+    if (same_name == 0) per_name_.erase(name_key);
+    cache_.count(cache::Counter::upstream_overload);
+    return Forwarded::overloaded;
+  }
+  ++same_name;
   const std::uint64_t token = next_token_++ & kTokenMask;
   Pending& p = pending_[token];
   p.token = token;
   p.dedup_key = dedup;
-  const auto qn = plain_key.qname();
+  p.name_key = name_key;
+  p.zone = static_cast<unsigned>(zone);
+  p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();
@@ -58,6 +74,22 @@ void UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& 
   p.waiters.push_back(std::move(w));
   by_key_[dedup] = token;
   start_attempt(p, monotonic_us());
+  return Forwarded::yes;
+}
+
+std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity) {
+  p.id = static_cast<std::uint16_t>(arc4random());
+  std::memcpy(p.qname_sent.data(), p.qname.data(), p.qname_len);
+  if (cfg_.upstream_case_randomization) {
+    std::uint8_t bits[32];
+    arc4random_buf(bits, sizeof bits);
+    for (std::size_t i = 0; i < p.qname_len; ++i) {
+      std::uint8_t& c = p.qname_sent[i];
+      if (c >= 'a' && c <= 'z' && (bits[(i / 8) % sizeof bits] >> (i % 8) & 1)) c = static_cast<std::uint8_t>(c - 32);
+    }
+  }
+  return write_upstream_query(p.id, {p.qname_sent.data(), p.qname_len}, p.qtype, p.key_flags & cache::kKeyDo,
+                              p.key_flags & cache::kKeyCd, p.ecs, out, capacity);
 }
 
 void UpstreamClient::close_socket(Pending& p) {
@@ -76,23 +108,22 @@ bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64
   p.fd = fd;
   p.sent_us = now_us;
   ++p.generation;
-  deadlines_.push_back({now_us + cfg_.upstream_timeout_ms * 1000ull, p.token, p.generation});
+  const unsigned backoff = 1u << std::min(p.attempt, 2u);
+  deadlines_.push({now_us + cfg_.upstream_timeout_ms * 1000ull * backoff, p.token, p.generation});
   return true;
 }
 
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
   p.tcp = false;
   for (;;) {
-    if (p.attempt >= cfg_.attempts()) {
+    const ForwardZone& zone = zones_[p.zone];
+    if (p.attempt >= cfg_.attempts(zone)) {
       finish(p.token, nullptr);
       return;
     }
-    const Endpoint& up = cfg_.upstreams[p.upstream % cfg_.upstreams.size()];
-    p.id = static_cast<std::uint16_t>(rng_());
+    const Endpoint& up = zone.upstreams[p.upstream % zone.upstreams.size()];
     std::uint8_t buf[600];
-    const std::size_t len = write_upstream_query(p.id, {p.qname.data(), p.qname_len}, p.qtype,
-                                                 p.key_flags & cache::kKeyDo, p.key_flags & cache::kKeyCd, p.ecs, buf,
-                                                 sizeof buf);
+    const std::size_t len = write_query(p, buf, sizeof buf);
     const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
                     ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
@@ -109,12 +140,10 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
 
 void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
   close_socket(p);
-  const Endpoint& up = cfg_.upstreams[p.upstream % cfg_.upstreams.size()];
-  p.id = static_cast<std::uint16_t>(rng_());
+  const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
+  const Endpoint& up = servers[p.upstream % servers.size()];
   p.tcp_out.assign(2 + 600, 0);
-  const std::size_t len = write_upstream_query(p.id, {p.qname.data(), p.qname_len}, p.qtype,
-                                               p.key_flags & cache::kKeyDo, p.key_flags & cache::kKeyCd, p.ecs,
-                                               p.tcp_out.data() + 2, p.tcp_out.size() - 2);
+  const std::size_t len = write_query(p, p.tcp_out.data() + 2, p.tcp_out.size() - 2);
   put16(p.tcp_out.data(), static_cast<std::uint16_t>(len));
   p.tcp_out.resize(2 + len);
   p.tcp_out_done = 0;
@@ -148,6 +177,7 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer) {
   Pending p = std::move(it->second);
   pending_.erase(it);
   by_key_.erase(p.dedup_key);
+  if (auto n = per_name_.find(p.name_key); n != per_name_.end() && --n->second == 0) per_name_.erase(n);
   close_socket(p);
   done_(p, answer);
 }
@@ -232,9 +262,9 @@ void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::ui
 }
 
 void UpstreamClient::on_timeouts(std::uint64_t now_us) {
-  while (!deadlines_.empty() && deadlines_.front().at_us <= now_us) {
-    const Deadline d = deadlines_.front();
-    deadlines_.pop_front();
+  while (!deadlines_.empty() && deadlines_.top().at_us <= now_us) {
+    const Deadline d = deadlines_.top();
+    deadlines_.pop();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.generation != d.generation || it->second.fd < 0) continue;  // done
     cache_.count(cache::Counter::upstream_timeouts);
@@ -244,7 +274,7 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
 
 int UpstreamClient::next_timeout_ms(std::uint64_t now_us) const {
   if (deadlines_.empty()) return -1;
-  const std::uint64_t at = deadlines_.front().at_us;
+  const std::uint64_t at = deadlines_.top().at_us;
   return at <= now_us ? 0 : static_cast<int>((at - now_us + 999) / 1000);
 }
 

@@ -2,11 +2,22 @@
 //
 // Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the
 // kernel picks a random source port and delivers only datagrams from that server's
-// address and port; the ID is random (getrandom-seeded). A reply is accepted only when
-// UpstreamAnswer matches ID and question (and ECS); anything else on the socket is
-// ignored and the attempt keeps waiting. An attempt ends with an accepted answer, an
-// error rcode or ICMP refusal (next upstream at once), or its timeout (next upstream).
-// After `attempts` attempts the waiters get SERVFAIL.
+// address and port; the ID comes from a CSPRNG (arc4random, getrandom-seeded), and the
+// query name's letters get a random case (0x20, when upstream_case_randomization is on)
+// that the reply must echo byte for byte. A reply is accepted only when UpstreamAnswer
+// matches ID and question exactly (and ECS); anything else on the socket is ignored and
+// the attempt keeps waiting. An attempt ends with an accepted answer, an error rcode or
+// ICMP refusal (next attempt at once), or its timeout (next attempt). Attempts go round
+// the upstreams in order, so one upstream is retried too; attempt k waits
+// timeout * 2^min(k, 2) (backoff, as Unbound's exponential RTO). After `attempts()`
+// attempts the waiters get SERVFAIL.
+//
+// Bounds (a random-subdomain flood must not exhaust descriptors or memory): at most
+// upstream_max_in_flight distinct queries per worker, and at most
+// upstream_max_per_name per (qname, qtype) whatever the ECS subnet (so an off-path
+// attacker cannot hold many concurrent queries for one name). A miss over either bound
+// is refused at once (forward() returns false: the worker answers SERVFAIL and counts
+// upstream_overload) rather than dropping an older query whose clients already wait.
 //
 // A reply with TC set is not the answer: the same question goes to the same upstream
 // over TCP (a fresh connection, a fresh ID, the same timeout), and that reply is the
@@ -17,13 +28,12 @@
 // Identical misses in flight share one upstream query: the in-flight table is keyed by
 // (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters.
 //
-// Costs: one socket, one epoll registration and one hash-map entry per miss in flight.
-// Timeouts are one FIFO (every attempt has the same timeout, so deadlines are in order).
+// Costs: one socket, one epoll registration and two hash-map entries per miss in flight.
+// Timeouts are a binary heap of deadlines (attempts have different timeouts).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <random>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,7 +58,11 @@ struct Pending {
   std::uint64_t token = 0;
   std::string dedup_key;
   std::array<std::uint8_t, 255> qname{};  // lowercase
+  std::array<std::uint8_t, 255> qname_sent{};  // this attempt's case (0x20)
   std::uint8_t qname_len = 0;
+  std::string name_key;  // lowercase qname + qtype: the per-name bound
+  unsigned zone = 0;     // index into the client's zones: who may be asked
+  std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   EcsOption ecs;               // sent upstream
@@ -66,7 +80,7 @@ struct Pending {
   std::vector<std::uint8_t> tcp_in;
   std::size_t tcp_in_have = 0;
   UpstreamQuestion question() const {
-    return {id, {qname.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs};
+    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name};
   }
 };
 
@@ -79,8 +93,13 @@ public:
                  Completion done);
   ~UpstreamClient();
 
+  enum class Forwarded {
+    yes,         // w waits for an upstream answer
+    overloaded,  // a bound refused a new query (w not taken): answer SERVFAIL
+    no_zone,     // no forward zone holds the name (w not taken): answer REFUSED
+  };
   // Adds `w` to the query in flight for the same question, or starts one.
-  void forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter&& w);
+  Forwarded forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w);
   // An epoll event (EPOLLIN, EPOLLOUT, errors) on the socket of query `token`.
   void on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us);
   void on_timeouts(std::uint64_t now_us);
@@ -90,6 +109,8 @@ public:
 
 private:
   void start_attempt(Pending& p, std::uint64_t now_us);
+  // The query for this attempt: a fresh ID and (0x20) a fresh case of the name.
+  std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity);
   void start_tcp_retry(Pending& p, std::uint64_t now_us);
   void on_udp_readable(Pending& p, std::uint64_t now_us);
   void on_tcp_event(Pending& p, std::uint32_t events, std::uint64_t now_us);
@@ -107,16 +128,18 @@ private:
   cache::Cache& cache_;
   Completion done_;
   TtlPolicy ttl_;
-  std::mt19937_64 rng_;
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
+  std::unordered_map<std::string, unsigned> per_name_;
+  std::vector<ForwardZone> zones_;
   struct Deadline {
     std::uint64_t at_us;
     std::uint64_t token;
     unsigned generation;
+    bool operator>(const Deadline& o) const { return at_us > o.at_us; }
   };
-  std::deque<Deadline> deadlines_;
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
   UpstreamAnswer answer_;
 };
 

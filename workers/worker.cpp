@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -14,7 +15,9 @@
 
 #include "cache/cache.hpp"
 #include "workers/dns_message.hpp"
+#include "workers/access_control.hpp"
 #include "workers/ecs.hpp"
+#include "workers/rate_limiter.hpp"
 #include "workers/tcp_server.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -30,6 +33,7 @@ constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
+constexpr std::uint16_t kTypeAny = 255;
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
@@ -44,7 +48,8 @@ public:
         tcp_(epfd, tcp_fd, kTagTcpConn, cfg.tcp_max_connections, cfg.tcp_idle_timeout_ms,
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
-                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }) {
+                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }),
+        rate_limiter_(cfg.rate_limit) {
     scratch_.reserve(4096);
   }
 
@@ -85,11 +90,32 @@ private:
   // Answers `wire` into `out`. Returns the answer size, or 0 when there is nothing to
   // send now (dropped, or forwarded upstream).
   std::size_t handle(std::uint8_t* wire, std::size_t len, const Source& src, std::uint8_t* out, std::size_t cap) {
+    const sockaddr_storage& client = src.tcp ? tcp_peer_ : *src.addr;
+    const AccessAction access = cfg_.access_control.check(client);
+    if (access == AccessAction::deny) {
+      cache_.count(cache::Counter::refused);
+      return 0;
+    }
     ClientQuery q;
     const ParseVerdict v = parse_query(wire, len, q);
     if (v == ParseVerdict::drop) {
       cache_.count(cache::Counter::formerr);
       return 0;
+    }
+    if (!src.tcp && rate_limiter_.enabled()) {
+      // Over the subnet's rate: dropped, or (slip) TC so a real client retries over TCP.
+      const RateLimiter::Verdict rl = rate_limiter_.check(client, now_);
+      if (rl != RateLimiter::Verdict::answer) {
+        cache_.count(cache::Counter::rate_limited);
+        if (rl == RateLimiter::Verdict::drop) return 0;
+        const std::size_t n = write_error_response(q, kRcodeNoError, out, cap);
+        if (n) out[2] |= 0x02;
+        return n;
+      }
+    }
+    if (access == AccessAction::refuse) {
+      cache_.count(cache::Counter::refused);
+      return write_error_response(q, kRcodeRefused, out, cap);
     }
     if (v != ParseVerdict::ok) {
       cache_.count(cache::Counter::formerr);
@@ -99,22 +125,31 @@ private:
                                                                : kRcodeRefused;
       return write_error_response(q, rcode, out, cap);
     }
-    const EcsOption ecs =
-        upstream_ecs(cfg_.ecs_policy, q, src.tcp ? tcp_peer_ : *src.addr, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
+    if (q.qtype == kTypeAny && !src.tcp) {  // RFC 8482: no amplification by ANY over UDP
+      cache_.count(cache::Counter::any_minimal);
+      return write_rfc8482_response(q, out, cap);
+    }
+    const EcsOption ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
     std::uint8_t flags = 0;
     if (q.do_bit) flags |= cache::kKeyDo;
     if (q.cd()) flags |= cache::kKeyCd;
     const std::size_t limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
-    // The shared (scope 0) key first, then the client's subnet at every prefix.
+    // ECS lookup order (ecs.hpp): the client's subnet at its source prefix, the shared
+    // key, then shorter prefixes; a /0 source: the shared key, then the /0 key.
     try {
       const cache::CacheKey plain(q.qname(), q.qtype, flags);
+      auto try_prefix = [&](std::uint8_t prefix) {
+        const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, prefix));
+        return try_key(k, q, prefix, limit, out, cap);
+      };
+      if (ecs.present && ecs.source_prefix > 0)
+        if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
       if (std::size_t n = try_key(plain, q, 0, limit, out, cap)) return n;
-      if (ecs.present) {
-        for (int prefix = ecs.source_prefix; prefix >= 1; --prefix) {
-          const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, static_cast<std::uint8_t>(prefix)));
-          if (std::size_t n = try_key(k, q, static_cast<std::uint8_t>(prefix), limit, out, cap)) return n;
-        }
-      }
+      if (ecs.present && ecs.source_prefix == 0)
+        if (std::size_t n = try_prefix(0)) return n;
+      if (ecs.present)
+        for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
+          if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
       Waiter w;
       w.query = q;
       w.tcp = src.tcp;
@@ -123,8 +158,15 @@ private:
         w.addr_len = src.addr_len;
       }
       w.conn_id = src.conn_id;
-      upstream_.forward(plain, ecs, std::move(w));
-      return 0;
+      switch (upstream_.forward(plain, ecs, w)) {
+        case UpstreamClient::Forwarded::yes: return 0;
+        case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
+          cache_.count(cache::Counter::refused);
+          return write_error_response(q, kRcodeRefused, out, cap);
+        case UpstreamClient::Forwarded::overloaded: break;
+      }
+      cache_.count(cache::Counter::servfail);  // a bound refused a new upstream query
+      return write_error_response(q, kRcodeServFail, out, cap);
     } catch (const std::invalid_argument&) {  // a name the cache key refuses
       cache_.count(cache::Counter::formerr);
       return write_error_response(q, kRcodeFormErr, out, cap);
@@ -211,13 +253,14 @@ private:
     if (a && !a->truncated()) {
       scope = a->ecs_scope();
       try {
-        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, scope));
+        const std::uint8_t key_scope = ecs_cacheable(p.ecs, scope) ? scope : p.ecs.source_prefix;
+        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, key_scope));
         entry_len = cache::encode_entry(key, a->answer(), now, scratch_);
         have_entry = entry_len > 0;
       } catch (const std::invalid_argument&) {
         have_entry = false;
       }
-      if (have_entry && a->cacheable()) cache_.insert_encoded(key, scratch_, now);
+      if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
     }
     for (Waiter& w : p.waiters) {
       std::uint8_t* out = reply_buf_;
@@ -248,6 +291,7 @@ private:
   int udp_fd_;
   TcpServer tcp_;
   UpstreamClient upstream_;
+  RateLimiter rate_limiter_;
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;
   sockaddr_storage tcp_peer_{};
@@ -259,11 +303,28 @@ private:
 
 }  // namespace
 
-int open_listen_socket(const Endpoint& listen, bool tcp) {
+namespace {
+
+// SO_RCVBUF/SO_SNDBUF as Unbound's so-rcvbuf/so-sndbuf: the FORCE variant passes
+// net.core.rmem_max when we have CAP_NET_ADMIN; without it the kernel caps the size.
+void set_buffer(int fd, int opt, int force_opt, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  const int v = static_cast<int>(std::min<std::uint64_t>(bytes, 1u << 30));
+  if (::setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0) ::setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+}
+
+}  // namespace
+
+int open_listen_socket(const ServeConfig& cfg, bool tcp) {
+  const Endpoint& listen = cfg.listen;
   const int fd = ::socket(listen.family(), (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (!tcp) {
+    set_buffer(fd, SO_RCVBUF, SO_RCVBUFFORCE, cfg.udp_receive_buffer);
+    set_buffer(fd, SO_SNDBUF, SO_SNDBUFFORCE, cfg.udp_send_buffer);
+  }
   if (tcp) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&listen.addr), listen.len) != 0 || (tcp && ::listen(fd, 256) != 0)) {
     const int e = errno;
@@ -291,8 +352,8 @@ int run_worker(const ServeConfig& cfg, unsigned index) {
     spdlog::error("worker {}: cannot attach segment '{}': {}", index, cfg.segment, e.what());
     return kWorkerExitConfig;
   }
-  const int udp = open_listen_socket(cfg.listen, false);
-  const int tcp = open_listen_socket(cfg.listen, true);
+  const int udp = open_listen_socket(cfg, false);
+  const int tcp = open_listen_socket(cfg, true);
   if (udp < 0 || tcp < 0) {
     spdlog::error("worker {}: cannot bind {}: {}", index, cfg.listen.text, std::strerror(errno));
     return kWorkerExitConfig;

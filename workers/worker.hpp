@@ -29,6 +29,7 @@ int run_worker(const ServeConfig& config, unsigned index);
 
 // Opens a UDP or TCP socket bound to `listen` with SO_REUSEPORT (non-blocking).
 // Returns -1 and sets errno on failure.
-int open_listen_socket(const Endpoint& listen, bool tcp);
+// A listening socket on cfg.listen (SO_REUSEPORT; UDP with the configured buffers).
+int open_listen_socket(const ServeConfig& cfg, bool tcp);
 
 }  // namespace dnsarena::workers

@@ -1,5 +1,7 @@
 // Config errors name file, line, column and key; --help exists; stats and /metrics.
 #include <catch2/catch.hpp>
+#include <arpa/inet.h>
+
 #include <fstream>
 
 #include "tests/workers/service_fixture.hpp"
@@ -8,12 +10,7 @@
 using namespace dnsarena::test;
 
 namespace {
-std::string write_file(const std::string& text) {
-  static int n = 0;
-  const std::string path = "/tmp/dnsarena-serve-config-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".yaml";
-  std::ofstream(path) << text;
-  return path;
-}
+std::string write_file(const std::string& text) { return write_config(text); }
 }  // namespace
 
 TEST_CASE("the shipped configs/serve.yaml loads", "[serve][config]") {
@@ -70,4 +67,46 @@ TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][sta
   const std::string help = run_command(dnsarena_binary() + " stats --help", &status);
   CHECK(status == 0);
   CHECK(help.find("--segment") != std::string::npos);
+}
+
+TEST_CASE("access control rules: longest prefix wins, unmatched is refused, the default is loopback only",
+          "[serve][config][access]") {
+  using dnsarena::workers::AccessAction;
+  using dnsarena::workers::AccessControl;
+  using dnsarena::workers::AccessRule;
+  auto addr = [](const char* text) {
+    sockaddr_storage ss{};
+    if (std::string(text).find(':') != std::string::npos) {
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      a6->sin6_family = AF_INET6;
+      REQUIRE(inet_pton(AF_INET6, text, &a6->sin6_addr) == 1);
+    } else {
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&ss);
+      a4->sin_family = AF_INET;
+      REQUIRE(inet_pton(AF_INET, text, &a4->sin_addr) == 1);
+    }
+    return ss;
+  };
+  const AccessControl def;
+  CHECK(def.check(addr("127.0.0.1")) == AccessAction::allow);
+  CHECK(def.check(addr("127.9.8.7")) == AccessAction::allow);
+  CHECK(def.check(addr("::1")) == AccessAction::allow);
+  CHECK(def.check(addr("::ffff:127.0.0.1")) == AccessAction::allow);
+  CHECK(def.check(addr("192.0.2.1")) == AccessAction::refuse);
+  CHECK(def.check(addr("2001:db8::1")) == AccessAction::refuse);
+  const AccessControl acl({AccessRule::parse("10.0.0.0/8 allow"), AccessRule::parse("10.1.0.0/16 deny"),
+                           AccessRule::parse("10.1.2.3 allow"), AccessRule::parse("2001:db8::/32  refuse ")});
+  CHECK(acl.check(addr("10.200.0.1")) == AccessAction::allow);
+  CHECK(acl.check(addr("10.1.9.9")) == AccessAction::deny);
+  CHECK(acl.check(addr("10.1.2.3")) == AccessAction::allow);
+  CHECK(acl.check(addr("2001:db8:1::5")) == AccessAction::refuse);
+  CHECK(acl.check(addr("11.0.0.1")) == AccessAction::refuse);
+  CHECK_THROWS_WITH(AccessRule::parse("10.0.0.0/8"), Catch::Contains("SUBNET ACTION"));
+  CHECK_THROWS_WITH(AccessRule::parse("10.0.0.0/33 allow"), Catch::Contains("prefix"));
+  CHECK_THROWS_WITH(AccessRule::parse("10.0.0.0/8 permit"), Catch::Contains("unknown action"));
+  CHECK_THROWS_WITH(AccessRule::parse("host.example allow"), Catch::Contains("not an IPv4 or IPv6"));
+  // In a YAML file, a bad rule names file, line and column.
+  using dnsarena::workers::ConfigError;
+  const std::string bad = write_file("access_control:\n  - 127.0.0.0/8 allow\n  - 10.0.0.0/8 maybe\n");
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(bad), Catch::Contains(":3:5: key 'access_control'"));
 }

@@ -140,6 +140,25 @@ std::size_t DnsReply::count(unsigned section, std::uint16_t type) const {
   }));
 }
 
+std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
+                                         std::uint8_t source_prefix, std::array<std::uint8_t, 4> address) {
+  std::vector<std::uint8_t> q = make_query(id, name, qtype);
+  const std::size_t abytes = (source_prefix + 7u) / 8u;
+  std::vector<std::uint8_t> option{0, 8, 0, static_cast<std::uint8_t>(4 + abytes), 0, 1, source_prefix, 0};
+  option.insert(option.end(), address.begin(), address.begin() + static_cast<long>(abytes));
+  q[q.size() - 1] = static_cast<std::uint8_t>(option.size());  // the OPT's RDLENGTH (was 0)
+  q.insert(q.end(), option.begin(), option.end());
+  return q;
+}
+
+std::string write_config(const std::string& text) {
+  static int n = 0;
+  const std::string path =
+      "/tmp/dnsarena-serve-config-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   DnsReply r;
   r.wire = wire;
@@ -152,6 +171,12 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
   r.extended_rcode = knot_pkt_ext_rcode(pkt.get());
   r.has_opt = knot_pkt_has_edns(pkt.get());
+  if (const std::uint8_t* opt = knot_pkt_edns_option(pkt.get(), KNOT_EDNS_OPTION_CLIENT_SUBNET)) {
+    knot_edns_client_subnet_t ecs{};
+    if (knot_edns_client_subnet_parse(&ecs, knot_edns_opt_get_data(const_cast<std::uint8_t*>(opt)),
+                                      knot_edns_opt_get_length(opt)) == KNOT_EOK)
+      r.ecs_scope = ecs.scope_len;
+  }
   for (unsigned sec = 0; sec < 3; ++sec) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {
@@ -181,8 +206,16 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   return r;
 }
 
-DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
+DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout,
+                      const char* source) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (source) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source, &from.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)
+      throw std::runtime_error(std::string("udp_exchange: cannot bind the source ") + source);
+  }
   sockaddr_in a = workers::loopback_v4(port);
   ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::send(fd, packet.data(), packet.size(), 0);

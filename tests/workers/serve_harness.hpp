@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,8 @@ namespace dnsarena::test {
 
 // A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
 std::uint16_t free_port();
+// Writes `text` to a new file under /tmp (unique to this process) and returns its path.
+std::string write_config(const std::string& text);
 // A segment name unique to this test process.
 std::string unique_segment(const std::string& tag);
 
@@ -54,6 +57,7 @@ struct DnsReply {
   unsigned rcode() const { return flags & 0xF; }
   unsigned extended_rcode = 0;  // the full rcode with the OPT's upper bits (e.g. 16 BADVERS)
   bool has_opt = false;
+  int ecs_scope = -1;  // the ECS option's SCOPE PREFIX-LENGTH, -1 without an ECS option
   bool tc() const { return (flags & 0x0200) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
   std::vector<ReplyRecord> records;  // every record but the OPT, in order
@@ -66,9 +70,15 @@ struct DnsReply {
 std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
                                      std::uint16_t edns_size = 1232, bool do_bit = false,
                                      std::uint8_t edns_version = 0);
-// Sends `packet` over UDP and waits for one reply.
+// A query with EDNS and an ECS option for the IPv4 subnet a.b.c.d/source_prefix (only
+// the prefix's bytes are sent, as RFC 7871 requires).
+std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
+                                         std::uint8_t source_prefix, std::array<std::uint8_t, 4> address);
+// Sends `packet` over UDP (from `source`, an IPv4 address, when given) and waits for
+// one reply.
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+                      const char* source = nullptr);
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire);

@@ -1,14 +1,20 @@
 // Upstream failures: down -> SERVFAIL within the timeout; spoofed or mismatched replies
 // are ignored and not cached.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <fstream>
+#include <functional>
+#include <thread>
 
 #include "tests/workers/service_fixture.hpp"
+#include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
 
 TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upstream]") {
-  Service s;
+  Service s({"--upstream-attempts", "1"});
   for (const UpstreamMode mode : {UpstreamMode::silent}) {
     s.upstream.set_mode(mode);
     const auto t0 = std::chrono::steady_clock::now();
@@ -52,7 +58,7 @@ TEST_CASE("a second upstream is tried after the first times out", "[serve][upstr
 
 TEST_CASE("replies with a wrong ID, from a wrong port, or for another question are ignored and not cached",
           "[serve][upstream][spoof]") {
-  Service s;
+  Service s({"--upstream-attempts", "1"});
   for (const UpstreamMode mode : {UpstreamMode::wrong_id, UpstreamMode::wrong_port, UpstreamMode::wrong_question}) {
     INFO("mode " << static_cast<int>(mode));
     s.upstream.set_mode(mode);
@@ -74,7 +80,7 @@ TEST_CASE("replies with a wrong ID, from a wrong port, or for another question a
 }
 
 TEST_CASE("identical misses in flight share one upstream query", "[serve][upstream]") {
-  Service s({}, 1);
+  Service s({"--upstream-attempts", "1"}, 1);
   s.upstream.set_mode(UpstreamMode::silent);  // hold the first query in flight
   // Three clients ask while nothing answers: all three get SERVFAIL after one attempt.
   std::vector<std::thread> clients;
@@ -86,4 +92,129 @@ TEST_CASE("identical misses in flight share one upstream query", "[serve][upstre
   for (auto& c : clients) c.join();
   CHECK(servfails == 3);
   CHECK(s.upstream.queries() == 1);
+}
+
+TEST_CASE("a lost packet is retried on the same upstream, after the timeout, with backoff", "[serve][upstream]") {
+  Service s;  // one upstream, default attempts: 3
+  s.upstream.set_mode(UpstreamMode::drop_first);
+  const auto t0 = std::chrono::steady_clock::now();
+  const DnsReply r = udp_exchange(s.port, make_query(30, "a.test", 1), std::chrono::milliseconds(3000));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(r.answered);
+  CHECK(r.rcode() == 0);
+  CHECK(r.answers.size() == 2);
+  CHECK(s.upstream.queries() == 2);
+  CHECK(ms >= 250);  // the first attempt's 300 ms timeout ran out first
+  CHECK(s.total("upstream_timeouts") == 1);
+  CHECK(s.total("servfail") == 0);
+  // Silent upstream: 3 attempts waiting 300, 600 and 1200 ms, then SERVFAIL.
+  s.upstream.set_mode(UpstreamMode::silent);
+  const auto t1 = std::chrono::steady_clock::now();
+  const DnsReply f = udp_exchange(s.port, make_query(31, "txt.test", 16), std::chrono::milliseconds(5000));
+  const auto ms2 = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t1).count();
+  REQUIRE(f.answered);
+  CHECK(f.rcode() == 2);
+  CHECK(ms2 >= 2000);
+  CHECK(ms2 < 3500);
+  CHECK(s.upstream.queries() == 5);
+}
+
+TEST_CASE("upstream queries carry a random-case name (0x20) that the reply must echo exactly", "[serve][upstream][spoof]") {
+  Service s({"--upstream-attempts", "1"});
+  for (int i = 0; i < 16; ++i) udp_exchange(s.port, make_query(static_cast<std::uint16_t>(40 + i), "nx" + std::to_string(i) + ".test", 1));
+  const std::vector<std::string> names = s.upstream.names_received();
+  REQUIRE(names.size() == 16);
+  int mixed = 0;
+  for (const std::string& n : names)
+    if (std::any_of(n.begin(), n.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) ++mixed;
+  CHECK(mixed >= 12);  // each name has 6 letters: all-lowercase by chance is 1 in 64
+  // A reply whose question lost the case is not ours: ignored, and nothing is cached.
+  s.upstream.set_mode(UpstreamMode::lowercase_echo);
+  const std::uint64_t entries = serve_stats(s.segment)["entries"].get<std::uint64_t>();
+  const DnsReply r = udp_exchange(s.port, make_query(60, "txt.test", 16), std::chrono::milliseconds(3000));
+  REQUIRE(r.answered);
+  CHECK(r.rcode() == 2);
+  CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() == entries);
+}
+
+
+// Sends n queries at once (query(i) builds the i-th); returns how many got SERVFAIL
+// within a second, i.e. before any upstream attempt could have timed out.
+static int fast_servfails(Service& s, int n, const std::function<std::vector<std::uint8_t>(int)>& query) {
+  std::vector<std::thread> clients;
+  std::atomic<int> fast{0};
+  for (int i = 0; i < n; ++i)
+    clients.emplace_back([&, i] {
+      const auto t0 = std::chrono::steady_clock::now();
+      const DnsReply r = udp_exchange(s.port, query(i), std::chrono::milliseconds(4000));
+      if (r.rcode() == 2 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1000)) ++fast;
+    });
+  for (auto& c : clients) c.join();
+  return fast;
+}
+
+TEST_CASE("misses in flight are bounded per worker and per name; over the bound: SERVFAIL at once",
+          "[serve][upstream][flood]") {
+  SECTION("per worker") {
+    Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "-c",
+               write_config("upstream_max_in_flight: 4\n")}, 1);
+    s.upstream.set_mode(UpstreamMode::silent);
+    CHECK(fast_servfails(s, 10, [](int i) {
+            return make_query(static_cast<std::uint16_t>(70 + i), "f" + std::to_string(i) + ".test", 1);
+          }) == 6);
+    CHECK(s.upstream.queries() == 4);
+    CHECK(s.total("upstream_overload") == 6);
+  }
+  SECTION("per name, whatever the ECS subnet") {
+    Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "--ecs", "forward", "-c",
+               write_config("upstream_max_per_name: 2\n")}, 1);
+    s.upstream.set_mode(UpstreamMode::silent);
+    CHECK(fast_servfails(s, 5, [](int i) {
+            return make_ecs_query(static_cast<std::uint16_t>(80 + i), "ecs.test", 1, 24,
+                                  {10, static_cast<std::uint8_t>(i), 0, 0});
+          }) == 3);
+    CHECK(s.upstream.queries() == 2);
+  }
+}
+
+TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone; other names REFUSED",
+          "[serve][upstream][zones]") {
+  TestUpstream deleg;
+  Service s;
+  s.serve.reset();
+  const std::string main_up = "127.0.0.1:" + std::to_string(s.upstream.port());
+  s.start({"--forward-zone", "test=" + main_up, "--forward-zone", "deleg.test.=127.0.0.1:" + std::to_string(deleg.port()),
+           "--forward-zone", "cname.test=" + main_up});
+  // x.deleg.test. goes to the deleg.test. upstream only.
+  const DnsReply referral = udp_exchange(s.port, make_query(1, "x.deleg.test", 1));
+  REQUIRE(referral.answered);
+  CHECK(deleg.queries() == 1);
+  CHECK(s.upstream.queries() == 0);
+  // cname.test.'s upstream may not speak for target.test.: the A record is scrubbed.
+  const DnsReply chain = udp_exchange(s.port, make_query(2, "cname.test", 1));
+  REQUIRE(chain.answered);
+  CHECK(chain.count(0, 5) == 1);
+  CHECK(chain.count(0, 1) == 0);
+  // The test. zone's own names are answered in full.
+  const DnsReply a = udp_exchange(s.port, make_query(3, "a.test", 1));
+  CHECK(a.answers.size() == 2);
+  // No zone holds example.: REFUSED, and nobody is asked.
+  const std::uint64_t asked = s.upstream.queries() + deleg.queries();
+  const DnsReply outside = udp_exchange(s.port, make_query(4, "www.example", 1));
+  REQUIRE(outside.answered);
+  CHECK(outside.rcode() == 5);
+  CHECK(s.upstream.queries() + deleg.queries() == asked);
+}
+
+TEST_CASE("forward zones in YAML: errors name file, line and column", "[serve][config][zones]") {
+  const auto ok = dnsarena::workers::load_serve_config(
+      write_config("forward_zones:\n  - zone: example.com\n    upstreams: [127.0.0.1:5301, 127.0.0.1:5302]\n"));
+  REQUIRE(ok.forward_zones.size() == 1);
+  CHECK(ok.forward_zones[0].text == "example.com.");
+  CHECK(ok.forward_zones[0].upstreams.size() == 2);
+  CHECK_NOTHROW(ok.validate());
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(write_config("forward_zones:\n  - zone: example.com\n")),
+                    Catch::Contains(":2:5: key 'forward_zones'") && Catch::Contains("no upstreams"));
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(write_config("forward_zones:\n  - zone: x\n    servers: []\n")),
+                    Catch::Contains("unknown key"));
 }

@@ -27,8 +27,9 @@ struct Service {
     auto has = [&](const std::string& flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
     std::vector<std::string> args{"--listen", "127.0.0.1:" + std::to_string(port), "--segment", segment,
                                   "--workers", std::to_string(workers), "--max-entries", "10000",
-                                  "--arena-bytes", "8M", "--upstream-timeout-ms", "300", "--log-level", "info"};
-    if (!has("--upstream")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
+                                  "--arena-bytes", "8M", "--log-level", "info"};
+    if (!has("--upstream-timeout-ms")) args.insert(args.end(), {"--upstream-timeout-ms", "300"});
+    if (!has("--upstream") && !has("--forward-zone")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
     if (!has("--metrics")) args.push_back("--no-metrics");
     args.insert(args.end(), extra.begin(), extra.end());
     serve = std::make_unique<ServeProcess>(args, port);

@@ -238,6 +238,8 @@ Bytes build_reply(const std::uint8_t* buf, std::size_t n, UpstreamMode mode, boo
   put16(out, static_cast<unsigned>(z.ad.size() + 1));
   out.insert(out.end(), buf + 12, buf + q.end);
   if (mode == UpstreamMode::wrong_question) out[12 + 1] ^= 0x01;  // first qname letter changes
+  if (mode == UpstreamMode::lowercase_echo)
+    for (std::size_t i = 12; i < q.end - 4; ++i) out[i] = static_cast<std::uint8_t>(std::tolower(out[i]));
   for (const auto& r : z.an) add_rr(out, r);
   for (const auto& r : z.ns) add_rr(out, r);
   for (const auto& r : z.ad) add_rr(out, r);
@@ -321,6 +323,27 @@ TestUpstream::~TestUpstream() {
   ::close(tcp_fd_);
 }
 
+std::vector<std::string> TestUpstream::names_received() const {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  return names_received_;
+}
+
+bool TestUpstream::record(const std::uint8_t* query, std::size_t len) {
+  std::string name;
+  for (std::size_t pos = 12; pos < len && query[pos] != 0 && pos + 1 + query[pos] <= len; pos += query[pos] + 1u) {
+    name.append(reinterpret_cast<const char*>(query + pos + 1), query[pos]);
+    name.push_back('.');
+  }
+  {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    names_received_.push_back(name);
+  }
+  if (mode_.load() != UpstreamMode::drop_first) return true;
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return !dropped_once_.insert(lower).second;  // the first time: drop
+}
+
 // One connection, served to its end (or for 2 s): length-prefixed queries, answers whole.
 void TestUpstream::serve_tcp_connection(int conn) {
   Bytes in;
@@ -339,7 +362,8 @@ void TestUpstream::serve_tcp_connection(int conn) {
       ++queries_;
       ++tcp_queries_;
       const UpstreamMode mode = mode_.load();
-      const Bytes reply = mode == UpstreamMode::silent ? Bytes{} : build_reply(in.data() + 2, len, mode, true);
+      const bool answer = record(in.data() + 2, len) && mode != UpstreamMode::silent;
+      const Bytes reply = answer ? build_reply(in.data() + 2, len, mode, true) : Bytes{};
       in.erase(in.begin(), in.begin() + static_cast<long>(2 + len));
       if (reply.empty()) continue;
       Bytes framed;
@@ -367,7 +391,7 @@ void TestUpstream::loop() {
     if (n < 17) continue;
     ++queries_;
     const UpstreamMode mode = mode_.load();
-    if (mode == UpstreamMode::silent) continue;
+    if (!record(buf, static_cast<std::size_t>(n)) || mode == UpstreamMode::silent) continue;
     const Bytes out = build_reply(buf, static_cast<std::size_t>(n), mode, false);
     if (out.empty()) continue;
     const int send_fd = mode == UpstreamMode::wrong_port ? other_fd_ : fd_;

@@ -32,11 +32,17 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace dnsarena::test {
 
-enum class UpstreamMode { normal, wrong_id, wrong_port, wrong_question, silent };
+// drop_first: the first query for each name gets no reply (a lost packet);
+// lowercase_echo: the reply's question is lowercased (a server that ignores 0x20).
+enum class UpstreamMode { normal, wrong_id, wrong_port, wrong_question, silent, drop_first, lowercase_echo };
 
 class TestUpstream {
 public:
@@ -46,6 +52,8 @@ public:
   std::uint64_t queries() const { return queries_.load(); }  // UDP and TCP
   std::uint64_t tcp_queries() const { return tcp_queries_.load(); }
   void set_mode(UpstreamMode m) { mode_.store(m); }
+  // The question names of the queries received, exactly as sent (case kept), dotted.
+  std::vector<std::string> names_received() const;
 
 private:
   void loop();
@@ -58,6 +66,10 @@ private:
   std::atomic<std::uint64_t> queries_{0};
   std::atomic<std::uint64_t> tcp_queries_{0};
   std::atomic<UpstreamMode> mode_{UpstreamMode::normal};
+  mutable std::mutex names_mutex_;
+  std::vector<std::string> names_received_;
+  std::set<std::string> dropped_once_;  // drop_first: names already dropped (loop thread only)
+  bool record(const std::uint8_t* query, std::size_t len);  // false: drop this query
   std::thread thread_;
 };
 

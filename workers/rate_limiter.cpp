@@ -1,0 +1,64 @@
+#include "workers/rate_limiter.hpp"
+
+#include <netinet/in.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace dnsarena::workers {
+
+RateLimiter::RateLimiter(const RateLimitConfig& config) : cfg_(config) {
+  if (!enabled()) return;
+  std::size_t n = 1;
+  while (n < std::max(1u, cfg_.table_size)) n <<= 1;
+  buckets_.assign(n, Bucket{});
+  mask_ = n - 1;
+}
+
+RateLimiter::Verdict RateLimiter::check(const sockaddr_storage& client, std::uint32_t now_seconds) {
+  if (!enabled()) return Verdict::answer;
+  std::uint8_t key[17] = {};
+  const std::uint8_t* addr = nullptr;
+  unsigned bytes = 0, prefix = 0;
+  if (client.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&client);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+      addr = a6->sin6_addr.s6_addr + 12;
+      bytes = 4;
+      prefix = cfg_.ipv4_prefix;
+      key[0] = 4;
+    } else {
+      addr = a6->sin6_addr.s6_addr;
+      bytes = 16;
+      prefix = cfg_.ipv6_prefix;
+      key[0] = 6;
+    }
+  } else {
+    addr = reinterpret_cast<const std::uint8_t*>(&reinterpret_cast<const sockaddr_in*>(&client)->sin_addr);
+    bytes = 4;
+    prefix = cfg_.ipv4_prefix;
+    key[0] = 4;
+  }
+  std::memcpy(key + 1, addr, bytes);
+  for (unsigned i = 0; i < bytes; ++i) {
+    if (i * 8 >= prefix) key[1 + i] = 0;
+    else if (i * 8 + 8 > prefix) key[1 + i] &= static_cast<std::uint8_t>(0xFF00u >> (prefix % 8));
+  }
+  const std::uint64_t h = XXH3_64bits(key, sizeof key);
+  Bucket& b = buckets_[h & mask_];
+  if (b.subnet != h || b.second != now_seconds) {
+    b.subnet = h;
+    b.second = now_seconds;
+    b.answers = 0;
+    b.limited = 0;
+  }
+  if (b.answers < cfg_.responses_per_second) {
+    ++b.answers;
+    return Verdict::answer;
+  }
+  ++b.limited;
+  return cfg_.slip != 0 && b.limited % cfg_.slip == 0 ? Verdict::slip : Verdict::drop;
+}
+
+}  // namespace dnsarena::workers

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <spdlog/spdlog.h>
@@ -51,6 +52,10 @@ public:
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }),
         rate_limiter_(cfg.rate_limit) {
     scratch_.reserve(4096);
+    // A writer lock held by a stopped process must not stop answers: after this wait the
+    // insert is skipped (counted as writer_lock_timeouts) and the answer goes out
+    // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
+    cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
   }
 
   void run() {

@@ -26,7 +26,8 @@ std::uint64_t hash_to(std::uint64_t b1, std::uint64_t b2, std::uint64_t buckets,
 }
 
 std::string blob_of(std::uint32_t k) {
-  const auto b = verifiable_key(k).blob();
+  const CacheKey key = verifiable_key(k);
+  const auto b = key.blob();
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 

@@ -52,7 +52,7 @@ void robust_mutex_init(pthread_mutex_t* m);
 // Throws WriterLockError if the mutex is not recoverable or the repair threw.
 bool robust_mutex_lock(pthread_mutex_t* m, const std::function<void()>& repair);
 
-// The same with a bounded wait (CLOCK_MONOTONIC; nanoseconds::max() waits without bound
+// The same with a bounded wait (nanoseconds::max() waits without bound
 // but still reports instead of throwing). A repair that throws is caught: the
 // mutex is left unlocked and not recoverable, and repair_failed is returned (with the
 // exception's message in *error when given).

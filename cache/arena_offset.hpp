@@ -2,7 +2,8 @@
 //
 // Nothing inside the segment is a raw pointer. Every entry reference is an offset from
 // the arena base, and it can only be turned into an address through the object that knows
-// the base (Cache / SegmentView::entry_address). FORMAT-DEPENDENT.
+// the base: Cache::entry_address (cache.hpp, Segment::arena() + byte_offset()), also used
+// by SegmentChecker. FORMAT-DEPENDENT.
 //
 //   value 0            : null (no entry)
 //   value v >= 1       : entry at arena_base + (v - 1) * 8

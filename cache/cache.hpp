@@ -21,8 +21,8 @@
 // Liveness: inserts and erases never throw for the lock's sake and never wait longer than
 // set_writer_lock_timeout() (default: without bound). A lock still held after the wait
 // (a stopped holder) or a lock that can never be taken again (ENOTRECOVERABLE: a repair
-// failed) makes them skip the write and count it (writer_lock_timeouts,
-// writer_lock_failures); the second is also printed once per process on stderr. Lookups
+// failed) makes them skip the write and count it (writer_lock_unavailable); the second
+// is also printed once per process on stderr. Lookups
 // take no lock and go on: every copy is validated by the seqlock, so a segment whose
 // writes stopped still answers from what it holds. `dnsarena check` reports such a lock.
 //
@@ -59,8 +59,8 @@ namespace dnsarena::cache {
 
 enum class LookupStatus { hit, miss, expired };
 // skipped: the writer lock was not available (the bounded wait ran out, or the lock is
-// not recoverable): nothing was written; counted as writer_lock_timeouts or
-// writer_lock_failures. The caller serves its answer uncached.
+// not recoverable): nothing was written; counted as writer_lock_unavailable. The caller
+// serves its answer uncached.
 enum class InsertStatus { inserted, replaced, rejected, skipped };
 
 // A validated private copy of one entry, made by lookup().
@@ -88,6 +88,7 @@ struct CacheStats {
 };
 
 // A test hook that replaces the key hash (a deliberately bad hash makes every key collide).
+// Set through CacheTestHooks (cache/test_hooks.hpp, in-tree tests only, not installed).
 using HashOverride = std::function<std::uint64_t(const CacheKey&)>;
 
 class Cache {
@@ -146,13 +147,13 @@ public:
   // Takes the writer lock (repairing if needed) and calls fn while holding it.
   void with_writer_lock(const std::function<void()>& fn);
 
-  // Test hooks.
-  void set_hash_override(HashOverride h) { hash_override_ = std::move(h); }
   // Crash points inside writes: see failpoint.hpp (set_failpoint), one per write step.
+  // The key's hash: key.hash(), or the test hook's.
   std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
 
 private:
   friend class SegmentChecker;
+  friend struct CacheTestHooks;
   // --- reads (cache_read.cpp) ---
   // Adds a lookup's outcome to this process's counters; returns it.
   LookupStatus counted(LookupStatus st);

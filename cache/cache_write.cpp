@@ -169,11 +169,8 @@ InsertStatus Cache::insert_hashed(const CacheKey& key, std::uint64_t hash, std::
 }
 
 void Cache::writer_lock_unavailable(LockResult r, const std::string& error) {
-  if (r == LockResult::timed_out) {
-    count(Counter::writer_lock_timeouts);
-    return;
-  }
-  count(Counter::writer_lock_failures);
+  count(Counter::writer_lock_unavailable);
+  if (r == LockResult::timed_out) return;
   static std::atomic<bool> reported{false};
   if (!reported.exchange(true, std::memory_order_relaxed))
     std::fprintf(stderr, "dnsarena: ERROR: segment '%s': %s%s%s; answers are served without caching them\n",

@@ -2,8 +2,11 @@
 // FORMAT-DEPENDENT.
 //
 // A bucket is one 64-byte cache line of eight 64-bit slots. A key hashes to two buckets
-// (b1, b2); it lives in one of their 16 slots. Inserting picks the less loaded bucket;
-// when both are full, the slot whose entry is oldest in the log is evicted (counted as
+// (b1, b2); it lives in one of their 16 slots. Inserting picks the less loaded bucket.
+// When both are full, one cuckoo step: a resident of b1 or b2 whose other bucket has a
+// free slot is copied there (published first) and its old slot takes the new entry
+// (counted as index_displacements; cache_write.cpp, place()). Only when no resident can
+// move is the slot whose entry is oldest in the log evicted (counted as
 // conflict_evictions). With buckets sized for 6.4 entries each at full capacity (load
 // 0.8), that is rare. Lookups read both lines (independent loads, overlapped by the CPU
 // or by prefetch) and then the entry: two dependent memory accesses.

@@ -12,6 +12,8 @@
 #include <xxhash.h>
 
 #include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +21,7 @@
 #include <cstring>
 #include <ctime>
 #include <thread>
+#include <utility>
 
 #include "arena_offset.hpp"
 #include "failpoint.hpp"
@@ -158,6 +161,40 @@ SegmentLayout SegmentLayout::compute(const Geometry& g) {
 
 std::uint64_t identity_checksum(const SegmentHeader& h) { return XXH64(&h, kIdentityBytes, 0x6172656E61ULL); }
 
+struct Segment::Mapping {
+  bip::shared_memory_object shm;
+  bip::mapped_region region;
+};
+
+Segment::Segment() : mapping_(std::make_unique<Mapping>()) {}
+
+Segment::Segment(Segment&& other) noexcept
+    : name_(std::move(other.name_)),
+      mapping_(std::move(other.mapping_)),
+      base_(std::exchange(other.base_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      layout_(other.layout_),
+      remove_on_destroy_(std::exchange(other.remove_on_destroy_, false)) {}
+
+Segment& Segment::operator=(Segment&& other) noexcept {
+  if (this != &other) {
+    name_ = std::move(other.name_);
+    mapping_ = std::move(other.mapping_);
+    base_ = std::exchange(other.base_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    layout_ = other.layout_;
+    remove_on_destroy_ = std::exchange(other.remove_on_destroy_, false);
+  }
+  return *this;
+}
+
+void Segment::map() {
+  mapping_->region = bip::mapped_region(mapping_->shm, bip::read_write);
+  advise_huge_pages(mapping_->region);
+  base_ = static_cast<std::uint8_t*>(mapping_->region.get_address());
+  size_ = mapping_->region.get_size();
+}
+
 Segment::~Segment() {
   if (remove_on_destroy_ && !name_.empty()) bip::shared_memory_object::remove(name_.c_str());
 }
@@ -193,7 +230,7 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   s.layout_ = l;
   const std::string tmp = temp_name(name);
   try {
-    s.shm_ = bip::shared_memory_object(bip::create_only, tmp.c_str(), bip::read_write, bip::permissions(mode));
+    s.mapping_->shm = bip::shared_memory_object(bip::create_only, tmp.c_str(), bip::read_write, bip::permissions(mode));
   } catch (const bip::interprocess_exception& e) {
     throw SegmentError(Kind::system, "cannot create segment '" + name + "' (as " + tmp + "): " + e.what());
   }
@@ -205,10 +242,10 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
       if (!published) ::unlink(path.c_str());
     }
   } temporary{shm_path(tmp)};
-  const int fd = s.shm_.get_mapping_handle().handle;
+  const int fd = s.mapping_->shm.get_mapping_handle().handle;
   ::fchmod(fd, mode);  // not subject to umask
   try {
-    s.shm_.truncate(static_cast<bip::offset_t>(l.total_bytes));
+    s.mapping_->shm.truncate(static_cast<bip::offset_t>(l.total_bytes));
   } catch (const bip::interprocess_exception& e) {
     throw SegmentError(Kind::system, "cannot size segment '" + name + "' (" + std::to_string(l.total_bytes) +
                                          " bytes): " + e.what());
@@ -221,8 +258,7 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
                                          name + "': " + std::strerror(rc));
   }
   try {
-    s.region_ = bip::mapped_region(s.shm_, bip::read_write);
-    advise_huge_pages(s.region_);
+    s.map();
   } catch (const bip::interprocess_exception& e) {
     throw SegmentError(Kind::system, "cannot map segment '" + name + "' (" + std::to_string(l.total_bytes) +
                                          " bytes): " + e.what());
@@ -269,14 +305,14 @@ Segment Segment::attach(const std::string& name) {
   Segment s;
   s.name_ = name;
   try {
-    s.shm_ = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    s.mapping_->shm = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
   } catch (const bip::interprocess_exception& e) {
     if (e.get_error_code() == bip::not_found_error)
       throw SegmentError(Kind::not_found, "segment '" + name + "' does not exist (" + shm_path(name) + ")");
     throw SegmentError(Kind::system, "cannot open segment '" + name + "': " + e.what());
   }
   struct stat st;
-  if (::fstat(s.shm_.get_mapping_handle().handle, &st) != 0)
+  if (::fstat(s.mapping_->shm.get_mapping_handle().handle, &st) != 0)
     throw SegmentError(Kind::system, "cannot stat segment '" + name + "': " + std::strerror(errno));
   if (st.st_uid != ::geteuid())
     throw SegmentError(Kind::unsafe_permissions, "segment '" + name + "' is owned by uid " + std::to_string(st.st_uid) +
@@ -291,8 +327,7 @@ Segment Segment::attach(const std::string& name) {
     throw SegmentError(Kind::damaged, "segment '" + name + "' is " + std::to_string(st.st_size) +
                                           " bytes, smaller than a header (" + std::to_string(sizeof(SegmentHeader)) + ")");
   try {
-    s.region_ = bip::mapped_region(s.shm_, bip::read_write);
-    advise_huge_pages(s.region_);
+    s.map();
   } catch (const bip::interprocess_exception& e) {
     throw SegmentError(Kind::system, "cannot map segment '" + name + "': " + e.what());
   }

@@ -40,9 +40,8 @@
 #pragma once
 #include <sys/types.h>
 
-#include <boost/interprocess/mapped_region.hpp>
-#include <boost/interprocess/shared_memory_object.hpp>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -103,16 +102,16 @@ public:
   static bool remove(const std::string& name);
   static bool exists(const std::string& name);
 
-  Segment(Segment&&) noexcept = default;
-  Segment& operator=(Segment&&) noexcept = default;
+  Segment(Segment&& other) noexcept;
+  Segment& operator=(Segment&& other) noexcept;
   ~Segment();
 
   // When set, the destructor removes the name (private segments of benchmarks and tests).
   void set_remove_on_destroy(bool v) { remove_on_destroy_ = v; }
 
   const std::string& name() const { return name_; }
-  std::uint8_t* base() const { return static_cast<std::uint8_t*>(region_.get_address()); }
-  std::size_t size() const { return region_.get_size(); }
+  std::uint8_t* base() const { return base_; }
+  std::size_t size() const { return size_; }
   SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(base()); }
   const SegmentLayout& layout() const { return layout_; }
   Geometry geometry() const;
@@ -123,10 +122,16 @@ public:
   std::uint8_t* arena() const { return base() + layout_.arena_offset; }
 
 private:
-  Segment() = default;
+  // The Boost.Interprocess shared memory object and its mapping (segment.cpp): kept out
+  // of this header so that the installed library's users need no Boost.
+  struct Mapping;
+  Segment();
+  // Maps the whole object read-write and sets base_ and size_.
+  void map();
   std::string name_;
-  boost::interprocess::shared_memory_object shm_;
-  boost::interprocess::mapped_region region_;
+  std::unique_ptr<Mapping> mapping_;
+  std::uint8_t* base_ = nullptr;  // mapping_'s address and size, read on every lookup
+  std::size_t size_ = 0;
   SegmentLayout layout_;
   bool remove_on_destroy_ = false;
 };

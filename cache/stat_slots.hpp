@@ -63,8 +63,9 @@ enum class Counter : std::uint32_t {
   refused,             // worker: queries refused or dropped by access control
   rate_limited,        // worker: answers dropped or slipped (TC) by response rate limiting
   any_minimal,         // worker: ANY over UDP answered with the RFC 8482 HINFO
-  writer_lock_timeouts,  // inserts/erases skipped: the writer lock was not free within the bounded wait
-  writer_lock_failures,  // inserts/erases skipped: the writer lock is not recoverable (a repair failed)
+  workers_killed_silent, // supervisor: workers killed for missing their heartbeat
+  writer_lock_unavailable, // inserts/erases skipped: the writer lock was not free within the bounded
+                         // wait, or is not recoverable (a repair failed; also printed once on stderr)
 };
 inline constexpr std::size_t kCounterCount = 29;
 
@@ -75,8 +76,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
-    "refused",          "rate_limited",   "any_minimal",      "writer_lock_timeouts",
-    "writer_lock_failures"};
+    "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
+    "writer_lock_unavailable"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

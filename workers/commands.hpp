@@ -1,4 +1,5 @@
-// Subcommands that live in workers/: `check`, `serve`, `stats`, and `bench serve`.
+// Subcommands that live in workers/: `check`, `serve`, `stats`,
+// registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -10,7 +11,5 @@ void add_check_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 // `dnsarena stats [--segment NAME] [--json]`: per-worker and total counters.
 void add_stats_command(CLI::App& app);
-// `dnsarena bench serve`: serve against dnsperf (and unbound when installed).
-void add_bench_serve_command(CLI::App& bench);
 
 }  // namespace dnsarena::workers

@@ -141,6 +141,8 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("rate_limit: ipv4_prefix <= 32, ipv6_prefix <= 128");
   if (backoff_initial_ms == 0 || backoff_max_ms < backoff_initial_ms)
     throw std::invalid_argument("restart: need 0 < backoff_initial_ms <= backoff_max_ms");
+  if (heartbeat_timeout_ms != 0 && heartbeat_timeout_ms < 4 * 250)
+    throw std::invalid_argument("restart.heartbeat_timeout_ms: 0 (off) or at least 1000 (4 heartbeats)");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
 }
@@ -354,7 +356,10 @@ ServeConfig load_serve_config(const std::string& path) {
                     {{"backoff_initial_ms",
                       [&](N v, K kk) { c.backoff_initial_ms = static_cast<unsigned>(r.number(v, kk, 600000)); }},
                      {"backoff_max_ms",
-                      [&](N v, K kk) { c.backoff_max_ms = static_cast<unsigned>(r.number(v, kk, 600000)); }}});
+                      [&](N v, K kk) { c.backoff_max_ms = static_cast<unsigned>(r.number(v, kk, 600000)); }},
+                     {"heartbeat_timeout_ms", [&](N v, K kk) {
+                        c.heartbeat_timeout_ms = static_cast<unsigned>(r.number(v, kk, 600000));
+                      }}});
            }},
           {"log_level", [&](N n, K k) { c.log_level = r.scalar(n, k); }}});
   return c;

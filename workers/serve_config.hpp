@@ -28,7 +28,7 @@
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256}
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
-//   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000}
+//   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   log_level: info
 //
 // Sizes accept K/M/G suffixes (powers of 1024). Loading is done once per start; cost is
@@ -106,6 +106,7 @@ struct ServeConfig {
   std::string metrics_listen = "127.0.0.1:9153";  // empty: off
   unsigned backoff_initial_ms = 100;
   unsigned backoff_max_ms = 5000;
+  unsigned heartbeat_timeout_ms = 2000;  // a worker silent this long is killed; 0 = never
   std::string log_level = "info";
 
   unsigned resolved_workers() const;

@@ -1,6 +1,7 @@
 #include "workers/supervisor.hpp"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,19 +26,30 @@ struct WorkerProc {
   std::uint64_t started_ms = 0;
   std::uint64_t restart_at_ms = 0;  // when pid == 0: fork at this time
   unsigned backoff_ms = 0;
+  int beat_fd = -1;                 // read end of the worker's heartbeat pipe
+  std::uint64_t last_beat_ms = 0;
+  bool killed_silent = false;       // we killed it for not beating
 };
 
 std::uint64_t now_ms() { return monotonic_us() / 1000; }
 
-pid_t spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask) {
+// Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
+// heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
+void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const std::vector<int>& udp_fds,
+           int tcp_fd, WorkerProc& w) {
+  int beat[2] = {-1, -1};
+  if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
   spdlog::default_logger()->flush();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    for (unsigned i = 0; i < udp_fds.size(); ++i)
+      if (i != index) ::close(udp_fds[i]);  // another worker's queue is not ours to read
+    if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
-      rc = run_worker(cfg, index);
+      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1]});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -46,7 +58,33 @@ pid_t spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask) {
     std::fflush(nullptr);
     ::_exit(rc);
   }
-  return pid;
+  if (beat[1] >= 0) ::close(beat[1]);
+  if (w.beat_fd >= 0) ::close(w.beat_fd);
+  w.beat_fd = beat[0];
+  w.pid = pid;
+  w.started_ms = w.last_beat_ms = now_ms();
+  w.killed_silent = false;
+}
+
+// Reads every heartbeat byte waiting; kills a worker silent for longer than the timeout
+// (stopped, traced, frozen or hung): its death is then handled as any other, and its
+// replacement resumes the same UDP socket. Returns how many were killed.
+unsigned check_heartbeats(const ServeConfig& cfg, std::vector<WorkerProc>& workers) {
+  unsigned killed = 0;
+  const std::uint64_t t = now_ms();
+  for (unsigned i = 0; i < workers.size(); ++i) {
+    WorkerProc& w = workers[i];
+    if (w.pid <= 0 || w.beat_fd < 0) continue;
+    char buf[64];
+    while (::read(w.beat_fd, buf, sizeof buf) > 0) w.last_beat_ms = t;
+    if (cfg.heartbeat_timeout_ms == 0 || w.killed_silent || t - w.last_beat_ms <= cfg.heartbeat_timeout_ms) continue;
+    spdlog::error("worker {} (pid {}) stopped answering: no heartbeat for {} ms; killing it", i, w.pid,
+                  t - w.last_beat_ms);
+    ::kill(w.pid, SIGKILL);
+    w.killed_silent = true;
+    ++killed;
+  }
+  return killed;
 }
 
 std::string describe_status(int status) {
@@ -93,13 +131,25 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
   spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg.segment, what, cache.stats().live_entries,
                seg->size() >> 20);
 
-  for (bool tcp : {false, true}) {
+  // The listening sockets are ours for the service's life: one UDP socket per worker
+  // index (a restarted worker resumes its queue) and one TCP listener for all.
+  const unsigned n = cfg.resolved_workers();
+  std::vector<int> udp_fds;
+  int tcp_fd = -1;
+  auto close_sockets = [&] {
+    for (int fd : udp_fds) ::close(fd);
+    if (tcp_fd >= 0) ::close(tcp_fd);
+  };
+  for (unsigned i = 0; i <= n; ++i) {
+    const bool tcp = i == n;
     const int fd = open_listen_socket(cfg, tcp);
     if (fd < 0) {
       spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg.listen.text, std::strerror(errno));
+      close_sockets();
       return 1;
     }
-    ::close(fd);
+    if (tcp) tcp_fd = fd;
+    else udp_fds.push_back(fd);
   }
 
   sigset_t mask, old_mask;
@@ -117,15 +167,14 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     } catch (const std::exception& e) {
       spdlog::error("metrics endpoint {}: {}", cfg.metrics_listen, e.what());
       ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+      close_sockets();
       return 1;
     }
   }
 
-  const unsigned n = cfg.resolved_workers();
   std::vector<WorkerProc> workers(n);
   for (unsigned i = 0; i < n; ++i) {
-    workers[i].pid = spawn(cfg, i, old_mask);
-    workers[i].started_ms = now_ms();
+    spawn(cfg, i, old_mask, udp_fds, tcp_fd, workers[i]);
     workers[i].backoff_ms = cfg.backoff_initial_ms;
   }
   std::string zones;
@@ -138,7 +187,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
   bool stopping = false;
   while (!stopping) {
     // Sleep until a signal or the next scheduled restart.
-    std::uint64_t wait_ms = 1000;
+    std::uint64_t wait_ms = cfg.heartbeat_timeout_ms ? kHeartbeatMs : 1000;
     const std::uint64_t t = now_ms();
     for (const auto& w : workers)
       if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
@@ -149,6 +198,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
       stopping = true;
       break;
     }
+    if (check_heartbeats(cfg, workers) > 0) cache.my_stats().add(cache::Counter::workers_killed_silent);
     // Reap (SIGCHLD, or periodically in case signals were merged).
     for (;;) {
       int status = 0;
@@ -165,7 +215,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
           break;
         }
         const std::uint64_t ran = now_ms() - w.started_ms;
-        if (ran > 10000) w.backoff_ms = cfg.backoff_initial_ms;
+        if (ran > 10000 || w.killed_silent) w.backoff_ms = cfg.backoff_initial_ms;
         if (cache::StatSlot* s = slot_of(*seg, i, pid)) s->add(cache::Counter::restarts);
         else cache.my_stats().add(cache::Counter::restarts);
         spdlog::warn("worker {} (pid {}) {} after {} ms; restarting in {} ms", i, pid, describe_status(status), ran,
@@ -178,8 +228,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     for (unsigned i = 0; i < n; ++i) {
       WorkerProc& w = workers[i];
       if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-        w.pid = spawn(cfg, i, old_mask);
-        w.started_ms = now_ms();
+        spawn(cfg, i, old_mask, udp_fds, tcp_fd, w);
         spdlog::info("worker {} restarted as pid {}", i, w.pid);
       }
     }
@@ -210,6 +259,9 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     }
     ::usleep(10000);
   }
+  for (auto& w : workers)
+    if (w.beat_fd >= 0) ::close(w.beat_fd);
+  close_sockets();
   metrics.reset();
   const auto live = cache.stats().live_entries;
   if (opt.remove_segment) {

@@ -1,14 +1,22 @@
 // The serve supervisor: owns the segment's lifetime and the worker processes.
 //
 // Start: Segment::open (create, or re-attach a warm segment of the same format and
-// geometry; a mismatch is refused with the reason unless cache.reset_on_mismatch), check
-// that the port can be bound, fork N workers (worker.hpp), start /metrics
-// (metrics_server.hpp) when configured.
+// geometry; a mismatch is refused with the reason unless cache.reset_on_mismatch), open
+// the listening sockets and keep them (one UDP socket per worker index in one
+// SO_REUSEPORT group, one TCP listener), fork N workers on them (worker.hpp), start
+// /metrics (metrics_server.hpp) when configured. Because the sockets are ours, a worker
+// that dies takes no queue with it: its replacement reads the same socket.
 // Run: signals are blocked and taken synchronously (sigtimedwait), so there is no
 // handler race. A worker that dies is logged (exit code or signal), its restart counted
 // in its stat slot, and it is forked again after a backoff that doubles from
 // backoff_initial_ms to backoff_max_ms and resets once a worker has run for 10 s. A
 // worker that exits with kWorkerExitConfig (cannot bind or attach) stops the service.
+// Heartbeats: each worker writes a byte to its pipe every kHeartbeatMs from its event
+// loop; one silent for restart.heartbeat_timeout_ms (default 2000; 0 = off) is stopped
+// (SIGSTOP, a debugger, a cgroup freezer) or hung, possibly holding the cache's writer
+// lock: it is SIGKILLed (the robust lock then passes on), counted
+// (workers_killed_silent) and replaced at once, and the queries queued on its socket
+// are answered by the replacement.
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.
 //

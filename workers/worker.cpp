@@ -41,7 +41,8 @@ void on_stop_signal(int) { g_stop = 1; }
 
 class Worker {
 public:
-  Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd)
+  Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
+         int heartbeat_fd)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -50,10 +51,11 @@ public:
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }),
-        rate_limiter_(cfg.rate_limit) {
+        rate_limiter_(cfg.rate_limit),
+        heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
     // A writer lock held by a stopped process must not stop answers: after this wait the
-    // insert is skipped (counted as writer_lock_timeouts) and the answer goes out
+    // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
     // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
     cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
   }
@@ -77,6 +79,11 @@ public:
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
       }
       upstream_.on_timeouts(monotonic_us());
+      if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
+        last_beat_ms_ = now_us / 1000;
+        const char beat = 1;
+        [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &beat, 1);  // full pipe: fine
+      }
       if (now_us / 1000 - last_sweep_ms >= 1000) {
         last_sweep_ms = now_us / 1000;
         tcp_.sweep_idle(last_sweep_ms);
@@ -297,6 +304,8 @@ private:
   TcpServer tcp_;
   UpstreamClient upstream_;
   RateLimiter rate_limiter_;
+  int heartbeat_fd_;
+  std::uint64_t last_beat_ms_ = 0;
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;
   sockaddr_storage tcp_peer_{};
@@ -340,7 +349,7 @@ int open_listen_socket(const ServeConfig& cfg, bool tcp) {
   return fd;
 }
 
-int run_worker(const ServeConfig& cfg, unsigned index) {
+int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sockets) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   struct sigaction sa{};
   sa.sa_handler = on_stop_signal;
@@ -357,27 +366,20 @@ int run_worker(const ServeConfig& cfg, unsigned index) {
     spdlog::error("worker {}: cannot attach segment '{}': {}", index, cfg.segment, e.what());
     return kWorkerExitConfig;
   }
-  const int udp = open_listen_socket(cfg, false);
-  const int tcp = open_listen_socket(cfg, true);
-  if (udp < 0 || tcp < 0) {
-    spdlog::error("worker {}: cannot bind {}: {}", index, cfg.listen.text, std::strerror(errno));
-    return kWorkerExitConfig;
-  }
   const int epfd = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = kTagUdp;
-  ::epoll_ctl(epfd, EPOLL_CTL_ADD, udp, &ev);
+  ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.udp, &ev);
+  ev.events = EPOLLIN | EPOLLEXCLUSIVE;  // one worker wakes per connection, not all
   ev.data.u64 = kTagTcpListen;
-  ::epoll_ctl(epfd, EPOLL_CTL_ADD, tcp, &ev);
+  ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp, &ev);
   {
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, udp, tcp);
+    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }
-  ::close(udp);
-  ::close(tcp);
-  ::close(epfd);
+  ::close(epfd);  // the sockets are the supervisor's: they stay open for the next worker
   return kWorkerExitOk;
 }
 

@@ -15,6 +15,8 @@
 //
 // The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
 // its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.
+// It beats on a pipe to the supervisor from its event loop; a worker that stops beating
+// (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
 #include "workers/serve_config.hpp"
 
@@ -24,12 +26,21 @@ namespace dnsarena::workers {
 inline constexpr int kWorkerExitOk = 0;
 inline constexpr int kWorkerExitConfig = 78;  // EX_CONFIG: cannot bind or attach; do not restart
 
-// Runs until SIGTERM/SIGINT. Returns a process exit code.
-int run_worker(const ServeConfig& config, unsigned index);
+// What the supervisor hands a worker at fork. The listening sockets belong to the
+// supervisor and outlive the worker: a restarted worker of the same index resumes the same
+// UDP socket and its queue, so a worker's death loses no query that was still queued.
+struct WorkerSockets {
+  int udp = -1;        // this worker index's UDP socket (SO_REUSEPORT group member)
+  int tcp = -1;        // the TCP listener, shared by every worker (EPOLLEXCLUSIVE)
+  int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
+};
+inline constexpr unsigned kHeartbeatMs = 250;
 
-// Opens a UDP or TCP socket bound to `listen` with SO_REUSEPORT (non-blocking).
-// Returns -1 and sets errno on failure.
-// A listening socket on cfg.listen (SO_REUSEPORT; UDP with the configured buffers).
+// Runs until SIGTERM/SIGINT. Returns a process exit code.
+int run_worker(const ServeConfig& config, unsigned index, const WorkerSockets& sockets);
+
+// A non-blocking listening socket on cfg.listen (SO_REUSEPORT; UDP with the configured
+// buffers). Returns -1 and sets errno on failure.
 int open_listen_socket(const ServeConfig& cfg, bool tcp);
 
 }  // namespace dnsarena::workers

@@ -5,9 +5,18 @@
 #include <filesystem>
 #include <set>
 
-#include "yaml_reader.hpp"
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+#include "common/yaml_reader.hpp"
 
 namespace dnsarena::sim::fleet {
+
+using common::ConfigError;
+using common::load_yaml_file;
+using common::MapReader;
+using common::where;
 
 std::uint32_t TrafficProfile::max_ttl() const {
   std::uint32_t m = negative_share > 0 || stray_share > 0 ? negative_ttl : 0;
@@ -264,6 +273,25 @@ MixProfile to_mix_profile(const TrafficProfile& t, double ecs_entry_share) {
   m.ecs_subnets = std::max<std::uint32_t>(1, t.ecs_subnets);
   m.negative_share = t.negative_share;
   return m;
+}
+
+std::int64_t parse_date_days(const std::string& s) {
+  int y = 0, m = 0, d = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c", &y, &m, &d, &extra) != 3)
+    throw std::invalid_argument("expected a date YYYY-MM-DD, got '" + s + "'");
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(m)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok()) throw std::invalid_argument("not a valid date: '" + s + "'");
+  return std::chrono::sys_days{ymd}.time_since_epoch().count();
+}
+
+std::string format_date_days(std::int64_t days) {
+  const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()));
+  return buf;
 }
 
 }  // namespace dnsarena::sim::fleet

@@ -9,7 +9,7 @@
 // A rollout plan names the from- and to-layout, the rollout dates, waves (a cumulative
 // share of instances, or named datacenters) and an optional capacity change at upgrade.
 //
-// Loading is strict (yaml_reader.hpp): unknown keys, wrong types and out-of-range values
+// Loading is strict (common/yaml_reader.hpp): unknown keys, wrong types and out-of-range values
 // are errors naming file:line:column and key. Cross-field checks (shares summing to 1,
 // min <= max, waves in order) report the position of the offending node too.
 #pragma once
@@ -105,5 +105,10 @@ RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet);
 // The seed-mix generator profile closest to a datacenter's traffic (for layout calibration).
 // `ecs_entry_share` is the share of cached entries that are ECS-keyed (from the model).
 MixProfile to_mix_profile(const TrafficProfile& t, double ecs_entry_share);
+
+// Parses a date "YYYY-MM-DD" (rollout plans) to days since 1970-01-01; throws
+// std::invalid_argument.
+std::int64_t parse_date_days(const std::string& s);
+std::string format_date_days(std::int64_t days);
 
 }  // namespace dnsarena::sim::fleet

@@ -10,7 +10,7 @@
 #include "chart.hpp"
 #include "fleet_commands.hpp"
 #include "rollout_sim.hpp"
-#include "yaml_reader.hpp"
+#include "fleet_config.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -110,11 +110,3 @@ void add_rollout_command(CLI::App& sim) {
 }
 
 }  // namespace dnsarena::sim::fleet
-
-namespace dnsarena::sim {
-void add_fleet_commands(CLI::App& sim) {
-  fleet::add_rollout_command(sim);
-  fleet::add_tune_command(sim);
-  fleet::add_validate_command(sim);
-}
-}  // namespace dnsarena::sim

@@ -13,7 +13,7 @@
 #include "memory_model.hpp"
 #include "rank_histogram.hpp"
 #include "sampled_trace.hpp"
-#include "yaml_reader.hpp"
+#include "fleet_config.hpp"
 
 namespace dnsarena::sim::fleet {
 

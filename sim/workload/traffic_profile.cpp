@@ -2,13 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <charconv>
-#include <cmath>
 #include <fstream>
-#include <functional>
-#include <limits>
 #include <map>
 #include <sstream>
+
+#include "common/yaml_reader.hpp"
 
 namespace dnsarena::sim {
 
@@ -24,60 +22,6 @@ std::string where(const std::string& source, const YAML::Mark& m) {
 
 [[noreturn]] void fail(const std::string& at, const std::string& key, const std::string& why) {
   throw ProfileError(at + ": key '" + key + "': " + why);
-}
-
-std::string scalar_of(const YAML::Node& n, const std::string& source, const std::string& key) {
-  if (!n.IsScalar()) fail(where(source, n.Mark()), key, "expected a scalar value");
-  return n.Scalar();
-}
-
-double read_double(const YAML::Node& n, const std::string& source, const std::string& key, double lo,
-                   double hi) {
-  const std::string s = scalar_of(n, source, key);
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
-    fail(where(source, n.Mark()), key, "expected a number, got '" + s + "'");
-  if (v < lo || v > hi) {
-    std::ostringstream o;
-    o << "must be in [" << lo << ", " << hi << "], got " << s;
-    fail(where(source, n.Mark()), key, o.str());
-  }
-  return v;
-}
-
-std::uint64_t read_uint(const YAML::Node& n, const std::string& source, const std::string& key,
-                        std::uint64_t lo, std::uint64_t hi) {
-  const std::string s = scalar_of(n, source, key);
-  std::uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size())
-    fail(where(source, n.Mark()), key, "expected a non-negative integer, got '" + s + "'");
-  if (v < lo || v > hi)
-    fail(where(source, n.Mark()), key,
-         "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s);
-  return v;
-}
-
-using Handler = std::function<void(const YAML::Node&)>;
-
-// Applies `handlers` to every key of mapping `map`; unknown keys are errors.
-void apply_map(const YAML::Node& map, const std::string& source, const std::string& prefix,
-               const std::map<std::string, Handler>& handlers, MarkMap& marks) {
-  if (!map.IsMap()) fail(where(source, map.Mark()), prefix.empty() ? "<top>" : prefix, "expected a mapping");
-  for (const auto& kv : map) {
-    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-    const std::string key = prefix.empty() ? name : prefix + "." + name;
-    auto it = handlers.find(name);
-    if (it == handlers.end()) {
-      std::string known;
-      for (const auto& h : handlers) known += (known.empty() ? "" : ", ") + h.first;
-      fail(where(source, kv.first.Mark()), key, "unknown key (known: " + known + ")");
-    }
-    if (marks.count(key)) fail(where(source, kv.first.Mark()), key, "duplicate key");
-    marks[key] = kv.second.Mark();
-    it->second(kv.second);
-  }
 }
 
 void check(bool ok, const std::string& source, const MarkMap& marks, const std::string& key,
@@ -134,6 +78,48 @@ void validate_with_marks(const TrafficProfile& p, const std::string& src, const 
   check(p.negative_ttl <= 0x7fffffffu, src, mk, "negative_ttl", "must be <= 2147483647");
 }
 
+// Reads every key of a profile mapping (missing keys keep their defaults); per-key ranges
+// here, cross-field constraints in validate_with_marks.
+void read_profile(common::MapReader& r, TrafficProfile& p) {
+  auto u32 = [](common::MapReader& m, const char* key, unsigned v, std::uint64_t lo, std::uint64_t hi) {
+    return static_cast<unsigned>(m.integer_or(key, v, lo, hi));
+  };
+  if (r.has("mix")) {
+    common::MapReader m = r.map("mix");
+    MixProfile& x = p.mix;
+    x.share_a = m.number_or("share_a", x.share_a, 0, 1);
+    x.share_aaaa = m.number_or("share_aaaa", x.share_aaaa, 0, 1);
+    x.share_txt = m.number_or("share_txt", x.share_txt, 0, 1);
+    x.min_records = u32(m, "min_records", x.min_records, 1, 16);
+    x.max_records = u32(m, "max_records", x.max_records, 1, 16);
+    x.txt_min_bytes = u32(m, "txt_min_bytes", x.txt_min_bytes, 1, 256);
+    x.txt_max_bytes = u32(m, "txt_max_bytes", x.txt_max_bytes, 1, 256);
+    x.min_labels = u32(m, "min_labels", x.min_labels, 1, 32);
+    x.max_labels = u32(m, "max_labels", x.max_labels, 1, 32);
+    x.label_min = u32(m, "label_min", x.label_min, 1, 63);
+    x.label_max = u32(m, "label_max", x.label_max, 1, 63);
+    x.ttl_min = static_cast<std::uint32_t>(m.integer_or("ttl_min", x.ttl_min, 0, 0x7fffffff));
+    x.ttl_max = static_cast<std::uint32_t>(m.integer_or("ttl_max", x.ttl_max, 0, 0x7fffffff));
+    x.negative_share = m.number_or("negative_share", x.negative_share, 0, 1);
+    x.cname_share = m.number_or("cname_share", x.cname_share, 0, 1);
+    m.finish();
+  } else {
+    r.raw("mix");  // `mix:` with no value keeps the default mix
+  }
+  p.names = r.integer_or("names", p.names, 1, kMaxNames);
+  p.zipf_s = r.number_or("zipf_s", p.zipf_s, 0, 10);
+  p.qps = r.number_or("qps", p.qps, 0, 10e6);
+  if (p.qps <= 0) r.fail("qps", "must be > 0");
+  p.ecs_share = r.number_or("ecs_share", p.ecs_share, 0, 1);
+  p.ecs_client_subnets = static_cast<std::uint32_t>(r.integer_or("ecs_client_subnets", p.ecs_client_subnets, 0, 65536));
+  p.ecs_scope_prefix = static_cast<std::uint8_t>(r.integer_or("ecs_scope_prefix", p.ecs_scope_prefix, 1, 32));
+  p.ecs_scope_prefix_v6 = static_cast<std::uint8_t>(r.integer_or("ecs_scope_prefix_v6", p.ecs_scope_prefix_v6, 1, 128));
+  p.query_nodata_share = r.number_or("query_nodata_share", p.query_nodata_share, 0, 1);
+  p.query_nxdomain_share = r.number_or("query_nxdomain_share", p.query_nxdomain_share, 0, 1);
+  p.negative_ttl = static_cast<std::uint32_t>(r.integer_or("negative_ttl", p.negative_ttl, 0, 0x7fffffff));
+  r.finish();
+}
+
 }  // namespace
 
 MixProfile TrafficProfile::generator_mix() const {
@@ -166,74 +152,23 @@ void validate_traffic_profile(const TrafficProfile& p, const std::string& source
 }
 
 TrafficProfile parse_traffic_profile(std::string_view yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    throw ProfileError(where(source, e.mark) + ": YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = common::parse_yaml_text(yaml_text, source);
   TrafficProfile p;
   if (root.IsNull()) return p;  // an empty file is the default profile
+  common::MapReader top(source, root, "");
+  read_profile(top, p);
+  // Where each key's value is, for messages about cross-field constraints.
   MarkMap marks;
-  const std::string& s = source;
-  auto u32 = [&](unsigned& dst, std::string key, std::uint64_t lo, std::uint64_t hi) {
-    return [&dst, key, lo, hi, &s](const YAML::Node& n) {
-      dst = static_cast<unsigned>(read_uint(n, s, key, lo, hi));
-    };
-  };
-  auto dbl = [&](double& dst, std::string key, double lo, double hi) {
-    return [&dst, key, lo, hi, &s](const YAML::Node& n) { dst = read_double(n, s, key, lo, hi); };
-  };
-  MixProfile& m = p.mix;
-  const std::map<std::string, Handler> mix_handlers = {
-      {"share_a", dbl(m.share_a, "mix.share_a", 0, 1)},
-      {"share_aaaa", dbl(m.share_aaaa, "mix.share_aaaa", 0, 1)},
-      {"share_txt", dbl(m.share_txt, "mix.share_txt", 0, 1)},
-      {"min_records", u32(m.min_records, "mix.min_records", 1, 16)},
-      {"max_records", u32(m.max_records, "mix.max_records", 1, 16)},
-      {"txt_min_bytes", u32(m.txt_min_bytes, "mix.txt_min_bytes", 1, 256)},
-      {"txt_max_bytes", u32(m.txt_max_bytes, "mix.txt_max_bytes", 1, 256)},
-      {"min_labels", u32(m.min_labels, "mix.min_labels", 1, 32)},
-      {"max_labels", u32(m.max_labels, "mix.max_labels", 1, 32)},
-      {"label_min", u32(m.label_min, "mix.label_min", 1, 63)},
-      {"label_max", u32(m.label_max, "mix.label_max", 1, 63)},
-      {"ttl_min", [&](const YAML::Node& n) { m.ttl_min = static_cast<std::uint32_t>(read_uint(n, s, "mix.ttl_min", 0, 0x7fffffff)); }},
-      {"ttl_max", [&](const YAML::Node& n) { m.ttl_max = static_cast<std::uint32_t>(read_uint(n, s, "mix.ttl_max", 0, 0x7fffffff)); }},
-      {"negative_share", dbl(m.negative_share, "mix.negative_share", 0, 1)},
-      {"cname_share", dbl(m.cname_share, "mix.cname_share", 0, 1)},
-  };
-  const std::map<std::string, Handler> top_handlers = {
-      {"mix", [&](const YAML::Node& n) { apply_map(n, s, "mix", mix_handlers, marks); }},
-      {"names", [&](const YAML::Node& n) { p.names = read_uint(n, s, "names", 1, kMaxNames); }},
-      {"zipf_s", dbl(p.zipf_s, "zipf_s", 0, 10)},
-      {"qps", [&](const YAML::Node& n) {
-         p.qps = read_double(n, s, "qps", 0, 10e6);
-         if (p.qps <= 0) fail(where(s, n.Mark()), "qps", "must be > 0");
-       }},
-      {"ecs_share", dbl(p.ecs_share, "ecs_share", 0, 1)},
-      {"ecs_client_subnets", [&](const YAML::Node& n) {
-         p.ecs_client_subnets = static_cast<std::uint32_t>(read_uint(n, s, "ecs_client_subnets", 0, 65536));
-       }},
-      {"ecs_scope_prefix", [&](const YAML::Node& n) {
-         p.ecs_scope_prefix = static_cast<std::uint8_t>(read_uint(n, s, "ecs_scope_prefix", 1, 32));
-       }},
-      {"ecs_scope_prefix_v6", [&](const YAML::Node& n) {
-         p.ecs_scope_prefix_v6 = static_cast<std::uint8_t>(read_uint(n, s, "ecs_scope_prefix_v6", 1, 128));
-       }},
-      {"query_nodata_share", dbl(p.query_nodata_share, "query_nodata_share", 0, 1)},
-      {"query_nxdomain_share", dbl(p.query_nxdomain_share, "query_nxdomain_share", 0, 1)},
-      {"negative_ttl", [&](const YAML::Node& n) {
-         p.negative_ttl = static_cast<std::uint32_t>(read_uint(n, s, "negative_ttl", 0, 0x7fffffff));
-       }},
-  };
-  apply_map(root, s, "", top_handlers, marks);
-  validate_with_marks(p, s, marks);
+  for (const auto& kv : root) marks[kv.first.Scalar()] = kv.second.Mark();
+  if (const YAML::Node mix = root["mix"]; mix.IsMap())
+    for (const auto& kv : mix) marks["mix." + kv.first.Scalar()] = kv.second.Mark();
+  validate_with_marks(p, source, marks);
   return p;
 }
 
 TrafficProfile load_traffic_profile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw ProfileError(path + ": cannot open traffic profile");
+  if (!in) throw ProfileError(path + ": cannot open the traffic profile");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_traffic_profile(text.str(), path);

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/yaml_reader.hpp"
 #include "sim/workload/seed_mix.hpp"
 
 namespace dnsarena::sim {
@@ -54,11 +55,9 @@ struct TrafficProfile {
   bool operator==(const TrafficProfile& o) const;
 };
 
-// A profile error: the message already carries "file:line:column: key 'k': ...".
-class ProfileError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
+// A profile error: the message already carries "file:line:column: key 'k': ...". The one
+// config error of the strict YAML reader (common/yaml_reader.hpp).
+using ProfileError = common::ConfigError;
 
 TrafficProfile default_traffic_profile();
 // Parses YAML text; `source` names it in error messages. Throws ProfileError.

@@ -1,5 +1,6 @@
-// Forked children for multi-process tests. A child runs a function and reports through
-// its exit code (0 = success); it never touches Catch2 and never returns into the test.
+// Forked children for multi-process tests (common/child_process underneath). A child runs
+// a function and reports through its exit code (0 = success); it never touches Catch2 and
+// never returns into the test.
 #pragma once
 #include <signal.h>
 #include <sys/mman.h>
@@ -16,6 +17,8 @@
 #include <string>
 #include <thread>
 
+#include "common/child_process.hpp"
+
 namespace dnsarena::test {
 
 // Exit codes children use.
@@ -28,46 +31,20 @@ inline constexpr int kChildException = 15;     // an exception escaped
 inline constexpr int kChildCheckFailed = 16;   // check_segment found problems
 
 // Forks; the child runs `body` with an alarm of `alarm_seconds` (a deadlocked child dies
-// of SIGALRM instead of hanging the test) and _exits with its result.
-inline pid_t spawn_child(const std::function<int()>& body, unsigned alarm_seconds = 60) {
-  std::fflush(nullptr);  // or the child would repeat buffered output
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::alarm(alarm_seconds);
-    int rc = kChildException;
-    try {
-      rc = body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child %d: exception: %s\n", static_cast<int>(::getpid()), e.what());
-    } catch (...) {
-    }
-    std::fflush(nullptr);
-    ::_exit(rc);
-  }
-  return pid;
+// of SIGALRM instead of hanging the test) and _exits with its result (kChildException when
+// an exception escapes). The returned child is killed and reaped if the test ends early.
+inline common::ChildProcess spawn_child(const std::function<int()>& body, unsigned alarm_seconds = 60) {
+  return common::ChildProcess::run(body, alarm_seconds, kChildException);
 }
 
-// Waits for `pid` up to `timeout`; a child still running then is killed. Returns the exit
-// code, 128 + signal for a child killed by a signal, or -1 on timeout.
-inline int wait_child(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-      return -2;
-    }
-    if (r < 0) return -3;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+// Waits for `child` up to `timeout`; a child still running then is killed. Returns the
+// exit code, 128 + signal for a child killed by a signal, or -1 on timeout.
+inline int wait_child(common::ChildProcess& child, std::chrono::milliseconds timeout) {
+  if (!child.wait_exit(timeout)) {
+    child.kill();
+    return -1;
   }
+  return child.exit_code();
 }
 
 // A flag shared across fork (an anonymous shared mapping): the parent tells children

@@ -6,9 +6,11 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <map>
 #include <string>
 
+#include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"
@@ -85,7 +87,7 @@ TEST_CASE("a writer killed at each step of a cuckoo displacement leaves at worst
   const std::uint32_t now = wall_clock_now();
   {
     Cache c(ts.seg);
-    c.set_hash_override(displacement_hashes(buckets));
+    CacheTestHooks::set_hash_override(c, displacement_hashes(buckets));
     for (std::uint32_t k = 0; k < kNewKey; ++k)
       REQUIRE(c.insert_encoded(verifiable_key(k), encode_verifiable({k, 1, 1}, now), now) == InsertStatus::inserted);
   }
@@ -95,10 +97,10 @@ TEST_CASE("a writer killed at each step of a cuckoo displacement leaves at worst
   REQUIRE(slots_linking(ts.seg, kDisplaced).front() == &ts.seg.buckets()[0].slots[0]);
 
   const std::string name = ts.name();
-  const pid_t victim = spawn_child([&] {
+  dnsarena::common::ChildProcess victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 1);
-    c.set_hash_override(displacement_hashes(buckets));
+    CacheTestHooks::set_hash_override(c, displacement_hashes(buckets));
     set_failpoint([step](FailStep s, std::uint64_t) {
       if (s == step) ::raise(SIGKILL);
     });
@@ -109,7 +111,7 @@ TEST_CASE("a writer killed at each step of a cuckoo displacement leaves at worst
   INFO("slots linking the displaced key after the crash: " << slots_linking(ts.seg, kDisplaced).size());
 
   Cache c(ts.seg, SlotRole::tool);
-  c.set_hash_override(displacement_hashes(buckets));
+  CacheTestHooks::set_hash_override(c, displacement_hashes(buckets));
   // Erase the resident the dead writer was moving: it must never be served again.
   c.erase(verifiable_key(kDisplaced));  // takes the lock: EOWNERDEAD, repair() first
   EntryCopy copy;

@@ -154,7 +154,7 @@ TEST_CASE("second chance: entries hit since they were written survive the reclai
   }
 }
 
-TEST_CASE("erase unlinks at once; the bytes are reclaimed later", "[eviction]") {
+TEST_CASE("erase unlinks at once and the bytes are reclaimed later", "[eviction]") {
   TestSegment ts(tiny_geometry(100, 1024, 4));
   Cache c(ts.seg);
   EntryCopy copy;

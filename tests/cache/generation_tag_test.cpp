@@ -3,6 +3,7 @@
 // (an append of the current generation may be half-written above it), and the slot's
 // generation tag must tell a recycled region apart for far more than 256 recycles.
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"

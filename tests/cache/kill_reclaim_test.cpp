@@ -39,7 +39,7 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   }
   SharedStopFlag stop;
   auto should_stop = [&stop] { return stop.is_set(); };
-  const pid_t reader = spawn_child([&] {
+  common::ChildProcess reader = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 1);
     RoleConfig cfg;
@@ -58,7 +58,7 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   std::uint64_t repairs_seen = repairs_before;
   for (unsigned round = 0; round < rounds; ++round) {
     victim_writing.clear();
-    const pid_t victim = spawn_child([&, round] {
+    common::ChildProcess victim = spawn_child([&, round] {
       Segment seg = Segment::attach(name);
       Cache c(seg, SlotRole::worker, 10);
       RoleConfig cfg;
@@ -74,7 +74,7 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
     while (!victim_writing.is_set() && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(100, 2000)));
-    ::kill(victim, SIGKILL);
+    ::kill(victim.pid(), SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));
     INFO("round " << round << ": victim exit code " << code);
     REQUIRE((code == 128 + SIGKILL || code == kChildOk));
@@ -135,7 +135,7 @@ TEST_CASE("a writer killed halfway through a reclaim: the next writer finishes i
 
   const std::string name = ts.name();
   const std::uint32_t first_new = next_key;
-  const pid_t victim = spawn_child([&] {
+  common::ChildProcess victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 3);
     set_failpoint([kill_after](FailStep step, std::uint64_t done) {

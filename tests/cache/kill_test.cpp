@@ -48,7 +48,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   SharedStopFlag stop;
   SharedStopFlag victim_writing;  // set by a victim once it is attached and about to write
   auto should_stop = [&stop] { return stop.is_set(); };
-  const pid_t reader = spawn_child([&] {
+  common::ChildProcess reader = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 1);
     RoleConfig cfg;
@@ -59,7 +59,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
     cfg.should_stop = should_stop;
     return run_reader(c, cfg);
   }, 240);
-  const pid_t survivor = spawn_child([&] {
+  common::ChildProcess survivor = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 2);
     RoleConfig cfg;
@@ -78,7 +78,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   unsigned killed = 0, exited_early = 0;
   for (unsigned round = 0; round < rounds; ++round) {
     victim_writing.clear();
-    const pid_t victim = spawn_child([&, round] {
+    common::ChildProcess victim = spawn_child([&, round] {
       Segment seg = Segment::attach(name);
       Cache c(seg, SlotRole::worker, 10);
       RoleConfig cfg;
@@ -98,7 +98,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
         std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(0, 1500)));
-    ::kill(victim, SIGKILL);
+    ::kill(victim.pid(), SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));
     if (code == 128 + SIGKILL) ++killed;
     else ++exited_early;
@@ -114,7 +114,7 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   REQUIRE(killed >= rounds * 9 / 10);
 
   // No deadlock: a fresh process can write and check within a bounded time.
-  const pid_t probe = spawn_child([&] { return probe_after_kills(name); }, 20);
+  common::ChildProcess probe = spawn_child([&] { return probe_after_kills(name); }, 20);
   const int probe_code = wait_child(probe, std::chrono::seconds(30));
   INFO("probe exit code " << probe_code << " (-1: timed out, a deadlock)");
   REQUIRE(probe_code == kChildOk);
@@ -151,7 +151,7 @@ TEST_CASE("a writer killed while holding the writer lock: the next writer repair
 
   const int mode = GENERATE(0, 1, 2);
   INFO("mode " << mode << " (0: just die; 1: die with counters off; 2: die in the middle of a reclaim)");
-  const pid_t victim = spawn_child([&] {
+  common::ChildProcess victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache vc(seg);
     vc.with_writer_lock([&] {
@@ -172,7 +172,7 @@ TEST_CASE("a writer killed while holding the writer lock: the next writer repair
   REQUIRE(wait_child(victim, std::chrono::seconds(10)) == 128 + SIGKILL);
 
   // The next writer (in another process, bounded) gets the lock and repairs.
-  const pid_t next = spawn_child([&] {
+  common::ChildProcess next = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache nc(seg);
     const std::uint32_t now = wall_clock_now();

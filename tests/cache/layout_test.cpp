@@ -86,7 +86,7 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(offset_in(s, s.counters[kCounterCount - 1]) == 24 + 8 * (kCounterCount - 1));
   REQUIRE(24 + 8 * kCounterCount <= 256);
   REQUIRE(kCounterNames.size() == kCounterCount);
-  REQUIRE(static_cast<std::size_t>(Counter::writer_lock_failures) == kCounterCount - 1);
+  REQUIRE(static_cast<std::size_t>(Counter::writer_lock_unavailable) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
 
   const RegionDesc& r = ts.seg.regions()[2];

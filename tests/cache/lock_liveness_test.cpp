@@ -19,7 +19,7 @@ namespace {
 
 // Forks a child that takes the writer lock of segment `name` and dies holding it.
 void kill_a_lock_holder(const std::string& name) {
-  const pid_t holder = spawn_child([&] {
+  dnsarena::common::ChildProcess holder = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 1);
     c.with_writer_lock([] { ::raise(SIGKILL); });
@@ -62,7 +62,7 @@ TEST_CASE("a repair that throws leaves the lock unrecoverable: inserts stop with
   CHECK(st != InsertStatus::inserted);
   CHECK(st == InsertStatus::skipped);
   REQUIRE_NOTHROW(c.erase(verifiable_key(1)));
-  CHECK(c.stats().counter(Counter::writer_lock_failures) == 3);
+  CHECK(c.stats().counter(Counter::writer_lock_unavailable) == 3);
   EntryCopy copy;
   CHECK(c.lookup(verifiable_key(1), now, copy) == LookupStatus::hit);  // reads need no lock
   CheckReport rep;
@@ -86,7 +86,7 @@ TEST_CASE("a stopped lock holder: inserts give up after the bounded wait, lookup
   REQUIRE(c.insert_encoded(verifiable_key(1), encode_verifiable({1, 1, 1}, now), now) == InsertStatus::inserted);
   const std::string name = ts.name();
   SharedStopFlag holding;
-  const pid_t holder = spawn_child([&] {
+  dnsarena::common::ChildProcess holder = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache h(seg, SlotRole::worker, 1);
     h.with_writer_lock([&] {
@@ -102,11 +102,11 @@ TEST_CASE("a stopped lock holder: inserts give up after the bounded wait, lookup
   CHECK_FALSE(c.erase(verifiable_key(1)));
   const auto waited = std::chrono::steady_clock::now() - t0;
   CHECK(waited < std::chrono::seconds(2));
-  CHECK(c.stats().counter(Counter::writer_lock_timeouts) == 2);
+  CHECK(c.stats().counter(Counter::writer_lock_unavailable) == 2);
   EntryCopy copy;
   CHECK(c.lookup(verifiable_key(1), now, copy) == LookupStatus::hit);
   // The holder goes on and releases the lock: writes resume.
-  ::kill(holder, SIGCONT);
+  ::kill(holder.pid(), SIGCONT);
   REQUIRE(wait_child(holder, std::chrono::seconds(10)) == kChildOk);
   CHECK(c.insert_encoded(verifiable_key(2), encode_verifiable({2, 1, 1}, now), now) == InsertStatus::inserted);
   check_invariants(c);

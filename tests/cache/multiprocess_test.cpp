@@ -27,7 +27,7 @@ void run_scenario(const Scenario& s, unsigned writers, unsigned readers) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   auto should_stop = [&stop, deadline] { return stop.is_set() || std::chrono::steady_clock::now() >= deadline; };
   const std::string name = ts.name();
-  std::vector<std::pair<pid_t, std::string>> children;
+  std::vector<std::pair<dnsarena::common::ChildProcess, std::string>> children;
   for (unsigned w = 0; w < writers; ++w) {
     children.emplace_back(spawn_child([&, w] {
                             Segment seg = Segment::attach(name);  // each process attaches itself

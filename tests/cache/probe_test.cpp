@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/test_hooks.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 
@@ -48,7 +49,7 @@ TEST_CASE("probe agrees with lookup: hit, expired, miss, same counters", "[probe
 TEST_CASE("probe tells colliding keys apart (every hash equal)", "[probe]") {
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);
-  c.set_hash_override([](const CacheKey&) { return std::uint64_t{0x1234'5678'9ABC'DEF0}; });
+  CacheTestHooks::set_hash_override(c, [](const CacheKey&) { return std::uint64_t{0x1234'5678'9ABC'DEF0}; });
   std::vector<CacheKey> keys;
   for (int i = 0; i < 10; ++i) keys.emplace_back(wire("k" + std::to_string(i) + ".example"), kA);
   for (int i = 0; i < 10; i += 2)

@@ -7,8 +7,10 @@
 // return a value other than the latest one inserted for a key, never an erased one, and
 // never an expired one as a hit. An entry just inserted is found by the next lookup.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <unordered_map>
 
+#include "cache/test_hooks.hpp"
 #include "sim/workload/seed_mix.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
@@ -71,7 +73,7 @@ void run_model(std::uint64_t seed, std::uint32_t regions, const HashChoice& hc, 
   INFO("seed " << seed << ", " << regions << " regions, hash " << hc.name);
   TestSegment ts(tiny_geometry(50, 1024, regions), "model");
   Cache c(ts.seg);
-  if (hc.hash) c.set_hash_override(hc.hash);
+  if (hc.hash) CacheTestHooks::set_hash_override(c, hc.hash);
   std::unordered_map<std::uint32_t, ModelValue> model;
   sim::SplitMix64 rng(seed);
   std::uint32_t now = 1'000'000;

@@ -91,7 +91,7 @@ TEST_CASE("a positive response: ID, flags, question as written, owners as pointe
   REQUIRE(b.result.size == first + 2 * (2 + 10 + 4));
 }
 
-TEST_CASE("opcode and RD come from the query; RD off stays off", "[response]") {
+TEST_CASE("opcode and RD come from the query and RD off stays off", "[response]") {
   OwnedAnswer a;
   a.add(kAnswer, {}, kA, 60, bytes_of({10, 0, 0, 1}));
   QueryInfo q;
@@ -153,7 +153,7 @@ TEST_CASE("names inside rdata arrive intact (MX, SOA, SRV)", "[response]") {
   REQUIRE(m.sections[2].at(0).rdata == srv_rdata(1, 2, 5060, "sip.example.com"));
 }
 
-TEST_CASE("names inside NS, CNAME, MX and SOA rdata are compressed; SRV targets are not", "[response][compression]") {
+TEST_CASE("names inside NS, CNAME, MX and SOA rdata are compressed, and SRV targets are not", "[response][compression]") {
   const Bytes qname = wire("example.com");
   OwnedAnswer a;
   a.add(kAnswer, {}, kMX, 300, mx_rdata(10, "mx1.example.com"));
@@ -234,7 +234,7 @@ TEST_CASE("NXDOMAIN and NODATA: rcode and the SOA in authority", "[response]") {
   REQUIRE(n.nscount == 1);
 }
 
-TEST_CASE("TC when the client's size is too small; nothing when the question does not fit", "[response]") {
+TEST_CASE("TC when the client's size is too small and nothing when the question does not fit", "[response]") {
   OwnedAnswer a;
   a.ttl = 60;
   for (int i = 0; i < 10; ++i) a.add(kAnswer, {}, kTXT, 60, Bytes(200, static_cast<std::uint8_t>('a' + i)));

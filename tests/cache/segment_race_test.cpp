@@ -76,7 +76,7 @@ TEST_CASE("processes opening one name at once all end on one segment (same inode
     const std::string name = guard.name();
     SharedWords inodes(kProcs);
     SharedStopFlag go;
-    std::vector<pid_t> kids;
+    std::vector<dnsarena::common::ChildProcess> kids;
     for (unsigned i = 0; i < kProcs; ++i)
       kids.push_back(spawn_child([&, i] {
         while (!go.is_set()) {
@@ -89,7 +89,7 @@ TEST_CASE("processes opening one name at once all end on one segment (same inode
       }, 30));
     go.set();
     std::vector<int> codes;
-    for (pid_t k : kids) codes.push_back(wait_child(k, std::chrono::seconds(20)));
+    for (auto& k : kids) codes.push_back(wait_child(k, std::chrono::seconds(20)));
     Segment seg = Segment::attach(name);
     const std::uint64_t final_inode = mapped_inode(name);
     Cache c(seg, SlotRole::tool);
@@ -117,7 +117,7 @@ TEST_CASE("a creator killed before it finished: the next start recovers by itsel
   SegmentNameGuard guard(unique_segment_name("halfmade"));
   const std::string name = guard.name();
   const Geometry g = tiny_geometry(1000, 4096, 8);
-  const pid_t creator = spawn_child([&] {
+  dnsarena::common::ChildProcess creator = spawn_child([&] {
     set_failpoint([step](FailStep s, std::uint64_t) {
       if (s == step) ::raise(SIGKILL);
     });

@@ -96,7 +96,7 @@ TEST_CASE("a sound segment attaches and `dnsarena check` says so", "[segment]") 
   REQUIRE_THROWS_AS(Segment::create(ts.name(), g), SegmentError);
 }
 
-TEST_CASE("a segment of another format version is refused; reset recreates it", "[segment]") {
+TEST_CASE("a segment of another format version is refused and reset recreates it", "[segment]") {
   const Geometry g = tiny_geometry(100, 1024, 3);
   TestSegment ts(g);
   SegmentHeader& h = ts.seg.header();
@@ -118,7 +118,7 @@ TEST_CASE("other build features are refused like another version", "[segment]") 
   require_refusal(ts.name(), Kind::version_mismatch, {hex16(kBuildFeatures ^ 0x1), hex16(kBuildFeatures)});
 }
 
-TEST_CASE("a damaged header is refused; reset recreates it", "[segment]") {
+TEST_CASE("a damaged header is refused and reset recreates it", "[segment]") {
   const std::size_t where = GENERATE(9u, 33u, 41u, 60u, 100u);  // version, geometry, offsets
   const Geometry g = tiny_geometry(100, 1024, 3);
   TestSegment ts(g);

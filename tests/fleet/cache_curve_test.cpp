@@ -30,7 +30,7 @@ OccupancyCurve run(const TrafficProfile& t, std::uint64_t capacity, double rate,
 }
 }  // namespace
 
-TEST_CASE("cold start: hit rate starts at 0 and rises; occupancy never exceeds capacity", "[fleet][curve]") {
+TEST_CASE("cold start: hit rate starts at 0 and rises and occupancy never exceeds capacity", "[fleet][curve]") {
   const TrafficProfile t = small_profile();
   const std::uint64_t cap = 20'000;
   const OccupancyCurve c = run(t, cap, 200, 4096);

@@ -4,9 +4,10 @@
 #include <string>
 
 #include "sim/fleet/fleet_config.hpp"
-#include "sim/fleet/yaml_reader.hpp"
+#include "common/yaml_reader.hpp"
 
 using namespace dnsarena::sim::fleet;
+using dnsarena::common::ConfigError;
 
 namespace {
 const std::string kDir = DNSARENA_FLEET_TEST_DIR;
@@ -40,7 +41,7 @@ TEST_CASE("wrong type is rejected", "[fleet][config]") {
   const std::string m = fleet_error("wrong_type.yaml");
   CHECK(m.find("wrong_type.yaml:4:16:") != std::string::npos);
   CHECK(m.find("instances") != std::string::npos);
-  CHECK(m.find("expected a number, got 'many'") != std::string::npos);
+  CHECK(m.find("expected a non-negative integer, got 'many'") != std::string::npos);
 }
 
 TEST_CASE("YAML syntax error names the file and position", "[fleet][config]") {

@@ -42,7 +42,7 @@ std::string run_csv(const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("tiny fleet rollout matches the golden CSV; same seed, same CSV", "[fleet][golden]") {
+TEST_CASE("tiny fleet rollout matches the golden CSV and the same seed gives the same CSV", "[fleet][golden]") {
   const std::string a = run_csv("dnsarena_fleet_golden_a.csv");
   const std::string b = run_csv("dnsarena_fleet_golden_b.csv");
   REQUIRE(a == b);

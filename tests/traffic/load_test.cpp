@@ -86,7 +86,7 @@ TEST_CASE("query stream is deterministic and follows the profile's shares", "[tr
   CHECK(differ > n / 2);
 }
 
-TEST_CASE("sim load against sim upstream: every query answered, none lost", "[traffic][load][process]") {
+TEST_CASE("sim load against sim upstream: every query answered, none lost", "[traffic][load][process][timing]") {
   test::UpstreamProcess up({"--seed", "3"});
   TrafficProfile p = default_traffic_profile();
   p.ecs_client_subnets = 64;  // exercise ECS on the way
@@ -115,7 +115,7 @@ TEST_CASE("sim load against sim upstream: every query answered, none lost", "[tr
   CHECK_THAT(out, Catch::Contains("\"answered\":3000"));
 }
 
-TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][process]") {
+TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][process][timing]") {
   test::UpstreamProcess up({"--delay-ms", "5"});
   const std::string file = "/tmp/traffic_test_dnsperf_" + std::to_string(::getpid()) + ".txt";
   int status = 0;
@@ -146,7 +146,7 @@ TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][
   ::unlink(file.c_str());
 }
 
-TEST_CASE("sim load against a port nobody answers: everything lost within the timeout", "[traffic][load]") {
+TEST_CASE("sim load against a port nobody answers: everything lost within the timeout", "[traffic][load][timing]") {
   // A bound UDP socket that never reads: a free port that stays silent.
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in a{};

@@ -16,33 +16,15 @@
 #include <stdexcept>
 #include <thread>
 
-#include "workers/loopback.hpp"
+#include "common/child_process.hpp"
+#include "common/find_program.hpp"
+#include "common/loopback.hpp"
 
 namespace dnsarena::test {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-pid_t spawn(const std::vector<std::string>& argv, int& out_fd) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::perror("execvp");
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  out_fd = fds[0];
-  return pid;
-}
 
 // Reads what is available within `ms`; returns false at EOF.
 bool read_some(int fd, std::string& out, int ms) {
@@ -60,7 +42,7 @@ bool read_some(int fd, std::string& out, int ms) {
 UpstreamProcess::UpstreamProcess(const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {DNSARENA_BIN, "sim", "upstream", "--port", "0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  pid_ = spawn(argv, out_fd_);
+  child_ = common::ChildProcess(argv, {.capture_stdout = true});
   std::string out;
   const std::regex listening("port ([0-9]+) \\(udp\\+tcp\\)");
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -70,7 +52,7 @@ UpstreamProcess::UpstreamProcess(const std::vector<std::string>& extra) {
       port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
       return;
     }
-    if (!read_some(out_fd_, out, 100)) break;
+    if (!read_some(child_.stdout_fd(), out, 100)) break;
   }
   std::string ignored;
   stop(ignored);
@@ -79,38 +61,34 @@ UpstreamProcess::UpstreamProcess(const std::vector<std::string>& extra) {
 
 UpstreamProcess::~UpstreamProcess() {
   std::string ignored;
-  if (pid_ > 0) stop(ignored);
+  stop(ignored);
 }
 
 int UpstreamProcess::stop(std::string& output, std::chrono::milliseconds limit) {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
+  if (child_.pid() <= 0 || child_.exited()) return -1;
+  ::kill(child_.pid(), SIGTERM);
   const auto deadline = Clock::now() + limit;
   int status = -1;
   for (;;) {
-    read_some(out_fd_, output, 10);
-    int st = 0;
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-      status = st;
+    read_some(child_.stdout_fd(), output, 10);
+    if (!child_.running()) {
+      status = child_.wait_status();
       break;
     }
     if (Clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &st, 0);
+      child_.kill();
       break;
     }
   }
-  for (int i = 0; i < 100 && read_some(out_fd_, output, 10); ++i) {  // the rest of its output
+  for (int i = 0; i < 100 && read_some(child_.stdout_fd(), output, 10); ++i) {  // the rest of its output
   }
-  ::close(out_fd_);
-  out_fd_ = -1;
-  pid_ = -1;
+  child_.stop();  // closes the pipe
   return status;
 }
 
 sim::Bytes exchange_udp(std::uint16_t port, const sim::Bytes& query, int timeout_ms) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in a = workers::loopback_v4(port);
+  const sockaddr_in a = common::loopback_v4(port);
   ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
   ::send(fd, query.data(), query.size(), 0);
   sim::Bytes out;
@@ -126,7 +104,7 @@ sim::Bytes exchange_udp(std::uint16_t port, const sim::Bytes& query, int timeout
 
 sim::Bytes exchange_tcp(std::uint16_t port, const sim::Bytes& query, int timeout_ms) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in a = workers::loopback_v4(port);
+  const sockaddr_in a = common::loopback_v4(port);
   sim::Bytes out;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
@@ -154,19 +132,11 @@ sim::Bytes exchange_tcp(std::uint16_t port, const sim::Bytes& query, int timeout
 }
 
 std::string run_command(const std::vector<std::string>& argv, int& status) {
-  int fd = -1;
-  const pid_t pid = spawn(argv, fd);
-  std::string out;
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (read_some(fd, out, 100) && Clock::now() < deadline) {
-  }
-  ::close(fd);
-  ::waitpid(pid, &status, 0);
-  return out;
+  return common::run_and_capture(argv, status);
 }
 
 std::string kdig(std::uint16_t port, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {KDIG_PROGRAM, "@127.0.0.1", "-p", std::to_string(port)};
+  std::vector<std::string> argv = {common::require_program("kdig", "install knot-dnsutils (.ci/install-deps)"), "@127.0.0.1", "-p", std::to_string(port)};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("+time=2");
   argv.push_back("+retry=0");

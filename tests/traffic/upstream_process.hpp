@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/child_process.hpp"
 #include "sim/workload/seed_mix.hpp"
 
 namespace dnsarena::test {
@@ -20,14 +21,13 @@ public:
   // Stops the child (SIGTERM, then SIGKILL after 5 s) if still running.
   ~UpstreamProcess();
   std::uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // SIGTERM and wait up to `limit`; returns the exit status (as from waitpid), and
   // the child's remaining stdout in `output`. -1 when it had to be killed.
   int stop(std::string& output, std::chrono::milliseconds limit = std::chrono::seconds(5));
 
 private:
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
+  common::ChildProcess child_;  // stdout captured: the port is read from it
   std::uint16_t port_ = 0;
 };
 

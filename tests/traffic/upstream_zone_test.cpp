@@ -171,7 +171,7 @@ TEST_CASE_METHOD(Fixture, "CNAME names: name CNAME cdn.name, then the records of
   CHECK(ask(dnsarena::cache::name_to_wire("cdn." + zone.name_text(p)), kTypeA).rcode == kRcodeNxDomain);
 }
 
-TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24; scope 0 elsewhere", "[traffic][zone][ecs]") {
+TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24 and scope 0 elsewhere", "[traffic][zone][ecs]") {
   const std::uint64_t i = find([](const GeneratedEntry& e) {
     return !e.negative && e.cname_target.empty() && e.ecs.family != EcsFamily::none;
   });

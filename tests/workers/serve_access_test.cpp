@@ -41,8 +41,8 @@ TEST_CASE("the default access control answers loopback clients", "[serve][access
   CHECK(r.rcode() == 0);
 }
 
-TEST_CASE("rate limiting per client subnet: the excess is dropped or slipped with TC; TCP still answers",
-          "[serve][access][rrl]") {
+TEST_CASE("rate limiting per client subnet: the excess is dropped or slipped with TC, and TCP still answers",
+          "[serve][access][rrl][timing]") {
   Service s({"--rate-limit", "20"}, 1);
   REQUIRE(udp_exchange(s.port, make_query(1, "a.test", 1)).rcode() == 0);  // warm the cache
   int full = 0, slipped = 0, dropped = 0;
@@ -69,7 +69,7 @@ TEST_CASE("rate limiting per client subnet: the excess is dropped or slipped wit
   CHECK(tcp.answers.size() == 2);
 }
 
-TEST_CASE("ANY over UDP gets one HINFO (RFC 8482) without an upstream query; over TCP the real answer",
+TEST_CASE("ANY over UDP gets one HINFO (RFC 8482) without an upstream query, and over TCP the real answer",
           "[serve][access][any]") {
   Service s;
   const DnsReply udp = udp_exchange(s.port, make_query(1, "a.test", 255));

@@ -30,7 +30,7 @@ TEST_CASE("answers equal the upstream's (kdig, TTL aside) and the second query i
   CHECK(stats["total"]["hits"].get<std::uint64_t>() >= questions.size());
   CHECK(stats["total"]["upstream_queries"].get<std::uint64_t>() == questions.size());
   // The out-of-bailiwick additional record of a.test. was not cached.
-  const std::string additional = run_command("kdig @127.0.0.1 -p " + std::to_string(s.port) +
+  const std::string additional = run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(s.port) +
                                              " a.test. A +noall +additional +timeout=2 +retry=0");
   CHECK(additional.find("evil.example") == std::string::npos);
   // The client's ID and question case are kept on a hit.
@@ -42,9 +42,9 @@ TEST_CASE("answers equal the upstream's (kdig, TTL aside) and the second query i
   CHECK(r.answers.size() == 2);
 }
 
-TEST_CASE("TCP answers several queries on one connection; TC when the answer does not fit", "[serve]") {
+TEST_CASE("TCP answers several queries on one connection and TC when the answer does not fit", "[serve]") {
   Service s;
-  const std::string out = run_command("kdig @127.0.0.1 -p " + std::to_string(s.port) +
+  const std::string out = run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(s.port) +
                                       " +tcp +keepopen +noall +answer +timeout=2 +retry=0 a.test. A txt.test. TXT "
                                       "cname.test. A 2>&1");
   CHECK(out.find("192.0.2.1") != std::string::npos);

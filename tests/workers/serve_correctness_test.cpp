@@ -64,7 +64,7 @@ TEST_CASE("TTL 0 anywhere in an answer, and TTLs of 2^31 or more, are never cach
   CHECK(upstream_cost_of_two(s, "a.test", 1) == 1);  // the control: cached
 }
 
-TEST_CASE("DO clients get NSEC and RRSIGs of negative and DNAME answers, miss and hit; others do not",
+TEST_CASE("DO clients get NSEC and RRSIGs of negative and DNAME answers, miss and hit, and others do not",
           "[serve][answers][dnssec]") {
   Service s;
   for (int round = 0; round < 2; ++round) {
@@ -137,7 +137,7 @@ TEST_CASE("chains leaving the upstream's data, ANY at a CNAME owner and referral
   CHECK(any.records.size() == 1);
 }
 
-TEST_CASE("EDNS version 1 gets BADVERS with an OPT of version 0; qtype 0 gets NOTIMP", "[serve][answers][protocol]") {
+TEST_CASE("EDNS version 1 gets BADVERS with an OPT of version 0, and qtype 0 gets NOTIMP", "[serve][answers][protocol]") {
   Service s;
   const DnsReply badvers = udp_exchange(s.port, make_query(50, "a.test", 1, 1232, false, 1));
   REQUIRE(badvers.answered);

@@ -18,8 +18,10 @@
 #include <thread>
 
 #include "cache/dns_name.hpp"
+#include "common/child_process.hpp"
+#include "common/find_program.hpp"
 #include "workers/knot_headers.hpp"
-#include "workers/loopback.hpp"
+#include "common/loopback.hpp"
 
 namespace dnsarena::test {
 
@@ -35,7 +37,9 @@ std::uint64_t now_ms() {
 
 std::string dnsarena_binary() { return DNSARENA_BINARY; }
 
-std::uint16_t free_port() { return workers::free_loopback_port(); }
+std::string kdig_program() { return common::require_program("kdig", "install knot-dnsutils (.ci/install-deps)"); }
+
+std::uint16_t free_port() { return common::free_loopback_port(); }
 
 std::string unique_segment(const std::string& tag) {
   static int n = 0;
@@ -47,18 +51,7 @@ ServeProcess::ServeProcess(std::vector<std::string> args, std::uint16_t port) : 
   log_path_ = "/tmp/dnsarena-serve-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log";
   std::vector<std::string> argv{dnsarena_binary(), "serve"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::fflush(nullptr);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    const int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    ::execv(cargv[0], cargv.data());
-    ::_exit(127);
-  }
+  child_ = common::ChildProcess(argv, {.log_path = log_path_, .truncate_log = true});
 }
 
 ServeProcess::~ServeProcess() { stop(); }
@@ -66,46 +59,22 @@ ServeProcess::~ServeProcess() { stop(); }
 bool ServeProcess::wait_ready(std::chrono::milliseconds timeout) {
   const std::uint64_t deadline = now_ms() + static_cast<std::uint64_t>(timeout.count());
   while (now_ms() < deadline) {
-    int status = 0;
-    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a = workers::loopback_v4(port_);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    if (ok) return true;
+    if (!child_.running()) return false;
+    if (common::accepts_tcp(port_)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
 }
 
 int ServeProcess::stop() {
-  if (pid_ <= 0) return 0;
-  ::kill(pid_, SIGTERM);
-  const std::uint64_t deadline = now_ms() + 5000;
-  int status = 0;
-  while (now_ms() < deadline) {
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return -1;
+  if (child_.pid() <= 0) return 0;
+  child_.stop(std::chrono::seconds(5));
+  const int status = child_.wait_status();
+  child_ = common::ChildProcess();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::vector<pid_t> ServeProcess::children() const {
-  std::vector<pid_t> out;
-  std::ifstream f("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/children");
-  pid_t p;
-  while (f >> p) out.push_back(p);
-  return out;
-}
+std::vector<pid_t> ServeProcess::children() const { return common::child_pids(child_.pid()); }
 
 std::string ServeProcess::log() const {
   std::ifstream f(log_path_);
@@ -216,7 +185,7 @@ DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
         ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)
       throw std::runtime_error(std::string("udp_exchange: cannot bind the source ") + source);
   }
-  sockaddr_in a = workers::loopback_v4(port);
+  sockaddr_in a = common::loopback_v4(port);
   ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::send(fd, packet.data(), packet.size(), 0);
   std::vector<std::uint8_t> buf(65535);
@@ -232,7 +201,7 @@ DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
 
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = workers::loopback_v4(port);
+  sockaddr_in a = common::loopback_v4(port);
   DnsReply r;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
@@ -273,7 +242,7 @@ std::string run_command(const std::string& cmd, int* status) {
 
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra) {
-  const std::string out = run_command("kdig @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +
+  const std::string out = run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +
                                       " +noall +answer +authority +timeout=2 +retry=0 " + extra + " 2>&1");
   // Drop the TTL column (the second field) and sort.
   std::vector<std::string> lines;

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/child_process.hpp"
+
 namespace dnsarena::test {
 
 // A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
@@ -28,7 +30,7 @@ public:
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // Waits until a worker accepts TCP on the port. False after `timeout`.
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM and wait; returns the exit status (or -1 when it had to be killed).
@@ -37,7 +39,7 @@ public:
   std::string log() const;
 
 private:
-  pid_t pid_ = -1;
+  common::ChildProcess child_;
   std::uint16_t port_;
   std::string log_path_;
 };
@@ -85,6 +87,8 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire);
 
 // Runs a command, returns its stdout (exit code in *status when given).
 std::string run_command(const std::string& cmd, int* status = nullptr);
+// kdig's path, found on PATH at run time; throws, saying what to install, when absent.
+std::string kdig_program();
 // kdig answer and authority sections with TTLs removed, sorted.
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra = "");

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "tests/workers/service_fixture.hpp"
@@ -12,6 +14,20 @@ using namespace dnsarena::test;
 namespace {
 const std::vector<std::pair<std::string, std::uint16_t>> kNames = {
     {"a.test", 1}, {"aaaa.test", 28}, {"txt.test", 16}, {"cname.test", 1}, {"gone.test", 1}, {"nodata.test", 28}};
+
+// Sends n queries for a.test. at once, each from its own socket (source port); returns
+// how many got NOERROR within `timeout`.
+int answered_at_once(std::uint16_t port, int n, std::chrono::milliseconds timeout) {
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (int i = 0; i < n; ++i)
+    clients.emplace_back([&, i] {
+      const DnsReply r = udp_exchange(port, make_query(static_cast<std::uint16_t>(i), "a.test", 1), timeout);
+      if (r.answered && r.rcode() == 0) ++answered;
+    });
+  for (auto& c : clients) c.join();
+  return answered;
+}
 
 void ask_all(std::uint16_t port) {
   for (const auto& [name, type] : kNames) {
@@ -111,4 +127,35 @@ TEST_CASE("malformed packets: FORMERR or dropped, workers keep serving, nothing 
   const DnsReply ok = udp_exchange(s.port, make_query(1, "a.test", 1));
   REQUIRE(ok.answered);
   CHECK(ok.answers.size() == 2);
+}
+
+TEST_CASE("a killed worker's queue survives: queries sent while it is down are answered by its replacement",
+          "[serve][kill]") {
+  Service s({}, 1);  // one worker: while it is dead, nobody else could take its share
+  ask_all(s.port);
+  const auto before = s.serve->children();
+  REQUIRE(before.size() == 1);
+  REQUIRE(::kill(before[0], SIGKILL) == 0);
+  // Sent at once, before the supervisor has even noticed: they wait in the socket the
+  // supervisor keeps open, and the new worker answers them (backoff 100 ms).
+  CHECK(answered_at_once(s.port, 20, std::chrono::milliseconds(3000)) == 20);
+}
+
+TEST_CASE("a stopped worker (SIGSTOP) is noticed by its heartbeat, killed and replaced, and its share is answered",
+          "[serve][kill][heartbeat][timing]") {
+  Service s({"-c", write_config("restart:\n  heartbeat_timeout_ms: 1000\n")}, 2);
+  ask_all(s.port);
+  const auto before = s.serve->children();
+  REQUIRE(before.size() == 2);
+  REQUIRE(::kill(before[0], SIGSTOP) == 0);
+  // From 40 source ports, so SO_REUSEPORT sends about half to the stopped worker.
+  const auto t0 = std::chrono::steady_clock::now();
+  const int answered = answered_at_once(s.port, 40, std::chrono::milliseconds(4000));
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO("answered by " << seconds << " s");
+  CHECK(answered == 40);
+  CHECK(s.serve->log().find("stopped answering") != std::string::npos);
+  CHECK(s.total("workers_killed_silent") >= 1);
+  const auto after = s.serve->children();
+  CHECK(std::find(after.begin(), after.end(), before[0]) == after.end());
 }

@@ -13,7 +13,7 @@
 
 using namespace dnsarena::test;
 
-TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upstream]") {
+TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upstream][timing]") {
   Service s({"--upstream-attempts", "1"});
   for (const UpstreamMode mode : {UpstreamMode::silent}) {
     s.upstream.set_mode(mode);
@@ -30,7 +30,7 @@ TEST_CASE("an upstream that is down: SERVFAIL within the timeout", "[serve][upst
   CHECK(s.total("servfail") == 1);
 }
 
-TEST_CASE("an upstream port with nobody listening: SERVFAIL at once", "[serve][upstream]") {
+TEST_CASE("an upstream port with nobody listening: SERVFAIL at once", "[serve][upstream][timing]") {
   const std::uint16_t dead = free_port();
   Service s({"--upstream", "127.0.0.1:" + std::to_string(dead)});
   const auto t0 = std::chrono::steady_clock::now();
@@ -94,7 +94,7 @@ TEST_CASE("identical misses in flight share one upstream query", "[serve][upstre
   CHECK(s.upstream.queries() == 1);
 }
 
-TEST_CASE("a lost packet is retried on the same upstream, after the timeout, with backoff", "[serve][upstream]") {
+TEST_CASE("a lost packet is retried on the same upstream, after the timeout, with backoff", "[serve][upstream][timing]") {
   Service s;  // one upstream, default attempts: 3
   s.upstream.set_mode(UpstreamMode::drop_first);
   const auto t0 = std::chrono::steady_clock::now();
@@ -153,8 +153,8 @@ static int fast_servfails(Service& s, int n, const std::function<std::vector<std
   return fast;
 }
 
-TEST_CASE("misses in flight are bounded per worker and per name; over the bound: SERVFAIL at once",
-          "[serve][upstream][flood]") {
+TEST_CASE("misses in flight are bounded per worker and per name, and over the bound: SERVFAIL at once",
+          "[serve][upstream][flood][timing]") {
   SECTION("per worker") {
     Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "-c",
                write_config("upstream_max_in_flight: 4\n")}, 1);
@@ -177,7 +177,7 @@ TEST_CASE("misses in flight are bounded per worker and per name; over the bound:
   }
 }
 
-TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone; other names REFUSED",
+TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone, and other names REFUSED",
           "[serve][upstream][zones]") {
   TestUpstream deleg;
   Service s;

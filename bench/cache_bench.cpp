@@ -1,0 +1,302 @@
+#include "cache_bench.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+#include "baseline_cache.hpp"
+#include "cache/cache.hpp"
+#include "measure.hpp"
+
+namespace dnsarena::bench {
+
+namespace {
+
+using cache::Cache;
+using cache::CacheKey;
+
+constexpr std::uint32_t kNow = 1'800'000'000;  // a fixed simulated clock: TTLs never run out
+constexpr std::size_t kBatch = 32;
+
+// Zipf(s) over ranks 1..n by inverse CDF (binary search in a precomputed table); rank r is
+// mapped to a pseudo-random entry so popularity is not correlated with insertion order.
+class ZipfSampler {
+public:
+  ZipfSampler(std::uint64_t n, double s) : cdf_(n) {
+    double sum = 0;
+    for (std::uint64_t k = 0; k < n; ++k) cdf_[k] = (sum += 1.0 / std::pow(static_cast<double>(k + 1), s));
+    for (auto& c : cdf_) c /= sum;
+  }
+  std::uint64_t sample(sim::SplitMix64& rng) const {
+    const double u = rng.unit();
+    const auto rank = static_cast<std::uint64_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin());
+    return (rank * 0x9E3779B97F4A7C15ULL + 12345) % cdf_.size();
+  }
+
+private:
+  std::vector<double> cdf_;
+};
+
+std::string segment_name() { return "dnsarena-bench-" + std::to_string(::getpid()); }
+
+// Mean padded entry size over a sample, to size the arena.
+double mean_entry_bytes(const sim::EntryGenerator& gen, std::uint64_t sample) {
+  sim::GeneratedEntry e;
+  std::vector<cache::RecordData> recs;
+  std::vector<std::uint8_t> buf;
+  double total = 0;
+  for (std::uint64_t i = 0; i < sample; ++i) {
+    gen.generate(1'000'000'000ULL + i, e);
+    cache::encode_entry(e.key(), e.answer(recs), kNow, buf);
+    total += static_cast<double>(buf.size());
+  }
+  return total / static_cast<double>(sample);
+}
+
+// Inserts entries [first, first+count) and returns entries per second of timed work.
+template <class InsertFn>
+double timed_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::uint64_t count, InsertFn&& insert) {
+  std::vector<sim::GeneratedEntry> batch(4096);
+  std::vector<cache::RecordData> recs;
+  double seconds = 0;
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t n = std::min<std::uint64_t>(batch.size(), count - done);
+    for (std::uint64_t i = 0; i < n; ++i) gen.generate(first + done + i, batch[i]);
+    const std::uint64_t t0 = steady_ns();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const sim::GeneratedEntry& e = batch[i];
+      insert(e.key(), e.answer(recs));
+    }
+    seconds += seconds_since(t0);
+    done += n;
+  }
+  return static_cast<double>(count) / seconds;
+}
+
+cache::QueryInfo query_for(const sim::GeneratedEntry& e, std::uint16_t id) {
+  cache::QueryInfo q;
+  q.id = id;
+  q.qname = e.qname;
+  q.qtype = e.qtype;
+  return q;
+}
+
+// Per-lookup latency samples: key building + lookup + response, TSC-timed.
+template <class PickFn, class LookupFn>
+std::vector<double> timed_lookups(const sim::EntryGenerator& gen, std::uint64_t count, const TscClock& tsc, PickFn&& pick,
+                                  LookupFn&& lookup, std::uint64_t* hits) {
+  std::vector<double> samples;
+  samples.reserve(count);
+  sim::GeneratedEntry e;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    gen.generate(pick(), e);
+    const std::uint64_t t0 = TscClock::ticks();
+    const CacheKey key = e.key();
+    const bool hit = lookup(key, query_for(e, static_cast<std::uint16_t>(i)));
+    const std::uint64_t t1 = TscClock::ticks();
+    *hits += hit;
+    samples.push_back(std::max(0.0, tsc.to_ns(t1 - t0) - tsc.overhead_ns()));
+  }
+  return samples;
+}
+
+// Lookups per second over a fixed key set, in this process.
+double lookup_rate(cache::Segment& seg, const std::vector<sim::GeneratedEntry>& keys, std::uint64_t count, std::uint64_t seed) {
+  Cache c(seg, cache::SlotRole::tool);
+  sim::SplitMix64 rng(seed);
+  std::uint8_t out[4096];
+  std::uint64_t hits = 0;
+  const std::uint64_t t0 = steady_ns();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const sim::GeneratedEntry& e = keys[rng.next() % keys.size()];
+    hits += c.lookup_response(e.key(), query_for(e, 1), kNow, {}, out, sizeof out).size != 0;
+  }
+  const double s = seconds_since(t0);
+  if (hits == 0) throw std::runtime_error("lookup_rate: no hits");
+  return static_cast<double>(count) / s;
+}
+
+// Runs lookup_rate in `procs` forked processes at once; returns their total rate.
+double multi_process_lookup_rate(cache::Segment& seg, const std::vector<sim::GeneratedEntry>& keys, std::uint64_t count,
+                                 int procs) {
+  int fds[8][2];
+  std::vector<pid_t> pids;
+  for (int p = 0; p < procs; ++p) {
+    if (::pipe(fds[p]) != 0) throw std::runtime_error("pipe failed");
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      double rate = 0;
+      try {
+        rate = lookup_rate(seg, keys, count, 1000 + static_cast<std::uint64_t>(p));
+      } catch (...) {
+      }
+      (void)!::write(fds[p][1], &rate, sizeof rate);
+      ::_exit(rate > 0 ? 0 : 1);
+    }
+    ::close(fds[p][1]);
+    pids.push_back(pid);
+  }
+  double total = 0;
+  for (int p = 0; p < procs; ++p) {
+    double rate = 0;
+    if (::read(fds[p][0], &rate, sizeof rate) != sizeof rate) rate = 0;
+    ::close(fds[p][0]);
+    int status = 0;
+    ::waitpid(pids[static_cast<std::size_t>(p)], &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("lookup child failed");
+    total += rate;
+  }
+  return total;
+}
+
+BaselineResult run_baseline(const CacheBenchOptions& o, const sim::EntryGenerator& gen, const TscClock& tsc,
+                            std::ostream& progress) {
+  BaselineResult r;
+  progress << "baseline: filling " << o.entries << " entries into the naive heap cache\n" << std::flush;
+  const std::uint64_t heap0 = heap_allocated_bytes();
+  auto base = std::make_unique<BaselineCache>();
+  r.insert_per_s = timed_inserts(gen, 0, o.entries, [&](const CacheKey& k, const cache::Answer& a) {
+    base->insert(k, a, kNow);
+  });
+  const std::uint64_t heap1 = heap_allocated_bytes();
+  r.bytes_from_allocator = heap_accounting_available();
+  if (base->size()) r.bytes_per_entry = static_cast<double>(heap1 - heap0) / static_cast<double>(base->size());
+  sim::SplitMix64 rng(o.seed ^ 0xBA5E);
+  std::uint64_t hits = 0;
+  std::uint8_t out[4096];
+  auto samples = timed_lookups(
+      gen, std::min<std::uint64_t>(o.lookups, 500'000), tsc, [&] { return rng.next() % o.entries; },
+      [&](const CacheKey& k, const cache::QueryInfo& q) { return base->lookup_response(k, q, kNow, out, sizeof out) != 0; },
+      &hits);
+  r.lookup_ns_p50 = median(samples);
+  r.measured = true;
+  progress << "baseline: freeing\n" << std::flush;
+  return r;
+}
+
+}  // namespace
+
+CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progress) {
+  if (o.entries < 1000) throw std::invalid_argument("--entries must be at least 1000");
+  CacheBenchResult r;
+  r.requested_entries = o.entries;
+  const sim::EntryGenerator gen(o.mix, o.seed);
+  const TscClock tsc;
+
+  // Calibrate and create the segment.
+  const double mean = mean_entry_bytes(gen, 20'000);
+  cache::Geometry g;
+  g.max_entries = o.entries;
+  g.region_bytes = o.region_bytes;
+  g.arena_bytes = static_cast<std::uint64_t>(mean * static_cast<double>(o.entries) * 1.04) + 3ull * o.region_bytes;
+  const std::string name = segment_name();
+  cache::Segment::remove(name);
+  const ProcMemory mem0 = read_proc_memory();
+  cache::Segment seg = cache::Segment::create(name, g);
+  seg.set_remove_on_destroy(true);
+  r.segment_bytes = seg.layout().total_bytes;
+  progress << "arena: mean entry " << mean << " B, segment " << (r.segment_bytes >> 20) << " MiB, filling " << o.entries
+           << " entries\n"
+           << std::flush;
+  {
+    Cache c(seg, cache::SlotRole::tool);
+    r.insert_per_s = timed_inserts(gen, 0, o.entries, [&](const CacheKey& k, const cache::Answer& a) {
+      c.insert(k, a, kNow);
+    });
+    const cache::CacheStats st = c.stats();
+    r.entries = st.live_entries;
+    r.bytes_per_entry = st.bytes_per_entry();
+    r.segment_bytes_per_entry = static_cast<double>(st.segment_bytes) / static_cast<double>(st.live_entries);
+    const ProcMemory mem1 = read_proc_memory();
+    r.rss_per_entry = static_cast<double>((mem1.rss_shmem + mem1.rss_anon) - (mem0.rss_shmem + mem0.rss_anon)) /
+                      static_cast<double>(st.live_entries);
+
+    // Uniform lookups.
+    progress << "lookups: uniform, batched, zipf\n" << std::flush;
+    sim::SplitMix64 rng(o.seed ^ 0x100C);
+    std::uint8_t out[4096];
+    std::uint64_t hits = 0;
+    auto lookup = [&](const CacheKey& k, const cache::QueryInfo& q) {
+      return c.lookup_response(k, q, kNow, {}, out, sizeof out).size != 0;
+    };
+    auto samples = timed_lookups(gen, o.lookups, tsc, [&] { return rng.next() % o.entries; }, lookup, &hits);
+    r.hit_ratio = static_cast<double>(hits) / static_cast<double>(o.lookups);
+    r.lookup_ns_p50 = percentile(samples, 50);
+    r.lookup_ns_p99 = percentile(samples, 99);
+
+    // Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
+    {
+      std::vector<sim::GeneratedEntry> entries(kBatch);
+      std::vector<CacheKey> keys;
+      keys.reserve(kBatch);
+      const CacheKey* key_ptrs[kBatch];
+      const std::uint64_t rounds = std::max<std::uint64_t>(1, o.lookups / kBatch);
+      double seconds = 0;
+      std::uint64_t batch_hits = 0;
+      for (std::uint64_t round = 0; round < rounds; ++round) {
+        for (auto& e : entries) gen.generate(rng.next() % o.entries, e);
+        const std::uint64_t t0 = steady_ns();
+        keys.clear();
+        for (std::size_t i = 0; i < kBatch; ++i) {
+          keys.push_back(entries[i].key());
+          key_ptrs[i] = &keys[i];
+        }
+        c.lookup_batch(key_ptrs, kBatch, kNow, [&](std::size_t i, cache::LookupStatus st2, const cache::EntryCopy& copy) {
+          if (st2 != cache::LookupStatus::hit) return;
+          cache::EntryReader reader(copy.span());
+          batch_hits += cache::write_response(reader, query_for(entries[i], 7), kNow, {}, out, sizeof out).size != 0;
+        });
+        seconds += seconds_since(t0);
+      }
+      r.lookup_batched_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
+      if (batch_hits < rounds * kBatch * 9 / 10) progress << "warning: batched lookups missed\n";
+    }
+
+    // Zipf(0.9) popularity.
+    {
+      ZipfSampler zipf(o.entries, 0.9);
+      std::uint64_t zhits = 0;
+      auto zs = timed_lookups(gen, o.lookups, tsc, [&] { return zipf.sample(rng); }, lookup, &zhits);
+      r.lookup_zipf_ns_p50 = median(zs);
+    }
+  }
+
+  progress << "dram: pointer chasing over " << (r.segment_bytes >> 20) << " MiB\n" << std::flush;
+  r.dram_ns = dram_latency_ns(r.segment_bytes, o.seed);
+
+  progress << "two processes\n" << std::flush;
+  {
+    std::vector<sim::GeneratedEntry> keys(std::min<std::uint64_t>(o.entries, 200'000));
+    sim::SplitMix64 rng(o.seed ^ 0x2);
+    for (auto& e : keys) gen.generate(rng.next() % o.entries, e);
+    const std::uint64_t count = std::max<std::uint64_t>(o.lookups, 200'000);
+    r.lookups_per_s_1proc = multi_process_lookup_rate(seg, keys, count, 1);
+    r.lookups_per_s_2proc = multi_process_lookup_rate(seg, keys, count, 2);
+    r.lookup_2proc_speedup = r.lookups_per_s_2proc / r.lookups_per_s_1proc;
+  }
+
+  progress << "evicting inserts: " << o.evict_inserts << " fresh entries into the full cache\n" << std::flush;
+  {
+    Cache c(seg, cache::SlotRole::tool);
+    r.evict_insert_per_s = timed_inserts(gen, o.entries, o.evict_inserts, [&](const CacheKey& k, const cache::Answer& a) {
+      c.insert(k, a, kNow);
+    });
+    const cache::CacheStats st = c.stats();
+    r.evictions = st.counter(cache::Counter::evictions);
+    r.second_chances = st.counter(cache::Counter::second_chances);
+    r.conflict_evictions = st.counter(cache::Counter::conflict_evictions);
+  }
+
+  if (o.baseline) r.baseline = run_baseline(o, gen, tsc, progress);
+  return r;
+}
+
+}  // namespace dnsarena::bench

@@ -1,0 +1,61 @@
+// `dnsarena bench`: the cache benchmark of issue 2, dnsarena against a naive heap cache
+// (baseline_cache.hpp) in the same run, with the seed's mix and a fixed seed.
+//
+// Phases, in order (each on the same private segment):
+//   calibrate  encode a sample to size the arena so that max_entries binds, not bytes
+//   fill       insert `entries` entries, timed per batch (key building + encode + insert)
+//   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
+//   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
+//              batched (32 keys, prefetching); Zipf(0.9) popularity
+//   dram       pointer chasing over a buffer as large as the segment
+//   2 procs    lookups/s of one process, then of two forked processes at once
+//   evict      insert fresh entries into the full cache (every insert evicts)
+//   baseline   the naive heap cache filled and measured the same way
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "sim/workload/seed_mix.hpp"
+
+namespace dnsarena::bench {
+
+struct CacheBenchOptions {
+  std::uint64_t entries = 4'000'000;
+  std::uint64_t seed = 1;
+  std::uint32_t region_bytes = 1u << 20;
+  std::uint64_t lookups = 1'000'000;
+  std::uint64_t evict_inserts = 1'000'000;
+  bool baseline = true;
+  sim::MixProfile mix;
+};
+
+struct BaselineResult {
+  bool measured = false;
+  double bytes_per_entry = 0, insert_per_s = 0, lookup_ns_p50 = 0;
+  bool bytes_from_allocator = false;  // jemalloc stats (else not measured)
+};
+
+struct CacheBenchResult {
+  std::uint64_t entries = 0;            // live entries at full capacity
+  std::uint64_t requested_entries = 0;
+  double bytes_per_entry = 0;           // (index + arena in use + fixed) / live
+  double segment_bytes_per_entry = 0;   // whole segment (incl. reserved arena) / live
+  double rss_per_entry = 0;             // (RssShmem + RssAnon) growth / live
+  double insert_per_s = 0;
+  double evict_insert_per_s = 0;
+  double lookup_ns_p50 = 0, lookup_ns_p99 = 0;
+  double lookup_batched_ns = 0;
+  double lookup_zipf_ns_p50 = 0;
+  double dram_ns = 0;
+  double lookup_2proc_speedup = 0;
+  double lookups_per_s_1proc = 0, lookups_per_s_2proc = 0;
+  double hit_ratio = 0;                 // of the uniform lookups (should be ~1)
+  std::uint64_t conflict_evictions = 0, evictions = 0, second_chances = 0;
+  std::uint64_t segment_bytes = 0;
+  BaselineResult baseline;
+};
+
+CacheBenchResult run_cache_bench(const CacheBenchOptions& options, std::ostream& progress);
+
+}  // namespace dnsarena::bench

@@ -1,0 +1,13 @@
+// Benchmarks as subcommands, registered by the command table (app/main.cpp).
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace dnsarena::bench {
+
+// `dnsarena bench`: fills a private segment with the seed's mix and measures it. Other
+// benchmarks hang below it in the command table; `bench` alone runs the cache benchmark.
+void add_bench_command(CLI::App& app);
+// `dnsarena bench serve`: serve against dnsperf (and unbound when installed).
+void add_bench_serve_command(CLI::App& bench);
+
+}  // namespace dnsarena::bench

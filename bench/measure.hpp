@@ -1,0 +1,51 @@
+// Measurement helpers for benchmarks: a TSC clock for per-operation latency, percentiles,
+// process memory from /proc, jemalloc's allocated bytes, and DRAM latency by pointer
+// chasing (one dependent random access at a time over a buffer as large as the thing
+// being measured), so lookup latency can be judged against the memory it must touch.
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dnsarena::bench {
+
+// Reads the time-stamp counter; calibrated against steady_clock once.
+class TscClock {
+public:
+  TscClock();
+  static std::uint64_t ticks() {
+    unsigned aux;
+    return __builtin_ia32_rdtscp(&aux);
+  }
+  double to_ns(std::uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick_; }
+  // Median cost of an empty ticks() pair, subtracted from per-operation samples.
+  double overhead_ns() const { return overhead_ns_; }
+
+private:
+  double ns_per_tick_ = 1.0;
+  double overhead_ns_ = 0.0;
+};
+
+// p in [0, 100]. Reorders `v`.
+double percentile(std::vector<double>& v, double p);
+double median(std::vector<double> v);
+
+struct ProcMemory {
+  std::uint64_t rss_anon = 0, rss_file = 0, rss_shmem = 0;  // bytes
+};
+ProcMemory read_proc_memory(pid_t pid = 0);  // 0 = this process
+
+// jemalloc stats.allocated after refreshing the epoch; 0 when jemalloc is not linked.
+std::uint64_t heap_allocated_bytes();
+bool heap_accounting_available();
+
+// Nanoseconds per dependent random access over `bytes` of 4 KiB pages (no huge pages,
+// like the shared segment), `steps` accesses.
+double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps = 4'000'000);
+
+double seconds_since(std::uint64_t steady_ns_start);
+std::uint64_t steady_ns();
+
+}  // namespace dnsarena::bench

@@ -1,0 +1,188 @@
+// `dnsarena sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
+//
+// Runs the real service under the profile's load at a small scale (validate_service.hpp),
+// the fleet model on the same scaled profile (validate_model.hpp), and prints predicted
+// against measured (validate_report.hpp). Order: calibration first (it sizes serve's
+// arena), then the service run, then the model (so its CPU does not compete with the
+// service's on a small machine). Ctrl-C or SIGTERM stops the children and removes the
+// segment before exiting.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "sim/fleet/calibration.hpp"
+#include "sim/validate/commands.hpp"
+#include "validate_model.hpp"
+#include "common/child_process.hpp"
+#include "validate_process.hpp"
+#include "validate_report.hpp"
+#include "validate_service.hpp"
+
+namespace dnsarena::sim::fleet {
+
+namespace {
+
+struct ValidateArgs {
+  std::string profile, out;
+  double rate = 2000;
+  std::uint32_t duration_s = 300;
+  std::uint64_t capacity = 50'000;  // at 20,000 the workers' own heap growth under load (~0.7 MiB) is 10% of the service's memory
+  unsigned workers = 2;
+  std::uint32_t sample_every_s = 10;
+  std::uint64_t seed = 1;
+  std::uint64_t calibration_entries = 100'000;
+  std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
+  bool json = false;
+};
+
+void on_signal(int) { validate_interrupted().store(true); }
+
+// SIGINT/SIGTERM set the flag for the duration of the run (children get their own).
+struct SignalScope {
+  struct sigaction old_int {}, old_term {};
+  SignalScope() {
+    validate_interrupted().store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int);
+    ::sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalScope() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+// A directory for the children's logs and serve's config: DIR/logs with --out, else a
+// private one under /tmp, removed after a successful run.
+struct WorkDir {
+  std::string path;
+  bool remove = false;
+  explicit WorkDir(const std::string& out) {
+    if (!out.empty()) {
+      path = out + "/logs";
+    } else {
+      path = (std::filesystem::temp_directory_path() / ("dnsarena-validate-" + std::to_string(::getpid()))).string();
+      remove = true;
+    }
+    std::filesystem::create_directories(path);
+  }
+  void keep() { remove = false; }
+  ~WorkDir() {
+    std::error_code ec;
+    if (remove) std::filesystem::remove_all(path, ec);
+  }
+};
+
+void run(const ValidateArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (60 % a.sample_every_s != 0) throw std::invalid_argument("--sample-every must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)");
+  if (a.duration_s % 60 != 0) throw std::invalid_argument("--duration must be whole minutes (the model's curve is per minute)");
+  const sim::TrafficProfile profile =
+      a.profile.empty() ? sim::default_traffic_profile() : sim::load_traffic_profile(a.profile);
+  auto say = [](const std::string& s) { std::cerr << "sim validate: " << s << std::endl; };
+
+  ValidateSetup setup;
+  setup.profile = a.profile.empty() ? "(embedded seed profile)" : a.profile;
+  setup.names = profile.names;
+  setup.target_rate = a.rate;
+  setup.duration_s = a.duration_s;
+  setup.sample_every_s = a.sample_every_s;
+  setup.capacity = a.capacity;
+  setup.workers = a.workers;
+  setup.ecs_forward = profile.ecs_client_subnets > 0;
+  setup.calibration_entries = a.calibration_entries;
+  setup.region_bytes = 64u << 10;  // cache_curve.cpp's regions: the same reclaim granularity
+  const TrafficProfile traffic = to_fleet_traffic(profile, &setup.notes);
+
+  say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");
+  Calibration cal("", layouts_measurer(), a.calibration_entries, a.seed);
+  setup.arena_bytes_per_entry = cal.layout(calibration_mix(profile), "arena").net_bytes;
+  setup.arena_bytes = model_arena_bytes(double(a.capacity), setup.arena_bytes_per_entry, setup.region_bytes);
+
+  WorkDir work(a.out);
+  ServiceOptions so;
+  so.program = common::self_executable();
+  so.profile_path = a.profile;
+  so.work_dir = work.path;
+  so.seed = a.seed;
+  so.rate = a.rate;
+  so.duration_s = a.duration_s;
+  so.sample_every_s = a.sample_every_s;
+  so.workers = a.workers;
+  so.capacity = a.capacity;
+  so.arena_bytes = setup.arena_bytes;
+  so.region_bytes = setup.region_bytes;
+  so.ecs_forward = setup.ecs_forward;
+  so.progress = say;
+  ServiceRun run;
+  {
+    const SignalScope signals;
+    try {
+      run = run_service(so);
+    } catch (...) {
+      work.keep();
+      say("logs kept in " + work.path);
+      throw;
+    }
+  }
+
+  say("running the model at " + std::to_string(run.achieved_qps) + " q/s");
+  PredictRequest pr;
+  pr.traffic = &traffic;
+  pr.capacity = a.capacity;
+  pr.rate_qps = run.achieved_qps;
+  pr.arena_bytes_per_entry = setup.arena_bytes_per_entry;
+  pr.process_bytes = static_cast<double>(run.before_load.memory_bytes());
+  pr.sample_entries = a.sample_entries;
+  pr.seed = a.seed;
+  const Prediction pred = predict(pr);
+  const ValidateReport rep = compare(run, pred, a.sample_every_s);
+  if (!a.out.empty()) write_csv(a.out, run, rep);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << report_table(setup, run, pred, rep, wall);
+  if (!a.out.empty()) std::cout << "wrote " << a.out << "/validate_minutes.csv, validate_samples.csv\n";
+  if (a.json) std::cout << report_json(setup, run, pred, rep, wall).dump() << std::endl;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& sim) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* c = sim.add_subcommand(
+      "validate",
+      "Check the fleet model against the real service at a small scale: runs `sim upstream`, `serve`\n"
+      "and `sim load` with a traffic profile, records entries, hit rate and RSS over time, runs the\n"
+      "model (real-cache curve, Che, memory model) on the same scaled profile, and prints predicted\n"
+      "against measured per minute and at the plateau (targets: 5 hit-rate points, 10% RSS).");
+  c->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded seed profile)")
+      ->check(CLI::ExistingFile);
+  c->add_option("--rate", args->rate, "Load in queries per second")->capture_default_str()->check(CLI::Range(10.0, 50'000.0));
+  c->add_option("--duration", args->duration_s, "Seconds of load, whole minutes")
+      ->capture_default_str()
+      ->check(CLI::Range(60u, 7200u));
+  c->add_option("--capacity", args->capacity, "Cache capacity in entries (serve --max-entries); small enough to evict")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1'000}, std::uint64_t{10'000'000}));
+  c->add_option("--workers", args->workers, "Resolver worker processes")->capture_default_str()->check(CLI::Range(1u, 16u));
+  c->add_option("--sample-every", args->sample_every_s, "Seconds between samples of the service (divides 60)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 60u));
+  c->add_option("--seed", args->seed, "Seed of the names (upstream and load) and of the model's trace")->capture_default_str();
+  c->add_option("--calibration-entries", args->calibration_entries, "Entries per layout in the bytes/entry calibration")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1'000}, std::uint64_t{10'000'000}));
+  c->add_option("--sample-entries", args->sample_entries, "Model: SHARDS target of sampled cache entries (as sim rollout)")
+      ->capture_default_str()
+      ->check(CLI::Range(256u, 10'000'000u));
+  c->add_option("--out", args->out, "Directory for validate_minutes.csv, validate_samples.csv and the children's logs");
+  c->add_flag("--json", args->json, "Print one JSON object last");
+  c->callback([args] { run(*args); });
+}
+
+}  // namespace dnsarena::sim::fleet

@@ -341,7 +341,10 @@ ServeConfig load_serve_config(const std::string& path) {
                     {{"idle_timeout_ms",
                       [&](N v, K kk) { c.tcp_idle_timeout_ms = static_cast<unsigned>(r.number(v, kk, 3600000)); }},
                      {"max_connections",
-                      [&](N v, K kk) { c.tcp_max_connections = static_cast<unsigned>(r.number(v, kk, 65536)); }}});
+                      [&](N v, K kk) { c.tcp_max_connections = static_cast<unsigned>(r.number(v, kk, 65536)); }},
+                     {"max_connections_per_client", [&](N v, K kk) {
+                        c.tcp_max_connections_per_client = static_cast<unsigned>(r.number(v, kk, 65536));
+                      }}});
            }},
           {"stats",
            [&](N n, K k) {

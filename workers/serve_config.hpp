@@ -26,7 +26,8 @@
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
-//   tcp: {idle_timeout_ms: 10000, max_connections: 256}
+//   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
+//                                  per worker; tcp_server.hpp says what each bounds
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   log_level: info
@@ -101,7 +102,8 @@ struct ServeConfig {
   std::uint8_t ecs_ipv6_prefix = 56;
 
   unsigned tcp_idle_timeout_ms = 10000;
-  unsigned tcp_max_connections = 256;
+  unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed
+  unsigned tcp_max_connections_per_client = 32;  // per worker and address (IPv4 /32, IPv6 /64); 0 = none
 
   std::string metrics_listen = "127.0.0.1:9153";  // empty: off
   unsigned backoff_initial_ms = 100;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,29 @@ struct WorkerProc {
 };
 
 std::uint64_t now_ms() { return monotonic_us() / 1000; }
+
+// The descriptor ceiling we raise the soft limit to (never above the hard limit). Each
+// worker holds up to tcp.max_connections client sockets plus one socket per upstream
+// query in flight; 65,536 is far above both at their defaults while keeping a runaway
+// leak visible (and select()-era tools sane) on hosts whose hard limit is 1M or infinite.
+constexpr rlim_t kNofileCeiling = 65536;
+
+// Raises RLIMIT_NOFILE's soft limit to min(hard, kNofileCeiling) before the workers are
+// forked (they inherit it): the default soft limit of 1,024 is what a flood of misses or
+// TCP clients exhausts first.
+void raise_nofile_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t target = lim.rlim_max == RLIM_INFINITY ? kNofileCeiling : std::min(lim.rlim_max, kNofileCeiling);
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur >= target) return;
+  const rlim_t before = lim.rlim_cur;
+  lim.rlim_cur = target;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0)
+    spdlog::info("file descriptors: soft limit raised from {} to {} (hard limit {})", before, target,
+                 lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max));
+  else
+    spdlog::warn("file descriptors: cannot raise the soft limit from {}: {}", before, std::strerror(errno));
+}
 
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
@@ -110,6 +134,7 @@ cache::StatSlot* slot_of(cache::Segment& seg, unsigned index, pid_t pid) {
 
 int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
   cfg.validate();
+  raise_nofile_limit();
   std::unique_ptr<cache::Segment> seg;
   cache::OpenOutcome outcome{};
   try {

@@ -1,40 +1,111 @@
 #include "workers/tcp_server.hpp"
 
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <spdlog/spdlog.h>
 
 namespace dnsarena::workers {
 
 namespace {
 constexpr std::uint64_t kIdMask = (1ull << 48) - 1;
+constexpr std::size_t kReadSize = 16384;
+constexpr int kReadsPerEvent = 4;  // then back to the loop: one client cannot hold the worker
+constexpr int kMaxIov = 64;
+constexpr std::size_t kMaxMessage = 65535;
+
+std::uint64_t now_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+}
+}  // namespace
+
+std::size_t TcpServer::ClientKeyHash::operator()(const ClientKey& k) const {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (const std::uint8_t b : k.bytes) h = (h ^ b) * 0x100000001b3ull;
+  return static_cast<std::size_t>(h);
 }
 
-TcpServer::TcpServer(int epoll_fd, int listen_fd, std::uint64_t tag, unsigned max_connections,
-                     unsigned idle_timeout_ms, Handler handler)
+TcpServer::ClientKey TcpServer::client_key(const sockaddr_storage& peer) {
+  ClientKey k;
+  if (peer.ss_family == AF_INET) {
+    k.bytes[0] = 4;
+    std::memcpy(&k.bytes[1], &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+  } else if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      k.bytes[0] = 4;
+      std::memcpy(&k.bytes[1], a.s6_addr + 12, 4);
+    } else {
+      k.bytes[0] = 6;
+      std::memcpy(&k.bytes[1], a.s6_addr, 8);
+    }
+  }
+  return k;
+}
+
+TcpServer::TcpServer(int epoll_fd, int listen_fd, std::uint64_t listen_tag, std::uint64_t tag,
+                     const TcpLimits& limits, Handler handler)
     : epoll_fd_(epoll_fd),
       listen_fd_(listen_fd),
+      listen_tag_(listen_tag),
       tag_(tag),
-      max_connections_(max_connections),
-      idle_timeout_ms_(idle_timeout_ms),
-      handler_(std::move(handler)) {}
+      limits_(limits),
+      handler_(std::move(handler)),
+      msg_(kMaxMessage) {}
 
 TcpServer::~TcpServer() {
   for (auto& [id, c] : conns_) ::close(c.fd);
 }
 
-void TcpServer::on_accept(std::uint64_t now_ms) {
+TcpServer::Conn* TcpServer::find(std::uint64_t id) {
+  auto it = conns_.find(id & kIdMask);
+  return it == conns_.end() ? nullptr : &it->second;
+}
+
+void TcpServer::progress(Conn& c, std::uint64_t now) {
+  c.last_progress_ms = now;
+  lru_.splice(lru_.end(), lru_, c.lru);
+}
+
+void TcpServer::pause_accept() {
+  const int err = errno;
+  // DEL, not MOD: EPOLL_CTL_MOD refuses an EPOLLEXCLUSIVE registration (EINVAL).
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) accept_paused_ = true;
+  spdlog::warn("tcp: accept: {} ({} connections open); not accepting until the next sweep", std::strerror(err),
+               conns_.size());
+}
+
+void TcpServer::on_accept(std::uint64_t now) {
+  if (accept_paused_) return;
   for (;;) {
     sockaddr_storage peer{};
     socklen_t peer_len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or a transient error: try at the next event
-    if (conns_.size() >= max_connections_) {
-      ::close(fd);
-      continue;
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      // Out of descriptors or kernel memory: the pending connection stays readable, so a
+      // level-triggered listener would fire again at once. Stop watching it for a while.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause_accept();
+      return;  // EAGAIN, or another error: try at the next event
     }
+    const ClientKey key = client_key(peer);
+    if (limits_.max_per_client) {
+      auto it = per_client_.find(key);
+      if (it != per_client_.end() && it->second >= limits_.max_per_client) {
+        ::close(fd);
+        continue;
+      }
+    }
+    if (conns_.size() >= limits_.max_connections && !lru_.empty()) close_conn(lru_.front());
     const std::uint64_t id = next_id_++ & kIdMask;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -46,93 +117,197 @@ void TcpServer::on_accept(std::uint64_t now_ms) {
     Conn& c = conns_[id];
     c.fd = fd;
     c.peer = peer;
-    c.last_active_ms = now_ms;
+    c.client = key;
+    c.events = ev.events;
+    c.last_progress_ms = now;
+    c.lru = lru_.insert(lru_.end(), id);
+    ++per_client_[key];
   }
 }
 
 void TcpServer::close_conn(std::uint64_t id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
-  ::close(it->second.fd);
+  Conn& c = it->second;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  ::close(c.fd);
+  lru_.erase(c.lru);
+  auto pc = per_client_.find(c.client);
+  if (pc != per_client_.end() && --pc->second == 0) per_client_.erase(pc);
   conns_.erase(it);
 }
 
-void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t now_ms) {
-  conn_id &= kIdMask;
-  auto it = conns_.find(conn_id);
-  if (it == conns_.end()) return;
-  it->second.last_active_ms = now_ms;
-  if (events & EPOLLOUT) {
-    flush(conn_id, it->second);
-    it = conns_.find(conn_id);
-    if (it == conns_.end()) return;
-  }
-  if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) return;
-  bool eof = false;
-  for (;;) {
-    Conn& c = conns_.at(conn_id);
-    std::uint8_t buf[16384];
-    const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      c.in.insert(c.in.end(), buf, buf + n);
-      continue;
-    }
-    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) eof = true;
-    if (n < 0 && errno == EINTR) continue;
-    break;
-  }
-  // Complete messages, in order. The handler may call send() (same connection).
-  std::size_t pos = 0;
-  for (;;) {
-    auto cit = conns_.find(conn_id);
-    if (cit == conns_.end()) return;
-    std::vector<std::uint8_t>& in = cit->second.in;
-    if (in.size() - pos < 2) break;
-    const std::size_t len = (std::size_t{in[pos]} << 8) | in[pos + 1];
-    if (in.size() - pos - 2 < len) break;
-    std::vector<std::uint8_t> msg(in.begin() + static_cast<long>(pos + 2), in.begin() + static_cast<long>(pos + 2 + len));
-    pos += 2 + len;
-    handler_(conn_id, msg.data(), msg.size());
-  }
-  auto cit = conns_.find(conn_id);
-  if (cit == conns_.end()) return;
-  cit->second.in.erase(cit->second.in.begin(), cit->second.in.begin() + static_cast<long>(pos));
-  if (eof) close_conn(conn_id);
-}
-
-void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
-  auto it = conns_.find(conn_id & kIdMask);
-  if (it == conns_.end() || msg.size() > 65535) return;
-  Conn& c = it->second;
-  c.out.push_back(static_cast<std::uint8_t>(msg.size() >> 8));
-  c.out.push_back(static_cast<std::uint8_t>(msg.size()));
-  c.out.insert(c.out.end(), msg.begin(), msg.end());
-  flush(conn_id & kIdMask, c);
-}
-
-void TcpServer::flush(std::uint64_t id, Conn& c) {
-  std::size_t done = 0;
-  while (done < c.out.size()) {
-    const ssize_t n = ::send(c.fd, c.out.data() + done, c.out.size() - done, MSG_NOSIGNAL);
-    if (n > 0) {
-      done += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t) {
+  const std::uint64_t id = conn_id & kIdMask;
+  Conn* c = find(id);
+  if (!c) return;
+  // EPOLLHUP and EPOLLERR are reported even when not asked for: with nothing more to
+  // exchange, close now rather than spin on them while paused.
+  if (events & (EPOLLERR | EPOLLHUP)) {
     close_conn(id);
     return;
   }
-  c.out.erase(c.out.begin(), c.out.begin() + static_cast<long>(done));
-  const bool want = !c.out.empty();
-  if (want != c.want_write) {
+  c->resume_pending = false;
+  if (c->out_bytes && !flush(id, *c)) return;
+  if (!settle(id, *c)) return;  // output drained below the resume mark: read again now
+  if (!c->paused && !c->eof) {
+    c->resume_pending = false;  // the buffered input is handled right here
+    read_input(id);
+  }
+  if ((c = find(id))) settle(id, *c);
+}
+
+void TcpServer::read_input(std::uint64_t id) {
+  for (int reads = 0;; ++reads) {
+    if (!process_input(id)) return;
+    Conn* c = find(id);
+    if (c->paused || reads == kReadsPerEvent) return;
+    // What is left is less than one message: move it to the front before appending.
+    if (c->in_off) {
+      c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(c->in_off));
+      c->in_off = 0;
+    }
+    std::uint8_t buf[kReadSize];
+    const ssize_t n = ::recv(c->fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      c->in.insert(c->in.end(), buf, buf + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    c->eof = true;  // EOF or a socket error: nothing more will come
+    return;
+  }
+}
+
+bool TcpServer::process_input(std::uint64_t id) {
+  for (;;) {
+    Conn* c = find(id);
+    if (!c) return false;
+    std::vector<std::uint8_t>& in = c->in;
+    const std::size_t avail = in.size() - c->in_off;
+    const std::size_t len = avail >= 2 ? (std::size_t{in[c->in_off]} << 8) | in[c->in_off + 1] : 0;
+    if (c->paused || avail < 2 || avail - 2 < len) {
+      // The tail (less than one message, or what a pause left) stays; read_input moves
+      // it to the front before the next read.
+      if (c->in_off == in.size()) {
+        in.clear();
+        c->in_off = 0;
+        if (in.capacity() > 2 * kReadSize) in.shrink_to_fit();
+      }
+      return true;
+    }
+    // A copy: the handler may close this connection (a failed send) and free `in`.
+    std::memcpy(msg_.data(), in.data() + c->in_off + 2, len);
+    c->in_off += 2 + len;
+    progress(*c, now_ms());
+    if (++c->in_flight >= kTcpMaxPipeline) c->paused = true;  // the handler's answer may resume it
+    handler_(id, msg_.data(), len);
+  }
+}
+
+void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
+  const std::uint64_t id = conn_id & kIdMask;
+  Conn* c = find(id);
+  if (!c || msg.size() > kMaxMessage) return;
+  if (c->in_flight) --c->in_flight;
+  const std::uint8_t prefix[2] = {static_cast<std::uint8_t>(msg.size() >> 8), static_cast<std::uint8_t>(msg.size())};
+  std::size_t done = 0;  // bytes of prefix + msg already written
+  if (c->out_bytes == 0) {
+    // Nothing queued: write straight from the caller's buffer, and allocate only for
+    // what the socket does not take (a client that reads costs no allocation).
+    iovec iov[2] = {{const_cast<std::uint8_t*>(prefix), 2}, {const_cast<std::uint8_t*>(msg.data()), msg.size()}};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = 2;
+    ssize_t w;
+    do w = ::sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      close_conn(id);
+      return;
+    }
+    done = w > 0 ? static_cast<std::size_t>(w) : 0;
+    if (done == 2 + msg.size()) {
+      progress(*c, now_ms());
+      settle(id, *c);
+      return;
+    }
+  }
+  std::vector<std::uint8_t> rest(2 + msg.size() - done);
+  std::uint8_t* p = rest.data();
+  if (done < 2) p = std::copy(prefix + done, prefix + 2, p);
+  const std::size_t from = done > 2 ? done - 2 : 0;
+  std::memcpy(p, msg.data() + from, msg.size() - from);
+  c->out_bytes += rest.size();
+  c->out.push_back(std::move(rest));
+  // Queued behind earlier output: write what the socket takes now. After a short direct
+  // write the socket is full: EPOLLOUT (settle) resumes.
+  if (done == 0 && c->out.size() > 1 && !flush(id, *c)) return;
+  settle(id, *c);
+}
+
+bool TcpServer::flush(std::uint64_t id, Conn& c) {
+  while (c.out_bytes) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    for (auto it = c.out.begin(); it != c.out.end() && n < kMaxIov; ++it, ++n) {
+      const std::size_t skip = n == 0 ? c.out_off : 0;
+      iov[n] = {it->data() + skip, it->size() - skip};
+    }
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = static_cast<std::size_t>(n);
+    const ssize_t w = ::sendmsg(c.fd, &mh, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (w <= 0) {
+      close_conn(id);
+      return false;
+    }
+    std::size_t left = static_cast<std::size_t>(w);
+    c.out_bytes -= left;
+    bool answered = false;
+    while (left) {
+      const std::size_t rest = c.out.front().size() - c.out_off;
+      if (left < rest) {
+        c.out_off += left;
+        break;
+      }
+      left -= rest;
+      c.out.pop_front();
+      c.out_off = 0;
+      answered = true;
+    }
+    if (answered) progress(c, now_ms());
+  }
+  return true;
+}
+
+bool TcpServer::settle(std::uint64_t id, Conn& c) {
+  if (!c.paused && (c.out_bytes >= kTcpOutputPause || c.in_flight >= kTcpMaxPipeline)) {
+    c.paused = true;
+  } else if (c.paused && c.out_bytes <= kTcpOutputResume && c.in_flight <= kTcpMaxPipeline / 2) {
+    c.paused = false;
+    // Queries left in the input buffer by the pause: no new bytes may ever come to wake
+    // us through EPOLLIN, so ask for EPOLLOUT (the socket is writable: it fires at once).
+    c.resume_pending = c.in.size() > c.in_off;
+  }
+  if (c.eof && c.out_bytes == 0) {
+    close_conn(id);
+    return false;
+  }
+  std::uint32_t want = 0;
+  if (!c.paused && !c.eof) want |= EPOLLIN | EPOLLRDHUP;
+  if (c.out_bytes || c.resume_pending) want |= EPOLLOUT;
+  if (want != c.events) {
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
+    ev.events = want;
     ev.data.u64 = tag_ | id;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
-    c.want_write = want;
+    c.events = want;
   }
+  return true;
 }
 
 sockaddr_storage TcpServer::peer(std::uint64_t conn_id) const {
@@ -140,11 +315,18 @@ sockaddr_storage TcpServer::peer(std::uint64_t conn_id) const {
   return it == conns_.end() ? sockaddr_storage{} : it->second.peer;
 }
 
-void TcpServer::sweep_idle(std::uint64_t now_ms) {
-  std::vector<std::uint64_t> idle;
-  for (const auto& [id, c] : conns_)
-    if (now_ms - c.last_active_ms > idle_timeout_ms_) idle.push_back(id);
-  for (const auto id : idle) close_conn(id);
+void TcpServer::sweep_idle(std::uint64_t now) {
+  while (!lru_.empty()) {
+    const Conn& c = conns_.at(lru_.front());
+    if (now < c.last_progress_ms || now - c.last_progress_ms <= limits_.idle_timeout_ms) break;
+    close_conn(lru_.front());
+  }
+  if (accept_paused_) {
+    epoll_event ev{};
+    ev.events = kTcpListenEvents;
+    ev.data.u64 = listen_tag_;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) == 0) accept_paused_ = false;
+  }
 }
 
 }  // namespace dnsarena::workers

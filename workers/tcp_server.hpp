@@ -1,29 +1,87 @@
-// DNS over TCP for one worker: a listening socket on the shared port (SO_REUSEPORT) and
-// its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766).
+// DNS over TCP for one worker: the supervisor's listening socket (shared by all workers) and
+// its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
+// held to fixed resource bounds so that hostile clients cannot take the worker's memory
+// or every connection slot (issue 11).
 //
-// Operations: on_accept() accepts every pending connection (over max_connections: closed
-// at once); on_readable(id) reads what is there and calls the handler for every complete
-// message (several queries per connection, pipelined); send(id, msg) queues the 2-byte
-// length and the message and writes what the socket takes, the rest on EPOLLOUT;
-// sweep_idle(now) closes connections idle longer than the timeout. The handler may answer
-// at once or later (after an upstream reply); a later answer to a closed connection is
-// dropped. Memory: one input and one output buffer per connection.
+// Operations and their costs (n = open connections):
+//   on_accept()    accepts every pending connection. Over the client's address limit
+//                  (max_per_client; IPv4 /32, IPv6 /64): closed at once, as Unbound's
+//                  tcp-connection-limit does. At max_connections: the connection idle the
+//                  longest is closed to make room (the head of the LRU list), so that slow
+//                  clients cannot lock everyone out. O(1) per connection. EMFILE/ENFILE:
+//                  the listener is unwatched until the next sweep (at most 1 s; Unbound
+//                  waits 2 s) instead of spinning on a level-triggered event that accept
+//                  cannot clear. NOTE: a reserve descriptor (close it, accept, close the
+//                  connection, reopen) was not taken: it turns clients away that the
+//                  backlog could hold until descriptors come back.
+//   on_event()     writes pending output, then reads (at most kReadsPerEvent reads) and
+//                  calls the handler for every complete message, pipelined.
+//   send(id, msg)  writes the 2-byte length and the message, queueing what the socket does
+//                  not take. O(1) amortised; a later answer to a closed connection is dropped.
+//   sweep_idle()   closes connections without progress for idle_timeout_ms. O(closed).
+//
+// Progress: a connection's clock restarts only when a whole query has been received or a
+// whole answer has been handed to the kernel. Bytes trickled without completing a message
+// do not count, nor does a client that reads a byte now and then: a connection that
+// completes nothing for idle_timeout_ms is closed, whatever it trickles. All connections
+// share one timeout, so the LRU list (most recent progress at the back) is also the
+// deadline order: the sweep pops from the front, and the front is the eviction victim.
+//
+// Output bound: output is a deque of answers with a read offset into the first (O(1)
+// consumption, writev of several answers at once). When pending output reaches
+// kTcpOutputPause, or kTcpMaxPipeline queries are unanswered, the connection stops being
+// read (EPOLLIN off; the client's further queries wait in kernel buffers and TCP flow
+// control pushes back on it); it is read again when output drains to kTcpOutputResume
+// and at most half the pipeline is in flight. Answers that upstream completions produce
+// for a paused connection still queue, so output stays under kTcpOutputPause plus
+// kTcpMaxPipeline answers, and one connection holds at most kTcpMaxPipeline upstream
+// queries. Input: the unprocessed bytes are less than one message plus one read
+// (< 82 KiB).
+//
+// REQUIRES: the handler answers (send()) every query it does not drop as malformed. A
+// dropped query stays counted in flight until the connection closes: a client that sends
+// kTcpMaxPipeline messages that get no answer is no longer read, and the idle sweep
+// closes it.
+//
+// Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <list>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 namespace dnsarena::workers {
 
+struct TcpLimits {
+  unsigned max_connections = 256;  // per worker
+  unsigned max_per_client = 32;    // per worker and client address (IPv4 /32, IPv6 /64); 0 = none
+  unsigned idle_timeout_ms = 10000;
+};
+
+// Pending output at which a connection stops being read, and at which it is read again.
+inline constexpr std::size_t kTcpOutputPause = 64 * 1024;
+inline constexpr std::size_t kTcpOutputResume = 16 * 1024;
+// How the caller registers listen_fd with epoll (the listener is the supervisor's, shared
+// by every worker: one worker wakes per connection). An accept pause removes the
+// registration and re-adds it with these events.
+inline constexpr std::uint32_t kTcpListenEvents = EPOLLIN | EPOLLEXCLUSIVE;
+// Queries of one connection handed to the handler and not yet answered (Knot Resolver's
+// net.tcp_pipeline default).
+inline constexpr unsigned kTcpMaxPipeline = 100;
+
 class TcpServer {
 public:
   using Handler = std::function<void(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len)>;
-  // `tag` is OR-ed into epoll data of connection fds (the id occupies the low 48 bits).
-  TcpServer(int epoll_fd, int listen_fd, std::uint64_t tag, unsigned max_connections, unsigned idle_timeout_ms,
+  // `tag` is OR-ed into epoll data of connection fds (the id occupies the low 48 bits);
+  // `listen_tag` is the epoll data the caller registered listen_fd with (kTcpListenEvents).
+  TcpServer(int epoll_fd, int listen_fd, std::uint64_t listen_tag, std::uint64_t tag, const TcpLimits& limits,
             Handler handler);
   ~TcpServer();
   TcpServer(const TcpServer&) = delete;
@@ -32,31 +90,67 @@ public:
   void on_accept(std::uint64_t now_ms);
   void on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t now_ms);
   void send(std::uint64_t conn_id, std::span<const std::uint8_t> msg);
+  // Closes connections without progress for the idle timeout; re-arms a paused listener.
+  // The caller calls it about once a second.
   void sweep_idle(std::uint64_t now_ms);
   std::size_t connections() const { return conns_.size(); }
   // The client's address (family AF_UNSPEC when the connection is gone).
   sockaddr_storage peer(std::uint64_t conn_id) const;
 
 private:
+  // A client address as counted by the per-client limit: IPv4 (also IPv4-mapped IPv6)
+  // /32, IPv6 /64 (one host usually holds a whole /64).
+  struct ClientKey {
+    std::array<std::uint8_t, 9> bytes{};  // [0] = 4 or 6, then the address or /64 prefix
+    bool operator==(const ClientKey&) const = default;
+  };
+  struct ClientKeyHash {
+    std::size_t operator()(const ClientKey& k) const;
+  };
   struct Conn {
     int fd = -1;
     sockaddr_storage peer{};
-    std::vector<std::uint8_t> in;
-    std::vector<std::uint8_t> out;
-    std::uint64_t last_active_ms = 0;
-    bool want_write = false;
+    ClientKey client;
+    std::vector<std::uint8_t> in;  // received bytes; [in_off, size) not yet processed
+    std::size_t in_off = 0;
+    std::deque<std::vector<std::uint8_t>> out;  // framed answers; out.front() sent up to out_off
+    std::size_t out_off = 0;
+    std::size_t out_bytes = 0;  // unsent bytes over all of `out`
+    std::list<std::uint64_t>::iterator lru;
+    std::uint64_t last_progress_ms = 0;
+    std::uint32_t events = 0;   // what epoll watches now
+    unsigned in_flight = 0;     // queries handed to the handler, not yet answered
+    bool paused = false;        // output over kTcpOutputPause or pipeline full: not read
+    bool eof = false;           // the client finished sending: close once output is out
+    bool resume_pending = false;  // resumed with unprocessed input: EPOLLOUT wakes us
   };
+
+  static ClientKey client_key(const sockaddr_storage& peer);
+  Conn* find(std::uint64_t id);
   void close_conn(std::uint64_t id);
-  void flush(std::uint64_t id, Conn& c);
+  void progress(Conn& c, std::uint64_t now_ms);
+  // Reads and handles messages until EAGAIN, a pause or kReadsPerEvent reads.
+  void read_input(std::uint64_t id);
+  // Hands complete buffered messages to the handler. False when the connection closed.
+  bool process_input(std::uint64_t id);
+  // Writes what the socket takes. False when the connection was closed.
+  bool flush(std::uint64_t id, Conn& c);
+  // Pause/resume/close-after-eof decisions, then the epoll mask. False when closed.
+  bool settle(std::uint64_t id, Conn& c);
+  void pause_accept();
 
   int epoll_fd_;
   int listen_fd_;
+  std::uint64_t listen_tag_;
   std::uint64_t tag_;
-  unsigned max_connections_;
-  unsigned idle_timeout_ms_;
+  TcpLimits limits_;
   Handler handler_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Conn> conns_;
+  std::list<std::uint64_t> lru_;  // connection ids, least recent progress first
+  std::unordered_map<ClientKey, unsigned, ClientKeyHash> per_client_;
+  bool accept_paused_ = false;
+  std::vector<std::uint8_t> msg_;  // one message copied out for the handler
 };
 
 }  // namespace dnsarena::workers

@@ -47,7 +47,8 @@ public:
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
         udp_fd_(udp_fd),
-        tcp_(epfd, tcp_fd, kTagTcpConn, cfg.tcp_max_connections, cfg.tcp_idle_timeout_ms,
+        tcp_(epfd, tcp_fd, kTagTcpListen, kTagTcpConn,
+             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }),
@@ -235,16 +236,40 @@ private:
         out_msgs[nout].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
         ++nout;
       }
+      // sendmmsg stops at the first message it cannot send and reports the ones before
+      // it; an error means that first message failed. A destination no answer can reach
+      // (source port 0, a broadcast address, a firewall EPERM) costs only its own answer;
+      // a full socket buffer drops the rest of the batch, as UDP allows.
       for (unsigned sent = 0; sent < nout;) {
         const int r = ::sendmmsg(udp_fd_, out_msgs + sent, nout - sent, 0);
-        if (r <= 0) {
-          if (r < 0 && errno == EINTR) continue;
-          break;  // socket buffer full: the rest are lost, as UDP allows
+        if (r > 0) {
+          sent += static_cast<unsigned>(r);
+        } else if (r < 0 && errno == EINTR) {
+          continue;
+        } else if (r == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+          udp_dropped_ += nout - sent;
+          break;
+        } else {
+          ++udp_unsendable_;
+          ++sent;
         }
-        sent += static_cast<unsigned>(r);
       }
+      report_udp_drops();
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
+  }
+
+  // Answers lost on the UDP send path, logged at most every 10 s. NOTE: worker-local,
+  // not StatSlot counters: those are part of the segment format (cache/stat_slots.hpp).
+  void report_udp_drops() {
+    if (udp_dropped_ == 0 && udp_unsendable_ == 0) return;
+    const std::uint64_t now_ms = monotonic_us() / 1000;
+    if (now_ms - udp_drops_logged_ms_ < 10000) return;
+    udp_drops_logged_ms_ = now_ms;
+    spdlog::warn("udp: {} answers dropped (socket buffer full), {} to unsendable destinations (e.g. port 0) since "
+                 "the last report",
+                 udp_dropped_, udp_unsendable_);
+    udp_dropped_ = udp_unsendable_ = 0;
   }
 
   void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
@@ -312,6 +337,9 @@ private:
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
   sockaddr_storage peers_[kBatch];
+  std::uint64_t udp_dropped_ = 0;     // since the last report_udp_drops() log line
+  std::uint64_t udp_unsendable_ = 0;
+  std::uint64_t udp_drops_logged_ms_ = 0;
   std::uint8_t reply_buf_[65535];
 };
 
@@ -371,7 +399,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
   ev.events = EPOLLIN;
   ev.data.u64 = kTagUdp;
   ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.udp, &ev);
-  ev.events = EPOLLIN | EPOLLEXCLUSIVE;  // one worker wakes per connection, not all
+  ev.events = kTcpListenEvents;  // EPOLLEXCLUSIVE: one worker wakes per connection, not all
   ev.data.u64 = kTagTcpListen;
   ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp, &ev);
   {

@@ -18,6 +18,14 @@
 //                   store into the index.
 //   erase           under the writer lock: one atomic store.
 //
+// Liveness: inserts and erases never throw for the lock's sake and never wait longer than
+// set_writer_lock_timeout() (default: without bound). A lock still held after the wait
+// (a stopped holder) or a lock that can never be taken again (ENOTRECOVERABLE: a repair
+// failed) makes them skip the write and count it (writer_lock_unavailable); the second
+// is also printed once per process on stderr. Lookups
+// take no lock and go on: every copy is validated by the seqlock, so a segment whose
+// writes stopped still answers from what it holds. `dnsarena check` reports such a lock.
+//
 // Eviction ("older or less popular", log_arena.cpp): the arena is a ring of regions
 // filled in order. When the head region is full, the oldest region is reclaimed: expired
 // entries are dropped, entries hit since they were written get a second chance (copied
@@ -34,6 +42,7 @@
 // in the header and finished or recounted by repair().
 #pragma once
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -41,13 +50,18 @@
 
 #include "cache_key.hpp"
 #include "entry_codec.hpp"
+#include "failpoint.hpp"
 #include "response_writer.hpp"
+#include "robust_mutex.hpp"
 #include "segment.hpp"
 
 namespace dnsarena::cache {
 
 enum class LookupStatus { hit, miss, expired };
-enum class InsertStatus { inserted, replaced, rejected };
+// skipped: the writer lock was not available (the bounded wait ran out, or the lock is
+// not recoverable): nothing was written; counted as writer_lock_unavailable. The caller
+// serves its answer uncached.
+enum class InsertStatus { inserted, replaced, rejected, skipped };
 
 // A validated private copy of one entry, made by lookup().
 struct EntryCopy {
@@ -124,15 +138,16 @@ public:
   }
   Segment& segment() { return seg_; }
 
+  // Bounds how long insert/erase wait for the writer lock (nanoseconds::max(): without
+  // bound, the default). Workers use a few milliseconds.
+  void set_writer_lock_timeout(std::chrono::nanoseconds t) { writer_lock_timeout_ = t; }
+
   // Runs the dead-owner repair unconditionally, under the writer lock (tests, `check`).
   void repair_now();
   // Takes the writer lock (repairing if needed) and calls fn while holding it.
   void with_writer_lock(const std::function<void()>& fn);
 
-  // Called inside reclaim, with the writer lock held, after each entry of the region has
-  // been dealt with (a failpoint: tests SIGKILL themselves there to test repair()).
-  // Set through CacheTestHooks, like HashOverride.
-  using ReclaimHook = std::function<void(std::uint32_t region, std::size_t entries_done)>;
+  // Crash points inside writes: see failpoint.hpp (set_failpoint), one per write step.
   // The key's hash: key.hash(), or the test hook's.
   std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
 
@@ -167,17 +182,25 @@ private:
   ArenaOffset append(std::span<const std::uint8_t> padded, std::uint32_t now);
   bool append_without_reclaim(std::span<const std::uint8_t> padded, ArenaOffset* off);
   void advance_head(std::uint32_t now);
-  void reclaim_tail(std::uint32_t now);
-  void reclaim_region(std::uint32_t region, std::uint32_t now);
+  // second_chances: whether hit entries are re-appended (false: every entry leaves).
+  void reclaim_tail(std::uint32_t now, bool second_chances);
+  void reclaim_region(std::uint32_t region, std::uint32_t now, bool second_chances);
   void make_room_for_one(std::uint32_t now);
   void repair();
+  // Clears every slot that is not a valid, unique link to a whole published entry of
+  // the current generation of a used region. Returns how many it cleared. O(index).
+  std::uint64_t drop_bad_slots();
   std::uint32_t tail_region() const;
   std::uint32_t region_of(ArenaOffset off) const { return static_cast<std::uint32_t>(off.byte_offset() >> region_shift_); }
   const std::uint8_t* entry_address(ArenaOffset off) const { return seg_.arena() + off.byte_offset(); }
   std::uint64_t entry_hash_at(ArenaOffset off) const;
 
+  // Counts (and, for a lock that cannot be taken again, reports once) a skipped write.
+  void writer_lock_unavailable(LockResult r, const std::string& error);
+
   Segment& seg_;
   SegmentHeader& hdr_;
+  std::chrono::nanoseconds writer_lock_timeout_ = std::chrono::nanoseconds::max();
   RegionDesc* regions_;
   Bucket* buckets_;
   std::uint64_t bucket_count_;
@@ -193,7 +216,6 @@ private:
   };
   std::vector<PendingEntry> reclaim_scratch_;
   HashOverride hash_override_;
-  ReclaimHook reclaim_hook_;
 };
 
 // Wall-clock seconds, the `now` used by workers and tools.

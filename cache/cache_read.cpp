@@ -35,8 +35,10 @@ StatSlot* claim_slot(Segment& seg, SlotRole role, std::uint64_t worker_index, bo
   };
   // A worker with an index prefers the slot its predecessor used, so per-worker figures
   // survive restarts; otherwise the first never-used slot, else one of a dead process.
+  // The last slot is never owned (stat_slots.hpp): it is where sharers count.
+  const std::uint32_t ownable = n > 1 ? n - 1 : 0;
   for (int pass = 0; pass < 3; ++pass) {
-    for (std::uint32_t i = 0; i < n; ++i) {
+    for (std::uint32_t i = 0; i < ownable; ++i) {
       StatSlot& s = slots[i];
       std::uint32_t owner = s.owner_pid.load(std::memory_order_relaxed);
       if (pass == 0 &&
@@ -51,7 +53,8 @@ StatSlot* claim_slot(Segment& seg, SlotRole role, std::uint64_t worker_index, bo
       if (s.owner_pid.compare_exchange_strong(owner, me, std::memory_order_acq_rel)) return take(s);
     }
   }
-  // Every slot is held by a live process: share the last one (counters are atomic adds).
+  // Every ownable slot is held by a live process: share the last one, which nobody owns,
+  // so every process counting into it uses atomic adds and no increment is lost.
   *owned = false;
   return &slots[n - 1];
 }
@@ -99,10 +102,18 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
           retry = true;  // the region was recycled: the slot is about to change
           break;
         }
-        const std::uint8_t* src = entry_address(off);
+        // Only bytes below the published fill are complete in this generation (the fill
+        // is stored with release after the copy-in). A slot above it is stale: its
+        // region was recycled under us and the tag matches again; reload the slot.
         const std::size_t in_region = byte_off & (region_bytes_ - 1);
+        const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
+        if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) {
+          retry = true;
+          break;
+        }
+        const std::uint8_t* src = entry_address(off);
         std::size_t len = relaxed_load_u16(src);
-        const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= region_bytes_;
+        const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= fill;
         if (sane) relaxed_copy_out(out.bytes.data(), src, std::min(len, copy_limit));
         std::atomic_thread_fence(std::memory_order_acquire);
         if (regions_[region].generation.load(std::memory_order_relaxed) != g1) {

@@ -1,6 +1,9 @@
 // Writes: insert, erase, and placing slots in the index. Every function here except
 // insert()/insert_encoded()/erase() REQUIRES the writer lock.
+#include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "cache.hpp"
 #include "robust_mutex.hpp"
@@ -59,6 +62,7 @@ void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, Ar
   *replaced = false;
   if (SlotRef old = find_linked(key_blob, hash); old.slot) {
     old.slot->store(value, std::memory_order_release);
+    failpoint(FailStep::place_replaced);
     *replaced = true;
     return;
   }
@@ -72,12 +76,17 @@ void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, Ar
     for (auto& slot : buckets_[b].slots)
       if (slot.load(std::memory_order_relaxed) == 0) {
         slot.store(value, std::memory_order_release);
+        failpoint(FailStep::place_linked);
         hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
         return;
       }
   // Both buckets full. First try one cuckoo step: move a resident whose other bucket has
-  // room, publishing the copy there before its old slot is reused, so a reader never
-  // finds a wrong entry (at worst it misses the moved one for an instant).
+  // room. The new entry takes the resident's slot first, then the resident is linked
+  // from its other bucket: a reader may miss the resident for an instant, and a writer
+  // killed between the two stores leaves it unlinked (a miss; repair() recounts). The
+  // other order linked one entry from two slots in between, and a crash there left a
+  // duplicate that erase and reclaim unlinked only once (an erased answer still served,
+  // a slot into a freed region).
   // NOTE: greedy two-choice placement at load 0.8 evicted early on ~25 of 10^6 fills and
   // on 2.3% of inserts into a full cache (4M entries); this step removes most of those.
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2})
@@ -88,8 +97,10 @@ void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, Ar
       if (alt == b) continue;
       for (auto& free_slot : buckets_[alt].slots)
         if (free_slot.load(std::memory_order_relaxed) == 0) {
-          free_slot.store(resident, std::memory_order_release);
           slot.store(value, std::memory_order_release);
+          failpoint(FailStep::displace_new_linked);
+          free_slot.store(resident, std::memory_order_release);
+          failpoint(FailStep::displace_done);
           hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
           count(Counter::index_displacements);
           return;
@@ -109,6 +120,7 @@ void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, Ar
       }
     }
   unlink(victim);
+  failpoint(FailStep::conflict_unlinked);
   count(Counter::conflict_evictions);
   victim->store(value, std::memory_order_release);
   hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
@@ -137,7 +149,12 @@ InsertStatus Cache::insert_hashed(const CacheKey& key, std::uint64_t hash, std::
   }
   bool replaced = false;
   {
-    RobustLockGuard lock(&hdr_.writer_lock, [this] { repair(); });
+    std::string error;
+    RobustLockGuard lock(&hdr_.writer_lock, [this] { repair(); }, writer_lock_timeout_, &error);
+    if (!lock.owns()) {
+      writer_lock_unavailable(lock.result(), error);
+      return InsertStatus::skipped;
+    }
     if (now > hdr_.clock_high_water.load(std::memory_order_relaxed))
       hdr_.clock_high_water.store(now, std::memory_order_relaxed);
     if (hdr_.live_entries.load(std::memory_order_relaxed) >= seg_.layout().max_entries &&
@@ -151,11 +168,27 @@ InsertStatus Cache::insert_hashed(const CacheKey& key, std::uint64_t hash, std::
   return replaced ? InsertStatus::replaced : InsertStatus::inserted;
 }
 
+void Cache::writer_lock_unavailable(LockResult r, const std::string& error) {
+  count(Counter::writer_lock_unavailable);
+  if (r == LockResult::timed_out) return;
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr, "dnsarena: ERROR: segment '%s': %s%s%s; answers are served without caching them\n",
+                 seg_.name().c_str(), describe(r), error.empty() ? "" : ": ", error.c_str());
+}
+
 bool Cache::erase(const CacheKey& key) {
-  RobustLockGuard lock(&hdr_.writer_lock, [this] { repair(); });
+  std::string error;
+  RobustLockGuard lock(&hdr_.writer_lock, [this] { repair(); }, writer_lock_timeout_, &error);
+  if (!lock.owns()) {
+    writer_lock_unavailable(lock.result(), error);
+    return false;
+  }
   SlotRef ref = find_linked(key.blob(), key_hash(key));
   if (!ref.slot) return false;
-  unlink(ref.slot);
+  ref.slot->store(0, std::memory_order_release);
+  failpoint(FailStep::erase_unlinked);
+  hdr_.live_entries.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 

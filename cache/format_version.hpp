@@ -22,7 +22,10 @@ inline constexpr std::uint64_t kSegmentMagic = 0x414E455241534E44ULL;
 
 // 1: first layout (12-byte entry header, 64-bit index slots with 8-bit generation).
 // 2: StatSlot grows to 256 bytes (counter index_displacements).
-inline constexpr std::uint32_t kFormatVersion = 2;
+// 3: index slot gen tag 8 -> 16 bits, hash tag 23 -> 15 bits (index_slot.hpp); the
+//    last stat slot is reserved for sharers (stat_slots.hpp); the counter
+//    writer_lock_unavailable is appended (appending a counter alone needs no bump).
+inline constexpr std::uint32_t kFormatVersion = 3;
 
 // bit 0: little-endian; bit 1: 64-bit pointers; bit 2: pthread_mutex_t is 40 bytes.
 inline constexpr std::uint64_t kBuildFeatures = 0x7;

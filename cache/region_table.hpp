@@ -10,15 +10,20 @@
 //
 // Concurrency: both fields are written only under the writer lock. Lock-free readers load
 // `generation` (acquire) before copying an entry and again after (seqlock); a change means
-// the region was recycled meanwhile and the copy is thrown away. The low 8 bits of the
+// the region was recycled meanwhile and the copy is thrown away. The low 16 bits of the
 // generation are also stored in each index slot, so a slot published before a recycle is
-// recognised as stale even when the reader only looks at the region afterwards.
+// recognised as stale even when the reader only looks at the region afterwards. After the
+// first generation load the reader also loads `fill` (acquire) and copies only an entry
+// lying wholly below it: an append of the current generation above the fill may be
+// half-written, and the seqlock re-check cannot see it (the generation does not move
+// for appends).
 // NOTE: a reclaim walk does not change the region's bytes (survivors are copied to the
 // head), so the generation stays put during the walk and readers keep hitting its entries
 // until the region is actually freed. A stale slot could only pass the tag check if its
-// region were recycled a multiple of 256 times while one reader was descheduled between
-// two loads and a same-key entry landed at the same offset; the seqlock re-check then
-// still catches any write that overlapped the copy.
+// region were recycled a multiple of 65,536 times while one reader was descheduled
+// between loading the slot and loading the generation, and an entry of the same key then
+// lay at the same offset below the fill; the seqlock re-check still catches any write
+// that overlapped the copy. (Format 2 and older: 8 bits, 256 recycles.)
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -33,7 +38,7 @@ struct RegionDesc {
 static_assert(sizeof(RegionDesc) == 16, "region table entries are 16 bytes");
 
 inline std::uint32_t generation_tag(std::uint64_t generation) {
-  return static_cast<std::uint32_t>(generation & 0xFF);
+  return static_cast<std::uint32_t>(generation & 0xFFFF);  // kGenTagMask (index_slot.hpp)
 }
 
 }  // namespace dnsarena::cache

@@ -1,22 +1,30 @@
 // FORMAT-DEPENDENT: writes and validates the segment header and layout.
 #include "segment.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <boost/interprocess/exceptions.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <utility>
 
 #include "arena_offset.hpp"
+#include "failpoint.hpp"
 #include "robust_mutex.hpp"
 
 namespace bip = boost::interprocess;
@@ -48,6 +56,81 @@ void check_name(const std::string& name) {
 }
 
 using Kind = SegmentError::Kind;
+
+std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+[[noreturn]] void throw_no_space(const std::string& name, std::uint64_t needed, std::uint64_t free_bytes) {
+  throw SegmentError(Kind::no_space, "segment '" + name + "' needs " + std::to_string(needed) + " bytes (" +
+                                         mib(needed) + ") of shared memory but /dev/shm has " +
+                                         std::to_string(free_bytes) + " bytes (" + mib(free_bytes) +
+                                         ") free: lower the cache's arena_bytes or max_entries, or give /dev/shm "
+                                         "more room (a container's default is 64 MiB: docker run --shm-size)");
+}
+
+std::uint64_t shm_free_bytes() {
+  struct statvfs v{};
+  if (::statvfs("/dev/shm", &v) != 0) return ~std::uint64_t{0};  // unknown: let fallocate decide
+  return std::uint64_t{v.f_bavail} * v.f_frsize;
+}
+
+// Creation happens under a temporary name, "<name>.creating.<pid>.<n>", linked to <name>
+// only once the header is READY.
+std::string temp_prefix(const std::string& name) { return name + ".creating."; }
+std::string temp_name(const std::string& name) {
+  static std::atomic<unsigned> counter{0};
+  return temp_prefix(name) + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+}
+
+bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+// Removes the temporaries of creators that died before linking theirs (they hold no data).
+void remove_dead_temporaries(const std::string& name) {
+  const std::string prefix = temp_prefix(name);
+  DIR* d = ::opendir("/dev/shm");
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+    if (!pid_alive(pid)) ::unlink(shm_path(n).c_str());
+  }
+  ::closedir(d);
+}
+
+// Serialises Segment::open() among this user's processes: whether to create, attach or
+// recreate is decided and done by one process at a time. An flock is released by the
+// kernel when its holder dies, so a killed opener never blocks the next one. One lock
+// file per user, never removed (removing it could let two processes hold "the" lock).
+class OpenLock {
+public:
+  static constexpr std::chrono::seconds kWait{30};
+  OpenLock() {
+    path_ = "/dev/shm/.dnsarena-open-" + std::to_string(::geteuid()) + ".lock";
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) throw SegmentError(Kind::system, "cannot open the lock file " + path_ + ": " + std::strerror(errno));
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        const int e = errno;
+        ::close(fd_);
+        throw SegmentError(Kind::system, "cannot lock " + path_ + ": " + std::strerror(e));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::close(fd_);
+        throw SegmentError(Kind::system, "another process has been opening a segment for " +
+                                             std::to_string(kWait.count()) + " s (it holds " + path_ + ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~OpenLock() { ::close(fd_); }  // releases the flock
+  OpenLock(const OpenLock&) = delete;
+  OpenLock& operator=(const OpenLock&) = delete;
+
+private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -138,27 +221,50 @@ bool Segment::remove(const std::string& name) {
 Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode) {
   check_name(name);
   const SegmentLayout l = SegmentLayout::compute(g);
+  // Refuse what does not fit before allocating anything: fallocate would first take all
+  // the free room of the machine's /dev/shm and only then fail.
+  if (const std::uint64_t free_bytes = shm_free_bytes(); l.total_bytes > free_bytes)
+    throw_no_space(name, l.total_bytes, free_bytes);
   Segment s;
   s.name_ = name;
   s.layout_ = l;
+  const std::string tmp = temp_name(name);
   try {
-    s.mapping_->shm = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write, bip::permissions(mode));
+    s.mapping_->shm = bip::shared_memory_object(bip::create_only, tmp.c_str(), bip::read_write, bip::permissions(mode));
   } catch (const bip::interprocess_exception& e) {
-    if (e.get_error_code() == bip::already_exists_error)
-      throw SegmentError(Kind::already_exists, "segment '" + name + "' already exists");
-    throw SegmentError(Kind::system, "cannot create segment '" + name + "': " + e.what());
+    throw SegmentError(Kind::system, "cannot create segment '" + name + "' (as " + tmp + "): " + e.what());
   }
-  ::fchmod(s.mapping_->shm.get_mapping_handle().handle, mode);  // not subject to umask
+  // Until it is linked under its name, the temporary is ours to remove on any failure.
+  struct RemoveUnlessPublished {
+    std::string path;
+    bool published = false;
+    ~RemoveUnlessPublished() {
+      if (!published) ::unlink(path.c_str());
+    }
+  } temporary{shm_path(tmp)};
+  const int fd = s.mapping_->shm.get_mapping_handle().handle;
+  ::fchmod(fd, mode);  // not subject to umask
   try {
     s.mapping_->shm.truncate(static_cast<bip::offset_t>(l.total_bytes));
-    s.map();
   } catch (const bip::interprocess_exception& e) {
-    bip::shared_memory_object::remove(name.c_str());
-    throw SegmentError(Kind::system, "cannot size or map segment '" + name + "' (" + std::to_string(l.total_bytes) +
+    throw SegmentError(Kind::system, "cannot size segment '" + name + "' (" + std::to_string(l.total_bytes) +
                                          " bytes): " + e.what());
   }
-  // The object is zero-filled by ftruncate: every counter, region and slot starts at 0,
-  // and untouched index and arena pages cost no memory until used.
+  // ftruncate reserves nothing: on a full /dev/shm the first touch of an unbacked page
+  // would kill a writer, or a reader, with SIGBUS. Reserve every page now.
+  if (const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(l.total_bytes)); rc != 0) {
+    if (rc == ENOSPC) throw_no_space(name, l.total_bytes, shm_free_bytes());
+    throw SegmentError(Kind::system, "cannot reserve " + std::to_string(l.total_bytes) + " bytes for segment '" +
+                                         name + "': " + std::strerror(rc));
+  }
+  try {
+    s.map();
+  } catch (const bip::interprocess_exception& e) {
+    throw SegmentError(Kind::system, "cannot map segment '" + name + "' (" + std::to_string(l.total_bytes) +
+                                         " bytes): " + e.what());
+  }
+  failpoint(FailStep::create_sized);
+  // The object is zero-filled: every counter, region and slot starts at 0.
   SegmentHeader& h = s.header();
   h.magic = kSegmentMagic;
   h.format_version = kFormatVersion;
@@ -181,6 +287,16 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   h.head_and_free.store(pack_head_free(0, l.region_count - 1), std::memory_order_relaxed);
   h.reclaiming_region.store(kNoRegion, std::memory_order_relaxed);
   h.init_state.store(kInitReady, std::memory_order_release);
+  failpoint(FailStep::create_header_written);
+  // Publish: link() never replaces an existing name, so of two creators exactly one wins
+  // and nobody ever sees a half-made segment under the name.
+  if (::link(shm_path(tmp).c_str(), shm_path(name).c_str()) != 0) {
+    const int e = errno;
+    if (e == EEXIST) throw SegmentError(Kind::already_exists, "segment '" + name + "' already exists");
+    throw SegmentError(Kind::system, "cannot publish segment '" + name + "': link: " + std::strerror(e));
+  }
+  temporary.published = true;
+  ::unlink(shm_path(tmp).c_str());
   return s;
 }
 
@@ -256,15 +372,18 @@ Segment Segment::attach(const std::string& name) {
 
 Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome) {
   const SegmentLayout want = SegmentLayout::compute(g);  // validate before touching anything
+  check_name(name);
   auto set = [&](OpenOutcome o) {
     if (outcome) *outcome = o;
   };
+  const OpenLock lock;  // one opener at a time: no two processes create, or reset, at once
+  remove_dead_temporaries(name);
   if (!exists(name)) {
     try {
       set(OpenOutcome::created);
       return create(name, g);
     } catch (const SegmentError& e) {
-      if (e.kind() != Kind::already_exists) throw;  // lost a creation race: attach below
+      if (e.kind() != Kind::already_exists) throw;  // a plain create() won the name: attach it
     }
   }
   try {
@@ -284,7 +403,12 @@ Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy pol
                              std::to_string(want.arena_bytes()) + " bytes, region " + std::to_string(want.region_bytes) +
                              ", stat slots " + std::to_string(want.stat_slots) + "); reset to recreate it");
   } catch (const SegmentError& e) {
-    if (policy == OpenPolicy::refuse || e.kind() == Kind::unsafe_permissions || e.kind() == Kind::system) throw;
+    // not_ready under the open lock: its creator died before finishing (only an older
+    // build publishes a segment before it is READY). It holds no data: recreate it
+    // whatever the policy, so a plain restart recovers by itself.
+    if (e.kind() != Kind::not_ready &&
+        (policy == OpenPolicy::refuse || e.kind() == Kind::unsafe_permissions || e.kind() == Kind::system))
+      throw;
   }
   remove(name);
   set(OpenOutcome::recreated);

@@ -13,7 +13,8 @@
 //                                                                    reset: new   (recreated)
 //   damaged header, foreign   already_exists    damaged / foreign   refuse: that error
 //     magic, size too small                                          reset: new   (recreated)
-//   creator died before READY already_exists    not_ready           reset: new; else not_ready
+//   creator died before READY already_exists    not_ready           new          (recreated)
+//     (only older builds: this one publishes a READY segment or nothing)
 //   group/other-writable or   already_exists    unsafe_permissions  unsafe_permissions (never
 //     owned by another user                                          reset: someone else's file)
 //
@@ -25,8 +26,17 @@
 //   // detach = destroy `cache` and `seg`; the segment stays for the next process.
 //   Segment::remove("dnsarena");           // only when the operator asks
 //
-// Creation writes the whole header, initialises the writer lock, and stores init_state =
-// kInitReady last (release), so an attacher that sees READY sees a complete header.
+// Creation works on a temporary object "<name>.creating.<pid>.<n>": it sizes it, reserves
+// every page (posix_fallocate; too little room in /dev/shm is a no_space error naming the
+// size needed and the size free), writes the whole header, initialises the writer lock,
+// stores init_state = kInitReady (release), and only then link()s it under <name>. link
+// never replaces a name: of two creators exactly one wins, the other gets already_exists.
+// A creator killed half-way leaves only its temporary, which the next open() removes.
+//
+// open() runs under a per-user lock file (/dev/shm/.dnsarena-open-<uid>.lock, flock,
+// released by the kernel if its holder dies, waited for at most 30 s), so two processes
+// started at once never both create or both reset: they end on one segment (one inode).
+// Under that lock a segment still not READY has a dead creator and is recreated.
 #pragma once
 #include <sys/types.h>
 
@@ -71,7 +81,7 @@ class SegmentError : public std::runtime_error {
 public:
   enum class Kind {
     not_found, already_exists, foreign, version_mismatch, damaged, not_ready,
-    unsafe_permissions, geometry_mismatch, system
+    unsafe_permissions, geometry_mismatch, no_space, system
   };
   SegmentError(Kind k, const std::string& what) : std::runtime_error(what), kind_(k) {}
   Kind kind() const { return kind_; }
@@ -88,7 +98,7 @@ public:
   static Segment create(const std::string& name, const Geometry& g, mode_t mode = 0600);
   static Segment attach(const std::string& name);
   static Segment open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome = nullptr);
-  // Returns true when something was removed.
+  // Returns true when something was removed. (The per-user open lock file stays.)
   static bool remove(const std::string& name);
   static bool exists(const std::string& name);
 

@@ -19,7 +19,12 @@ CheckReport SegmentChecker::run() {
   const SegmentLayout& l = c.seg_.layout();
   SegmentHeader& h = c.hdr_;
   const std::uint64_t repairs_before = h.repairs.load();
-  RobustLockGuard lock(&h.writer_lock, [&c] { c.repair(); });
+  std::string error;
+  RobustLockGuard lock(&h.writer_lock, [&c] { c.repair(); }, kLockWait, &error);
+  if (!lock.owns()) {
+    problem(rep, std::string("writer lock: ") + describe(lock.result()) + (error.empty() ? "" : ": " + error));
+    return rep;
+  }
   rep.repaired = lock.repaired() || h.repairs.load() != repairs_before;
 
   const std::uint64_t hf = h.head_and_free.load();

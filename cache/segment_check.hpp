@@ -9,7 +9,10 @@
 // entry's key, and is the only slot for that key; the slot count equals live_entries,
 // which is at most max_entries.
 // Cost: one pass over the index and the used arena (about a second per 10^7 entries).
+// A writer lock that cannot be taken (not recoverable, a failing repair, or held for more
+// than kLockWait) is reported as a problem, and nothing else is checked.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +35,7 @@ struct CheckReport {
 
 class SegmentChecker {
 public:
+  static constexpr std::chrono::seconds kLockWait{10};
   explicit SegmentChecker(Cache& cache) : c_(cache) {}
   CheckReport run();
 

@@ -7,16 +7,21 @@
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   224    counters     kCounterCount x u64, indexed by enum Counter
-//   248    8    (padding to 256: four cache lines)
+//   24   232    counters     kCounterCount x u64, indexed by enum Counter (29: the slot is full)
 //
 // Counters are only ever appended, into the padding (zero in a segment made before
 // they existed), so adding one changes no offset and needs no format version bump.
+// NOTE: with 29 counters the padding is used up: the next counter needs a bigger slot
+// (and a format version bump).
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
-// store, no locked instruction; one Cache object per thread). When every slot is held by
-// a live process, later processes share the last slot and use add() (atomic fetch_add).
+// store, no locked instruction; one Cache object per thread). The last slot is never
+// owned: when every other slot is held by a live process, later processes share it and
+// all of them use add() (atomic fetch_add). (Format 2 let the last slot be owned too; its
+// owner's plain load+store then raced with the sharers' fetch_add and lost counts.)
+// Another process may add() into a slot it does not own only while that slot's owner is
+// dead (the supervisor counting a dead worker's restart).
 // Counters are never reset when a slot is taken over: the sum over slots stays the total
 // since the segment was created, and a restarted worker keeps adding to its
 // predecessor's figures. Readers sum with relaxed loads; a sum may mix moments, which is
@@ -59,8 +64,10 @@ enum class Counter : std::uint32_t {
   rate_limited,        // worker: answers dropped or slipped (TC) by response rate limiting
   any_minimal,         // worker: ANY over UDP, answered with one RRset (RFC 8482)
   workers_killed_silent, // supervisor: workers killed for missing their heartbeat
+  writer_lock_unavailable, // inserts/erases skipped: the writer lock was not free within the bounded
+                         // wait, or is not recoverable (a repair failed; also printed once on stderr)
 };
-inline constexpr std::size_t kCounterCount = 28;
+inline constexpr std::size_t kCounterCount = 29;
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -69,7 +76,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
-    "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent"};
+    "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
+    "writer_lock_unavailable"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

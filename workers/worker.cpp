@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <spdlog/spdlog.h>
@@ -54,6 +55,10 @@ public:
         rate_limiter_(cfg.rate_limit),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
+    // A writer lock held by a stopped process must not stop answers: after this wait the
+    // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
+    // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
+    cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
   }
 
   void run() {

@@ -170,3 +170,56 @@ TEST_CASE("erase unlinks at once and the bytes are reclaimed later", "[eviction]
   REQUIRE(c.lookup(key_of(1), kNow, copy) == LookupStatus::miss);  // never resurrected
   check_invariants(c);
 }
+
+TEST_CASE("a full arena whose entries readers re-mark hot during every reclaim still evicts, never throws",
+          "[eviction]") {
+  // Readers that hit every entry faster than reclaim walks the ring would give every entry
+  // a second chance forever. The failpoint plays those readers: before each entry of each
+  // reclaim, every key is looked up again (setting its hit bit, also on the copies just
+  // made). Inserts must still evict.
+  TestSegment ts(tiny_geometry(100000, 4096, 4));
+  Cache c(ts.seg);
+  std::uint32_t n = 0;
+  while (free_of(ts.seg.header().head_and_free.load()) > 1) {
+    REQUIRE(c.insert(key_of(n), answer_of(n).answer(), kNow) == InsertStatus::inserted);
+    ++n;
+  }
+  const std::uint32_t filled = n;
+  EntryCopy copy;
+  unsigned reclaim_steps = 0;
+  set_failpoint([&](FailStep step, std::uint64_t) {
+    if (step != FailStep::reclaim_entry) return;
+    ++reclaim_steps;
+    for (std::uint32_t k = 0; k < n; ++k) c.lookup(key_of(k), kNow, copy);
+  });
+  for (std::uint32_t i = 0; i < 2 * filled; ++i, ++n) {
+    INFO("insert " << i << " into a full arena of hot entries");
+    REQUIRE_NOTHROW(c.insert(key_of(n), answer_of(n).answer(), kNow));
+    REQUIRE(c.lookup(key_of(n), kNow, copy) == LookupStatus::hit);
+  }
+  set_failpoint({});
+  INFO(reclaim_steps << " reclaim steps");
+  CHECK(reclaim_steps > 0);
+  CHECK(c.stats().counter(Counter::evictions) > 0);
+  check_invariants(c);
+}
+
+TEST_CASE("a full entry limit of hot entries still makes room, never throws", "[eviction]") {
+  // The same starvation through the live-entry limit (make_room_for_one).
+  TestSegment ts(tiny_geometry(40, 4096, 8));
+  Cache c(ts.seg);
+  std::uint32_t n = 0;
+  for (; n < 40; ++n) REQUIRE(c.insert(key_of(n), answer_of(n).answer(), kNow) == InsertStatus::inserted);
+  EntryCopy copy;
+  set_failpoint([&](FailStep step, std::uint64_t) {
+    if (step == FailStep::reclaim_entry)
+      for (std::uint32_t k = 0; k < n; ++k) c.lookup(key_of(k), kNow, copy);
+  });
+  for (std::uint32_t i = 0; i < 200; ++i, ++n) {
+    INFO("insert " << i << " at the entry limit, every entry hot");
+    REQUIRE_NOTHROW(c.insert(key_of(n), answer_of(n).answer(), kNow));
+    REQUIRE(c.stats().live_entries <= 40);
+  }
+  set_failpoint({});
+  check_invariants(c);
+}

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <thread>
 
-#include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "concurrent_roles.hpp"
 #include "sim/workload/seed_mix.hpp"
@@ -26,6 +25,18 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   const unsigned rounds = env_unsigned("DNSARENA_KILL_ROUNDS", 200);
   TestSegment ts(tiny_geometry(2000, 4096, 6), "killreclaim");
   const std::string name = ts.name();
+  // Fill the arena from the parent first, so every victim's first insert already has to
+  // reclaim: the rounds do not depend on how far a slow (ASan) victim gets before its kill.
+  // NOTE: without this, victims under ASan were often killed before the arena had filled,
+  // and the evictions > 0 check below failed now and then.
+  {
+    Cache filler(ts.seg, SlotRole::tool);
+    const std::uint32_t now = wall_clock_now();
+    for (std::uint32_t k = 0; k < 2000 || filler.stats().counter(Counter::evictions) == 0; ++k)
+      REQUIRE(filler.insert_encoded(verifiable_key(k % 2000), encode_verifiable({k % 2000, 1, 199}, now), now) !=
+              InsertStatus::rejected);
+    REQUIRE(free_of(ts.seg.header().head_and_free.load()) == 1);  // full: the next seal reclaims
+  }
   SharedStopFlag stop;
   auto should_stop = [&stop] { return stop.is_set(); };
   common::ChildProcess reader = spawn_child([&] {
@@ -127,8 +138,8 @@ TEST_CASE("a writer killed halfway through a reclaim: the next writer finishes i
   common::ChildProcess victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 3);
-    CacheTestHooks::set_reclaim_hook(c, [kill_after](std::uint32_t, std::size_t done) {
-      if (done == kill_after) ::raise(SIGKILL);
+    set_failpoint([kill_after](FailStep step, std::uint64_t done) {
+      if (step == FailStep::reclaim_entry && done == kill_after) ::raise(SIGKILL);
     });
     for (std::uint32_t k = first_new; k < first_new + 10'000; ++k)
       c.insert_encoded(verifiable_key(k), encode_verifiable({k, 1, 2}, now), now);

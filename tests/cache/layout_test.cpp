@@ -86,7 +86,7 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(offset_in(s, s.counters[kCounterCount - 1]) == 24 + 8 * (kCounterCount - 1));
   REQUIRE(24 + 8 * kCounterCount <= 256);
   REQUIRE(kCounterNames.size() == kCounterCount);
-  REQUIRE(static_cast<std::size_t>(Counter::workers_killed_silent) == kCounterCount - 1);
+  REQUIRE(static_cast<std::size_t>(Counter::writer_lock_unavailable) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
 
   const RegionDesc& r = ts.seg.regions()[2];
@@ -105,16 +105,18 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(kMaxArenaBytes == (std::uint64_t{0xFFFFFFFF} - 1) * 8);
 }
 
-TEST_CASE("index slot bits: | offset:32 | gen tag:8 | hit:1 | hash tag:23 |", "[layout]") {
-  const std::uint64_t s = make_slot(ArenaOffset::from_raw(0xA1B2C3D4), 0x1E5, 0x7FFFFF);
-  REQUIRE(s == 0xA1B2C3D4E57FFFFFULL);
+TEST_CASE("index slot bits: | offset:32 | gen tag:16 | hit:1 | hash tag:15 |", "[layout]") {
+  const std::uint64_t s = make_slot(ArenaOffset::from_raw(0xA1B2C3D4), 0x1BEE5, 0x7FFF);
+  REQUIRE(s == 0xA1B2C3D4BEE57FFFULL);
   REQUIRE(slot_offset(s).raw() == 0xA1B2C3D4);
-  REQUIRE(slot_gen_tag(s) == 0xE5);
-  REQUIRE(slot_hash_tag(s) == 0x7FFFFF);
+  REQUIRE(slot_gen_tag(s) == 0xBEE5);
+  REQUIRE(slot_hash_tag(s) == 0x7FFF);
   REQUIRE_FALSE(slot_hit(s));
   REQUIRE(slot_hit(s | kSlotHitBit));
-  REQUIRE(kSlotHitBit == 0x800000);
-  REQUIRE(slot_hash_tag(s | kSlotHitBit) == 0x7FFFFF);
+  REQUIRE(kSlotHitBit == 0x8000);
+  REQUIRE(slot_hash_tag(s | kSlotHitBit) == 0x7FFF);
+  REQUIRE(slot_gen_tag(s | kSlotHitBit) == 0xBEE5);
+  REQUIRE(generation_tag(0x12345) == 0x2345);
   REQUIRE(make_slot(ArenaOffset::from_raw(1), 0, 0) != 0);  // a used slot is never "empty"
 }
 

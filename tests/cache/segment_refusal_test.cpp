@@ -3,6 +3,7 @@
 // was found; reset recreates where that is safe; `dnsarena check` exits 2 with the reason.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -192,4 +193,35 @@ TEST_CASE("a missing segment is reported as not found", "[segment]") {
   const std::string name = unique_segment_name("missing");
   require_refusal(name, Kind::not_found, {name});
   require_check_refuses(name, "does not exist");
+}
+
+TEST_CASE("creation reserves the memory: too little space in /dev/shm is a clear error, not SIGBUS later",
+          "[segment]") {
+  // ftruncate alone reserves nothing: a segment larger than the free space is created and
+  // the first touch of an unbacked page kills a writer or a reader with SIGBUS. Ask for
+  // more than /dev/shm has free (the check comes before any page is allocated, so this
+  // does not fill the shared /dev/shm of the machine).
+  struct statvfs vfs{};
+  REQUIRE(::statvfs("/dev/shm", &vfs) == 0);
+  const std::uint64_t free_bytes = std::uint64_t{vfs.f_bavail} * vfs.f_frsize;
+  Geometry g;
+  g.max_entries = 1000;
+  g.region_bytes = 1u << 20;
+  g.arena_bytes = (free_bytes / g.region_bytes + 64) * g.region_bytes;  // 64 MiB too many
+  if (g.arena_bytes > kMaxArenaBytes) {
+    WARN("/dev/shm has more room than the largest arena: nothing to test");
+    return;
+  }
+  SegmentNameGuard guard(unique_segment_name("nospace"));
+  try {
+    Segment s = Segment::create(guard.name(), g);
+    FAIL("a segment of " << g.arena_bytes << " bytes was created with " << free_bytes << " bytes free");
+  } catch (const SegmentError& e) {
+    INFO(e.what());
+    CHECK(e.kind() == Kind::no_space);
+    CHECK(std::string(e.what()).find("needs " + std::to_string(SegmentLayout::compute(g).total_bytes)) !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find("free") != std::string::npos);
+  }
+  CHECK_FALSE(Segment::exists(guard.name()));
 }

@@ -53,3 +53,23 @@ TEST_CASE("threads: concurrent writers and readers, every hit byte-exact", "[thr
               static_cast<unsigned long long>(st.counter(Counter::inserts)),
               static_cast<unsigned long long>(st.counter(Counter::lookup_retries)));
 }
+
+TEST_CASE("threads: counters never lose increments when stat slots run out", "[threads][stats]") {
+  // Two slots for three Cache objects: the third has to share. Whoever counts into a
+  // shared slot, and whoever owns it, every increment must arrive.
+  Geometry g = tiny_geometry(1000, 4096, 4);
+  g.stat_slots = 2;
+  TestSegment ts(g, "slots");
+  Cache first(ts.seg), second(ts.seg), third(ts.seg);
+  const unsigned n = env_unsigned("DNSARENA_COUNT_ADDS", 20'000'000);
+  std::thread a([&] {
+    for (unsigned i = 0; i < n; ++i) second.count(Counter::lookups);
+  });
+  std::thread b([&] {
+    for (unsigned i = 0; i < n; ++i) third.count(Counter::lookups);
+  });
+  for (unsigned i = 0; i < n; ++i) first.count(Counter::lookups);
+  a.join();
+  b.join();
+  CHECK(first.stats().counter(Counter::lookups) == 3ull * n);
+}

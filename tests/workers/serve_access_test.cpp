@@ -69,7 +69,7 @@ TEST_CASE("rate limiting per client subnet: the excess is dropped or slipped wit
   CHECK(tcp.answers.size() == 2);
 }
 
-TEST_CASE("ANY over UDP gets one RRset (RFC 8482), its rcode kept; over TCP the whole answer",
+TEST_CASE("ANY over UDP gets one RRset (RFC 8482) with its rcode kept, over TCP the whole answer",
           "[serve][access][any]") {
   Service s;
   for (int round = 0; round < 2; ++round) {  // miss, then hit

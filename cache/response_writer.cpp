@@ -94,6 +94,8 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   entry.rewind();
   RecordView r;
   std::uint32_t written = 0, skipped = 0, index = 0;
+  bool referral = answer_count == 0;  // and NS in authority: then the additional records are glue
+  bool authority_ns = false;
   bool fits = true;
   std::size_t last_record_end = pos;
   while (entry.next(r)) {
@@ -101,6 +103,7 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
       ++skipped;  // RFC 8482: one RRset of an ANY answer
       continue;
     }
+    if (index > answer_count && index <= answer_count + entry.count(kAuthority) && r.type == 2) authority_ns = true;
     const std::size_t owner_worst = r.owner_is_qname ? 2 : r.owner.size();
     if (pos + owner_worst + 10 + r.rdata.size() > records_capacity) {
       fits = false;
@@ -130,9 +133,14 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
                              entry.count(kAdditional)};
   const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
   if (!fits && written >= answer_and_authority) {
-    // Only additional records are left out: no TC (RFC 2181 section 9).
+    // Only additional records are left out: no TC (RFC 2181 section 9), unless they are
+    // a referral's glue, which a resolver needs: then TC with what fitted (RFC 9471).
     pos = last_record_end;
     counts[2] = static_cast<std::uint16_t>(written - answer_and_authority);
+    if (referral && authority_ns) {
+      flags |= kFlagTc;
+      res.truncated = true;
+    }
   } else if (!fits || written + skipped != entry.record_count()) {
     if (fits) return res;
     flags |= kFlagTc;

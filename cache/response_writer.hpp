@@ -12,7 +12,8 @@
 // When the answer or authority records do not fit in min(buffer, client's size limit)
 // the response carries only the header, question and OPT, with TC set and the entry's
 // rcode kept, as RFC 2181 section 9 allows; when only additional records do not fit,
-// they are left out without TC.
+// they are left out without TC, except a referral's glue (no answer, NS in authority):
+// then the records that fit go out with TC (RFC 9471), as Knot DNS does.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -12,7 +12,9 @@
 //   - an OPT record when the query had EDNS;
 //   - when the answer or authority records do not fit in min(capacity, max_size):
 //     header, question and OPT only, with TC set and zero record counts; when only
-//     additional records do not fit, they are left out without TC.
+//     additional records do not fit, they are left out without TC (the arena's writer
+//     also sets TC for a referral's glue; the layouts hold no referrals, so that rule is
+//     not repeated here).
 // A layout calls add() for each record in section order, then finish().
 #pragma once
 #include <cstddef>

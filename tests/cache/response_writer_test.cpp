@@ -212,6 +212,24 @@ TEST_CASE("additional records that do not fit are left out without TC", "[respon
   CHECK(m.sections[2].size() == m.arcount);
 }
 
+TEST_CASE("a referral whose glue does not fit: what fits, with TC (RFC 9471)", "[response]") {
+  const Bytes qname = wire("host.deleg.example");
+  OwnedAnswer a;
+  a.add(kAuthority, wire("deleg.example"), kNS, 60, wire("ns.deleg.example"));
+  for (int i = 0; i < 40; ++i)
+    a.add(kAdditional, wire("ns.deleg.example"), kA, 60, bytes_of({192, 0, 2, static_cast<std::uint8_t>(i)}));
+  ResponseOptions o;
+  o.max_size = 512;
+  const Built b = build(qname, kA, a.answer(), kNow, {}, o);
+  REQUIRE(b.result.truncated);
+  REQUIRE(b.result.size <= 512);
+  const ParsedMessage m = parse(b);
+  CHECK((m.flags & kFlagTc) != 0);
+  CHECK(m.nscount == 1);
+  CHECK(m.arcount > 0);
+  CHECK(m.arcount < 40);
+}
+
 TEST_CASE("NXDOMAIN and NODATA: rcode and the SOA in authority", "[response]") {
   const Bytes soa = soa_rdata("ns1.example.com", "hostmaster.example.com", 5, 900);
   OwnedAnswer nx;

@@ -50,7 +50,6 @@
 
 #include "cache_key.hpp"
 #include "entry_codec.hpp"
-#include "failpoint.hpp"
 #include "response_writer.hpp"
 #include "robust_mutex.hpp"
 #include "segment.hpp"

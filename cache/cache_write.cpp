@@ -6,6 +6,8 @@
 #include <string>
 
 #include "cache.hpp"
+
+#include "failpoint.hpp"
 #include "robust_mutex.hpp"
 
 namespace dnsarena::cache {

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "cache.hpp"
+
+#include "failpoint.hpp"
 #include "relaxed_copy.hpp"
 
 namespace dnsarena::cache {

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "cache/failpoint.hpp"
 #include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"

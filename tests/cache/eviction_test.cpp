@@ -2,6 +2,7 @@
 // second chance for entries hit since they were written.
 #include <catch2/catch.hpp>
 
+#include "cache/failpoint.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cache/failpoint.hpp"
 #include "child_process.hpp"
 #include "concurrent_roles.hpp"
 #include "sim/workload/seed_mix.hpp"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cache/failpoint.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache/failpoint.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"

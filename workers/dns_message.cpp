@@ -80,13 +80,8 @@ std::size_t write_ecs_option(const EcsOption& ecs, std::uint8_t scope, std::uint
   return 8 + abytes;
 }
 
-namespace {
-
-// Header, question, then `answer` (a whole record, or empty) and the OPT when the query
-// had EDNS. The upper bits of an extended rcode go into the OPT.
-std::size_t write_simple_response(const ClientQuery& q, std::uint16_t rcode, std::span<const std::uint8_t> answer,
-                                  std::uint8_t* out, std::size_t capacity) {
-  if (capacity < 12 + 255 + 4 + 11 + 24 + answer.size()) return 0;
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity) {
+  if (capacity < 12 + 255 + 4 + 11 + 24) return 0;
   put16(out, q.id);
   const std::uint16_t flags =
       static_cast<std::uint16_t>(0x8000 | (q.flags & (0x7800 | 0x0100 | 0x0010)) | 0x0080 | (rcode & 0xF));
@@ -94,7 +89,7 @@ std::size_t write_simple_response(const ClientQuery& q, std::uint16_t rcode, std
   std::size_t pos = 12;
   const bool question = q.qname_len > 0;
   put16(out + 4, question ? 1 : 0);
-  put16(out + 6, answer.empty() ? 0 : 1);
+  put16(out + 6, 0);
   put16(out + 8, 0);
   put16(out + 10, q.edns ? 1 : 0);
   if (question) {
@@ -103,10 +98,6 @@ std::size_t write_simple_response(const ClientQuery& q, std::uint16_t rcode, std
     put16(out + pos, q.qtype);
     put16(out + pos + 2, q.qclass);
     pos += 4;
-  }
-  if (!answer.empty()) {
-    std::memcpy(out + pos, answer.data(), answer.size());
-    pos += answer.size();
   }
   if (q.edns) {
     out[pos] = 0;
@@ -121,12 +112,6 @@ std::size_t write_simple_response(const ClientQuery& q, std::uint16_t rcode, std
     pos += 11 + olen;
   }
   return pos;
-}
-
-}  // namespace
-
-std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity) {
-  return write_simple_response(q, rcode, {}, out, capacity);
 }
 
 std::size_t write_upstream_query(std::uint16_t id, std::span<const std::uint8_t> qname, std::uint16_t qtype,

@@ -285,7 +285,7 @@ private:
     std::size_t entry_len = 0;
     std::uint8_t scope = 0;
     cache::CacheKey key;
-    if (a && !a->truncated()) {
+    if (a) {  // never truncated: a TC reply is asked again over TCP (upstream_client.hpp)
       scope = a->ecs_scope();
       try {
         const std::uint8_t key_scope = ecs_cacheable(p.ecs, scope) ? scope : p.ecs.source_prefix;

@@ -25,7 +25,8 @@ inline constexpr std::uint64_t kSegmentMagic = 0x414E455241534E44ULL;
 // 3: index slot gen tag 8 -> 16 bits, hash tag 23 -> 15 bits (index_slot.hpp); the
 //    last stat slot is reserved for sharers (stat_slots.hpp); the counter
 //    writer_lock_unavailable is appended (appending a counter alone needs no bump).
-inline constexpr std::uint32_t kFormatVersion = 3;
+// 4: StatSlot grows to 512 bytes (room for 61 counters; format 3 was full at 29).
+inline constexpr std::uint32_t kFormatVersion = 4;
 
 // bit 0: little-endian; bit 1: 64-bit pointers; bit 2: pthread_mutex_t is 40 bytes.
 inline constexpr std::uint64_t kBuildFeatures = 0x7;

@@ -5,7 +5,7 @@
 //   +-----------------------+ 0
 //   | SegmentHeader  4 KiB  |  identity, geometry, part offsets, writer lock, writer state
 //   +-----------------------+ stats_offset
-//   | StatSlot[stat_slots]  |  per-process counters, 256 B each   (stat_slots.hpp)
+//   | StatSlot[stat_slots]  |  per-process counters, 512 B each   (stat_slots.hpp)
 //   +-----------------------+ regions_offset
 //   | RegionDesc[regions]   |  generation + fill per region, 16 B (region_table.hpp)
 //   +-----------------------+ index_offset

@@ -1,18 +1,19 @@
 // Per-process counters in the segment. FORMAT-DEPENDENT.
 //
-// StatSlot (256 bytes, four cache lines, so two processes never share a line):
+// StatSlot (512 bytes, eight cache lines, so two processes never share a line):
 //
 //   offset size field        meaning
 //   0      4    owner_pid    atomic; pid that claimed the slot, 0 = never claimed
 //   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
 //   8      8    claimed_unix wall-clock seconds of the latest claim
 //   16     8    worker_index supervisor's index of the worker using this slot
-//   24   232    counters     kCounterCount x u64, indexed by enum Counter (29: the slot is full)
+//   24   488    counters     kCounterCount x u64, indexed by enum Counter; room for
+//                            kMaxCounters = 61, the rest is zero padding
 //
 // Counters are only ever appended, into the padding (zero in a segment made before
 // they existed), so adding one changes no offset and needs no format version bump.
-// NOTE: with 29 counters the padding is used up: the next counter needs a bigger slot
-// (and a format version bump).
+// NOTE: format 3 had 256-byte slots, full at 29 counters; format 4 doubled the slot so
+// that counters can again be appended without a bump (32 free).
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
@@ -68,6 +69,9 @@ enum class Counter : std::uint32_t {
                          // wait, or is not recoverable (a repair failed; also printed once on stderr)
 };
 inline constexpr std::size_t kCounterCount = 29;
+// Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
+inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
+static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
 
 inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "lookups",          "hits",           "misses",           "expired_on_lookup",
@@ -87,6 +91,7 @@ struct alignas(64) StatSlot {
   std::uint64_t claimed_unix;
   std::uint64_t worker_index;
   std::atomic<std::uint64_t> counters[kCounterCount];
+  std::uint64_t unused_counters[kMaxCounters - kCounterCount];  // zero; room to append counters
 
   // For a slot shared by several processes (every slot was taken): atomic add.
   void add(Counter c, std::uint64_t n = 1) {
@@ -103,8 +108,8 @@ struct alignas(64) StatSlot {
   }
 };
 
-static_assert(sizeof(StatSlot) == 256, "whole cache lines per slot: no false sharing");
-static_assert(24 + kCounterCount * 8 <= 256, "counters fit the slot's padding");
+static_assert(sizeof(StatSlot) == 512, "whole cache lines per slot: no false sharing");
+static_assert(24 + kMaxCounters * 8 == 512, "counters fill the slot exactly");
 static_assert(offsetof(StatSlot, counters) == 24, "counter offsets are part of the format");
 
 }  // namespace dnsarena::cache

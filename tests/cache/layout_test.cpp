@@ -76,7 +76,7 @@ TEST_CASE("SegmentHeader field offsets follow the diagram", "[layout]") {
 TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[layout]") {
   TestSegment ts(tiny_geometry(100, 1024, 3));
   const StatSlot& s = ts.seg.stat_slots()[1];
-  REQUIRE(sizeof(StatSlot) == 256);
+  REQUIRE(sizeof(StatSlot) == 512);
   REQUIRE(alignof(StatSlot) == 64);
   REQUIRE(offset_in(s, s.owner_pid) == 0);
   REQUIRE(offset_in(s, s.role) == 4);
@@ -84,7 +84,8 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(offset_in(s, s.worker_index) == 16);
   REQUIRE(offset_in(s, s.counters[0]) == 24);
   REQUIRE(offset_in(s, s.counters[kCounterCount - 1]) == 24 + 8 * (kCounterCount - 1));
-  REQUIRE(24 + 8 * kCounterCount <= 256);
+  REQUIRE(24 + 8 * kCounterCount <= 512);
+  REQUIRE(24 + 8 * kMaxCounters == 512);
   REQUIRE(kCounterNames.size() == kCounterCount);
   REQUIRE(static_cast<std::size_t>(Counter::writer_lock_unavailable) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
@@ -161,12 +162,12 @@ TEST_CASE("SegmentLayout::compute, worked by hand", "[layout]") {
   REQUIRE(l.region_count == 3);
   REQUIRE(l.bucket_count == 157);
   REQUIRE(l.arena_bytes() == 3 * 4096);
-  // stats right after the 4096-byte header; 4 x 256 = 1024 -> regions at 5120 (a multiple
-  // of 64); 3 x 16 = 48 -> 5168, aligned up to 5184 for the index; 157 x 64 = 10048 ->
-  // 15232, aligned up to a page: the arena at 16384; total 16384 + 12288 = 28672.
+  // stats right after the 4096-byte header; 4 x 512 = 2048 -> regions at 6144 (a multiple
+  // of 64); 3 x 16 = 48 -> 6192, aligned up to 6208 for the index; 157 x 64 = 10048 ->
+  // 16256, aligned up to a page: the arena at 16384; total 16384 + 12288 = 28672.
   REQUIRE(l.stats_offset == 4096);
-  REQUIRE(l.regions_offset == 5120);
-  REQUIRE(l.index_offset == 5184);
+  REQUIRE(l.regions_offset == 6144);
+  REQUIRE(l.index_offset == 6208);
   REQUIRE(l.arena_offset == 16384);
   REQUIRE(l.total_bytes == 28672);
 

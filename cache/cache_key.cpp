@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "address_prefix.hpp"
+
 namespace dnsarena::cache {
 
 namespace {
@@ -28,7 +30,7 @@ CacheKey::CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype
   std::size_t pos = kKeyFixedBytes;
   const std::size_t abytes = ecs_bytes(bytes_[3]);
   std::memcpy(&bytes_[pos], ecs.address.data(), abytes);
-  if (bytes_[3] % 8 != 0) bytes_[pos + abytes - 1] &= static_cast<std::uint8_t>(0xFF00u >> (bytes_[3] % 8));
+  clear_bits_past_prefix({&bytes_[pos], abytes}, bytes_[3]);
   pos += abytes;
   lowercase_copy(&bytes_[pos], qname_wire);
   pos += name_len;

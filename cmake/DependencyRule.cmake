@@ -5,30 +5,31 @@
 #
 # common/ (child processes, loopback sockets, strict YAML, finding programs) sits beside
 # cache/ at the bottom: every module above cache/ may use it; cache/ may not (it is
-# installed on its own). Inside sim/, workload is the base; fleet uses layouts for its
-# calibration; traffic, layouts and fleet do not use each other otherwise.
-# (dns/, the one DNS wire layer, is planned; its code still lives in workers/ and
-# sim/traffic/.)
+# installed on its own). dns/ (the one DNS wire layer over libknot) uses cache/ (names,
+# address prefixes) and common/ (Bytes). Inside sim/, workload is the base and needs no
+# wire code; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
+# each other otherwise.
 #
 # DNSARENA_ALLOWED_<module>: the modules <module> may link or include directly.
-set(DNSARENA_MODULES cache common workload traffic layouts fleet workers validate bench app)
+set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers validate bench app)
 set(DNSARENA_ALLOWED_cache "")
 set(DNSARENA_ALLOWED_common "")
+set(DNSARENA_ALLOWED_dns cache common)
 set(DNSARENA_ALLOWED_workload cache common)
-set(DNSARENA_ALLOWED_traffic workload cache common)
-set(DNSARENA_ALLOWED_layouts workload cache common)
-set(DNSARENA_ALLOWED_fleet layouts workload cache common)
-set(DNSARENA_ALLOWED_workers cache common)
-set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers cache common)
-set(DNSARENA_ALLOWED_bench fleet traffic layouts workload workers cache common)
-set(DNSARENA_ALLOWED_app validate bench fleet traffic layouts workload workers cache common)
+set(DNSARENA_ALLOWED_traffic workload dns cache common)
+set(DNSARENA_ALLOWED_layouts workload dns cache common)
+set(DNSARENA_ALLOWED_fleet layouts workload dns cache common)
+set(DNSARENA_ALLOWED_workers dns cache common)
+set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache common)
+set(DNSARENA_ALLOWED_bench fleet traffic layouts workload workers dns cache common)
+set(DNSARENA_ALLOWED_app validate bench fleet traffic layouts workload workers dns cache common)
 
 # The module a source path (relative to the source root) belongs to, or "" (tests, ...).
 function(dnsarena_module_of_path path out)
   set(module "")
   if(path MATCHES "^sim/(workload|traffic|layouts|fleet|validate)/")
     set(module ${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(cache|common|workers|bench|app)/")
+  elseif(path MATCHES "^(cache|common|dns|workers|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cache/address_prefix.hpp"
+
 namespace dnsarena::workers {
 
 namespace {
@@ -48,10 +50,7 @@ AccessRule AccessRule::parse(const std::string& text) {
     prefix = static_cast<unsigned>(v);
   }
   r.prefix = static_cast<std::uint8_t>(prefix);
-  for (unsigned i = 0; i < 16; ++i) {  // zero the host bits
-    if (i * 8 >= prefix) r.net[i] = 0;
-    else if (i * 8 + 8 > prefix) r.net[i] &= static_cast<std::uint8_t>(0xFF00u >> (prefix % 8));
-  }
+  cache::clear_bits_past_prefix(r.net, prefix);  // zero the host bits
   return r;
 }
 

@@ -7,20 +7,8 @@
 
 namespace dnsarena::workers {
 
-namespace {
-
-void cut(EcsOption& e, std::uint8_t prefix) {
-  e.source_prefix = std::min(e.source_prefix, prefix);
-  e.scope_prefix = 0;
-  const unsigned full = e.source_prefix / 8u;
-  const unsigned rest = e.source_prefix % 8u;
-  for (unsigned i = full; i < 16; ++i) {
-    if (i == full && rest) e.address[i] &= static_cast<std::uint8_t>(0xFF00u >> rest);
-    else e.address[i] = 0;
-  }
-}
-
-}  // namespace
+using dns::ClientQuery;
+using dns::EcsOption;
 
 EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_storage& source,
                        std::uint8_t v4_prefix, std::uint8_t v6_prefix) {
@@ -28,7 +16,7 @@ EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_st
   if (policy == EcsPolicy::off) return e;
   if (q.ecs.present) {
     e = q.ecs;
-    cut(e, e.family == 1 ? v4_prefix : v6_prefix);
+    dns::cut_to_prefix(e, e.family == 1 ? v4_prefix : v6_prefix);
     return e;
   }
   e.present = true;
@@ -46,8 +34,8 @@ EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_st
     std::memcpy(e.address.data(), &reinterpret_cast<const sockaddr_in*>(&source)->sin_addr, 4);
   }
   e.source_prefix = e.family == 1 ? 32 : 128;
-  if (policy == EcsPolicy::forward) cut(e, 0);
-  else cut(e, e.family == 1 ? v4_prefix : v6_prefix);
+  if (policy == EcsPolicy::forward) dns::cut_to_prefix(e, 0);
+  else dns::cut_to_prefix(e, e.family == 1 ? v4_prefix : v6_prefix);
   return e;
 }
 

@@ -30,20 +30,21 @@
 #include <sys/socket.h>
 
 #include "cache/cache_key.hpp"
-#include "workers/dns_message.hpp"
+#include "dns/client_query.hpp"
+#include "dns/ecs_option.hpp"
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::workers {
 
 // The ECS option to send upstream for `q` from `source` (present = false: send none).
-EcsOption upstream_ecs(EcsPolicy policy, const ClientQuery& q, const sockaddr_storage& source,
+dns::EcsOption upstream_ecs(EcsPolicy policy, const dns::ClientQuery& q, const sockaddr_storage& source,
                        std::uint8_t v4_prefix, std::uint8_t v6_prefix);
 
 // The cache tag of an answer to a query that sent `sent`, with `scope` bits (see above).
 // REQUIRES: scope <= sent.source_prefix when sent.source_prefix > 0 (else: do not cache).
-cache::EcsTag ecs_tag(const EcsOption& sent, std::uint8_t scope);
+cache::EcsTag ecs_tag(const dns::EcsOption& sent, std::uint8_t scope);
 // Whether an answer with `scope` may be cached for the query that sent `sent`.
-inline bool ecs_cacheable(const EcsOption& sent, std::uint8_t scope) {
+inline bool ecs_cacheable(const dns::EcsOption& sent, std::uint8_t scope) {
   return !sent.present || sent.source_prefix == 0 || scope <= sent.source_prefix;
 }
 

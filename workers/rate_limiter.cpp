@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cache/address_prefix.hpp"
+
 namespace dnsarena::workers {
 
 RateLimiter::RateLimiter(const RateLimitConfig& config) : cfg_(config) {
@@ -41,10 +43,7 @@ RateLimiter::Verdict RateLimiter::check(const sockaddr_storage& client, std::uin
     key[0] = 4;
   }
   std::memcpy(key + 1, addr, bytes);
-  for (unsigned i = 0; i < bytes; ++i) {
-    if (i * 8 >= prefix) key[1 + i] = 0;
-    else if (i * 8 + 8 > prefix) key[1 + i] &= static_cast<std::uint8_t>(0xFF00u >> (prefix % 8));
-  }
+  cache::clear_bits_past_prefix({key + 1, bytes}, prefix);
   const std::uint64_t h = XXH3_64bits(key, sizeof key);
   Bucket& b = buckets_[h & mask_];
   if (b.subnet != h || b.second != now_seconds) {

@@ -3,14 +3,15 @@
 #include <algorithm>
 
 #include "cache/dns_name.hpp"
+#include "dns/wire.hpp"
 
 namespace dnsarena::workers {
 
 namespace {
 
-constexpr std::uint16_t kTypeA = 1, kTypeNs = 2, kTypeCname = 5, kTypeSoa = 6, kTypeAaaa = 28, kTypeDname = 39,
-                        kTypeDs = 43, kTypeRrsig = 46, kTypeNsec = 47, kTypeNsec3 = 50, kTypeAny = 255;
-constexpr std::uint16_t kClassIn = 1;
+using dns::kTypeA, dns::kTypeNs, dns::kTypeCname, dns::kTypeSoa, dns::kTypeAaaa, dns::kTypeDname, dns::kTypeDs,
+    dns::kTypeRrsig, dns::kTypeNsec, dns::kTypeNsec3, dns::kTypeAny, dns::kClassIn;
+using dns::kRcodeNoError, dns::kRcodeNxDomain, dns::get16;
 constexpr std::size_t kRrsigSignerOffset = 18;  // type covered .. key tag, then the signer name
 constexpr std::size_t kMaxChain = 16;
 
@@ -83,19 +84,19 @@ bool UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
 bool UpstreamAnswer::read_ecs_scope(const UpstreamQuestion& asked) {
   ecs_scope_ = 0;
   if (!asked.ecs.present) return true;
-  const std::uint8_t* opt = knot_pkt_edns_option(pkt_.get(), KNOT_EDNS_OPTION_CLIENT_SUBNET);
-  if (!opt) return true;  // no ECS in the reply: the server does not vary by subnet; scope 0
-  knot_edns_client_subnet_t ecs{};
-  if (knot_edns_client_subnet_parse(&ecs, knot_edns_opt_get_data(const_cast<std::uint8_t*>(opt)),
-                                    knot_edns_opt_get_length(opt)) != KNOT_EOK)
-    return false;
+  dns::EcsOption reply;
+  switch (dns::read_ecs_option(pkt_.get(), reply)) {
+    case dns::EcsRead::absent: return true;  // the server does not vary by subnet: scope 0
+    case dns::EcsRead::malformed: return false;
+    case dns::EcsRead::ok: break;
+  }
   const std::size_t abytes = (asked.ecs.source_prefix + 7u) / 8u;
-  if (ecs.family != asked.ecs.family || ecs.source_len != asked.ecs.source_prefix ||
-      std::memcmp(ecs.address, asked.ecs.address.data(), abytes) != 0)
+  if (reply.family != asked.ecs.family || reply.source_prefix != asked.ecs.source_prefix ||
+      std::memcmp(reply.address.data(), asked.ecs.address.data(), abytes) != 0)
     return false;
   // Kept as the server said it (up to the family's width): a scope longer than the
   // source we sent is the caller's to judge (RFC 7871 7.2.2: answer, do not cache).
-  ecs_scope_ = std::min<std::uint8_t>(ecs.scope_len, asked.ecs.family == 1 ? 32 : 128);
+  ecs_scope_ = std::min<std::uint8_t>(reply.scope_prefix, asked.ecs.family == 1 ? 32 : 128);
   return true;
 }
 
@@ -272,8 +273,9 @@ UpstreamAnswer::Verdict UpstreamAnswer::parse(const std::uint8_t* wire, std::siz
   if (len < 12 || len > 65535) return Verdict::ignore;
   if (get16(wire) != asked.id) return Verdict::ignore;
   wire_.assign(wire, wire + len);
-  pkt_.reset(knot_pkt_new(wire_.data(), static_cast<std::uint16_t>(len), nullptr));
-  if (!pkt_ || knot_pkt_parse(pkt_.get(), 0) != KNOT_EOK) return Verdict::ignore;
+  dns::KnotParse parsed = dns::parse_in_place(wire_.data(), len);
+  pkt_ = std::move(parsed.pkt);
+  if (!pkt_ || parsed.rc != KNOT_EOK) return Verdict::ignore;
   if (!matches(asked) || !read_ecs_scope(asked)) return Verdict::ignore;
   rcode_ = knot_pkt_ext_rcode(pkt_.get());
   if (rcode_ != kRcodeNoError && rcode_ != kRcodeNxDomain) return Verdict::fail;

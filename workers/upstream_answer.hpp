@@ -42,8 +42,8 @@
 #include <vector>
 
 #include "cache/entry_codec.hpp"
-#include "workers/dns_message.hpp"
-#include "workers/knot_headers.hpp"
+#include "dns/ecs_option.hpp"
+#include "dns/knot_packet.hpp"
 
 namespace dnsarena::workers {
 
@@ -59,7 +59,7 @@ struct UpstreamQuestion {
   std::span<const std::uint8_t> qname;  // wire form as sent (random case with 0x20)
   std::uint16_t qtype = 0;
   bool do_bit = false;                  // DNSSEC records were asked for
-  EcsOption ecs;                        // as sent (present = false: none sent)
+  dns::EcsOption ecs;                   // as sent (present = false: none sent)
   std::span<const std::uint8_t> zone;   // the forward zone asked: records outside it are
                                         // scrubbed (empty or ".": every name)
 };
@@ -92,7 +92,7 @@ private:
   void build(const TtlPolicy& ttl);
 
   std::vector<std::uint8_t> wire_;  // libknot parses in place
-  KnotPkt pkt_;
+  dns::KnotPkt pkt_;
   std::vector<cache::RecordData> records_[3];
   std::vector<const knot_rrset_t*> kept_[3];  // per section, in packet order
   std::vector<const std::uint8_t*> chain_;    // qname, then each CNAME target

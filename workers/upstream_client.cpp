@@ -9,7 +9,14 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "dns/query_builder.hpp"
+#include "dns/wire.hpp"
+
 namespace dnsarena::workers {
+
+using dns::EcsOption;
+using dns::get16;
+using dns::put16;
 
 namespace {
 constexpr std::uint64_t kTokenMask = (1ull << 48) - 1;
@@ -88,8 +95,13 @@ std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size
       if (c >= 'a' && c <= 'z' && (bits[(i / 8) % sizeof bits] >> (i % 8) & 1)) c = static_cast<std::uint8_t>(c - 32);
     }
   }
-  return write_upstream_query(p.id, {p.qname_sent.data(), p.qname_len}, p.qtype, p.key_flags & cache::kKeyDo,
-                              p.key_flags & cache::kKeyCd, p.ecs, out, capacity);
+  return dns::write_query({.id = p.id,
+                           .qname = {p.qname_sent.data(), p.qname_len},
+                           .qtype = p.qtype,
+                           .cd = (p.key_flags & cache::kKeyCd) != 0,
+                           .do_bit = (p.key_flags & cache::kKeyDo) != 0,
+                           .ecs = p.ecs},
+                          out, capacity);
 }
 
 void UpstreamClient::close_socket(Pending& p) {

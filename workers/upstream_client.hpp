@@ -39,7 +39,8 @@
 #include <vector>
 
 #include "cache/cache.hpp"
-#include "workers/dns_message.hpp"
+#include "dns/client_query.hpp"
+#include "dns/ecs_option.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/upstream_answer.hpp"
 
@@ -47,7 +48,7 @@ namespace dnsarena::workers {
 
 // A client waiting for an answer.
 struct Waiter {
-  ClientQuery query;
+  dns::ClientQuery query;
   bool tcp = false;
   sockaddr_storage addr{};
   socklen_t addr_len = 0;
@@ -65,7 +66,7 @@ struct Pending {
   std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
-  EcsOption ecs;               // sent upstream
+  dns::EcsOption ecs;          // sent upstream
   std::vector<Waiter> waiters;
   int fd = -1;
   unsigned attempt = 0;
@@ -99,7 +100,7 @@ public:
     no_zone,     // no forward zone holds the name (w not taken): answer REFUSED
   };
   // Adds `w` to the query in flight for the same question, or starts one.
-  Forwarded forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w);
+  Forwarded forward(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, Waiter& w);
   // An epoll event (EPOLLIN, EPOLLOUT, errors) on the socket of query `token`.
   void on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us);
   void on_timeouts(std::uint64_t now_us);

@@ -15,7 +15,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/cache.hpp"
-#include "workers/dns_message.hpp"
+#include "dns/client_query.hpp"
+#include "dns/ecs_option.hpp"
+#include "dns/wire.hpp"
 #include "workers/access_control.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
@@ -23,6 +25,11 @@
 #include "workers/upstream_client.hpp"
 
 namespace dnsarena::workers {
+
+using dns::ClientQuery, dns::EcsOption, dns::ParseVerdict, dns::parse_query, dns::write_error_response,
+    dns::write_ecs_option;
+using dns::kRcodeNoError, dns::kRcodeFormErr, dns::kRcodeServFail, dns::kRcodeNotImp, dns::kRcodeRefused,
+    dns::kRcodeBadVers, dns::kTypeAny;
 
 namespace {
 
@@ -34,7 +41,6 @@ constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
-constexpr std::uint16_t kTypeAny = 255;
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }

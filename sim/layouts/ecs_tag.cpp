@@ -1,5 +1,7 @@
 #include "layout.hpp"
 
+#include "cache/address_prefix.hpp"
+
 namespace dnsarena::sim::layouts {
 
 std::size_t ecs_tag_bytes(const cache::EcsTag& ecs, std::uint8_t (&out)[18]) {
@@ -10,7 +12,7 @@ std::size_t ecs_tag_bytes(const cache::EcsTag& ecs, std::uint8_t (&out)[18]) {
   out[0] = static_cast<std::uint8_t>(ecs.family);
   out[1] = static_cast<std::uint8_t>(prefix);
   for (std::size_t i = 0; i < bytes; ++i) out[2 + i] = ecs.address[i];
-  if (prefix % 8 != 0) out[2 + bytes - 1] &= static_cast<std::uint8_t>(0xFF00u >> (prefix % 8));
+  cache::clear_bits_past_prefix({out + 2, bytes}, prefix);
   return 2 + bytes;
 }
 

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "cache/dns_name.hpp"
+#include "dns/message.hpp"
+#include "dns/query_builder.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -154,7 +156,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
   Clock::time_point last_send = start;
   std::uint64_t k = 0;
   StreamQuery q;
-  Message resp;
+  dns::Message resp;
   std::uint8_t buf[65536];
 
   auto send_one = [&](Clock::time_point now) {
@@ -169,7 +171,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
       ++k;
       return;
     }
-    const Bytes wire = build_query(id, q.qname, q.qtype, o.edns, q.ecs);
+    const Bytes wire = dns::build_query({.id = id, .qname = q.qname, .qtype = q.qtype, .edns = o.edns, .ecs = q.ecs});
     if (::send(fds[s], wire.data(), wire.size(), 0) < 0) {
       ++r.send_errors;
       ++k;
@@ -192,7 +194,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
       if (n < 0) return;  // EAGAIN, or ICMP unreachable reported as ECONNREFUSED
       const auto now = Clock::now();
       const std::span<const std::uint8_t> wire(buf, static_cast<std::size_t>(n));
-      if (parse_message(wire, resp) != ParseStatus::ok || !resp.qr) {
+      if (dns::parse_message(wire, resp) != dns::ParseStatus::ok || !resp.qr) {
         ++r.unmatched;
         continue;
       }
@@ -208,7 +210,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
       const std::uint16_t ancount = static_cast<std::uint16_t>((wire[6] << 8) | wire[7]);
       if (resp.rcode == 0 && ancount == 0 && !resp.tc) ++r.nodata;
       if (resp.tc) ++r.truncated;
-      if (resp.ecs.present && resp.ecs.scope > 0) ++r.ecs_scoped;
+      if (resp.ecs.present && resp.ecs.scope_prefix > 0) ++r.ecs_scoped;
       latencies.push_back(std::chrono::duration<float, std::milli>(now - slot.sent).count());
     }
   };

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cache/dns_name.hpp"
+#include "dns/message.hpp"
 #include "sim/traffic/commands.hpp"
 #include "sim/traffic/load_client.hpp"
 
@@ -61,7 +62,7 @@ void run_load_command(const LoadArgs& a, bool rate_given) {
     traffic::StreamQuery q;
     for (std::uint64_t k = 0; k < o.queries; ++k) {
       stream.query(k, q);
-      out << cache::wire_to_text(q.qname) << ' ' << traffic::type_name(q.qtype) << '\n';
+      out << cache::wire_to_text(q.qname) << ' ' << dns::type_name(q.qtype) << '\n';
     }
     if (!out.flush()) throw std::runtime_error(a.write_dnsperf + ": write failed");
     if (!a.json) std::cout << "wrote " << o.queries << " queries to " << a.write_dnsperf << "\n";

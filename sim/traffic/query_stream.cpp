@@ -1,6 +1,7 @@
 #include "sim/traffic/query_stream.hpp"
 
 #include "cache/dns_name.hpp"
+#include "dns/wire.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -21,12 +22,12 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
   out.name_index = rank - 1;
   const double u = rng.unit();
   const MixProfile& m = profile_.mix;
-  out.ecs = EcsOption{};
+  out.ecs = dns::EcsOption{};
   if (profile_.ecs_client_subnets > 0) {
     const auto c = static_cast<std::uint32_t>(rng.range(0, profile_.ecs_client_subnets - 1));
     out.ecs.present = true;
     out.ecs.family = 1;
-    out.ecs.source = 24;
+    out.ecs.source_prefix = 24;
     out.ecs.address = {10, static_cast<std::uint8_t>(c >> 8), static_cast<std::uint8_t>(c), 0};
   }
   if (u < profile_.query_nxdomain_share) {
@@ -37,7 +38,7 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
     out.qname.append(label.begin(), label.end());
     out.qname += zone_;
     const double t = rng.unit() * (m.share_a + m.share_aaaa + m.share_txt);
-    out.qtype = t < m.share_a ? kTypeA : t < m.share_a + m.share_aaaa ? kTypeAAAA : kTypeTXT;
+    out.qtype = t < m.share_a ? dns::kTypeA : t < m.share_a + m.share_aaaa ? dns::kTypeAaaa : dns::kTypeTxt;
     return;
   }
   GeneratedEntry e;
@@ -48,8 +49,9 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
   out.kind = StreamQuery::Kind::name;
   if (u < profile_.query_nxdomain_share + profile_.query_nodata_share) {
     out.kind = StreamQuery::Kind::nodata;
-    static constexpr std::uint16_t kOthers[3][2] = {{kTypeAAAA, kTypeTXT}, {kTypeA, kTypeTXT}, {kTypeA, kTypeAAAA}};
-    const int row = e.qtype == kTypeA ? 0 : e.qtype == kTypeAAAA ? 1 : 2;
+    static constexpr std::uint16_t kOthers[3][2] = {
+        {dns::kTypeAaaa, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeAaaa}};
+    const int row = e.qtype == dns::kTypeA ? 0 : e.qtype == dns::kTypeAaaa ? 1 : 2;
     out.qtype = kOthers[row][rng.next() % 2];
   }
 }

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/traffic/dns_message.hpp"
+#include "dns/ecs_option.hpp"
 #include "sim/traffic/zipf_sampler.hpp"
 #include "sim/workload/seed_mix.hpp"
 #include "sim/workload/traffic_profile.hpp"
@@ -29,7 +29,7 @@ struct StreamQuery {
   std::uint64_t name_index = 0;  // for kind nxdomain: the rank's index, not a real name
   Bytes qname;                   // wire form, lowercase
   std::uint16_t qtype = 0;
-  EcsOption ecs;
+  dns::EcsOption ecs;
 };
 
 class QueryStream {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "dns/message.hpp"
 #include "sim/traffic/commands.hpp"
 #include "sim/traffic/upstream_server.hpp"
 
@@ -33,7 +34,7 @@ void run_upstream(const UpstreamArgs& a) {
     std::ofstream out(a.write_names, std::ios::trunc);
     if (!out) throw std::runtime_error(a.write_names + ": cannot write");
     for (std::uint64_t i = 0; i < zone.size(); ++i)
-      out << zone.name_text(i) << ' ' << traffic::type_name(zone.entry(i).qtype) << '\n';
+      out << zone.name_text(i) << ' ' << dns::type_name(zone.entry(i).qtype) << '\n';
     if (!out.flush()) throw std::runtime_error(a.write_names + ": write failed");
     std::cout << "wrote " << zone.size() << " names to " << a.write_names << "\n";
     return;

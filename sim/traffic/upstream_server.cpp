@@ -15,6 +15,10 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "cache/dns_name.hpp"
+#include "dns/message.hpp"
+#include "dns/wire.hpp"
+
 namespace dnsarena::sim::traffic {
 
 namespace {
@@ -55,8 +59,8 @@ std::uint16_t port_of(int fd) {
 }
 
 // Response to "count.stats.<zone> TXT": one TXT record of "key=value" strings.
-void stats_response(const Message& q, const UpstreamStats& s, Bytes& out) {
-  Message plain = q;
+void stats_response(const dns::Message& q, const UpstreamStats& s, Bytes& out) {
+  dns::Message plain = q;
   plain.edns = false;  // the answer carries no OPT: the counters are all it says
   UpstreamZone::error_response(plain, 0, out);
   Bytes rdata;
@@ -150,7 +154,7 @@ UpstreamServer::~UpstreamServer() {
 
 void UpstreamServer::run(const std::atomic<bool>& stop) {
   Impl& m = *impl_;
-  Message q;
+  dns::Message q;
   std::uint8_t buf[65536];
   const auto delay = std::chrono::milliseconds(options_.delay_ms);
   std::string last_stats_json;
@@ -215,19 +219,19 @@ void UpstreamServer::run(const std::atomic<bool>& stop) {
   // Answers one message; returns false when it is to be dropped. Fills m.response.
   auto answer = [&](std::span<const std::uint8_t> wire, bool udp) -> bool {
     ++stats_.received;
-    const ParseStatus st = parse_message(wire, q);
-    if (st == ParseStatus::drop || q.qr) {
+    const dns::ParseStatus st = dns::parse_message(wire, q);
+    if (st == dns::ParseStatus::drop || q.qr) {
       ++stats_.dropped;
       return false;
     }
     ResponseInfo info;
-    if (st == ParseStatus::formerr) {
-      UpstreamZone::error_response(q, kRcodeFormErr, m.response);
-      info.rcode = kRcodeFormErr;
+    if (st == dns::ParseStatus::formerr) {
+      UpstreamZone::error_response(q, dns::kRcodeFormErr, m.response);
+      info.rcode = dns::kRcodeFormErr;
     } else {
       Bytes lower = q.qname;
       for (auto& ch : lower) ch = cache::ascii_lower(ch);
-      if (q.qtype == kTypeTXT && q.opcode == 0 && lower == m.stats_name) {
+      if (q.qtype == dns::kTypeTxt && q.opcode == 0 && lower == m.stats_name) {
         ++stats_.stats_queries;
         stats_response(q, stats_, m.response);
         return true;
@@ -237,11 +241,11 @@ void UpstreamServer::run(const std::atomic<bool>& stop) {
     ++stats_.answered;
     ++(udp ? stats_.udp : stats_.tcp);
     switch (info.rcode) {
-      case kRcodeNoError: ++(info.nodata ? stats_.nodata : stats_.noerror); break;
-      case kRcodeNxDomain: ++stats_.nxdomain; break;
-      case kRcodeRefused: ++stats_.refused; break;
-      case kRcodeFormErr: ++stats_.formerr; break;
-      case kRcodeNotImp: ++stats_.notimp; break;
+      case dns::kRcodeNoError: ++(info.nodata ? stats_.nodata : stats_.noerror); break;
+      case dns::kRcodeNxDomain: ++stats_.nxdomain; break;
+      case dns::kRcodeRefused: ++stats_.refused; break;
+      case dns::kRcodeFormErr: ++stats_.formerr; break;
+      case dns::kRcodeNotImp: ++stats_.notimp; break;
       default: ++stats_.other; break;
     }
     if (info.truncated) ++stats_.truncated;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cache/address_prefix.hpp"
 #include "cache/dns_name.hpp"
+#include "dns/opt_record.hpp"
+#include "dns/wire.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -37,7 +40,7 @@ Bytes lower(std::span<const std::uint8_t> wire) {
 constexpr std::size_t kAnCount = 6, kNsCount = 8, kArCount = 10;
 
 // Writes header + question of the response to `q` with `rcode` (low 4 bits).
-void write_header_question(const Message& q, std::uint16_t rcode, Bytes& out) {
+void write_header_question(const dns::Message& q, std::uint16_t rcode, Bytes& out) {
   out.clear();
   put16(out, q.id);
   std::uint16_t flags = 0x8000 | 0x0400;  // QR, AA
@@ -57,25 +60,10 @@ void write_header_question(const Message& q, std::uint16_t rcode, Bytes& out) {
 }
 
 // Appends the OPT record echoing the client's EDNS, with an ECS option when asked.
-void write_opt(const Message& q, std::uint16_t rcode, const EcsOption* ecs, Bytes& out) {
-  out.push_back(0);
-  put16(out, kTypeOPT);
-  put16(out, 1232);
-  out.push_back(static_cast<std::uint8_t>(rcode >> 4));  // extended rcode
-  out.push_back(0);                                      // version
-  put16(out, q.do_bit ? 0x8000 : 0);
-  if (ecs == nullptr) {
-    put16(out, 0);
-  } else {
-    const unsigned abytes = (ecs->source + 7u) / 8u;
-    put16(out, static_cast<std::uint16_t>(8 + abytes));
-    put16(out, kOptionEcs);
-    put16(out, static_cast<std::uint16_t>(4 + abytes));
-    put16(out, ecs->family);
-    out.push_back(ecs->source);
-    out.push_back(ecs->scope);
-    out.append(ecs->address.data(), abytes);
-  }
+void write_opt(const dns::Message& q, std::uint16_t rcode, const dns::EcsOption* ecs, Bytes& out) {
+  std::uint8_t opt[dns::kOptRecordBytes + dns::kMaxEcsOptionBytes];
+  const dns::EcsOption none;
+  out.append(opt, dns::write_opt_record(rcode, q.do_bit, ecs ? *ecs : none, ecs ? ecs->scope_prefix : 0, opt));
   set16(out, kArCount, 1);
 }
 
@@ -117,7 +105,7 @@ std::string UpstreamZone::name_text(std::uint64_t i) const { return cache::wire_
 
 void UpstreamZone::write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const {
   put_pointer(out, zone_offset);
-  put16(out, kTypeSOA);
+  put16(out, dns::kTypeSoa);
   put16(out, 1);
   put32(out, ttl);
   const std::size_t len_at = out.size();
@@ -130,17 +118,16 @@ void UpstreamZone::write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t 
   set16(out, len_at, static_cast<std::uint16_t>(out.size() - len_at - 2));
 }
 
-void UpstreamZone::vary_for_subnet(std::uint64_t i, const EcsOption& ecs, std::uint8_t scope, std::uint16_t type,
+void UpstreamZone::vary_for_subnet(std::uint64_t i, const dns::EcsOption& ecs, std::uint8_t scope, std::uint16_t type,
                                    std::vector<Bytes>& rdatas) const {
   // The subnet the answer is valid for: the client address cut to min(source, scope).
-  const unsigned bits = std::min<unsigned>(ecs.source, scope);
-  std::array<std::uint8_t, 16> net{};
-  for (unsigned b = 0; b < bits; ++b)
-    if (ecs.address[b / 8] & (0x80u >> (b % 8))) net[b / 8] |= static_cast<std::uint8_t>(0x80u >> (b % 8));
+  const unsigned bits = std::min<unsigned>(ecs.source_prefix, scope);
+  std::array<std::uint8_t, 16> net = ecs.address;
+  cache::clear_bits_past_prefix(net, bits);
   const std::uint64_t subnet_hash = XXH3_64bits_withSeed(net.data(), net.size(), (ecs.family << 8) | bits);
   SplitMix64 rng(seed_ ^ (i * 0x9E3779B97F4A7C15ULL) ^ subnet_hash);
   for (Bytes& rd : rdatas) {
-    if (type == kTypeTXT) {
+    if (type == dns::kTypeTxt) {
       for (std::size_t c = 1; c < rd.size(); ++c) rd[c] = static_cast<std::uint8_t>(' ' + rng.next() % 95);
     } else {
       for (auto& byte : rd) byte = static_cast<std::uint8_t>(rng.next());
@@ -148,28 +135,28 @@ void UpstreamZone::vary_for_subnet(std::uint64_t i, const EcsOption& ecs, std::u
   }
 }
 
-void UpstreamZone::error_response(const Message& query, std::uint16_t rcode, Bytes& out) {
+void UpstreamZone::error_response(const dns::Message& query, std::uint16_t rcode, Bytes& out) {
   write_header_question(query, rcode, out);
   if (query.edns) write_opt(query, rcode, nullptr, out);
 }
 
-ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const {
+ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) const {
   ResponseInfo info;
   auto fail = [&](std::uint16_t rcode) {
     error_response(q, rcode, out);
     info.rcode = rcode;
     return info;
   };
-  if (q.opcode != 0) return fail(kRcodeNotImp);
+  if (q.opcode != 0) return fail(dns::kRcodeNotImp);
   if (q.edns && q.edns_version > 0) return fail(16);  // BADVERS
-  if (q.qclass != 1) return fail(kRcodeRefused);
+  if (q.qclass != 1) return fail(dns::kRcodeRefused);
   const Bytes qname = lower(q.qname);
   if (qname.size() < zone_.size() || !std::equal(zone_.begin(), zone_.end(), qname.end() - zone_.size()))
-    return fail(kRcodeRefused);
+    return fail(dns::kRcodeRefused);
   // The zone must start at a label boundary of the query name.
   std::size_t pos = 0;
   while (pos < qname.size() - zone_.size()) pos += qname[pos] + 1u;
-  if (pos != qname.size() - zone_.size()) return fail(kRcodeRefused);
+  if (pos != qname.size() - zone_.size()) return fail(dns::kRcodeRefused);
   const std::size_t zone_offset = 12 + pos;
   Bytes rel(qname.begin(), qname.begin() + static_cast<std::ptrdiff_t>(pos));
   rel.push_back(0);
@@ -198,10 +185,10 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
   if (kind == Kind::entry || kind == Kind::cdn_target) gen_.generate(index, e);
   const bool ecs_dependent = (kind == Kind::entry || kind == Kind::cdn_target) && !e.negative &&
                              e.ecs.family != cache::EcsFamily::none;
-  EcsOption ecs_reply = q.ecs;
+  dns::EcsOption ecs_reply = q.ecs;
   if (q.ecs.present) {
     const std::uint8_t scope = q.ecs.family == 1 ? profile_.ecs_scope_prefix : profile_.ecs_scope_prefix_v6;
-    ecs_reply.scope = (ecs_dependent && q.ecs.source > 0) ? scope : 0;
+    ecs_reply.scope_prefix = (ecs_dependent && q.ecs.source_prefix > 0) ? scope : 0;
   }
 
   write_header_question(q, 0, out);
@@ -218,15 +205,15 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
     write_soa(out, zone_offset, ttl);
     nscount = 1;
   };
-  const bool any = q.qtype == kTypeANY;
+  const bool any = q.qtype == dns::kTypeAny;
   switch (kind) {
     case Kind::apex:
-      if (q.qtype == kTypeSOA || any) {
+      if (q.qtype == dns::kTypeSoa || any) {
         write_soa(out, zone_offset, profile_.negative_ttl);
         ++ancount;
       }
-      if (q.qtype == kTypeNS || any) {
-        add_rr_header(zone_offset, kTypeNS, 3600);
+      if (q.qtype == dns::kTypeNs || any) {
+        add_rr_header(zone_offset, dns::kTypeNs, 3600);
         put16(out, 4);
         out += Bytes{2, 'n', 's'};
         put_pointer(out, zone_offset);
@@ -235,8 +222,8 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
       if (ancount == 0) negative(0, profile_.negative_ttl);
       break;
     case Kind::ns:
-      if (q.qtype == kTypeA || any) {
-        add_rr_header(12, kTypeA, 3600);
+      if (q.qtype == dns::kTypeA || any) {
+        add_rr_header(12, dns::kTypeA, 3600);
         put16(out, 4);
         out += Bytes{127, 0, 0, 1};
         ++ancount;
@@ -245,7 +232,7 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
       }
       break;
     case Kind::unknown:
-      negative(kRcodeNxDomain, profile_.negative_ttl);
+      negative(dns::kRcodeNxDomain, profile_.negative_ttl);
       break;
     case Kind::entry:
     case Kind::cdn_target: {
@@ -255,17 +242,18 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
       }
       std::size_t owner = 12;
       if (kind == Kind::entry && !e.cname_target.empty()) {
-        add_rr_header(12, kTypeCNAME, e.ttl);
+        add_rr_header(12, dns::kTypeCname, e.ttl);
         put16(out, 6);
         owner = out.size();  // the target name starts here: "cdn" + pointer to the qname
         out += Bytes{3, 'c', 'd', 'n'};
         put_pointer(out, 12);
         ++ancount;
-        if (q.qtype == kTypeCNAME) break;
+        if (q.qtype == dns::kTypeCname) break;
       }
       if (q.qtype == e.qtype || any) {
         std::vector<Bytes> rdatas = e.rdatas;
-        if (ecs_dependent && ecs_reply.scope > 0) vary_for_subnet(index, q.ecs, ecs_reply.scope, e.qtype, rdatas);
+        if (ecs_dependent && ecs_reply.scope_prefix > 0)
+          vary_for_subnet(index, q.ecs, ecs_reply.scope_prefix, e.qtype, rdatas);
         for (const Bytes& rd : rdatas) {
           add_rr_header(owner, e.qtype, e.ttl);
           put16(out, static_cast<std::uint16_t>(rd.size()));
@@ -286,7 +274,7 @@ ResponseInfo UpstreamZone::respond(const Message& q, bool udp, Bytes& out) const
   const std::size_t limit = !udp ? 65535 : q.edns ? std::max<std::size_t>(q.udp_payload, 512) : 512;
   info.rcode = rcode;
   info.nodata = rcode == 0 && ancount == 0;
-  info.ecs_scoped = q.ecs.present && ecs_reply.scope > 0;
+  info.ecs_scoped = q.ecs.present && ecs_reply.scope_prefix > 0;
   if (out.size() > limit) {
     write_header_question(q, rcode, out);
     out[2] |= 0x02;  // TC

@@ -33,7 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/traffic/dns_message.hpp"
+#include "dns/message.hpp"
 #include "sim/workload/seed_mix.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
@@ -54,9 +54,9 @@ public:
 
   // Response to a parsed query. Over UDP the response is truncated (TC) beyond the
   // client's EDNS payload size (512 without EDNS); over TCP beyond 65535 bytes.
-  ResponseInfo respond(const Message& query, bool udp, Bytes& out) const;
+  ResponseInfo respond(const dns::Message& query, bool udp, Bytes& out) const;
   // Header-only (plus question when known) response with `rcode`, for unparsable queries.
-  static void error_response(const Message& query, std::uint16_t rcode, Bytes& out);
+  static void error_response(const dns::Message& query, std::uint16_t rcode, Bytes& out);
 
   // Index of a zone-relative lowercase wire name (labels + root byte), if generated.
   std::optional<std::uint64_t> find_relative(std::span<const std::uint8_t> relative_wire) const;
@@ -72,7 +72,7 @@ public:
 
 private:
   void write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const;
-  void vary_for_subnet(std::uint64_t i, const EcsOption& ecs, std::uint8_t scope, std::uint16_t type,
+  void vary_for_subnet(std::uint64_t i, const dns::EcsOption& ecs, std::uint8_t scope, std::uint16_t type,
                        std::vector<Bytes>& rdatas) const;
 
   TrafficProfile profile_;

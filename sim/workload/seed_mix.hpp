@@ -12,6 +12,7 @@
 
 #include "cache/cache_key.hpp"
 #include "cache/entry_codec.hpp"
+#include "common/bytes.hpp"
 
 namespace dnsarena::sim {
 
@@ -32,7 +33,7 @@ struct MixProfile {
   double cname_share = 0.0;      // share of answers behind a CNAME (owner differs)
 };
 
-using Bytes = std::basic_string<std::uint8_t>;
+using common::Bytes;  // owned wire bytes (common/bytes.hpp)
 
 struct GeneratedEntry {
   Bytes qname;                 // wire form, lowercase

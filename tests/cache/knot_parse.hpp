@@ -1,18 +1,13 @@
-// Parses a DNS message with libknot (an independent parser) into plain structs, so the
-// response writer's output is judged by someone else's code.
+// Parses a DNS message with libknot (an independent parser, through dns/knot_packet.hpp)
+// into plain structs, so the response writer's output is judged by someone else's code.
+// Names are kept as written (KNOT_PF_NOCANON), not lowercased.
 #pragma once
-#include <cstring>  // before libknot: some of its headers use memset without <string.h>
 #include <optional>
 #include <string>
 #include <vector>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-extern "C" {
-#include <libknot/libknot.h>
-}
-#pragma GCC diagnostic pop
-
+#include "dns/knot_packet.hpp"
+#include "dns/wire.hpp"
 #include "test_answers.hpp"
 
 namespace dnsarena::test {
@@ -39,15 +34,14 @@ struct ParsedMessage {
 
 // Returns nullopt (and says why through INFO) when libknot refuses the message.
 inline std::optional<ParsedMessage> parse_with_knot(const std::uint8_t* wire_bytes, std::size_t len) {
-  std::vector<std::uint8_t> copy(wire_bytes, wire_bytes + len);  // knot_pkt_new does not copy
-  knot_pkt_t* pkt = knot_pkt_new(copy.data(), static_cast<std::uint16_t>(copy.size()), nullptr);
-  if (!pkt) return std::nullopt;
-  const int rc = knot_pkt_parse(pkt, KNOT_PF_NOCANON);
+  std::vector<std::uint8_t> copy(wire_bytes, wire_bytes + len);  // libknot parses in place
+  const auto [owned, rc] = dns::parse_in_place(copy.data(), copy.size(), KNOT_PF_NOCANON);
+  if (!owned) return std::nullopt;
   if (rc != KNOT_EOK) {
     UNSCOPED_INFO("knot_pkt_parse: " << knot_strerror(rc));
-    knot_pkt_free(pkt);
     return std::nullopt;
   }
+  const knot_pkt_t* pkt = owned.get();
   ParsedMessage m;
   m.id = knot_wire_get_id(pkt->wire);
   m.flags = static_cast<std::uint16_t>((knot_wire_get_flags1(pkt->wire) << 8) | knot_wire_get_flags2(pkt->wire));
@@ -66,7 +60,7 @@ inline std::optional<ParsedMessage> parse_with_knot(const std::uint8_t* wire_byt
     const knot_pktsection_t* sec = knot_pkt_section(pkt, ids[s]);
     for (std::uint16_t i = 0; i < sec->count; ++i) {
       const knot_rrset_t* rr = knot_pkt_rr(sec, i);
-      if (rr->type == KNOT_RRTYPE_OPT) continue;
+      if (rr->type == dns::kTypeOpt) continue;
       ParsedRecord r;
       r.owner.assign(rr->owner, rr->owner + knot_dname_size(rr->owner));
       r.type = rr->type;
@@ -83,7 +77,6 @@ inline std::optional<ParsedMessage> parse_with_knot(const std::uint8_t* wire_byt
     const knot_rdata_t* rd = pkt->opt_rr->rrs.rdata;
     if (pkt->opt_rr->rrs.count == 1) m.opt_rdata.assign(rd->data, rd->data + rd->len);
   }
-  knot_pkt_free(pkt);
   return m;
 }
 

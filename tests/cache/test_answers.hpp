@@ -10,10 +10,11 @@
 
 #include "cache/dns_name.hpp"
 #include "cache/entry_codec.hpp"
+#include "common/bytes.hpp"
 
 namespace dnsarena::test {
 
-using Bytes = std::basic_string<std::uint8_t>;
+using common::Bytes;  // owned wire bytes (common/bytes.hpp)
 
 inline Bytes wire(std::string_view text) { return cache::name_to_wire(text); }
 

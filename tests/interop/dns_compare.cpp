@@ -5,14 +5,15 @@
 #include <map>
 #include <set>
 
-#include "workers/knot_headers.hpp"
+#include "dns/knot_packet.hpp"
+#include "dns/wire.hpp"
 
 namespace dnsarena::interop {
 
 namespace {
 
-constexpr std::uint16_t kTypeA = 1, kTypeNs = 2, kTypeCname = 5, kTypeSoa = 6, kTypePtr = 12, kTypeMx = 15,
-                        kTypeAaaa = 28, kTypeRrsig = 46, kTypeNsec = 47, kTypeNsec3 = 50;
+using dns::kTypeA, dns::kTypeNs, dns::kTypeCname, dns::kTypeSoa, dns::kTypePtr, dns::kTypeMx, dns::kTypeAaaa,
+    dns::kTypeRrsig, dns::kTypeNsec, dns::kTypeNsec3;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -161,8 +162,8 @@ Reply parse_reply(const std::vector<std::uint8_t>& wire) {
   r.flags = static_cast<std::uint16_t>(wire[2] << 8 | wire[3]);
   r.rcode = wire[3] & 0x0F;
   std::vector<std::uint8_t> copy = wire;
-  workers::KnotPkt pkt(knot_pkt_new(copy.data(), copy.size(), nullptr));
-  if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
+  const auto [pkt, rc] = dns::parse_in_place(copy.data(), copy.size());
+  if (!pkt || rc != KNOT_EOK) return r;
   r.parsed = true;
   if (knot_wire_get_qdcount(wire.data()) == 1)
     r.question.assign(wire.begin() + KNOT_WIRE_HEADER_SIZE,

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "workers/knot_headers.hpp"
+#include "dns/knot_packet.hpp"
 
 namespace dnsarena::interop {
 

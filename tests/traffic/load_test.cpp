@@ -139,7 +139,7 @@ TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][
   while (in >> name >> type) {
     stream.query(lines, q);
     CHECK(name == cache::wire_to_text(q.qname));
-    CHECK(type == type_name(q.qtype));
+    CHECK(type == dns::type_name(q.qtype));
     ++lines;
   }
   CHECK(lines == 500);

@@ -12,6 +12,8 @@
 #include <regex>
 
 #include "cache/dns_name.hpp"
+#include "dns/query_builder.hpp"
+#include "dns/wire.hpp"
 #include "sim/traffic/upstream_zone.hpp"
 #include "upstream_process.hpp"
 
@@ -69,7 +71,7 @@ struct Child {
 
 std::string rdata_text(std::uint16_t type, const Bytes& rd) {
   char buf[INET6_ADDRSTRLEN];
-  if (type == kTypeA) return ::inet_ntop(AF_INET, rd.data(), buf, sizeof buf);
+  if (type == dns::kTypeA) return ::inet_ntop(AF_INET, rd.data(), buf, sizeof buf);
   return ::inet_ntop(AF_INET6, rd.data(), buf, sizeof buf);
 }
 
@@ -91,31 +93,31 @@ std::vector<std::string> lines(const std::string& s) {
 TEST_CASE("sim upstream answers kdig: A, AAAA, TXT, CNAME, NXDOMAIN, NODATA", "[traffic][upstream][process]") {
   Child c;
   const std::uint16_t port = c.proc->port();
-  for (std::uint16_t type : {kTypeA, kTypeAAAA}) {
+  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa}) {
     const std::uint64_t i = c.find([&](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == type; });
     std::vector<std::string> want;
     for (const auto& rd : c.zone->entry(i).rdatas) want.push_back(rdata_text(type, rd));
-    CHECK(lines(test::kdig(port, {c.zone->name_text(i), type_name(type), "+short"})) == want);
+    CHECK(lines(test::kdig(port, {c.zone->name_text(i), dns::type_name(type), "+short"})) == want);
   }
   {  // TXT: count the strings (kdig escapes their bytes); exact bytes are checked below.
-    const std::uint64_t i = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == kTypeTXT; });
+    const std::uint64_t i = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeTxt; });
     CHECK(lines(test::kdig(port, {c.zone->name_text(i), "TXT", "+short", "+tcp"})).size() ==
           c.zone->entry(i).rdatas.size());
   }
   {  // CNAME chain
     const std::uint64_t i = c.find([](const GeneratedEntry& e) {
-      return !e.negative && !e.cname_target.empty() && e.ecs.family == EcsFamily::none && e.qtype == kTypeA;
+      return !e.negative && !e.cname_target.empty() && e.ecs.family == EcsFamily::none && e.qtype == dns::kTypeA;
     });
     const auto out = lines(test::kdig(port, {c.zone->name_text(i), "A", "+short"}));
     REQUIRE(out.size() == 1 + c.zone->entry(i).rdatas.size());
     CHECK(out[0] == "cdn." + c.zone->name_text(i));
-    CHECK(out[1] == rdata_text(kTypeA, c.zone->entry(i).rdatas[0]));
+    CHECK(out[1] == rdata_text(dns::kTypeA, c.zone->entry(i).rdatas[0]));
   }
   {  // NXDOMAIN (unknown name and a negative name) and NODATA
     CHECK_THAT(test::kdig(port, {"nx42.zone.", "A"}), Catch::Contains("status: NXDOMAIN"));
     const std::uint64_t nx = c.find([](const GeneratedEntry& e) { return e.negative && e.rcode == 3; });
     CHECK_THAT(test::kdig(port, {c.zone->name_text(nx), "AAAA"}), Catch::Contains("status: NXDOMAIN"));
-    const std::uint64_t a = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == kTypeA; });
+    const std::uint64_t a = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeA; });
     const std::string nodata = test::kdig(port, {c.zone->name_text(a), "TXT"});
     CHECK_THAT(nodata, Catch::Contains("status: NOERROR"));
     CHECK_THAT(nodata, Catch::Contains("ANSWER: 0"));
@@ -127,13 +129,13 @@ TEST_CASE("sim upstream over our own UDP and TCP client, stats and malformed inp
           "[traffic][upstream][process]") {
   Child c;
   const std::uint16_t port = c.proc->port();
-  const std::uint64_t t = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == kTypeTXT; });
+  const std::uint64_t t = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeTxt; });
   const std::uint64_t before = c.answered();
   for (bool tcp : {false, true}) {
-    const Bytes q = build_query(77, c.zone->name_wire(t), kTypeTXT, true, {});
+    const Bytes q = dns::build_query({.id = 77, .qname = c.zone->name_wire(t), .qtype = dns::kTypeTxt});
     const Bytes wire = tcp ? test::exchange_tcp(port, q) : test::exchange_udp(port, q);
-    Message r;
-    REQUIRE(parse_message(wire, r, true) == ParseStatus::ok);
+    dns::Message r;
+    REQUIRE(dns::parse_message(wire, r, true) == dns::ParseStatus::ok);
     CHECK(r.id == 77);
     std::vector<Bytes> got;
     for (const auto& rec : r.answer) got.push_back(rec.rdata);
@@ -145,7 +147,7 @@ TEST_CASE("sim upstream over our own UDP and TCP client, stats and malformed inp
   REQUIRE(formerr.size() >= 12);
   CHECK(formerr[0] == 0xAB);
   CHECK(formerr[1] == 0xCD);
-  CHECK((formerr[3] & 0x0F) == kRcodeFormErr);
+  CHECK((formerr[3] & 0x0F) == dns::kRcodeFormErr);
   CHECK(test::exchange_udp(port, Bytes{1, 2, 3}, 300).empty());
   // The server still serves, and counted exactly what it answered (2 + FORMERR).
   CHECK(c.answered() == before + 3);
@@ -163,7 +165,7 @@ TEST_CASE("sim upstream ECS: different /24 differ with scope 24, same /24 agree"
   Child c;
   const std::uint16_t port = c.proc->port();
   const std::uint64_t i = c.find([](const GeneratedEntry& e) {
-    return !e.negative && e.cname_target.empty() && e.ecs.family != EcsFamily::none && e.qtype == kTypeA;
+    return !e.negative && e.cname_target.empty() && e.ecs.family != EcsFamily::none && e.qtype == dns::kTypeA;
   });
   const std::string name = c.zone->name_text(i);
   const std::string a = test::kdig(port, {name, "A", "+subnet=198.51.100.0/24"});
@@ -181,23 +183,27 @@ TEST_CASE("sim upstream ECS: different /24 differ with scope 24, same /24 agree"
   CHECK(answers(a) == answers(a2));
   CHECK(answers(a) != answers(b));
   // Our client: the same, and a subnet-independent name answers scope 0.
-  EcsOption e1;
+  dns::EcsOption e1;
   e1.present = true;
   e1.family = 1;
-  e1.source = 24;
+  e1.source_prefix = 24;
   e1.address = {198, 51, 100, 0};
-  Message r;
-  REQUIRE(parse_message(test::exchange_udp(port, build_query(9, c.zone->name_wire(i), kTypeA, true, e1)), r, true) ==
-          ParseStatus::ok);
-  CHECK(r.ecs.scope == 24);
+  dns::Message r;
+  const Bytes name_i = c.zone->name_wire(i);
+  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 9, .qname = name_i, .qtype = dns::kTypeA,
+                                                                        .ecs = e1})),
+                             r, true) == dns::ParseStatus::ok);
+  CHECK(r.ecs.scope_prefix == 24);
   std::vector<std::string> ours;
-  for (const auto& rec : r.answer) ours.push_back(rdata_text(kTypeA, rec.rdata));
+  for (const auto& rec : r.answer) ours.push_back(rdata_text(dns::kTypeA, rec.rdata));
   CHECK(ours == answers(a));
-  const std::uint64_t p = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == kTypeA; });
-  REQUIRE(parse_message(test::exchange_udp(port, build_query(10, c.zone->name_wire(p), kTypeA, true, e1)), r, true) ==
-          ParseStatus::ok);
+  const std::uint64_t p = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeA; });
+  const Bytes name_p = c.zone->name_wire(p);
+  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 10, .qname = name_p, .qtype = dns::kTypeA,
+                                                                        .ecs = e1})),
+                             r, true) == dns::ParseStatus::ok);
   CHECK(r.ecs.present);
-  CHECK(r.ecs.scope == 0);
+  CHECK(r.ecs.scope_prefix == 0);
 }
 
 TEST_CASE("sim upstream --write-names lists every name with its type", "[traffic][upstream][process]") {
@@ -213,7 +219,7 @@ TEST_CASE("sim upstream --write-names lists every name with its type", "[traffic
   while (in >> name >> type) {
     if (i < 50) {
       CHECK(name == upstream_name(p, 9, i));
-      CHECK(type == type_name(upstream_type(p, 9, i)));
+      CHECK(type == dns::type_name(upstream_type(p, 9, i)));
     }
     ++i;
   }

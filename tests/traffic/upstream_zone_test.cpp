@@ -4,11 +4,15 @@
 #include <functional>
 #include <set>
 
+#include "cache/address_prefix.hpp"
 #include "cache/dns_name.hpp"
+#include "dns/query_builder.hpp"
+#include "dns/wire.hpp"
 #include "sim/traffic/upstream_zone.hpp"
 
 using namespace dnsarena::sim;
 using namespace dnsarena::sim::traffic;
+namespace dns = dnsarena::dns;
 using dnsarena::cache::EcsFamily;
 
 namespace {
@@ -32,15 +36,15 @@ struct Fixture {
     return !e.negative && e.cname_target.empty() && e.ecs.family == EcsFamily::none;
   }
 
-  Message ask(const Bytes& qname, std::uint16_t qtype, bool edns = true, const EcsOption& ecs = {},
+  dns::Message ask(const Bytes& qname, std::uint16_t qtype, bool edns = true, const dns::EcsOption& ecs = {},
               bool udp = true) const {
-    const Bytes q = build_query(0x1234, qname, qtype, edns, ecs);
-    Message query;
-    REQUIRE(parse_message(q, query) == ParseStatus::ok);
+    const Bytes q = dns::build_query({.id = 0x1234, .qname = qname, .qtype = qtype, .edns = edns, .ecs = ecs});
+    dns::Message query;
+    REQUIRE(dns::parse_message(q, query) == dns::ParseStatus::ok);
     Bytes wire;
     zone.respond(query, udp, wire);
-    Message r;
-    REQUIRE(parse_message(wire, r, true) == ParseStatus::ok);
+    dns::Message r;
+    REQUIRE(dns::parse_message(wire, r, true) == dns::ParseStatus::ok);
     CHECK(r.id == 0x1234);
     CHECK(r.qr);
     CHECK(r.aa);
@@ -49,17 +53,17 @@ struct Fixture {
   }
 };
 
-EcsOption v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d, std::uint8_t source = 24) {
-  EcsOption e;
+dns::EcsOption v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d, std::uint8_t source = 24) {
+  dns::EcsOption e;
   e.present = true;
   e.family = 1;
-  e.source = source;
+  e.source_prefix = source;
   e.address = {a, b, c, d};
-  for (unsigned bit = source; bit < 32; ++bit) e.address[bit / 8] &= static_cast<std::uint8_t>(~(0x80u >> (bit % 8)));
+  dnsarena::cache::clear_bits_past_prefix(e.address, source);
   return e;
 }
 
-std::vector<Bytes> rdatas_of(const Message& m, std::uint16_t type) {
+std::vector<Bytes> rdatas_of(const dns::Message& m, std::uint16_t type) {
   std::vector<Bytes> out;
   for (const auto& r : m.answer)
     if (r.type == type) out.push_back(r.rdata);
@@ -84,11 +88,11 @@ TEST_CASE_METHOD(Fixture, "every generated name is found again, names are unique
 }
 
 TEST_CASE_METHOD(Fixture, "A, AAAA and TXT names answer their records with the entry's TTL", "[traffic][zone]") {
-  for (std::uint16_t type : {kTypeA, kTypeAAAA, kTypeTXT}) {
+  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa, dns::kTypeTxt}) {
     const std::uint64_t i = find([&](const GeneratedEntry& e) { return plain(e) && e.qtype == type; });
     const GeneratedEntry e = zone.entry(i);
-    const Message r = ask(zone.name_wire(i), type);
-    CHECK(r.rcode == kRcodeNoError);
+    const dns::Message r = ask(zone.name_wire(i), type);
+    CHECK(r.rcode == dns::kRcodeNoError);
     REQUIRE(r.answer.size() == e.rdatas.size());
     for (std::size_t k = 0; k < e.rdatas.size(); ++k) {
       CHECK(r.answer[k].type == type);
@@ -101,40 +105,40 @@ TEST_CASE_METHOD(Fixture, "A, AAAA and TXT names answer their records with the e
 }
 
 TEST_CASE_METHOD(Fixture, "another type of a name is NODATA with the SOA", "[traffic][zone]") {
-  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == kTypeA; });
-  const Message r = ask(zone.name_wire(i), kTypeAAAA);
-  CHECK(r.rcode == kRcodeNoError);
+  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == dns::kTypeA; });
+  const dns::Message r = ask(zone.name_wire(i), dns::kTypeAaaa);
+  CHECK(r.rcode == dns::kRcodeNoError);
   CHECK(r.answer.empty());
   REQUIRE(r.authority.size() == 1);
-  CHECK(r.authority[0].type == kTypeSOA);
+  CHECK(r.authority[0].type == dns::kTypeSoa);
   CHECK(r.authority[0].owner == "zone.");
 }
 
 TEST_CASE_METHOD(Fixture, "names outside the list are NXDOMAIN, outside the zone REFUSED", "[traffic][zone]") {
-  const Message r = ask(dnsarena::cache::name_to_wire("nx1.zone."), kTypeA);
-  CHECK(r.rcode == kRcodeNxDomain);
+  const dns::Message r = ask(dnsarena::cache::name_to_wire("nx1.zone."), dns::kTypeA);
+  CHECK(r.rcode == dns::kRcodeNxDomain);
   REQUIRE(r.authority.size() == 1);
-  CHECK(r.authority[0].type == kTypeSOA);
+  CHECK(r.authority[0].type == dns::kTypeSoa);
   CHECK(r.authority[0].ttl == profile.negative_ttl);
-  CHECK(ask(dnsarena::cache::name_to_wire("www.example.com."), kTypeA).rcode == kRcodeRefused);
-  CHECK(ask(dnsarena::cache::name_to_wire("xzone."), kTypeA).rcode == kRcodeRefused);
-  const Message apex = ask(dnsarena::cache::name_to_wire("zone."), kTypeSOA);
-  CHECK(apex.rcode == kRcodeNoError);
+  CHECK(ask(dnsarena::cache::name_to_wire("www.example.com."), dns::kTypeA).rcode == dns::kRcodeRefused);
+  CHECK(ask(dnsarena::cache::name_to_wire("xzone."), dns::kTypeA).rcode == dns::kRcodeRefused);
+  const dns::Message apex = ask(dnsarena::cache::name_to_wire("zone."), dns::kTypeSoa);
+  CHECK(apex.rcode == dns::kRcodeNoError);
   REQUIRE(apex.answer.size() == 1);
-  CHECK(apex.answer[0].type == kTypeSOA);
+  CHECK(apex.answer[0].type == dns::kTypeSoa);
 }
 
 TEST_CASE_METHOD(Fixture, "negative names: NXDOMAIN or NODATA for every type", "[traffic][zone]") {
   const std::uint64_t nx = find([](const GeneratedEntry& e) { return e.negative && e.rcode == 3; });
   const std::uint64_t nd = find([](const GeneratedEntry& e) { return e.negative && e.rcode == 0; });
-  for (std::uint16_t type : {kTypeA, kTypeAAAA, kTypeTXT}) {
-    const Message a = ask(zone.name_wire(nx), type);
-    CHECK(a.rcode == kRcodeNxDomain);
+  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa, dns::kTypeTxt}) {
+    const dns::Message a = ask(zone.name_wire(nx), type);
+    CHECK(a.rcode == dns::kRcodeNxDomain);
     CHECK(a.answer.empty());
     REQUIRE(a.authority.size() == 1);
     CHECK(a.authority[0].ttl == zone.entry(nx).ttl);
-    const Message b = ask(zone.name_wire(nd), type);
-    CHECK(b.rcode == kRcodeNoError);
+    const dns::Message b = ask(zone.name_wire(nd), type);
+    CHECK(b.rcode == dns::kRcodeNoError);
     CHECK(b.answer.empty());
     CHECK(b.authority.size() == 1);
   }
@@ -146,10 +150,10 @@ TEST_CASE_METHOD(Fixture, "CNAME names: name CNAME cdn.name, then the records of
   });
   const GeneratedEntry e = zone.entry(i);
   const std::string name = zone.name_text(i);
-  const Message r = ask(zone.name_wire(i), e.qtype);
-  CHECK(r.rcode == kRcodeNoError);
+  const dns::Message r = ask(zone.name_wire(i), e.qtype);
+  CHECK(r.rcode == dns::kRcodeNoError);
   REQUIRE(r.answer.size() == 1 + e.rdatas.size());
-  CHECK(r.answer[0].type == kTypeCNAME);
+  CHECK(r.answer[0].type == dns::kTypeCname);
   CHECK(r.answer[0].owner == name);
   CHECK(dnsarena::cache::wire_to_text(r.answer[0].rdata) == "cdn." + name);
   for (std::size_t k = 0; k < e.rdatas.size(); ++k) {
@@ -157,18 +161,18 @@ TEST_CASE_METHOD(Fixture, "CNAME names: name CNAME cdn.name, then the records of
     CHECK(r.answer[1 + k].rdata == e.rdatas[k]);
   }
   // The target answers by itself; the CNAME type alone gives just the CNAME.
-  const Message t = ask(dnsarena::cache::name_to_wire("cdn." + name), e.qtype);
+  const dns::Message t = ask(dnsarena::cache::name_to_wire("cdn." + name), e.qtype);
   CHECK(rdatas_of(t, e.qtype) == e.rdatas);
-  CHECK(ask(zone.name_wire(i), kTypeCNAME).answer.size() == 1);
+  CHECK(ask(zone.name_wire(i), dns::kTypeCname).answer.size() == 1);
   // Another type: the CNAME and NODATA for the target.
-  const std::uint16_t other = e.qtype == kTypeA ? kTypeAAAA : kTypeA;
-  const Message o = ask(zone.name_wire(i), other);
-  CHECK(o.rcode == kRcodeNoError);
+  const std::uint16_t other = e.qtype == dns::kTypeA ? dns::kTypeAaaa : dns::kTypeA;
+  const dns::Message o = ask(zone.name_wire(i), other);
+  CHECK(o.rcode == dns::kRcodeNoError);
   CHECK(o.answer.size() == 1);
   CHECK(o.authority.size() == 1);
   // cdn. in front of a name without a CNAME does not exist.
   const std::uint64_t p = find(plain);
-  CHECK(ask(dnsarena::cache::name_to_wire("cdn." + zone.name_text(p)), kTypeA).rcode == kRcodeNxDomain);
+  CHECK(ask(dnsarena::cache::name_to_wire("cdn." + zone.name_text(p)), dns::kTypeA).rcode == dns::kRcodeNxDomain);
 }
 
 TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24 and scope 0 elsewhere", "[traffic][zone][ecs]") {
@@ -177,33 +181,33 @@ TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24 and scope 0
   });
   const GeneratedEntry e = zone.entry(i);
   const Bytes name = zone.name_wire(i);
-  const Message a = ask(name, e.qtype, true, v4(10, 0, 1, 0));
-  const Message a2 = ask(name, e.qtype, true, v4(10, 0, 1, 77, 32));  // same /24, a host address
-  const Message b = ask(name, e.qtype, true, v4(10, 0, 2, 0));
+  const dns::Message a = ask(name, e.qtype, true, v4(10, 0, 1, 0));
+  const dns::Message a2 = ask(name, e.qtype, true, v4(10, 0, 1, 77, 32));  // same /24, a host address
+  const dns::Message b = ask(name, e.qtype, true, v4(10, 0, 2, 0));
   REQUIRE(a.ecs.present);
-  CHECK(a.ecs.scope == 24);
-  CHECK(a.ecs.source == 24);
-  CHECK(a2.ecs.scope == 24);
-  CHECK(a2.ecs.source == 32);  // the client's source is echoed
-  CHECK(b.ecs.scope == 24);
+  CHECK(a.ecs.scope_prefix == 24);
+  CHECK(a.ecs.source_prefix == 24);
+  CHECK(a2.ecs.scope_prefix == 24);
+  CHECK(a2.ecs.source_prefix == 32);  // the client's source is echoed
+  CHECK(b.ecs.scope_prefix == 24);
   CHECK(rdatas_of(a, e.qtype).size() == e.rdatas.size());
   CHECK(rdatas_of(a, e.qtype) == rdatas_of(a2, e.qtype));
   CHECK(rdatas_of(a, e.qtype) != rdatas_of(b, e.qtype));
   CHECK(rdatas_of(a, e.qtype) != e.rdatas);
   // Without ECS: the base records and no option.
-  const Message n = ask(name, e.qtype, true);
+  const dns::Message n = ask(name, e.qtype, true);
   CHECK_FALSE(n.ecs.present);
   CHECK(rdatas_of(n, e.qtype) == e.rdatas);
   // A name that does not depend on the subnet: scope 0, same records for everyone.
-  const std::uint64_t p = find([](const GeneratedEntry& x) { return plain(x) && x.qtype == kTypeA; });
-  const Message pa = ask(zone.name_wire(p), kTypeA, true, v4(10, 0, 1, 0));
-  const Message pb = ask(zone.name_wire(p), kTypeA, true, v4(10, 0, 2, 0));
+  const std::uint64_t p = find([](const GeneratedEntry& x) { return plain(x) && x.qtype == dns::kTypeA; });
+  const dns::Message pa = ask(zone.name_wire(p), dns::kTypeA, true, v4(10, 0, 1, 0));
+  const dns::Message pb = ask(zone.name_wire(p), dns::kTypeA, true, v4(10, 0, 2, 0));
   REQUIRE(pa.ecs.present);
-  CHECK(pa.ecs.scope == 0);
-  CHECK(rdatas_of(pa, kTypeA) == rdatas_of(pb, kTypeA));
+  CHECK(pa.ecs.scope_prefix == 0);
+  CHECK(rdatas_of(pa, dns::kTypeA) == rdatas_of(pb, dns::kTypeA));
   // Source prefix 0 (client opted out): scope 0, base records.
-  const Message z = ask(name, e.qtype, true, v4(0, 0, 0, 0, 0));
-  CHECK(z.ecs.scope == 0);
+  const dns::Message z = ask(name, e.qtype, true, v4(0, 0, 0, 0, 0));
+  CHECK(z.ecs.scope_prefix == 0);
   CHECK(rdatas_of(z, e.qtype) == e.rdatas);
 }
 
@@ -211,25 +215,25 @@ TEST_CASE_METHOD(Fixture, "large answers are truncated over UDP without EDNS, wh
   const std::uint64_t i = find([](const GeneratedEntry& e) {
     std::size_t bytes = 0;
     for (const auto& rd : e.rdatas) bytes += rd.size() + 12;
-    return plain(e) && e.qtype == kTypeTXT && bytes > 600;
+    return plain(e) && e.qtype == dns::kTypeTxt && bytes > 600;
   });
-  const Message udp = ask(zone.name_wire(i), kTypeTXT, false);
+  const dns::Message udp = ask(zone.name_wire(i), dns::kTypeTxt, false);
   CHECK(udp.tc);
   CHECK(udp.answer.empty());
-  const Message edns = ask(zone.name_wire(i), kTypeTXT, true);
+  const dns::Message edns = ask(zone.name_wire(i), dns::kTypeTxt, true);
   CHECK_FALSE(edns.tc);
   CHECK(edns.answer.size() == zone.entry(i).rdatas.size());
-  const Message tcp = ask(zone.name_wire(i), kTypeTXT, false, {}, false);
+  const dns::Message tcp = ask(zone.name_wire(i), dns::kTypeTxt, false, {}, false);
   CHECK_FALSE(tcp.tc);
   CHECK(tcp.answer.size() == zone.entry(i).rdatas.size());
 }
 
 TEST_CASE_METHOD(Fixture, "the question's case is preserved", "[traffic][zone]") {
-  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == kTypeA; });
+  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == dns::kTypeA; });
   Bytes upper = zone.name_wire(i);
   for (auto& c : upper)
     if (c >= 'a' && c <= 'z') c = static_cast<std::uint8_t>(c - 32);
-  const Message r = ask(upper, kTypeA);
+  const dns::Message r = ask(upper, dns::kTypeA);
   CHECK(r.qname == upper);
   CHECK(r.answer.size() == zone.entry(i).rdatas.size());
 }

@@ -20,7 +20,8 @@
 #include "cache/dns_name.hpp"
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
-#include "workers/knot_headers.hpp"
+#include "dns/knot_packet.hpp"
+#include "dns/wire.hpp"
 #include "common/loopback.hpp"
 
 namespace dnsarena::test {
@@ -136,21 +137,17 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   r.id = static_cast<std::uint16_t>((wire[0] << 8) | wire[1]);
   r.flags = static_cast<std::uint16_t>((wire[2] << 8) | wire[3]);
   std::vector<std::uint8_t> copy = wire;
-  workers::KnotPkt pkt(knot_pkt_new(copy.data(), static_cast<std::uint16_t>(copy.size()), nullptr));
-  if (!pkt || knot_pkt_parse(pkt.get(), 0) != KNOT_EOK) return r;
+  const auto [pkt, rc] = dns::parse_in_place(copy.data(), copy.size());
+  if (!pkt || rc != KNOT_EOK) return r;
   r.extended_rcode = knot_pkt_ext_rcode(pkt.get());
   r.has_opt = knot_pkt_has_edns(pkt.get());
-  if (const std::uint8_t* opt = knot_pkt_edns_option(pkt.get(), KNOT_EDNS_OPTION_CLIENT_SUBNET)) {
-    knot_edns_client_subnet_t ecs{};
-    if (knot_edns_client_subnet_parse(&ecs, knot_edns_opt_get_data(const_cast<std::uint8_t*>(opt)),
-                                      knot_edns_opt_get_length(opt)) == KNOT_EOK)
-      r.ecs_scope = ecs.scope_len;
-  }
+  dns::EcsOption ecs;
+  if (dns::read_ecs_option(pkt.get(), ecs) == dns::EcsRead::ok) r.ecs_scope = ecs.scope_prefix;
   for (unsigned sec = 0; sec < 3; ++sec) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {
       const knot_rrset_t* rr = knot_pkt_rr(section, i);
-      if (rr->type == 41) continue;
+      if (rr->type == dns::kTypeOpt) continue;
       for (std::uint16_t k = 0; k < rr->rrs.count; ++k)
         r.records.push_back({sec, cache::wire_to_text({rr->owner, knot_dname_size(rr->owner)}), rr->type, rr->ttl});
     }

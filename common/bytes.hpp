@@ -1,0 +1,13 @@
+// Owned bytes of DNS wire data (names, rdata, whole messages): the one byte-string type of
+// the project. The same type as cache::name_to_wire's result, so a wire name converts
+// without a copy; a std::basic_string so short values need no heap allocation and `+=`
+// appends.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace dnsarena::common {
+
+using Bytes = std::basic_string<std::uint8_t>;
+
+}  // namespace dnsarena::common

@@ -1,0 +1,58 @@
+// A client's query as the resolver sees it: parsing the untrusted packet (with libknot)
+// into a small value that owns its bytes, and the error responses written for it.
+//
+// Purpose: everything the worker needs to know about a client's packet, in one small
+// value (ClientQuery), so a query can wait for an upstream answer after the receive
+// buffer has been reused.
+//
+// Costs: parse_query runs knot_pkt_parse over the packet in place (one packet struct
+// allocated per call by libknot) and copies the question name (<= 255 bytes) into the
+// ClientQuery; write_error_response is straight-line byte writes.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "dns/ecs_option.hpp"
+#include "dns/wire.hpp"
+
+namespace dnsarena::dns {
+
+struct ClientQuery {
+  std::uint16_t id = 0;
+  std::uint16_t flags = 0;  // header flags word as received
+  std::array<std::uint8_t, 255> qname_storage{};
+  std::uint8_t qname_len = 0;
+  std::uint16_t qtype = 0;
+  std::uint16_t qclass = 1;
+  bool edns = false;
+  std::uint16_t udp_size = 512;  // the client's limit (512 without EDNS)
+  bool do_bit = false;
+  EcsOption ecs;
+
+  std::span<const std::uint8_t> qname() const { return {qname_storage.data(), qname_len}; }
+  bool cd() const { return (flags & kFlagCd) != 0; }
+};
+
+enum class ParseVerdict {
+  ok,
+  drop,       // not worth an answer (a response, shorter than a header)
+  formerr,    // answer FORMERR (header parsed, rest malformed)
+  notimp,     // answer NOTIMP (opcode other than QUERY, zone transfers)
+  refused,    // answer REFUSED (class other than IN)
+  badvers,    // answer BADVERS (EDNS version other than 0, RFC 6891 6.1.3)
+};
+
+// Parses an untrusted client packet. On formerr/notimp/refused, `q.id`, `q.flags` and as
+// much of the question as was readable are filled for the error response.
+// `wire` may be modified by the parser (libknot takes a non-const buffer).
+ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q);
+
+// Writes a response with `rcode` (an extended rcode's upper bits go in the OPT), the
+// client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT
+// record (version 0) when the query had EDNS. Returns its size.
+// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response).
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity);
+
+}  // namespace dnsarena::dns

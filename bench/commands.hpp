@@ -9,5 +9,7 @@ namespace dnsarena::bench {
 void add_bench_command(CLI::App& app);
 // `dnsarena bench serve`: serve against dnsperf (and unbound when installed).
 void add_bench_serve_command(CLI::App& bench);
+// `dnsarena bench torture`: random kill -9 of readers and writers on one segment.
+void add_bench_torture_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

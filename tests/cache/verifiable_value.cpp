@@ -1,10 +1,8 @@
 #include "verifiable_value.hpp"
 
-#include <xxhash.h>
-
 #include <cstring>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/checked_filler.hpp"
 
 namespace dnsarena::test {
 
@@ -25,10 +23,7 @@ Bytes txt_record(const ValueId& id, unsigned index) {
   b.push_back(static_cast<std::uint8_t>(id.writer));
   b.push_back(static_cast<std::uint8_t>(id.writer >> 8));
   b.push_back(static_cast<std::uint8_t>(index));
-  sim::SplitMix64 fill(mix(id, 200 + index));
-  while (b.size() < len - 8) b.push_back(static_cast<std::uint8_t>(fill.next()));
-  const std::uint64_t sum = XXH64(b.data(), b.size(), 0);
-  for (int s = 0; s < 64; s += 8) b.push_back(static_cast<std::uint8_t>(sum >> s));
+  sim::append_checked_filler(b, len, mix(id, 200 + index));
   return b;
 }
 

@@ -9,5 +9,7 @@ namespace dnsarena::bench {
 void add_bench_command(CLI::App& app);
 // `dnsarena bench serve`: serve against dnsperf (and unbound when installed).
 void add_bench_serve_command(CLI::App& bench);
+// `dnsarena bench attack`: serve on a hostile network, the figures of issue 11.
+void add_bench_attack_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

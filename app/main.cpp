@@ -30,6 +30,7 @@ constexpr Command kCommands[] = {
     {"", dnsarena::bench::add_bench_command},             // bench         cache benchmark
     {"bench", dnsarena::bench::add_bench_serve_command},  // bench serve   serve vs dnsperf/unbound
     {"bench", dnsarena::bench::add_bench_torture_command},  // bench torture  kill -9 torture of one segment
+    {"bench", dnsarena::bench::add_bench_attack_command}, // bench attack  serve on a hostile network
     {"", dnsarena::workers::add_check_command},           // check SEGMENT fsck of a segment
     {"", dnsarena::workers::add_serve_command},           // serve         supervisor + workers
     {"", dnsarena::workers::add_stats_command},           // stats         counters of a segment

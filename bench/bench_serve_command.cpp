@@ -35,6 +35,7 @@
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
+#include "common/proc_stats.hpp"
 
 namespace dnsarena::bench {
 
@@ -71,25 +72,7 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-double cpu_seconds(pid_t pid) {
-  const std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = s.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream in(s.substr(close + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && in >> field; ++i)
-    if (i == 14 || i == 15) ticks += std::stod(field);
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double status_mb(pid_t pid, const std::string& key) {
-  std::istringstream in(slurp("/proc/" + std::to_string(pid) + "/status"));
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  return 0;
-}
+double status_mb(pid_t pid, const char* key) { return static_cast<double>(common::status_kib(pid, key)) / 1024.0; }
 
 struct PerfResult {
   double qps = 0, avg_latency_ms = 0, client_cpu_s = 0, wall_s = 0;
@@ -156,12 +139,12 @@ ServerRun measure(const std::string& name, std::uint16_t port, const std::vector
     }
   run.pinned = pin;
   double before = 0;
-  for (pid_t p : pids) before += cpu_seconds(p);
+  for (pid_t p : pids) before += common::cpu_seconds(p);
   run.perf = dnsperf(port, file,
                      {"-l", std::to_string(o.duration), "-c", std::to_string(o.clients), "-q", "500"},
                      dir + "/run-" + name + ".log", pin ? 1 : -1);
   for (pid_t p : pids) {
-    run.server_cpu_s += cpu_seconds(p);
+    run.server_cpu_s += common::cpu_seconds(p);
     run.rss_mb_per_process += status_mb(p, "VmRSS") / static_cast<double>(pids.size());
     run.private_mb_per_process += status_mb(p, "RssAnon") / static_cast<double>(pids.size());
   }

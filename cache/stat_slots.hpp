@@ -67,8 +67,15 @@ enum class Counter : std::uint32_t {
   workers_killed_silent, // supervisor: workers killed for missing their heartbeat
   writer_lock_unavailable, // inserts/erases skipped: the writer lock was not free within the bounded
                          // wait, or is not recoverable (a repair failed; also printed once on stderr)
+  udp_answers_dropped,   // worker: UDP answers not sent because the socket buffer was full
+  udp_answers_unsendable, // worker: UDP answers the kernel refused for their destination (port 0, EPERM...)
+  upstream_case_fallbacks, // worker: upstream replies that lost the 0x20 case: asked again without 0x20
+  upstream_overload_per_name, // worker: misses refused by the per-name bound, which holds across
+                         // every worker of the host (also counted in upstream_overload)
+  upstream_jostled,      // worker: upstream queries given up (SERVFAIL) to make room for a new
+                         // miss, having waited longer than upstream_jostle_timeout_ms
 };
-inline constexpr std::size_t kCounterCount = 29;
+inline constexpr std::size_t kCounterCount = 34;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -81,7 +88,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
     "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
-    "writer_lock_unavailable"};
+    "writer_lock_unavailable", "udp_answers_dropped", "udp_answers_unsendable", "upstream_case_fallbacks",
+    "upstream_overload_per_name", "upstream_jostled"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

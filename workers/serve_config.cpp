@@ -263,6 +263,8 @@ ServeConfig load_serve_config(const std::string& path) {
           {"upstream_attempts", [&](N n, K k) { c.upstream_attempts = static_cast<unsigned>(r.number(n, k, 16)); }},
           {"upstream_max_in_flight",
            [&](N n, K k) { c.upstream_max_in_flight = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
+          {"upstream_jostle_timeout_ms",
+           [&](N n, K k) { c.upstream_jostle_timeout_ms = static_cast<unsigned>(r.number(n, k, 600000)); }},
           {"upstream_max_per_name",
            [&](N n, K k) { c.upstream_max_per_name = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
           {"upstream_case_randomization", [&](N n, K k) { c.upstream_case_randomization = r.boolean(n, k); }},

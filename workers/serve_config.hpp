@@ -15,8 +15,12 @@
 //                                  zone is REFUSED
 //   upstream_timeout_ms: 1000      first attempt; later ones wait 2x, then 4x (backoff)
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
-//   upstream_max_in_flight: 1024   distinct upstream queries per worker; more: SERVFAIL
-//   upstream_max_per_name: 32      of those for one name and type (any ECS subnet)
+//   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
+//                                  miss replaces the oldest query if that one has waited
+//                                  upstream_jostle_timeout_ms, else it gets SERVFAIL
+//   upstream_jostle_timeout_ms: 200   0 = never replace (as Unbound's jostle-timeout)
+//   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
+//                                  subnet) in flight on the host, all workers together
 //   upstream_case_randomization: true   0x20: random qname case, echoed exactly
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
@@ -82,6 +86,7 @@ struct ServeConfig {
   unsigned upstream_timeout_ms = 1000;
   unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)
   unsigned upstream_max_in_flight = 1024;
+  unsigned upstream_jostle_timeout_ms = 200;
   unsigned upstream_max_per_name = 32;
   bool upstream_case_randomization = true;
   std::uint64_t udp_receive_buffer = 4u << 20;  // 0: the system's default

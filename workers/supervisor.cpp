@@ -60,7 +60,7 @@ void raise_nofile_limit() {
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
 void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const std::vector<int>& udp_fds,
-           int tcp_fd, WorkerProc& w) {
+           int tcp_fd, InFlightNames& names, WorkerProc& w) {
   int beat[2] = {-1, -1};
   if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
@@ -73,7 +73,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
-      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1]});
+      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1], &names});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -197,9 +197,11 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     }
   }
 
+  // Shared with every worker by fork: the per-name bound across workers.
+  InFlightNames in_flight_names(n, true);
   std::vector<WorkerProc> workers(n);
   for (unsigned i = 0; i < n; ++i) {
-    spawn(cfg, i, old_mask, udp_fds, tcp_fd, workers[i]);
+    spawn(cfg, i, old_mask, udp_fds, tcp_fd, in_flight_names, workers[i]);
     workers[i].backoff_ms = cfg.backoff_initial_ms;
   }
   std::string zones;
@@ -253,7 +255,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     for (unsigned i = 0; i < n; ++i) {
       WorkerProc& w = workers[i];
       if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-        spawn(cfg, i, old_mask, udp_fds, tcp_fd, w);
+        spawn(cfg, i, old_mask, udp_fds, tcp_fd, in_flight_names, w);
         spdlog::info("worker {} restarted as pid {}", i, w.pid);
       }
     }

@@ -4,7 +4,8 @@
 // geometry; a mismatch is refused with the reason unless cache.reset_on_mismatch), open
 // the listening sockets and keep them (one UDP socket per worker index in one
 // SO_REUSEPORT group, one TCP listener), fork N workers on them (worker.hpp), start
-// /metrics (metrics_server.hpp) when configured. Because the sockets are ours, a worker
+// /metrics (metrics_server.hpp) when configured, and map the workers' shared table of
+// upstream queries in flight per name (in_flight_names.hpp) before the first fork. Because the sockets are ours, a worker
 // that dies takes no queue with it: its replacement reads the same socket.
 // Run: signals are blocked and taken synchronously (sigtimedwait), so there is no
 // handler race. A worker that dies is logged (exit code or signal), its restart counted

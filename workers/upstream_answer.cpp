@@ -69,15 +69,18 @@ bool UpstreamAnswer::in_zone(const std::uint8_t* owner) const {
   return zone_ == nullptr || name_is_at_or_below(owner, zone_);
 }
 
-bool UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
+UpstreamAnswer::Match UpstreamAnswer::matches(const UpstreamQuestion& asked) const {
   const knot_pkt_t* p = pkt_.get();
   const std::uint8_t* w = wire_.data();
-  if (!knot_wire_get_qr(w) || knot_wire_get_opcode(w) != 0 || knot_wire_get_qdcount(w) != 1) return false;
+  if (!knot_wire_get_qr(w) || knot_wire_get_opcode(w) != 0 || knot_wire_get_qdcount(w) != 1) return Match::no;
   // The name byte for byte as sent: its random case (0x20) is part of what a forger
   // has to guess.
   const std::uint8_t* qn = knot_pkt_wire_qname(p);
-  return qn && p->qname_size == asked.qname.size() && std::memcmp(qn, asked.qname.data(), asked.qname.size()) == 0 &&
-         knot_pkt_qtype(p) == asked.qtype && knot_pkt_qclass(p) == kClassIn;
+  if (!qn || p->qname_size != asked.qname.size() || knot_pkt_qtype(p) != asked.qtype ||
+      knot_pkt_qclass(p) != kClassIn)
+    return Match::no;
+  if (std::memcmp(qn, asked.qname.data(), asked.qname.size()) == 0) return Match::exact;
+  return names_equal(qn, asked.qname.data()) ? Match::case_only : Match::no;
 }
 
 // ECS: the reply must echo what we sent; its scope tells whom the answer is for.
@@ -276,7 +279,9 @@ UpstreamAnswer::Verdict UpstreamAnswer::parse(const std::uint8_t* wire, std::siz
   dns::KnotParse parsed = dns::parse_in_place(wire_.data(), len);
   pkt_ = std::move(parsed.pkt);
   if (!pkt_ || parsed.rc != KNOT_EOK) return Verdict::ignore;
-  if (!matches(asked) || !read_ecs_scope(asked)) return Verdict::ignore;
+  const Match match = matches(asked);
+  if (match == Match::no || !read_ecs_scope(asked)) return Verdict::ignore;
+  if (match == Match::case_only) return Verdict::case_mismatch;
   rcode_ = knot_pkt_ext_rcode(pkt_.get());
   if (rcode_ != kRcodeNoError && rcode_ != kRcodeNxDomain) return Verdict::fail;
   truncated_ = knot_wire_get_tc(wire_.data()) != 0;

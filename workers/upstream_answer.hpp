@@ -7,7 +7,9 @@
 //   match       QR set, opcode QUERY, the ID we sent, exactly one question equal byte
 //               for byte to ours (the name's 0x20 case included), and, when we sent
 //               ECS, an ECS reply for the same family,
-//               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting).
+//               source prefix and address (RFC 7871 7.3). Else: ignored (keep waiting),
+//               except a reply that differs from ours only in the name's case:
+//               case_mismatch (the caller's 0x20 fallback).
 //   scrub       records of a class other than IN, and records owned by names outside the
 //               forward zone the upstream was asked for, are dropped everywhere.
 //               answer: the chain from the qname: records owned by the qname or by a
@@ -70,6 +72,8 @@ public:
     accept,  // a usable answer (see cacheable())
     ignore,  // not the reply to our question (or unparsable): keep waiting
     fail,    // the server answered, but with an error: try the next upstream
+    case_mismatch,  // our reply in all but the name's case (0x20): a server that does
+                    // not preserve case (upstream_client.hpp: the fallback)
   };
 
   Verdict parse(const std::uint8_t* wire, std::size_t len, const UpstreamQuestion& asked, const TtlPolicy& ttl);
@@ -83,7 +87,8 @@ public:
   std::uint16_t rcode() const { return rcode_; }
 
 private:
-  bool matches(const UpstreamQuestion& asked) const;
+  enum class Match { no, case_only, exact };
+  Match matches(const UpstreamQuestion& asked) const;
   bool in_zone(const std::uint8_t* owner) const;
   bool read_ecs_scope(const UpstreamQuestion& asked);
   void select_answer(const UpstreamQuestion& asked);

@@ -29,8 +29,14 @@ std::uint64_t monotonic_us() {
 }
 
 UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
-                               Completion done)
-    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)) {
+                               Completion done, InFlightNames* names, unsigned row)
+    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)), names_(names),
+      names_row_(row) {
+  if (!names_ || names_row_ >= names_->rows()) {
+    own_names_ = std::make_unique<InFlightNames>(1, false);
+    names_ = own_names_.get();
+    names_row_ = 0;
+  }
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
   zones_ = config.zones();
 }
@@ -41,7 +47,6 @@ UpstreamClient::~UpstreamClient() {
 
 UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w) {
   std::string dedup(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
-  const std::string name_key = dedup;  // qtype, flags and qname: the ECS subnet aside
   if (ecs.present) {
     dedup.push_back(static_cast<char>(ecs.family));
     dedup.push_back(static_cast<char>(ecs.source_prefix));
@@ -58,18 +63,25 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
     if (zones_[z].contains(qn.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
       zone = static_cast<int>(z);
   if (zone < 0) return Forwarded::no_zone;
-  unsigned& same_name = per_name_[name_key];
-  if (pending_.size() >= cfg_.upstream_max_in_flight || same_name >= cfg_.upstream_max_per_name) {
-    if (same_name == 0) per_name_.erase(name_key);
+  // qtype, flags and qname: the ECS subnet aside.
+  const std::uint32_t bucket = names_->bucket_of(plain_key.hash());
+  if (!names_->acquire(names_row_, bucket, cfg_.upstream_max_per_name)) {
+    cache_.count(cache::Counter::upstream_overload);
+    cache_.count(cache::Counter::upstream_overload_per_name);
+    return Forwarded::overloaded;
+  }
+  const std::uint64_t now_us = monotonic_us();
+  while (!started_.empty() && !pending_.contains(started_.front().token)) started_.pop_front();
+  if (pending_.size() >= cfg_.upstream_max_in_flight && !jostle_oldest(now_us)) {
+    names_->release(names_row_, bucket);
     cache_.count(cache::Counter::upstream_overload);
     return Forwarded::overloaded;
   }
-  ++same_name;
   const std::uint64_t token = next_token_++ & kTokenMask;
   Pending& p = pending_[token];
   p.token = token;
   p.dedup_key = dedup;
-  p.name_key = name_key;
+  p.name_bucket = bucket;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
   std::memcpy(p.qname.data(), qn.data(), qn.size());
@@ -80,14 +92,25 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
   p.upstream = 0;
   p.waiters.push_back(std::move(w));
   by_key_[dedup] = token;
-  start_attempt(p, monotonic_us());
+  started_.push_back({now_us, token});
+  start_attempt(p, now_us);
   return Forwarded::yes;
+}
+
+bool UpstreamClient::jostle_oldest(std::uint64_t now_us) {
+  if (cfg_.upstream_jostle_timeout_ms == 0 || started_.empty()) return false;
+  const Started oldest = started_.front();
+  if (now_us - oldest.at_us < cfg_.upstream_jostle_timeout_ms * 1000ull) return false;
+  started_.pop_front();
+  cache_.count(cache::Counter::upstream_jostled);
+  finish(oldest.token, nullptr);  // its clients get SERVFAIL now rather than at its timeout
+  return true;
 }
 
 std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity) {
   p.id = static_cast<std::uint16_t>(arc4random());
   std::memcpy(p.qname_sent.data(), p.qname.data(), p.qname_len);
-  if (cfg_.upstream_case_randomization) {
+  if (cfg_.upstream_case_randomization && !p.case_fallback) {
     std::uint8_t bits[32];
     arc4random_buf(bits, sizeof bits);
     for (std::size_t i = 0; i < p.qname_len; ++i) {
@@ -189,7 +212,7 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer) {
   Pending p = std::move(it->second);
   pending_.erase(it);
   by_key_.erase(p.dedup_key);
-  if (auto n = per_name_.find(p.name_key); n != per_name_.end() && --n->second == 0) per_name_.erase(n);
+  names_->release(names_row_, p.name_bucket);
   close_socket(p);
   done_(p, answer);
 }
@@ -199,6 +222,21 @@ bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_
     case UpstreamAnswer::Verdict::ignore:
       if (!p.tcp) return false;  // UDP: not our reply (late, forged): keep waiting
       fail_attempt(p, now_us);   // TCP: the connection carries one reply, and it is wrong
+      return true;
+    case UpstreamAnswer::Verdict::case_mismatch:
+      if (p.case_fallback) {  // asked in lowercase and still not echoed: not our reply
+        if (!p.tcp) return false;
+        fail_attempt(p, now_us);
+        return true;
+      }
+      cache_.count(cache::Counter::upstream_case_fallbacks);
+      p.case_fallback = true;
+      if (p.tcp) {
+        start_tcp_retry(p, now_us);
+      } else {
+        close_socket(p);
+        start_attempt(p, now_us);  // the same attempt and upstream, in lowercase
+      }
       return true;
     case UpstreamAnswer::Verdict::fail:
       cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);

@@ -48,7 +48,7 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd)
+         int heartbeat_fd, InFlightNames* in_flight_names)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -57,7 +57,7 @@ public:
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
-                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }),
+                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }, in_flight_names, index),
         rate_limiter_(cfg.rate_limit),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
@@ -243,7 +243,8 @@ private:
       // sendmmsg stops at the first message it cannot send and reports the ones before
       // it; an error means that first message failed. A destination no answer can reach
       // (source port 0, a broadcast address, a firewall EPERM) costs only its own answer;
-      // a full socket buffer drops the rest of the batch, as UDP allows.
+      // a full socket buffer drops the rest of the batch, as UDP allows. Both are counted
+      // (udp_answers_unsendable, udp_answers_dropped).
       for (unsigned sent = 0; sent < nout;) {
         const int r = ::sendmmsg(udp_fd_, out_msgs + sent, nout - sent, 0);
         if (r > 0) {
@@ -251,29 +252,15 @@ private:
         } else if (r < 0 && errno == EINTR) {
           continue;
         } else if (r == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-          udp_dropped_ += nout - sent;
+          cache_.count(cache::Counter::udp_answers_dropped, nout - sent);
           break;
         } else {
-          ++udp_unsendable_;
+          cache_.count(cache::Counter::udp_answers_unsendable);
           ++sent;
         }
       }
-      report_udp_drops();
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
-  }
-
-  // Answers lost on the UDP send path, logged at most every 10 s. NOTE: worker-local,
-  // not StatSlot counters: those are part of the segment format (cache/stat_slots.hpp).
-  void report_udp_drops() {
-    if (udp_dropped_ == 0 && udp_unsendable_ == 0) return;
-    const std::uint64_t now_ms = monotonic_us() / 1000;
-    if (now_ms - udp_drops_logged_ms_ < 10000) return;
-    udp_drops_logged_ms_ = now_ms;
-    spdlog::warn("udp: {} answers dropped (socket buffer full), {} to unsendable destinations (e.g. port 0) since "
-                 "the last report",
-                 udp_dropped_, udp_unsendable_);
-    udp_dropped_ = udp_unsendable_ = 0;
   }
 
   void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
@@ -341,9 +328,6 @@ private:
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
   sockaddr_storage peers_[kBatch];
-  std::uint64_t udp_dropped_ = 0;     // since the last report_udp_drops() log line
-  std::uint64_t udp_unsendable_ = 0;
-  std::uint64_t udp_drops_logged_ms_ = 0;
   std::uint8_t reply_buf_[65535];
 };
 
@@ -407,7 +391,10 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
   ev.data.u64 = kTagTcpListen;
   ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp, &ev);
   {
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat);
+    // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
+    if (sockets.in_flight_names && index < sockets.in_flight_names->rows()) sockets.in_flight_names->reset_row(index);
+    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat,
+                                           sockets.in_flight_names);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }

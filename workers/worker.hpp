@@ -18,6 +18,7 @@
 // It beats on a pipe to the supervisor from its event loop; a worker that stops beating
 // (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
+#include "workers/in_flight_names.hpp"
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::workers {
@@ -33,6 +34,9 @@ struct WorkerSockets {
   int udp = -1;        // this worker index's UDP socket (SO_REUSEPORT group member)
   int tcp = -1;        // the TCP listener, shared by every worker (EPOLLEXCLUSIVE)
   int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
+  // Upstream queries in flight per name, for every worker (in_flight_names.hpp); row
+  // `index` is this worker's, zeroed before it serves. nullptr: a private table.
+  InFlightNames* in_flight_names = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

@@ -1,16 +1,14 @@
 // libFuzzer target: the client query parser on arbitrary packets, then the error
 // response written from whatever it parsed (what a worker sends for FORMERR, NOTIMP...).
-// NOTE: the parser moves to dns/ (dns-layer branch): only the #include and the call to
-// parse_query below change then.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
 
-#include "workers/dns_message.hpp"
+#include "dns/client_query.hpp"
 
 namespace {
-namespace parser = dnsarena::workers;
+namespace parser = dnsarena::dns;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/loopback.hpp"
+#include "common/proc_stats.hpp"
 
 namespace dnsarena::test {
 
@@ -91,13 +92,7 @@ bool raw_udp_send(std::uint16_t src_port, std::uint16_t dst_port, const std::vec
   return ok;
 }
 
-std::uint64_t vm_rss_kib(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
-  return 0;
-}
+std::uint64_t vm_rss_kib(pid_t pid) { return common::status_kib(pid, "VmRSS"); }
 
 std::uint64_t cpu_ticks(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
@@ -115,27 +110,8 @@ std::uint64_t cpu_ticks(pid_t pid) {
   return utime + stime;
 }
 
-unsigned open_fds(pid_t pid) {
-  unsigned n = 0;
-  if (DIR* d = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
-    while (const dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    ::closedir(d);
-  }
-  return n;
-}
+unsigned open_fds(pid_t pid) { return common::open_fds(pid); }
 
-std::uint64_t nofile_soft_limit(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/limits");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("Max open files", 0) != 0) continue;
-    std::istringstream s(line.substr(14));
-    std::string soft;
-    s >> soft;
-    return soft == "unlimited" ? ~0ull : std::stoull(soft);
-  }
-  return 0;
-}
+std::uint64_t nofile_soft_limit(pid_t pid) { return common::nofile_soft_limit(pid); }
 
 }  // namespace dnsarena::test

@@ -128,15 +128,31 @@ TEST_CASE("upstream queries carry a random-case name (0x20) that the reply must 
   for (const std::string& n : names)
     if (std::any_of(n.begin(), n.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) ++mixed;
   CHECK(mixed >= 12);  // each name has 6 letters: all-lowercase by chance is 1 in 64
-  // A reply whose question lost the case is not ours: ignored, and nothing is cached.
-  s.upstream.set_mode(UpstreamMode::lowercase_echo);
-  const std::uint64_t entries = serve_stats(s.segment)["entries"].get<std::uint64_t>();
-  const DnsReply r = udp_exchange(s.port, make_query(60, "txt.test", 16), std::chrono::milliseconds(3000));
-  REQUIRE(r.answered);
-  CHECK(r.rcode() == 2);
-  CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() == entries);
 }
 
+TEST_CASE("an upstream that does not preserve the name's case: asked again in lowercase, answered and counted",
+          "[serve][upstream][spoof]") {
+  Service s({"--upstream-attempts", "1"});
+  s.upstream.set_mode(UpstreamMode::lowercase_echo);
+  const std::uint64_t entries = serve_stats(s.segment)["entries"].get<std::uint64_t>();
+  // 28 letters: the random case keeps them all lowercase once in 2^28 (no fallback then).
+  const std::string name = "nxdomainwithmanylettersinit.test";
+  const DnsReply r = udp_exchange(s.port, make_query(60, name, 1), std::chrono::milliseconds(3000));
+  REQUIRE(r.answered);
+  CHECK(r.rcode() == 3);  // the upstream's NXDOMAIN, with its SOA: cached
+  // Two queries: the random-case one (its lowercased echo refused) and the lowercase one.
+  const std::vector<std::string> names = s.upstream.names_received();
+  REQUIRE(names.size() == 2);
+  CHECK(names[0] != name + ".");
+  CHECK(names[1] == name + ".");
+  CHECK(s.total("upstream_case_fallbacks") == 1);
+  CHECK(s.total("servfail") == 0);
+  CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() == entries + 1);
+  // A server that preserves case costs no fallback.
+  s.upstream.set_mode(UpstreamMode::normal);
+  REQUIRE(udp_exchange(s.port, make_query(61, "a.test", 1)).rcode() == 0);
+  CHECK(s.total("upstream_case_fallbacks") == 1);
+}
 
 // Sends n queries at once (query(i) builds the i-th); returns how many got SERVFAIL
 // within a second, i.e. before any upstream attempt could have timed out.
@@ -175,6 +191,72 @@ TEST_CASE("misses in flight are bounded per worker and per name, and over the bo
           }) == 3);
     CHECK(s.upstream.queries() == 2);
   }
+  SECTION("per name across workers: two workers together hold no more than the bound") {
+    // 20 clients, each from its own source port, so SO_REUSEPORT spreads them over both
+    // workers; before the bound was host-wide each worker allowed 2 (4 in all).
+    Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "--ecs", "forward", "-c",
+               write_config("upstream_max_per_name: 2\n")}, 2);
+    s.upstream.set_mode(UpstreamMode::silent);
+    const int fast = fast_servfails(s, 20, [](int i) {
+      return make_ecs_query(static_cast<std::uint16_t>(90 + i), "ecs.test", 1, 24,
+                            {10, static_cast<std::uint8_t>(i), 0, 0});
+    });
+    // Two workers racing at bound - 1 may both back out (in_flight_names.hpp): at most 2.
+    const auto asked = static_cast<int>(s.upstream.queries());
+    CHECK(asked >= 1);
+    CHECK(asked <= 2);
+    CHECK(fast == 20 - asked);
+    CHECK(s.total("upstream_overload_per_name") == static_cast<std::uint64_t>(20 - asked));
+    const nlohmann::json st = serve_stats(s.segment);
+    unsigned workers_asked = 0;
+    for (const auto& row : st["rows"])
+      if (row.contains("worker") && row["queries_udp"].get<std::uint64_t>() > 0) ++workers_asked;
+    CHECK(workers_asked == 2);  // else the test proves nothing about "across workers"
+    // Once the two time out (2 s), the name may be asked again: nothing leaked.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    CHECK(fast_servfails(s, 2, [](int i) {
+            return make_ecs_query(static_cast<std::uint16_t>(120 + i), "ecs.test", 1, 24,
+                                  {10, 200, static_cast<std::uint8_t>(i), 0});
+          }) == 0);
+    CHECK(s.upstream.queries() == static_cast<std::uint64_t>(asked) + 2);
+  }
+}
+
+TEST_CASE("a full in-flight table gives up its oldest query past the jostle timeout for a new miss",
+          "[serve][upstream][flood][timing]") {
+  // slow.test. goes to an upstream that never answers; test. to one that does.
+  TestUpstream hole;
+  hole.set_mode(UpstreamMode::silent);
+  Service s;
+  s.serve.reset();
+  s.start({"--upstream-attempts", "1", "--upstream-timeout-ms", "3000", "--forward-zone",
+           "test=127.0.0.1:" + std::to_string(s.upstream.port()), "--forward-zone",
+           "slow.test=127.0.0.1:" + std::to_string(hole.port()), "-c",
+           write_config("upstream_max_in_flight: 4\nupstream_jostle_timeout_ms: 300\n")},
+          1);
+  // Four misses fill the table; a fifth at once is refused (none has waited 300 ms).
+  std::vector<std::thread> fill;
+  std::atomic<int> fill_servfail_fast{0};
+  for (int i = 0; i < 4; ++i)
+    fill.emplace_back([&, i] {
+      const auto t0 = std::chrono::steady_clock::now();
+      const DnsReply r = udp_exchange(s.port, make_query(static_cast<std::uint16_t>(200 + i), "f" + std::to_string(i) + ".slow.test", 1),
+                                      std::chrono::milliseconds(5000));
+      if (r.rcode() == 2 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2000)) ++fill_servfail_fast;
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(udp_exchange(s.port, make_query(210, "early.slow.test", 1)).rcode() == 2);
+  CHECK(s.total("upstream_overload") == 1);
+  // Past the jostle timeout, a miss for a working upstream takes the oldest one's place.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const DnsReply a = udp_exchange(s.port, make_query(211, "a.test", 1), std::chrono::milliseconds(2000));
+  REQUIRE(a.answered);
+  CHECK(a.rcode() == 0);
+  CHECK(a.answers.size() == 2);
+  for (auto& t : fill) t.join();
+  CHECK(fill_servfail_fast == 1);  // the one given up got SERVFAIL long before its 3 s timeout
+  CHECK(s.total("upstream_jostled") == 1);
+  CHECK(s.total("upstream_overload") == 1);
 }
 
 TEST_CASE("forward zones: the longest zone picks the upstream, which speaks only for its zone, and other names REFUSED",

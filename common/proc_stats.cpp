@@ -1,0 +1,66 @@
+#include "common/proc_stats.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace dnsarena::common {
+
+namespace {
+std::string proc_file(pid_t pid, const char* name) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/" + name);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+double cpu_seconds(pid_t pid) {
+  const std::string s = proc_file(pid, "stat");
+  const auto close = s.rfind(')');
+  if (close == std::string::npos || close + 2 > s.size()) return 0;
+  std::istringstream in(s.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && in >> field; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(field);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::uint64_t status_kib(pid_t pid, const char* key) {
+  std::istringstream in(proc_file(pid, "status"));
+  const std::string k = std::string(key) + ":";
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(k, 0) == 0) return std::stoull(line.substr(k.size()));
+  return 0;
+}
+
+unsigned open_fds(pid_t pid) {
+  unsigned n = 0;
+  if (DIR* d = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+std::uint64_t nofile_soft_limit(pid_t pid) {
+  std::istringstream in(proc_file(pid, "limits"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream s(line.substr(14));
+    std::string soft;
+    s >> soft;
+    return soft == "unlimited" ? ~0ull : std::stoull(soft);
+  }
+  return 0;
+}
+
+}  // namespace dnsarena::common

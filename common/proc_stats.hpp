@@ -1,0 +1,20 @@
+// Figures of a running process read from /proc, for the benchmarks (bench serve, bench
+// attack) and the hostile-network tests. Each returns 0 when the process or the field is
+// gone (a child that just exited), never throws.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace dnsarena::common {
+
+// utime + stime in seconds (/proc/PID/stat fields 14 and 15).
+double cpu_seconds(pid_t pid);
+// A "Key:   N kB" field of /proc/PID/status (VmRSS, RssAnon...) in KiB.
+std::uint64_t status_kib(pid_t pid, const char* key);
+// Open descriptors (entries of /proc/PID/fd).
+unsigned open_fds(pid_t pid);
+// The soft "Max open files" of /proc/PID/limits (UINT64_MAX when unlimited).
+std::uint64_t nofile_soft_limit(pid_t pid);
+
+}  // namespace dnsarena::common

@@ -106,6 +106,28 @@ std::vector<double> timed_lookups(const sim::EntryGenerator& gen, std::uint64_t 
   return samples;
 }
 
+// One timed round of the batched phase: builds the keys of `entries`, looks them up in
+// one batch and writes each hit's response into `out` (overwritten by the next). Returns
+// the hits answered. Not inlined, so that callgrind can count its instructions alone:
+//   valgrind --tool=callgrind --toggle-collect='*batched_lookup_round(*long)' dnsarena bench ...
+// (instructions per hit = Ir / (rounds * kBatch)).
+[[gnu::noinline, gnu::noclone]] std::uint64_t batched_lookup_round(Cache& c, const std::vector<sim::GeneratedEntry>& entries,
+                                                     std::uint8_t* out, std::size_t capacity) {
+  CacheKey keys[kBatch];
+  const CacheKey* key_ptrs[kBatch];
+  for (std::size_t i = 0; i < kBatch; ++i) {
+    keys[i] = entries[i].key();
+    key_ptrs[i] = &keys[i];
+  }
+  std::uint64_t hits = 0;
+  c.lookup_batch(key_ptrs, kBatch, kNow, [&](std::size_t i, cache::LookupStatus st, const cache::EntryCopy& copy) {
+    if (st != cache::LookupStatus::hit) return;
+    cache::EntryReader reader(copy.span());
+    hits += cache::write_response(reader, query_for(entries[i], 7), kNow, {}, out, capacity).size != 0;
+  });
+  return hits;
+}
+
 // Lookups per second over a fixed key set, in this process.
 double lookup_rate(cache::Segment& seg, const std::vector<sim::GeneratedEntry>& keys, std::uint64_t count, std::uint64_t seed) {
   Cache c(seg, cache::SlotRole::tool);
@@ -235,25 +257,13 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
     // Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
     {
       std::vector<sim::GeneratedEntry> entries(kBatch);
-      std::vector<CacheKey> keys;
-      keys.reserve(kBatch);
-      const CacheKey* key_ptrs[kBatch];
       const std::uint64_t rounds = std::max<std::uint64_t>(1, o.lookups / kBatch);
       double seconds = 0;
       std::uint64_t batch_hits = 0;
       for (std::uint64_t round = 0; round < rounds; ++round) {
         for (auto& e : entries) gen.generate(rng.next() % o.entries, e);
         const std::uint64_t t0 = steady_ns();
-        keys.clear();
-        for (std::size_t i = 0; i < kBatch; ++i) {
-          keys.push_back(entries[i].key());
-          key_ptrs[i] = &keys[i];
-        }
-        c.lookup_batch(key_ptrs, kBatch, kNow, [&](std::size_t i, cache::LookupStatus st2, const cache::EntryCopy& copy) {
-          if (st2 != cache::LookupStatus::hit) return;
-          cache::EntryReader reader(copy.span());
-          batch_hits += cache::write_response(reader, query_for(entries[i], 7), kNow, {}, out, sizeof out).size != 0;
-        });
+        batch_hits += batched_lookup_round(c, entries, out, sizeof out);
         seconds += seconds_since(t0);
       }
       r.lookup_batched_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
@@ -270,7 +280,11 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   }
 
   progress << "dram: pointer chasing over " << (r.segment_bytes >> 20) << " MiB\n" << std::flush;
-  r.dram_ns = dram_latency_ns(r.segment_bytes, o.seed);
+  const MlpResult mlp = mlp_ns_per_access(r.segment_bytes, o.seed);
+  r.dram_ns = mlp.dependent_ns;
+  r.mlp8_ns = mlp.chains8_ns;
+  r.mlp16_ns = mlp.chains16_ns;
+  r.mlp_ns = mlp.fastest();
 
   progress << "two processes\n" << std::flush;
   {

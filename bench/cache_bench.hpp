@@ -3,14 +3,15 @@
 //
 // Phases, in order (each on the same private segment):
 //   calibrate  encode a sample to size the arena so that max_entries binds, not bytes
-//   fill       insert `entries` entries, timed per batch (key building + encode + insert)
+//   fill       insert `entries` entries through insert_batch (64 per lock acquisition),
+//              timed per batch (key building + encode + insert)
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
 //              batched (32 keys, prefetching); Zipf(0.9) popularity
 //   dram       pointer chasing over a buffer as large as the segment: one dependent
 //              chain (latency) and 8 or 16 independent chains (the MLP limit, mlp_ns)
 //   2 procs    lookups/s of one process, then of two forked processes at once
-//   evict      insert fresh entries into the full cache (every insert evicts)
+//   evict      insert fresh entries into the full cache (every insert evicts), batched
 //   baseline   the naive heap cache filled and measured the same way
 #pragma once
 #include <cstdint>

@@ -79,6 +79,35 @@ double timed_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::u
   return static_cast<double>(count) / seconds;
 }
 
+// The same for the cache, through insert_batch() in groups of Cache::kMaxBatch (as a
+// worker inserting the answers of one receive batch): keys, answers and inserts timed.
+double timed_batch_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::uint64_t count, Cache& c) {
+  constexpr std::size_t kGroup = Cache::kMaxBatch;
+  std::vector<sim::GeneratedEntry> batch(4096);
+  std::vector<std::vector<cache::RecordData>> recs(kGroup);
+  std::vector<CacheKey> keys(kGroup);
+  std::vector<cache::Answer> answers(kGroup);
+  cache::InsertItem items[kGroup];
+  double seconds = 0;
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t n = std::min<std::uint64_t>(batch.size(), count - done);
+    for (std::uint64_t i = 0; i < n; ++i) gen.generate(first + done + i, batch[i]);
+    const std::uint64_t t0 = steady_ns();
+    for (std::uint64_t g = 0; g < n; g += kGroup) {
+      const std::size_t m = static_cast<std::size_t>(std::min<std::uint64_t>(kGroup, n - g));
+      for (std::size_t i = 0; i < m; ++i) {
+        keys[i] = batch[g + i].key();
+        answers[i] = batch[g + i].answer(recs[i]);
+        items[i] = {&keys[i], &answers[i]};
+      }
+      c.insert_batch({items, m}, kNow);
+    }
+    seconds += seconds_since(t0);
+    done += n;
+  }
+  return static_cast<double>(count) / seconds;
+}
+
 cache::QueryInfo query_for(const sim::GeneratedEntry& e, std::uint16_t id) {
   cache::QueryInfo q;
   q.id = id;
@@ -104,6 +133,28 @@ std::vector<double> timed_lookups(const sim::EntryGenerator& gen, std::uint64_t 
     samples.push_back(std::max(0.0, tsc.to_ns(t1 - t0) - tsc.overhead_ns()));
   }
   return samples;
+}
+
+// One timed round of the batched phase: builds the keys of `entries`, looks them up in
+// one batch and writes each hit's response into `out` (overwritten by the next). Returns
+// the hits answered. Not inlined, so that callgrind can count its instructions alone:
+//   valgrind --tool=callgrind --toggle-collect='*batched_lookup_round(*long)' dnsarena bench ...
+// (instructions per hit = Ir / (rounds * kBatch)).
+[[gnu::noinline, gnu::noclone]] std::uint64_t batched_lookup_round(Cache& c, const std::vector<sim::GeneratedEntry>& entries,
+                                                     std::uint8_t* out, std::size_t capacity) {
+  CacheKey keys[kBatch];
+  cache::QueryInfo queries[kBatch];
+  cache::ResponseLookup batch[kBatch];
+  static const cache::ResponseOptions options;
+  for (std::size_t i = 0; i < kBatch; ++i) {
+    keys[i] = entries[i].key();
+    queries[i] = query_for(entries[i], 7);
+    batch[i] = {&keys[i], &queries[i], &options, out, capacity};
+  }
+  c.lookup_responses(batch, kNow);
+  std::uint64_t hits = 0;
+  for (const cache::ResponseLookup& q : batch) hits += q.response.size != 0;
+  return hits;
 }
 
 // Lookups per second over a fixed key set, in this process.
@@ -208,9 +259,7 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
            << std::flush;
   {
     Cache c(seg, cache::SlotRole::tool);
-    r.insert_per_s = timed_inserts(gen, 0, o.entries, [&](const CacheKey& k, const cache::Answer& a) {
-      c.insert(k, a, kNow);
-    });
+    r.insert_per_s = timed_batch_inserts(gen, 0, o.entries, c);
     const cache::CacheStats st = c.stats();
     r.entries = st.live_entries;
     r.bytes_per_entry = st.bytes_per_entry();
@@ -235,25 +284,13 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
     // Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
     {
       std::vector<sim::GeneratedEntry> entries(kBatch);
-      std::vector<CacheKey> keys;
-      keys.reserve(kBatch);
-      const CacheKey* key_ptrs[kBatch];
       const std::uint64_t rounds = std::max<std::uint64_t>(1, o.lookups / kBatch);
       double seconds = 0;
       std::uint64_t batch_hits = 0;
       for (std::uint64_t round = 0; round < rounds; ++round) {
         for (auto& e : entries) gen.generate(rng.next() % o.entries, e);
         const std::uint64_t t0 = steady_ns();
-        keys.clear();
-        for (std::size_t i = 0; i < kBatch; ++i) {
-          keys.push_back(entries[i].key());
-          key_ptrs[i] = &keys[i];
-        }
-        c.lookup_batch(key_ptrs, kBatch, kNow, [&](std::size_t i, cache::LookupStatus st2, const cache::EntryCopy& copy) {
-          if (st2 != cache::LookupStatus::hit) return;
-          cache::EntryReader reader(copy.span());
-          batch_hits += cache::write_response(reader, query_for(entries[i], 7), kNow, {}, out, sizeof out).size != 0;
-        });
+        batch_hits += batched_lookup_round(c, entries, out, sizeof out);
         seconds += seconds_since(t0);
       }
       r.lookup_batched_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
@@ -270,7 +307,11 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   }
 
   progress << "dram: pointer chasing over " << (r.segment_bytes >> 20) << " MiB\n" << std::flush;
-  r.dram_ns = dram_latency_ns(r.segment_bytes, o.seed);
+  const MlpResult mlp = mlp_ns_per_access(r.segment_bytes, o.seed);
+  r.dram_ns = mlp.dependent_ns;
+  r.mlp8_ns = mlp.chains8_ns;
+  r.mlp16_ns = mlp.chains16_ns;
+  r.mlp_ns = mlp.fastest();
 
   progress << "two processes\n" << std::flush;
   {
@@ -286,9 +327,7 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   progress << "evicting inserts: " << o.evict_inserts << " fresh entries into the full cache\n" << std::flush;
   {
     Cache c(seg, cache::SlotRole::tool);
-    r.evict_insert_per_s = timed_inserts(gen, o.entries, o.evict_inserts, [&](const CacheKey& k, const cache::Answer& a) {
-      c.insert(k, a, kNow);
-    });
+    r.evict_insert_per_s = timed_batch_inserts(gen, o.entries, o.evict_inserts, c);
     const cache::CacheStats st = c.stats();
     r.evictions = st.counter(cache::Counter::evictions);
     r.second_chances = st.counter(cache::Counter::second_chances);

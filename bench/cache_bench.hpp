@@ -3,13 +3,15 @@
 //
 // Phases, in order (each on the same private segment):
 //   calibrate  encode a sample to size the arena so that max_entries binds, not bytes
-//   fill       insert `entries` entries, timed per batch (key building + encode + insert)
+//   fill       insert `entries` entries through insert_batch (64 per lock acquisition),
+//              timed per batch (key building + encode + insert)
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
 //              batched (32 keys, prefetching); Zipf(0.9) popularity
-//   dram       pointer chasing over a buffer as large as the segment
+//   dram       pointer chasing over a buffer as large as the segment: one dependent
+//              chain (latency) and 8 or 16 independent chains (the MLP limit, mlp_ns)
 //   2 procs    lookups/s of one process, then of two forked processes at once
-//   evict      insert fresh entries into the full cache (every insert evicts)
+//   evict      insert fresh entries into the full cache (every insert evicts), batched
 //   baseline   the naive heap cache filled and measured the same way
 #pragma once
 #include <cstdint>
@@ -47,7 +49,9 @@ struct CacheBenchResult {
   double lookup_ns_p50 = 0, lookup_ns_p99 = 0;
   double lookup_batched_ns = 0;
   double lookup_zipf_ns_p50 = 0;
-  double dram_ns = 0;
+  double dram_ns = 0;                   // one dependent chain: ns per access
+  double mlp8_ns = 0, mlp16_ns = 0;     // 8 / 16 independent chains: ns per access
+  double mlp_ns = 0;                    // the faster of the two
   double lookup_2proc_speedup = 0;
   double lookups_per_s_1proc = 0, lookups_per_s_2proc = 0;
   double hit_ratio = 0;                 // of the uniform lookups (should be ~1)

@@ -1,7 +1,8 @@
 // Measurement helpers for benchmarks: a TSC clock for per-operation latency, percentiles,
 // process memory from /proc, jemalloc's allocated bytes, and DRAM latency by pointer
 // chasing (one dependent random access at a time over a buffer as large as the thing
-// being measured), so lookup latency can be judged against the memory it must touch.
+// being measured) and the same with k independent chains (memory-level parallelism), so
+// lookup latency can be judged against the memory it must touch.
 #pragma once
 #include <sys/types.h>
 
@@ -15,9 +16,11 @@ namespace dnsarena::bench {
 class TscClock {
 public:
   TscClock();
+  // lfence + rdtsc: waits for earlier instructions like rdtscp, and valgrind runs it
+  // (rdtscp is an illegal instruction under valgrind 3.19, which stopped callgrind runs).
   static std::uint64_t ticks() {
-    unsigned aux;
-    return __builtin_ia32_rdtscp(&aux);
+    __builtin_ia32_lfence();
+    return __builtin_ia32_rdtsc();
   }
   double to_ns(std::uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick_; }
   // Median cost of an empty ticks() pair, subtracted from per-operation samples.
@@ -44,6 +47,16 @@ bool heap_accounting_available();
 // Nanoseconds per dependent random access over `bytes` of 4 KiB pages (no huge pages,
 // like the shared segment), `steps` accesses.
 double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps = 4'000'000);
+
+// The memory-level-parallelism limit over the same kind of buffer: k independent pointer
+// chains advanced in lock step (k = 8 and 16), nanoseconds per access; and the dependent
+// chain (k = 1) over the same buffer, for comparison. A batched lookup that keeps as many
+// misses in flight can approach fastest(); one whose stages wait on each line cannot.
+struct MlpResult {
+  double dependent_ns = 0, chains8_ns = 0, chains16_ns = 0;
+  double fastest() const { return chains8_ns < chains16_ns ? chains8_ns : chains16_ns; }
+};
+MlpResult mlp_ns_per_access(std::size_t bytes, std::uint64_t seed, std::size_t steps = 4'000'000);
 
 double seconds_since(std::uint64_t steady_ns_start);
 std::uint64_t steady_ns();

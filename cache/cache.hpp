@@ -10,12 +10,20 @@
 //                   About two dependent memory accesses.
 //   lookup_batch    the same for many keys, prefetching all buckets, then all entries, so
 //                   the memory accesses of the batch overlap.
+//   lookup_responses  the batched lookup that writes each hit's response, in stages that
+//                   never wait on a line they just requested (cache_batch_read.cpp): hash
+//                   all keys and prefetch their buckets; scan the buckets for tag matches
+//                   and prefetch those entries; then copy each entry under the seqlock and
+//                   write its response in one walk (response_direct.hpp). No heap, no
+//                   std::function.
 //   probe           lookup's search, counters and hit bit, copying only the entry's header
 //                   and key: hit or miss without an answer (the fleet simulator).
 //   prefetch_*_of   hints: a key's buckets, then its candidate entries (no effect).
 //   insert          encode into a reused scratch buffer (no lock), then under the writer
 //                   lock: make room, append to the head region, publish with one atomic
 //                   store into the index.
+//   insert_batch    the same for many entries: all encoded (buckets prefetched) before
+//                   one lock acquisition, then appended and published one by one.
 //   erase           under the writer lock: one atomic store.
 //
 // Liveness: inserts and erases never throw for the lock's sake and never wait longer than
@@ -86,6 +94,27 @@ struct CacheStats {
   }
 };
 
+// One query of a batch for Cache::lookup_responses(). The caller fills the first five
+// fields; status and response are the results (response.size 0 on a miss, or when the
+// response does not fit, as lookup_response()).
+struct ResponseLookup {
+  const CacheKey* key = nullptr;
+  const QueryInfo* query = nullptr;
+  const ResponseOptions* options = nullptr;
+  std::uint8_t* out = nullptr;
+  std::size_t capacity = 0;
+  LookupStatus status = LookupStatus::miss;
+  ResponseResult response;
+};
+
+// One entry of a batch for Cache::insert_batch(): the key and answer (as insert()); status
+// is the result.
+struct InsertItem {
+  const CacheKey* key = nullptr;
+  const Answer* answer = nullptr;
+  InsertStatus status = InsertStatus::rejected;
+};
+
 // A test hook that replaces the key hash (a deliberately bad hash makes every key collide).
 // Set through CacheTestHooks (cache/test_hooks.hpp, in-tree tests only, not installed).
 using HashOverride = std::function<std::uint64_t(const CacheKey&)>;
@@ -122,7 +151,17 @@ public:
   void lookup_batch(const CacheKey* const* keys, std::size_t n, std::uint32_t now,
                     const std::function<void(std::size_t, LookupStatus, const EntryCopy&)>& on_result);
 
+  // Looks up every key of `batch` and writes each hit's response, as lookup_response()
+  // would one by one (same statuses, counters, hit bits and response bytes), with the
+  // memory accesses of up to kMaxBatch keys at a time overlapped. Any batch size.
+  void lookup_responses(std::span<ResponseLookup> batch, std::uint32_t now);
+
   InsertStatus insert(const CacheKey& key, const Answer& answer, std::uint32_t now);
+  // Inserts every item in order, with the same result as insert() one by one (statuses,
+  // counters, evictions, what a later lookup finds): encodes up to kMaxBatch entries
+  // outside the lock while prefetching their buckets, then appends and publishes them
+  // all under one acquisition of the writer lock (cache_batch_write.cpp). Any size.
+  void insert_batch(std::span<InsertItem> items, std::uint32_t now);
   // Inserts already encoded entry bytes (padded), as produced by encode_entry.
   InsertStatus insert_encoded(const CacheKey& key, std::span<const std::uint8_t> padded_entry, std::uint32_t now);
   bool erase(const CacheKey& key);
@@ -159,6 +198,16 @@ private:
   // Copies at most `copy_limit` bytes of the entry (at least its header and key).
   LookupStatus find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out,
                              std::size_t copy_limit = kMaxEntryBytes);
+  // One slot with the key's hash tag, read under the seqlock: stale (its region was
+  // recycled, or the slot lies above the fill: reload the slots and retry), other (not
+  // this key, or not a sane entry) or match (`out` holds a consistent copy of the entry).
+  enum class SlotRead { stale, other, match };
+  SlotRead read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> key_blob, EntryCopy& out,
+                           std::size_t copy_limit) const;
+  // For a match: expired when `now` is past its expiry, else hit (setting the slot's hit
+  // bit by CAS on the value read, s, so it never alters another entry's slot).
+  LookupStatus hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
+                              const EntryCopy& copy);
   void prefetch_buckets(std::uint64_t hash) const {
     const IndexPosition pos = index_position(hash, bucket_count_);
     __builtin_prefetch(&buckets_[pos.bucket1]);
@@ -168,6 +217,10 @@ private:
   void prefetch_entries(const IndexPosition& pos) const;
   InsertStatus insert_hashed(const CacheKey& key, std::uint64_t hash, std::span<const std::uint8_t> padded,
                              std::uint32_t now);
+  // The locked part of one insert: clock high water, room, append, publish.
+  // REQUIRES: writer lock held; padded checked (non-empty, aligned, <= a region).
+  void insert_locked(std::span<const std::uint8_t> key_blob, std::uint64_t hash, std::span<const std::uint8_t> padded,
+                     std::uint32_t now, bool* replaced);
   // --- writes (cache_write.cpp); REQUIRES: writer lock held ---
   struct SlotRef {
     std::atomic<std::uint64_t>* slot = nullptr;
@@ -209,6 +262,9 @@ private:
   StatSlot* slot_ = nullptr;
   bool owns_slot_ = false;
   std::vector<std::uint8_t> scratch_;
+  // insert_batch's encoded entries, one reused buffer per batch position (no heap once
+  // they have grown), and their key hashes.
+  std::vector<std::vector<std::uint8_t>> batch_encoded_;
   struct PendingEntry {
     std::uint32_t pos;
     std::uint64_t hash;

@@ -157,17 +157,22 @@ InsertStatus Cache::insert_hashed(const CacheKey& key, std::uint64_t hash, std::
       writer_lock_unavailable(lock.result(), error);
       return InsertStatus::skipped;
     }
-    if (now > hdr_.clock_high_water.load(std::memory_order_relaxed))
-      hdr_.clock_high_water.store(now, std::memory_order_relaxed);
-    if (hdr_.live_entries.load(std::memory_order_relaxed) >= seg_.layout().max_entries &&
-        !find_linked(key.blob(), hash).slot)
-      make_room_for_one(now);
-    const ArenaOffset off = append(padded, now);
-    place(key.blob(), hash, off, &replaced);
+    insert_locked(key.blob(), hash, padded, now, &replaced);
   }
   count(Counter::inserts);
   if (replaced) count(Counter::replaces);
   return replaced ? InsertStatus::replaced : InsertStatus::inserted;
+}
+
+void Cache::insert_locked(std::span<const std::uint8_t> key_blob, std::uint64_t hash,
+                          std::span<const std::uint8_t> padded, std::uint32_t now, bool* replaced) {
+  if (now > hdr_.clock_high_water.load(std::memory_order_relaxed))
+    hdr_.clock_high_water.store(now, std::memory_order_relaxed);
+  if (hdr_.live_entries.load(std::memory_order_relaxed) >= seg_.layout().max_entries &&
+      !find_linked(key_blob, hash).slot)
+    make_room_for_one(now);
+  const ArenaOffset off = append(padded, now);
+  place(key_blob, hash, off, replaced);
 }
 
 void Cache::writer_lock_unavailable(LockResult r, const std::string& error) {

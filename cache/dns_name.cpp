@@ -40,6 +40,15 @@ void lowercase_copy(std::uint8_t* dst, std::span<const std::uint8_t> src) {
     w = lower8(w);
     std::memcpy(dst + i, &w, 8);
   }
+  if (i < src.size() && src.size() >= 8) {
+    // The last 8 bytes, overlapping what is already written (lowercasing is idempotent):
+    // one more word instead of up to 7 single bytes.
+    std::uint64_t w;
+    std::memcpy(&w, src.data() + src.size() - 8, 8);
+    w = lower8(w);
+    std::memcpy(dst + src.size() - 8, &w, 8);
+    return;
+  }
   for (; i < src.size(); ++i) dst[i] = ascii_lower(src[i]);
 }
 

@@ -15,6 +15,7 @@ namespace dnsarena::cache {
 inline void relaxed_copy_out(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
   const auto* s = reinterpret_cast<const std::uint64_t*>(src);
   const std::size_t words = (bytes + 7) / 8;
+#pragma GCC unroll 4
   for (std::size_t i = 0; i < words; ++i) {
     const std::uint64_t w = __atomic_load_n(s + i, __ATOMIC_RELAXED);
     std::memcpy(dst + 8 * i, &w, 8);

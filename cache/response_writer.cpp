@@ -4,6 +4,7 @@
 
 #include "dns_name.hpp"
 #include "name_compressor.hpp"
+#include "response_direct.hpp"
 
 namespace dnsarena::cache {
 
@@ -19,21 +20,6 @@ inline void put32(std::uint8_t* p, std::uint32_t v) {
   p[2] = static_cast<std::uint8_t>(v >> 8);
   p[3] = static_cast<std::uint8_t>(v);
 }
-
-std::size_t opt_size(const ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
-
-std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
-  p[0] = 0;                 // root owner
-  put16(p + 1, 41);         // OPT
-  put16(p + 3, o.edns_udp_size);
-  p[5] = 0;                 // extended rcode
-  p[6] = 0;                 // version
-  put16(p + 7, o.edns_do ? 0x8000 : 0);
-  put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
-  if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
-  return 11 + o.edns_options.size();
-}
-
 
 // The first RRset of the answer section (its owner and type; RRSIGs covering it go with
 // it), for ResponseOptions::one_answer_rrset.
@@ -64,12 +50,26 @@ AnswerRrset first_answer_rrset(EntryReader& entry) {
 
 }  // namespace
 
+std::size_t opt_record_size(const ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
+
+std::size_t write_opt_record(const ResponseOptions& o, std::uint8_t* p) {
+  p[0] = 0;                 // root owner
+  put16(p + 1, 41);         // OPT
+  put16(p + 3, o.edns_udp_size);
+  p[5] = 0;                 // extended rcode
+  p[6] = 0;                 // version
+  put16(p + 7, o.edns_do ? 0x8000 : 0);
+  put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
+  if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
+  return 11 + o.edns_options.size();
+}
+
 ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint32_t now, const ResponseOptions& o,
                               std::uint8_t* out, std::size_t capacity) {
   ResponseResult res;
   const std::size_t limit = capacity < o.max_size ? capacity : o.max_size;
   const std::size_t question_end = 12 + q.qname.size() + 4;
-  const std::size_t opt = opt_size(o);
+  const std::size_t opt = opt_record_size(o);
   if (question_end + opt > limit) return res;
 
   std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
@@ -149,7 +149,7 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
     res.truncated = true;
   }
   if (o.edns) {
-    pos += write_opt(o, out + pos);
+    pos += write_opt_record(o, out + pos);
     counts[2] = static_cast<std::uint16_t>(counts[2] + 1);
   }
   put16(out + 2, flags);

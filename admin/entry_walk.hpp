@@ -2,7 +2,7 @@
 // the duplicates an entry moved during the walk can cause removed, parsed for the tools.
 //
 // Cost: Cache::for_each_entry's (one pass over the index, one copy per live entry, no
-// lock) plus a set of the key blobs seen (about 40 bytes + the qname per entry).
+// lock) plus a set of the keys' 64-bit hashes seen (about 16 bytes per entry).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <map>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -36,51 +36,85 @@ struct TopRequest {
 };
 
 struct TopRow {
-  std::string key;       // key_to_text
+  std::string blob;         // the key blob; its text is made for the rows printed only
   std::uint64_t score = 0;  // rounds hit, or arena bytes
   std::uint32_t bytes = 0;
   std::uint32_t records = 0;
   std::uint32_t ttl_left = 0;
 };
 
+TopRow row_of(cache::EntryReader& e, std::uint32_t now) {
+  const auto blob = e.key_blob();
+  TopRow r;
+  r.blob.assign(reinterpret_cast<const char*>(blob.data()), blob.size());
+  r.bytes = static_cast<std::uint32_t>(cache::padded_entry_size(e.length()));
+  r.records = e.record_count();
+  r.ttl_left = e.expire() > now ? e.expire() - now : 0;
+  return r;
+}
+
+bool ranks_before(const TopRow& a, const TopRow& b) {
+  return a.score != b.score ? a.score > b.score : a.blob < b.blob;
+}
+
+// --by bytes: the n largest, kept in a heap of n rows during one walk.
+std::vector<TopRow> largest(cache::Cache& cache, std::size_t n) {
+  std::vector<TopRow> heap;  // ranks_before-ordered heap: the front is the smallest kept
+  const std::uint32_t now = cache::wall_clock_now();
+  for_each_entry_once(cache, now, WalkOptions{}, [&](cache::EntryReader& e, bool) {
+    const std::uint64_t bytes = cache::padded_entry_size(e.length());
+    if (n == 0 || (heap.size() == n && bytes < heap.front().score)) return;
+    TopRow r = row_of(e, now);
+    r.score = bytes;
+    heap.push_back(std::move(r));
+    std::push_heap(heap.begin(), heap.end(), ranks_before);
+    if (heap.size() > n) {
+      std::pop_heap(heap.begin(), heap.end(), ranks_before);
+      heap.pop_back();
+    }
+  });
+  return heap;
+}
+
+// --by hits: a clearing walk, then `rounds` walks counting the entries hit again.
+std::vector<TopRow> hottest(cache::Cache& cache, const TopRequest& req) {
+  std::unordered_map<std::uint64_t, TopRow> rows;  // by key hash, hit entries only
+  auto walk = [&](bool count) {
+    const std::uint32_t now = cache::wall_clock_now();
+    for_each_entry_once(cache, now, WalkOptions{.clear_hit_bits = true}, [&](cache::EntryReader& e, bool hit) {
+      if (!count || !hit) return;
+      auto [it, fresh] = rows.try_emplace(cache::CacheKey::hash_blob(e.key_blob()));
+      const std::uint64_t score = it->second.score;
+      it->second = row_of(e, now);
+      it->second.score = score + 1;
+    });
+  };
+  walk(false);
+  for (unsigned i = 0; i < req.rounds; ++i) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(req.interval_s / req.rounds));
+    walk(true);
+  }
+  std::vector<TopRow> all;
+  for (auto& [hash, row] : rows) all.push_back(std::move(row));
+  return all;
+}
+
 int run_top(const TopRequest& req) {
   cache::Segment seg = cache::Segment::attach(req.segment);
   cache::Cache cache(seg, cache::SlotRole::tool);
   const bool by_hits = req.by == "hits";
-  std::map<std::string, TopRow> rows;  // by key blob
-  auto visit_round = [&](bool count_hits) {
-    const std::uint32_t now = cache::wall_clock_now();
-    for_each_entry_once(cache, now, WalkOptions{.clear_hit_bits = by_hits}, [&](cache::EntryReader& e, bool hit) {
-      const auto blob = e.key_blob();
-      if (by_hits && !(count_hits && hit)) return;
-      TopRow& r = rows[std::string(reinterpret_cast<const char*>(blob.data()), blob.size())];
-      if (r.key.empty()) r.key = key_to_text(blob);
-      r.bytes = static_cast<std::uint32_t>(cache::padded_entry_size(e.length()));
-      r.records = e.record_count();
-      r.ttl_left = e.expire() > now ? e.expire() - now : 0;
-      r.score = by_hits ? r.score + 1 : r.bytes;
-    });
-  };
-  if (by_hits) {
-    visit_round(false);
-    for (unsigned i = 0; i < req.rounds; ++i) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(req.interval_s / req.rounds));
-      visit_round(true);
-    }
-  } else {
-    visit_round(false);
-  }
-  std::vector<TopRow> ranked;
-  for (auto& [blob, row] : rows) ranked.push_back(row);
+  std::vector<TopRow> ranked = by_hits ? hottest(cache, req) : largest(cache, req.count);
   const std::size_t n = std::min(req.count, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(n), ranked.end(),
-                    [](const TopRow& a, const TopRow& b) { return a.score != b.score ? a.score > b.score : a.key < b.key; });
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(n), ranked.end(), ranks_before);
   ranked.resize(n);
+  auto key_text = [](const TopRow& r) {
+    return key_to_text({reinterpret_cast<const std::uint8_t*>(r.blob.data()), r.blob.size()});
+  };
   if (req.json) {
     nlohmann::json j{{"segment", req.segment}, {"by", req.by}, {"rows", nlohmann::json::array()}};
     if (by_hits) j["rounds"] = req.rounds;
     for (const TopRow& r : ranked)
-      j["rows"].push_back({{"key", r.key}, {by_hits ? "rounds_hit" : "bytes", r.score}, {"bytes", r.bytes},
+      j["rows"].push_back({{"key", key_text(r)}, {by_hits ? "rounds_hit" : "bytes", r.score}, {"bytes", r.bytes},
                            {"records", r.records}, {"ttl_left", r.ttl_left}});
     std::cout << j.dump() << "\n";
     return 0;
@@ -93,7 +127,7 @@ int run_top(const TopRequest& req) {
   std::printf("%8s %7s %7s %8s  %s\n", by_hits ? "rounds" : "bytes", "bytes", "records", "ttl left", "key");
   for (const TopRow& r : ranked)
     std::printf("%8llu %7u %7u %8u  %s\n", static_cast<unsigned long long>(r.score), r.bytes, r.records, r.ttl_left,
-                r.key.c_str());
+                key_text(r).c_str());
   return 0;
 }
 

@@ -4,9 +4,12 @@
 // lists them. app/ may link every module; no module links app/ (README: Architecture).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 #include <string_view>
 
+#include "admin/commands.hpp"
 #include "bench/commands.hpp"
+#include "cache/format_version.hpp"
 #include "sim/fleet/fleet_commands.hpp"
 #include "sim/layouts/layouts_command.hpp"
 #include "sim/traffic/commands.hpp"
@@ -32,8 +35,12 @@ constexpr Command kCommands[] = {
     {"bench", dnsarena::bench::add_bench_torture_command},  // bench torture  kill -9 torture of one segment
     {"bench", dnsarena::bench::add_bench_attack_command}, // bench attack  serve on a hostile network
     {"", dnsarena::workers::add_check_command},           // check SEGMENT fsck of a segment
+    {"", dnsarena::admin::add_dump_command},              // dump SEGMENT  entries as text
+    {"", dnsarena::admin::add_flush_command},             // flush NAME    remove a name's entries
+    {"", dnsarena::admin::add_restore_command},           // restore FILE  load a dump
     {"", dnsarena::workers::add_serve_command},           // serve         supervisor + workers
     {"", dnsarena::workers::add_stats_command},           // stats         counters of a segment
+    {"", dnsarena::admin::add_top_command},               // top           hottest, largest entries
     {"", add_sim_group},                                  // sim ...
     {"sim", dnsarena::sim::add_layouts_command},          // sim layouts   layout table, our arena
     {"sim", dnsarena::sim::add_upstream_command},         // sim upstream  synthetic authoritative
@@ -50,6 +57,8 @@ int main(int argc, char** argv) {
                "resolver worker processes, and a fleet simulator calibrated on it."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", "dnsarena " DNSARENA_VERSION " (segment format " +
+                                        std::to_string(dnsarena::cache::kFormatVersion) + ")");
   for (const Command& c : kCommands) c.add(c.parent.empty() ? app : *app.get_subcommand(std::string(c.parent)));
   try {
     app.parse(argc, argv);

@@ -88,9 +88,19 @@ struct CacheStats {
   std::uint64_t repairs = 0;
   std::array<std::uint64_t, kCounterCount> counters{};  // summed over stat slots
   std::uint64_t counter(Counter c) const { return counters[static_cast<std::size_t>(c)]; }
-  // (index + arena in use + fixed) / live entries.
+  // (index + arena in use + fixed) / live entries. The index and the fixed part are
+  // preallocated for max_entries: at low fill this figure is mostly them.
   double bytes_per_entry() const {
     return live_entries ? static_cast<double>(index_bytes + bytes_in_use + fixed_bytes) / live_entries : 0.0;
+  }
+  // Arena bytes in use / live entries: what each entry costs in the log (dead copies
+  // not yet reclaimed included); independent of how full the cache is.
+  double arena_bytes_per_entry() const {
+    return live_entries ? static_cast<double>(bytes_in_use) / live_entries : 0.0;
+  }
+  // The preallocated index per entry at capacity (index_bytes / max_entries).
+  double index_bytes_per_slot_at_capacity() const {
+    return max_entries ? static_cast<double>(index_bytes) / max_entries : 0.0;
   }
 };
 
@@ -165,6 +175,18 @@ public:
   // Inserts already encoded entry bytes (padded), as produced by encode_entry.
   InsertStatus insert_encoded(const CacheKey& key, std::span<const std::uint8_t> padded_entry, std::uint32_t now);
   bool erase(const CacheKey& key);
+
+  // --- walking every entry (cache_walk.cpp): operator tools (dump, top, flush) ---
+  // Visits every entry linked from the index, without a lock, each as a validated copy
+  // (lookup's seqlock rule), expired ones included; `hit` is the slot's hit bit. An
+  // entry placed or moved while the walk runs (insert, cuckoo step, second chance) may
+  // be missed or visited twice; callers that need each key once deduplicate. With
+  // clear_hit_bits, each visited slot's hit bit is cleared by a compare-exchange on the
+  // exact value seen (the rule readers set it by): `top` samples which entries are hit
+  // again; an entry so cleared loses its second chance unless it is hit again before its
+  // region is reclaimed. Counts nothing, takes no stat slot time.
+  // Cost: one pass over the index (bucket_count cache lines) plus one copy per live entry.
+  void for_each_entry(const std::function<void(const EntryCopy&, bool hit)>& visit, bool clear_hit_bits = false);
 
   CacheStats stats() const;
   StatSlot& my_stats() { return *slot_; }

@@ -1,7 +1,7 @@
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
 #   cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, bench;
-#   everything <- app
+#   cache, dns <- admin (operator commands on a live cache);  everything <- app
 #
 # common/ (child processes, loopback sockets, strict YAML, finding programs) sits beside
 # cache/ at the bottom: every module above cache/ may use it; cache/ may not (it is
@@ -11,7 +11,7 @@
 # each other otherwise.
 #
 # DNSARENA_ALLOWED_<module>: the modules <module> may link or include directly.
-set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers validate bench app)
+set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers admin validate bench app)
 set(DNSARENA_ALLOWED_cache "")
 set(DNSARENA_ALLOWED_common "")
 set(DNSARENA_ALLOWED_dns cache common)
@@ -20,16 +20,17 @@ set(DNSARENA_ALLOWED_traffic workload dns cache common)
 set(DNSARENA_ALLOWED_layouts workload dns cache common)
 set(DNSARENA_ALLOWED_fleet layouts workload dns cache common)
 set(DNSARENA_ALLOWED_workers dns cache common)
+set(DNSARENA_ALLOWED_admin dns cache common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache common)
 set(DNSARENA_ALLOWED_bench fleet traffic layouts workload workers dns cache common)
-set(DNSARENA_ALLOWED_app validate bench fleet traffic layouts workload workers dns cache common)
+set(DNSARENA_ALLOWED_app validate bench fleet traffic layouts workload workers admin dns cache common)
 
 # The module a source path (relative to the source root) belongs to, or "" (tests, ...).
 function(dnsarena_module_of_path path out)
   set(module "")
   if(path MATCHES "^sim/(workload|traffic|layouts|fleet|validate)/")
     set(module ${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(cache|common|dns|workers|bench|app)/")
+  elseif(path MATCHES "^(cache|common|dns|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)

@@ -22,6 +22,8 @@ std::string prometheus_text(const StatsReport& rep) {
   gauge("dnsarena_cache_max_entries", static_cast<double>(rep.cache.max_entries));
   gauge("dnsarena_cache_bytes_in_use", static_cast<double>(rep.cache.bytes_in_use));
   gauge("dnsarena_cache_bytes_per_entry", rep.cache.bytes_per_entry());
+  gauge("dnsarena_cache_arena_bytes_per_entry", rep.cache.arena_bytes_per_entry());
+  gauge("dnsarena_cache_index_bytes", static_cast<double>(rep.cache.index_bytes));
   gauge("dnsarena_segment_bytes", static_cast<double>(rep.cache.segment_bytes));
   std::size_t running = 0;
   for (const StatsRow& row : rep.rows)

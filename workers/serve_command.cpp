@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "workers/commands.hpp"
+#include "workers/log_setup.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/supervisor.hpp"
 
@@ -25,6 +26,7 @@ struct ServeFlags {
   bool remove_segment = false;
   bool reset_segment = false;
   bool no_metrics = false;
+  std::string check_config;  // --check-config FILE: validate and exit
 };
 
 ServeConfig build_config(const ServeFlags& f) {
@@ -91,6 +93,23 @@ ServeConfig build_config(const ServeFlags& f) {
   return c;
 }
 
+// `serve --check-config FILE`: the config serve would run with, or why not.
+int check_config(const ServeFlags& flags) {
+  ServeFlags f = flags;
+  f.config = f.check_config;
+  try {
+    const ServeConfig c = build_config(f);
+    std::string zones;
+    for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
+    std::cout << f.config << ": valid: listen " << c.listen.text << ", " << c.resolved_workers() << " workers, segment "
+              << c.segment << ", forwarding " << zones << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << f.config << ": invalid: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -121,7 +140,14 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--remove-segment", f->remove_segment, "remove the segment on shutdown (default: keep it warm)");
   cmd->add_flag("--reset-segment", f->reset_segment,
                 "replace a segment of another format or geometry instead of refusing to start");
+  cmd->add_option("--check-config", f->check_config,
+                  "validate FILE (with the other flags applied, as serve would) and exit: 0 valid, 1 not");
   cmd->callback([f] {
+    if (!f->check_config.empty()) {
+      const int rc = check_config(*f);
+      if (rc != 0) throw CLI::RuntimeError(rc);
+      return;
+    }
     ServeConfig c;
     try {
       c = build_config(*f);
@@ -129,9 +155,10 @@ void add_serve_command(CLI::App& app) {
       std::cerr << "dnsarena serve: " << e.what() << "\n";
       throw CLI::RuntimeError(2);
     }
-    spdlog::set_level(spdlog::level::from_str(c.log_level));
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] [pid %P] %v");
-    const int rc = run_supervisor(c, SupervisorOptions{f->remove_segment});
+    configure_logging(c.log_level);
+    SupervisorOptions options{f->remove_segment, {}};
+    if (!f->config.empty()) options.reload_config = [f] { return build_config(*f); };
+    const int rc = run_supervisor(c, options);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

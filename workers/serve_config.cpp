@@ -145,6 +145,9 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("restart.heartbeat_timeout_ms: 0 (off) or at least 1000 (4 heartbeats)");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
+  static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  if (!kLogLevels.count(log_level))
+    throw std::invalid_argument("log_level '" + log_level + "' is not trace, debug, info, warn, error, critical or off");
 }
 
 namespace {

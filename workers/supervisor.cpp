@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "cache/cache.hpp"
 #include "workers/metrics_server.hpp"
+#include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
 #include "workers/worker.hpp"
 
@@ -130,143 +132,281 @@ cache::StatSlot* slot_of(cache::Segment& seg, unsigned index, pid_t pid) {
   return fallback;
 }
 
-}  // namespace
+// One run of the service: what run_supervisor's steps share. Each step is named for
+// what it does; run() lists them in order.
+class Supervisor {
+public:
+  Supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) : cfg_(cfg), opt_(opt) {}
+  int run();
 
-int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
-  cfg.validate();
-  raise_nofile_limit();
-  std::unique_ptr<cache::Segment> seg;
+private:
+  bool open_segment();
+  bool open_listening_sockets();
+  void block_signals();
+  bool start_metrics();
+  void start_workers();
+  // Until SIGTERM/SIGINT or a worker that cannot run: heartbeats, deaths, restarts,
+  // SIGHUP reloads, watchdog pings.
+  void supervise();
+  // Reaps every child that exited; returns false when one asks the service to stop.
+  bool reap_workers();
+  void restart_due_workers();
+  // SIGHUP: reads and validates the new config; on success replaces the workers one by
+  // one (reload_workers); on failure logs why and keeps everything as it is.
+  void reload();
+  void reload_workers();
+  void stop_workers();
+  void close_everything();
+
+  ServeConfig cfg_;
+  SupervisorOptions opt_;
+  std::unique_ptr<cache::Segment> seg_;
+  std::unique_ptr<cache::Cache> cache_;
+  std::vector<int> udp_fds_;
+  int tcp_fd_ = -1;
+  sigset_t mask_{}, old_mask_{};
+  bool signals_blocked_ = false;
+  std::unique_ptr<MetricsServer> metrics_;
+  // Shared with every worker by fork: the per-name upstream bound across workers.
+  std::unique_ptr<InFlightNames> in_flight_names_;
+  std::vector<WorkerProc> workers_;
+  std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
+  int exit_code_ = 0;
+  std::uint64_t next_watchdog_ms_ = 0;
+};
+
+bool Supervisor::open_segment() {
   cache::OpenOutcome outcome{};
   try {
-    seg = std::make_unique<cache::Segment>(cache::Segment::open(
-        cfg.segment, cfg.geometry, cfg.reset_on_mismatch ? cache::OpenPolicy::reset : cache::OpenPolicy::refuse,
+    seg_ = std::make_unique<cache::Segment>(cache::Segment::open(
+        cfg_.segment, cfg_.geometry, cfg_.reset_on_mismatch ? cache::OpenPolicy::reset : cache::OpenPolicy::refuse,
         &outcome));
   } catch (const cache::SegmentError& e) {
-    spdlog::error("segment '{}': {}{}", cfg.segment, e.what(),
+    spdlog::error("segment '{}': {}{}", cfg_.segment, e.what(),
                   e.kind() == cache::SegmentError::Kind::geometry_mismatch ||
                           e.kind() == cache::SegmentError::Kind::version_mismatch
                       ? " (set cache.reset_on_mismatch or pass --reset-segment to start a fresh one)"
                       : "");
-    return 1;
+    return false;
   }
-  cache::Cache cache(*seg, cache::SlotRole::supervisor);
+  cache_ = std::make_unique<cache::Cache>(*seg_, cache::SlotRole::supervisor);
   const char* what = outcome == cache::OpenOutcome::created    ? "created"
                      : outcome == cache::OpenOutcome::attached ? "re-attached (warm)"
                                                                : "recreated (format or geometry changed)";
-  spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg.segment, what, cache.stats().live_entries,
-               seg->size() >> 20);
+  spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg_.segment, what, cache_->stats().live_entries,
+               seg_->size() >> 20);
+  return true;
+}
 
-  // The listening sockets are ours for the service's life: one UDP socket per worker
-  // index (a restarted worker resumes its queue) and one TCP listener for all.
-  const unsigned n = cfg.resolved_workers();
-  std::vector<int> udp_fds;
-  int tcp_fd = -1;
-  auto close_sockets = [&] {
-    for (int fd : udp_fds) ::close(fd);
-    if (tcp_fd >= 0) ::close(tcp_fd);
-  };
+// The listening sockets are ours for the service's life: one UDP socket per worker
+// index (a restarted worker resumes its queue) and one TCP listener for all.
+bool Supervisor::open_listening_sockets() {
+  const unsigned n = cfg_.resolved_workers();
   for (unsigned i = 0; i <= n; ++i) {
     const bool tcp = i == n;
-    const int fd = open_listen_socket(cfg, tcp);
+    const int fd = open_listen_socket(cfg_, tcp);
     if (fd < 0) {
-      spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg.listen.text, std::strerror(errno));
-      close_sockets();
-      return 1;
+      spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg_.listen.text, std::strerror(errno));
+      return false;
     }
-    if (tcp) tcp_fd = fd;
-    else udp_fds.push_back(fd);
+    if (tcp) tcp_fd_ = fd;
+    else udp_fds_.push_back(fd);
   }
+  return true;
+}
 
-  sigset_t mask, old_mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
+void Supervisor::block_signals() {
+  sigemptyset(&mask_);
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) sigaddset(&mask_, sig);
+  ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
+  signals_blocked_ = true;
+}
 
-  std::unique_ptr<MetricsServer> metrics;
-  if (!cfg.metrics_listen.empty()) {
-    try {
-      metrics = std::make_unique<MetricsServer>(*seg, Endpoint::parse(cfg.metrics_listen));
-      spdlog::info("metrics on http://{}/metrics", cfg.metrics_listen);
-    } catch (const std::exception& e) {
-      spdlog::error("metrics endpoint {}: {}", cfg.metrics_listen, e.what());
-      ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-      close_sockets();
-      return 1;
-    }
+bool Supervisor::start_metrics() {
+  if (cfg_.metrics_listen.empty()) return true;
+  try {
+    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen));
+    spdlog::info("metrics on http://{}/metrics", cfg_.metrics_listen);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::error("metrics endpoint {}: {}", cfg_.metrics_listen, e.what());
+    return false;
   }
+}
 
-  // Shared with every worker by fork: the per-name bound across workers.
-  InFlightNames in_flight_names(n, true);
-  std::vector<WorkerProc> workers(n);
+void Supervisor::start_workers() {
+  const unsigned n = cfg_.resolved_workers();
+  in_flight_names_ = std::make_unique<InFlightNames>(n, true);
+  workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
-    spawn(cfg, i, old_mask, udp_fds, tcp_fd, in_flight_names, workers[i]);
-    workers[i].backoff_ms = cfg.backoff_initial_ms;
+    spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, workers_[i]);
+    workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
   std::string zones;
-  for (const ForwardZone& z : cfg.zones())
+  for (const ForwardZone& z : cfg_.zones())
     zones += (zones.empty() ? "" : "; ") + z.text + " -> " + z.upstreams.front().text +
              (z.upstreams.size() > 1 ? " and others" : "");
-  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", cfg.listen.text, n, zones);
+  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", cfg_.listen.text, n, zones);
+  ServiceNotify::ready("serving on " + cfg_.listen.text + " with " + std::to_string(n) + " workers");
+}
 
-  int exit_code = 0;
-  bool stopping = false;
-  while (!stopping) {
-    // Sleep until a signal or the next scheduled restart.
-    std::uint64_t wait_ms = cfg.heartbeat_timeout_ms ? kHeartbeatMs : 1000;
-    const std::uint64_t t = now_ms();
-    for (const auto& w : workers)
-      if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
-    timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
-    const int sig = ::sigtimedwait(&mask, nullptr, &ts);
-    if (sig == SIGTERM || sig == SIGINT) {
-      spdlog::info("signal {}: stopping", strsignal(sig));
-      stopping = true;
-      break;
+bool Supervisor::reap_workers() {
+  bool keep_running = true;
+  for (;;) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    const auto retired = std::find_if(retiring_.begin(), retiring_.end(), [&](const WorkerProc& w) { return w.pid == pid; });
+    if (retired != retiring_.end()) {
+      spdlog::debug("replaced worker (pid {}) {}", pid, describe_status(status));
+      if (retired->beat_fd >= 0) ::close(retired->beat_fd);
+      retiring_.erase(retired);
+      continue;
     }
-    if (check_heartbeats(cfg, workers) > 0) cache.my_stats().add(cache::Counter::workers_killed_silent);
-    // Reap (SIGCHLD, or periodically in case signals were merged).
-    for (;;) {
-      int status = 0;
-      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-      if (pid <= 0) break;
-      for (unsigned i = 0; i < n; ++i) {
-        WorkerProc& w = workers[i];
-        if (w.pid != pid) continue;
-        w.pid = 0;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerExitConfig) {
-          spdlog::error("worker {} (pid {}) cannot run (see above); stopping the service", i, pid);
-          stopping = true;
-          exit_code = 1;
-          break;
-        }
-        const std::uint64_t ran = now_ms() - w.started_ms;
-        if (ran > 10000 || w.killed_silent) w.backoff_ms = cfg.backoff_initial_ms;
-        if (cache::StatSlot* s = slot_of(*seg, i, pid)) s->add(cache::Counter::restarts);
-        else cache.my_stats().add(cache::Counter::restarts);
-        spdlog::warn("worker {} (pid {}) {} after {} ms; restarting in {} ms", i, pid, describe_status(status), ran,
-                     w.backoff_ms);
-        w.restart_at_ms = now_ms() + w.backoff_ms;
-        w.backoff_ms = std::min(w.backoff_ms * 2, cfg.backoff_max_ms);
+    for (unsigned i = 0; i < workers_.size(); ++i) {
+      WorkerProc& w = workers_[i];
+      if (w.pid != pid) continue;
+      w.pid = 0;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerExitConfig) {
+        spdlog::error("worker {} (pid {}) cannot run (see above); stopping the service", i, pid);
+        exit_code_ = 1;
+        keep_running = false;
+        break;
       }
+      const std::uint64_t ran = now_ms() - w.started_ms;
+      if (ran > 10000 || w.killed_silent) w.backoff_ms = cfg_.backoff_initial_ms;
+      if (cache::StatSlot* s = slot_of(*seg_, i, pid)) s->add(cache::Counter::restarts);
+      else cache_->my_stats().add(cache::Counter::restarts);
+      spdlog::warn("worker {} (pid {}) {} after {} ms; restarting in {} ms", i, pid, describe_status(status), ran,
+                   w.backoff_ms);
+      w.restart_at_ms = now_ms() + w.backoff_ms;
+      w.backoff_ms = std::min(w.backoff_ms * 2, cfg_.backoff_max_ms);
     }
-    if (stopping) break;
-    for (unsigned i = 0; i < n; ++i) {
-      WorkerProc& w = workers[i];
-      if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-        spawn(cfg, i, old_mask, udp_fds, tcp_fd, in_flight_names, w);
-        spdlog::info("worker {} restarted as pid {}", i, w.pid);
-      }
+    if (!keep_running) break;
+  }
+  return keep_running;
+}
+
+void Supervisor::restart_due_workers() {
+  for (unsigned i = 0; i < workers_.size(); ++i) {
+    WorkerProc& w = workers_[i];
+    if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
+      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, w);
+      spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
   }
+}
 
-  for (const auto& w : workers)
+// What a reload may change is everything a worker reads after fork (upstreams, forward
+// zones, timeouts, TTL limits, ECS policy, access control, rate limits, TCP limits,
+// log level). What the supervisor holds for the service's life cannot change without a
+// restart: the listening address and its sockets' buffers, the number of workers (one
+// UDP socket each), the segment and its geometry, the /metrics endpoint, the restart
+// policy. Those keep their running values, with a warning naming each one changed.
+void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
+  auto keep = [](const char* what, auto& next_value, const auto& running_value, bool changed) {
+    if (changed) spdlog::warn("reload: {} changed; it needs a restart and keeps its running value", what);
+    next_value = running_value;
+  };
+  keep("listen", next.listen, running.listen, next.listen.text != running.listen.text);
+  keep("workers", next.workers, running.workers, next.resolved_workers() != running.resolved_workers());
+  keep("udp buffers", next.udp_receive_buffer, running.udp_receive_buffer,
+       next.udp_receive_buffer != running.udp_receive_buffer || next.udp_send_buffer != running.udp_send_buffer);
+  next.udp_send_buffer = running.udp_send_buffer;
+  keep("cache.segment", next.segment, running.segment, next.segment != running.segment);
+  keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
+  keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
+  keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
+}
+
+void Supervisor::reload() {
+  if (!opt_.reload_config) {
+    spdlog::warn("SIGHUP: no config to reload");
+    return;
+  }
+  ServiceNotify::reloading();
+  try {
+    ServeConfig next = opt_.reload_config();
+    keep_fixed_settings(cfg_, next);
+    next.validate();
+    cfg_ = std::move(next);
+  } catch (const std::exception& e) {
+    spdlog::error("reload: {}; keeping the running config", e.what());
+    ServiceNotify::ready("reload failed; running config kept");
+    return;
+  }
+  spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
+  reload_workers();
+  spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
+  ServiceNotify::ready("serving on " + cfg_.listen.text + " (reloaded)");
+}
+
+// Rolling replacement: for each index the new worker is forked on the same UDP socket
+// first, then the old one gets SIGTERM. Both read the one socket for an instant, so no
+// query waits on a gap, and the cache stays warm (it is the segment, not the process).
+// What the old worker had in flight (upstream queries, TCP connections) ends with it;
+// clients retry, as after a worker restart. Workers are not told to re-read the file
+// themselves: a fresh process cannot keep half of an old config (sockets to removed
+// upstreams, an old rate-limit table), and worker.cpp needs no reload path.
+void Supervisor::reload_workers() {
+  for (unsigned i = 0; i < workers_.size(); ++i) {
+    WorkerProc& w = workers_[i];
+    if (w.pid > 0) {
+      WorkerProc old = w;
+      w.beat_fd = -1;  // the old pipe goes with `old`
+      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, w);
+      ::kill(old.pid, SIGTERM);
+      old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
+      retiring_.push_back(old);
+    }
+    w.backoff_ms = cfg_.backoff_initial_ms;
+  }
+}
+
+void Supervisor::supervise() {
+  const std::uint64_t watchdog_ms = ServiceNotify::watchdog_interval_ms();
+  for (;;) {
+    // Sleep until a signal, the next scheduled restart or the next watchdog ping.
+    std::uint64_t wait_ms = cfg_.heartbeat_timeout_ms ? kHeartbeatMs : 1000;
+    const std::uint64_t t = now_ms();
+    for (const auto& w : workers_)
+      if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
+    if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
+    timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
+    const int sig = ::sigtimedwait(&mask_, nullptr, &ts);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("signal {}: stopping", strsignal(sig));
+      return;
+    }
+    if (watchdog_ms && now_ms() >= next_watchdog_ms_) {
+      ServiceNotify::watchdog();
+      next_watchdog_ms_ = now_ms() + watchdog_ms;
+    }
+    if (sig == SIGHUP) reload();
+    for (WorkerProc& old : retiring_)
+      if (!old.killed_silent && now_ms() - old.restart_at_ms > 5000) {
+        spdlog::warn("replaced worker pid {} ignored SIGTERM for 5 s: SIGKILL", old.pid);
+        ::kill(old.pid, SIGKILL);
+        old.killed_silent = true;
+      }
+    if (check_heartbeats(cfg_, workers_) > 0) cache_->my_stats().add(cache::Counter::workers_killed_silent);
+    // Reap (SIGCHLD, or periodically in case signals were merged).
+    if (!reap_workers()) return;
+    restart_due_workers();
+  }
+}
+
+// SIGTERM to every worker (replaced ones too), SIGKILL after 5 s, wait for all.
+void Supervisor::stop_workers() {
+  ServiceNotify::stopping();
+  for (WorkerProc& old : retiring_) workers_.push_back(old);
+  retiring_.clear();
+  for (const auto& w : workers_)
     if (w.pid > 0) ::kill(w.pid, SIGTERM);
   const std::uint64_t deadline = now_ms() + 5000;
   for (;;) {
     bool any = false;
-    for (auto& w : workers) {
+    for (auto& w : workers_) {
       if (w.pid <= 0) continue;
       int status = 0;
       const pid_t r = ::waitpid(w.pid, &status, WNOHANG);
@@ -275,7 +415,7 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     }
     if (!any) break;
     if (now_ms() > deadline) {
-      for (auto& w : workers)
+      for (auto& w : workers_)
         if (w.pid > 0) {
           spdlog::warn("worker pid {} ignored SIGTERM for 5 s: SIGKILL", w.pid);
           ::kill(w.pid, SIGKILL);
@@ -286,19 +426,46 @@ int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) {
     }
     ::usleep(10000);
   }
-  for (auto& w : workers)
-    if (w.beat_fd >= 0) ::close(w.beat_fd);
-  close_sockets();
-  metrics.reset();
-  const auto live = cache.stats().live_entries;
-  if (opt.remove_segment) {
-    cache::Segment::remove(cfg.segment);
-    spdlog::info("stopped; segment '{}' removed", cfg.segment);
-  } else {
-    spdlog::info("stopped; segment '{}' kept with {} live entries for the next start", cfg.segment, live);
-  }
-  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  return exit_code;
 }
+
+void Supervisor::close_everything() {
+  for (auto& w : workers_)
+    if (w.beat_fd >= 0) ::close(w.beat_fd);
+  for (int fd : udp_fds_) ::close(fd);
+  if (tcp_fd_ >= 0) ::close(tcp_fd_);
+  metrics_.reset();
+  if (signals_blocked_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+int Supervisor::run() {
+  cfg_.validate();
+  raise_nofile_limit();
+  if (!open_segment()) return 1;
+  if (!open_listening_sockets()) {
+    close_everything();
+    return 1;
+  }
+  block_signals();
+  if (!start_metrics()) {
+    close_everything();
+    return 1;
+  }
+  start_workers();
+  supervise();
+  stop_workers();
+  close_everything();
+  const auto live = cache_->stats().live_entries;
+  if (opt_.remove_segment) {
+    cache::Segment::remove(cfg_.segment);
+    spdlog::info("stopped; segment '{}' removed", cfg_.segment);
+  } else {
+    spdlog::info("stopped; segment '{}' kept with {} live entries for the next start", cfg_.segment, live);
+  }
+  return exit_code_;
+}
+
+}  // namespace
+
+int run_supervisor(const ServeConfig& cfg, const SupervisorOptions& opt) { return Supervisor(cfg, opt).run(); }
 
 }  // namespace dnsarena::workers

@@ -18,6 +18,15 @@
 // lock: it is SIGKILLed (the robust lock then passes on), counted
 // (workers_killed_silent) and replaced at once, and the queries queued on its socket
 // are answered by the replacement.
+// Reload (SIGHUP): the supervisor re-reads the config (SupervisorOptions::reload_config:
+// the file plus the command line's flags, as at start) and validates it; a bad file is
+// logged with the reason and the running config stays. A good one replaces the workers
+// one by one, each new worker forked on the same socket before the old one is told to
+// stop, so the cache stays warm and no socket goes unread (supervisor.cpp,
+// reload_workers, says why not an in-place reload). Settings the supervisor holds for
+// the service's life (listen, workers, segment and geometry, /metrics, socket buffers)
+// keep their running values, with a warning.
+// systemd: READY/RELOADING/STOPPING and watchdog pings (service_notify.hpp).
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.
 //
@@ -26,12 +35,17 @@
 // relaxed atomic loads and formats into its own strings; malloc is fork-safe), and the
 // child never touches httplib.
 #pragma once
+#include <functional>
+
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::workers {
 
 struct SupervisorOptions {
   bool remove_segment = false;  // remove the segment on clean shutdown
+  // SIGHUP: returns the new config or throws saying what is wrong (empty: SIGHUP only
+  // logs that there is nothing to reload).
+  std::function<ServeConfig()> reload_config;
 };
 
 // Runs until SIGTERM/SIGINT. Returns the process exit code.

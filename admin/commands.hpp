@@ -1,0 +1,25 @@
+// Operator commands that inspect and change a live cache (admin/): `flush`, `dump`,
+// `restore`, `top`, registered by the command table (app/main.cpp).
+//
+// Why a module of their own: they need the cache and libknot's text forms (dump,
+// restore) but none of serving (sockets, upstreams, YAML), so admin/ sits beside
+// workers/ on the cache (cmake/DependencyRule.cmake: admin may use cache and common).
+// `stats` and `check` stay in workers/ (stats shares its collector with /metrics).
+//
+// Every command attaches the segment like any process (Segment::attach, a stat slot of
+// role tool), works while workers serve, and leaves `dnsarena check` clean.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace dnsarena::admin {
+
+// `dnsarena flush NAME [--type T] [--subtree] [--segment SEG]`
+void add_flush_command(CLI::App& app);
+// `dnsarena dump SEGMENT [--out FILE]`
+void add_dump_command(CLI::App& app);
+// `dnsarena restore FILE [--segment SEG]`
+void add_restore_command(CLI::App& app);
+// `dnsarena top [--by hits|bytes] [-n N] [--segment SEG]`
+void add_top_command(CLI::App& app);
+
+}  // namespace dnsarena::admin

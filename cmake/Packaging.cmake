@@ -1,0 +1,55 @@
+# Installing and packaging the service (README: Running it as a service).
+#
+# `cmake --install build [--prefix P]` installs:
+#   P/bin/dnsarena                             the program (app/CMakeLists.txt)
+#   P/lib/libdnsarena-cache.a, P/include/dnsarena/cache/, CMake and pkg-config files
+#                                              the cache library (cache/CMakeLists.txt)
+#   P/etc/dnsarena/serve.yaml                  the config the unit starts with (an example)
+#   P/share/doc/dnsarena/examples/configs/     every example config, README.md
+#   P/lib/systemd/system/dnsarena.service      the unit, with P's paths filled in
+#   P/lib/sysusers.d/dnsarena.conf             its dedicated user (systemd-sysusers)
+#   P/share/dnsarena/grafana/dnsarena.json     the Grafana dashboard
+# `cd build && cpack -G DEB` builds dnsarena_<version>_<arch>.deb (prefix /usr, config
+# in /etc); its postinst creates the user with systemd-sysusers.
+# The unit for this build's configured prefix, for the tests (tests/service).
+configure_file(${PROJECT_SOURCE_DIR}/contrib/systemd/dnsarena.service.in ${PROJECT_BINARY_DIR}/dnsarena.service @ONLY)
+# The installed unit and config follow the prefix given at install time (`--prefix P`,
+# or /usr for the .deb): they are placed by install-time code, not at configuration.
+# Prefix /usr: /etc/dnsarena and /lib/systemd/system (Debian's layout); else P/etc and
+# P/lib/systemd/system.
+install(CODE "set(DNSARENA_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")")
+install(CODE [[
+  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+    set(CMAKE_INSTALL_FULL_SYSCONFDIR /etc)
+    set(unit_dir /lib/systemd/system)
+  else()
+    set(CMAKE_INSTALL_FULL_SYSCONFDIR ${CMAKE_INSTALL_PREFIX}/etc)
+    set(unit_dir ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+  endif()
+  set(CMAKE_INSTALL_FULL_BINDIR ${CMAKE_INSTALL_PREFIX}/bin)
+  set(CMAKE_INSTALL_FULL_DOCDIR ${CMAKE_INSTALL_PREFIX}/share/doc/dnsarena)
+  set(staged ${CMAKE_CURRENT_BINARY_DIR}/install-staging/dnsarena.service)
+  configure_file(${DNSARENA_SOURCE_DIR}/contrib/systemd/dnsarena.service.in ${staged} @ONLY)
+  file(INSTALL ${staged} DESTINATION ${unit_dir})
+  file(INSTALL ${DNSARENA_SOURCE_DIR}/configs/serve.yaml DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/dnsarena)
+]])
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/systemd/dnsarena.sysusers DESTINATION lib/sysusers.d RENAME dnsarena.conf)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/grafana/dnsarena.json DESTINATION ${CMAKE_INSTALL_DATADIR}/dnsarena/grafana)
+
+set(CPACK_PACKAGE_NAME dnsarena)
+set(CPACK_PACKAGE_VENDOR "dnsarena")
+set(CPACK_PACKAGE_CONTACT "dnsarena maintainers <dnsarena@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Compact DNS answer cache in shared memory, shared by resolver workers")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_INSTALL_PREFIX /usr)  # with CPACK_SET_DESTDIR: the prefix the install step runs with
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from the linked libraries (dpkg-shlibdeps)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/contrib/debian/postinst
+  ${PROJECT_SOURCE_DIR}/contrib/debian/conffiles)
+set(CPACK_SET_DESTDIR ON)  # install with DESTDIR=staging and prefix /usr: /etc stays /etc
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes contrib/grafana/dnsarena.json, the Grafana dashboard for dnsarena's /metrics.
+
+The dashboard is generated so that every panel uses the same datasource variable, the
+same per-worker legend and metric names that exist (workers/metrics_server.cpp; the
+README lists them). Run it after changing a panel:  python3 contrib/grafana/make_dashboard.py
+"""
+import json
+import os
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+
+
+def panel(pid, title, exprs, unit, x, y, w=12, h=8, kind="timeseries", description=""):
+    return {
+        "id": pid,
+        "type": kind,
+        "title": title,
+        "description": description,
+        "datasource": DS,
+        "gridPos": {"x": x, "y": y, "w": w, "h": h},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {"legend": {"displayMode": "list", "placement": "bottom"}} if kind == "timeseries" else {},
+        "targets": [{"datasource": DS, "expr": e, "legendFormat": legend, "refId": chr(65 + i)}
+                    for i, (e, legend) in enumerate(exprs)],
+    }
+
+
+W = '{instance=~"$instance"}'
+WI = 'instance=~"$instance"'
+panels = [
+    panel(1, "Queries per second, per worker",
+          [(f'sum by (worker) (rate(dnsarena_queries_udp_total{{{WI}}}[$__rate_interval]) + '
+            f'rate(dnsarena_queries_tcp_total{{{WI}}}[$__rate_interval]))', "worker {{worker}}")],
+          "reqps", 0, 0, description="UDP + TCP queries received"),
+    panel(2, "Cache hit rate, per worker",
+          [(f'sum by (worker) (rate(dnsarena_hits_total{{{WI}}}[$__rate_interval])) / '
+            f'sum by (worker) (rate(dnsarena_lookups_total{{{WI}}}[$__rate_interval]))', "worker {{worker}}")],
+          "percentunit", 12, 0, description="hits / lookups"),
+    panel(3, "Live entries", [(f"dnsarena_cache_entries{W}", "entries"),
+                              (f"dnsarena_cache_max_entries{W}", "capacity")], "short", 0, 8),
+    panel(4, "Bytes per entry",
+          [(f"dnsarena_cache_arena_bytes_per_entry{W}", "arena per live entry"),
+           (f"dnsarena_cache_index_bytes{W} / dnsarena_cache_max_entries{W}", "index per entry at capacity"),
+           (f"dnsarena_cache_bytes_per_entry{W}", "everything / live entries")],
+          "bytes", 12, 8, description="The index is preallocated: at low fill the last line is mostly index"),
+    panel(5, "Evictions and expirations per second",
+          [(f'sum(rate(dnsarena_evictions_total{{{WI}}}[$__rate_interval]))', "evictions"),
+           (f'sum(rate(dnsarena_conflict_evictions_total{{{WI}}}[$__rate_interval]))', "index conflicts"),
+           (f'sum(rate(dnsarena_expirations_total{{{WI}}}[$__rate_interval]))', "expirations"),
+           (f'sum(rate(dnsarena_second_chances_total{{{WI}}}[$__rate_interval]))', "second chances")],
+          "ops", 0, 16),
+    panel(6, "Upstream latency (mean), per worker",
+          [(f'sum by (worker) (rate(dnsarena_upstream_latency_us_total{{{WI}}}[$__rate_interval])) / 1000 / '
+            f'(sum by (worker) (rate(dnsarena_upstream_queries_total{{{WI}}}[$__rate_interval])) - '
+            f'sum by (worker) (rate(dnsarena_upstream_timeouts_total{{{WI}}}[$__rate_interval])))',
+            "worker {{worker}}")],
+          "ms", 12, 16, description="upstream round-trip time of answered upstream queries"),
+    panel(7, "Upstream queries and timeouts per second",
+          [(f'sum by (worker) (rate(dnsarena_upstream_queries_total{{{WI}}}[$__rate_interval]))', "queries w{{worker}}"),
+           (f'sum by (worker) (rate(dnsarena_upstream_timeouts_total{{{WI}}}[$__rate_interval]))', "timeouts w{{worker}}")],
+          "ops", 0, 24),
+    panel(8, "Errors per second",
+          [(f'sum(rate(dnsarena_servfail_total{{{WI}}}[$__rate_interval]))', "SERVFAIL"),
+           (f'sum(rate(dnsarena_formerr_total{{{WI}}}[$__rate_interval]))', "FORMERR"),
+           (f'sum(rate(dnsarena_refused_total{{{WI}}}[$__rate_interval]))', "refused (ACL)"),
+           (f'sum(rate(dnsarena_rate_limited_total{{{WI}}}[$__rate_interval]))', "rate limited"),
+           (f'sum(rate(dnsarena_writer_lock_unavailable_total{{{WI}}}[$__rate_interval]))', "writes skipped (lock)")],
+          "ops", 12, 24),
+    panel(9, "Workers running and restarts",
+          [(f"dnsarena_workers_running{W}", "running"),
+           (f'sum(increase(dnsarena_restarts_total{{{WI}}}[$__range]))', "restarts in range"),
+           (f'sum(increase(dnsarena_workers_killed_silent_total{{{WI}}}[$__range]))', "killed silent in range")],
+          "short", 0, 32, w=24, h=6, kind="stat"),
+]
+
+dashboard = {
+    "title": "dnsarena",
+    "uid": "dnsarena",
+    "description": "dnsarena serve: queries, cache, upstream, per worker (README: Metrics)",
+    "tags": ["dns", "dnsarena"],
+    "timezone": "browser",
+    "schemaVersion": 38,
+    "version": 1,
+    "refresh": "30s",
+    "time": {"from": "now-1h", "to": "now"},
+    "templating": {"list": [
+        {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Prometheus"},
+        {"name": "instance", "type": "query", "datasource": DS, "label": "instance", "includeAll": True,
+         "multi": True, "refresh": 2, "query": {"query": "label_values(dnsarena_cache_entries, instance)",
+                                                  "refId": "instances"},
+         "definition": "label_values(dnsarena_cache_entries, instance)"},
+    ]},
+    "panels": panels,
+}
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dnsarena.json")
+with open(out, "w") as f:
+    json.dump(dashboard, f, indent=2)
+    f.write("\n")
+print(out)

@@ -1,0 +1,89 @@
+// SIGHUP reload and `serve --check-config`: a changed access_control takes effect
+// without a restart while the cache stays warm; a broken file keeps the running config.
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "tests/workers/service_fixture.hpp"
+
+using namespace dnsarena::test;
+
+namespace {
+
+// Waits (up to 10 s) until `pred()`.
+template <typename Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 200; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+unsigned rcode_of(std::uint16_t port, std::uint16_t id) {
+  const DnsReply r = udp_exchange(port, make_query(id, "a.test.", 1));
+  return r.answered ? r.rcode() : 999;
+}
+
+}  // namespace
+
+TEST_CASE("SIGHUP: a new access_control takes effect, the cache stays warm, a broken file changes nothing",
+          "[serve][reload]") {
+  const std::string path = write_config("access_control: [\"127.0.0.0/8 allow\"]\nlog_level: info\n");
+  Service s({"--config", path});
+  REQUIRE(rcode_of(s.port, 1) == 0);
+  const std::uint64_t upstream_before = s.upstream.queries();
+  const auto entries_before = serve_stats(s.segment)["entries"].get<std::uint64_t>();
+  const auto pids_before = s.serve->children();
+
+  std::ofstream(path) << "access_control: [\"127.0.0.0/8 refuse\"]\nlog_level: info\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return rcode_of(s.port, 2) == 5; }));  // REFUSED
+  CHECK(eventually([&] { return s.serve->log().find("reloaded: 2 workers replaced") != std::string::npos; }));
+  for (std::uint16_t id = 3; id < 13; ++id) CHECK(rcode_of(s.port, id) == 5);  // every worker has it
+  CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() >= entries_before);  // warm
+  const auto pids_after = s.serve->children();
+  for (pid_t p : pids_before) CHECK(std::find(pids_after.begin(), pids_after.end(), p) == pids_after.end());
+
+  // Back to allow: the answer comes from the cache the old workers filled.
+  std::ofstream(path) << "access_control: [\"127.0.0.0/8 allow\"]\nlog_level: info\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return rcode_of(s.port, 20) == 0; }));
+  CHECK(s.upstream.queries() == upstream_before);
+
+  // A broken file: logged with its reason, the running config (allow) stays.
+  std::ofstream(path) << "access_control: [\"127.0.0.0/8 refuse\"]\nno_such_key: 1\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return s.serve->log().find("keeping the running config") != std::string::npos; }));
+  CHECK(s.serve->log().find("no_such_key") != std::string::npos);
+  for (std::uint16_t id = 30; id < 40; ++id) CHECK(rcode_of(s.port, id) == 0);
+  // A setting that needs a restart is named and kept.
+  std::ofstream(path) << "access_control: [\"127.0.0.0/8 allow\"]\nudp: {receive_buffer: 1M}\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return s.serve->log().find("udp buffers changed; it needs a restart") != std::string::npos; }));
+  CHECK(rcode_of(s.port, 41) == 0);
+  CHECK(s.serve->stop() == 0);
+}
+
+TEST_CASE("serve --check-config: exit 0 with a summary, or 1 with the reason", "[serve][reload]") {
+  int status = -1;
+  std::string out = run_command(dnsarena_binary() + " serve --check-config " + DNSARENA_SOURCE_DIR +
+                                    "/configs/serve.yaml 2>&1",
+                                &status);
+  INFO(out);
+  CHECK(status == 0);
+  CHECK(out.find("serve.yaml: valid: listen 127.0.0.1:5353") != std::string::npos);
+  const std::string bad = write_config("listen: 127.0.0.1:5353\nupstreams: [127.0.0.1:5300]\nttl: {florr: 3}\n");
+  out = run_command(dnsarena_binary() + " serve --check-config " + bad + " 2>&1", &status);
+  CHECK(status == 1);
+  CHECK(out.find(bad + ": invalid: " + bad + ":3:") != std::string::npos);
+  const std::string level = write_config("upstreams: [127.0.0.1:5300]\nlog_level: loud\n");
+  out = run_command(dnsarena_binary() + " serve --check-config " + level + " 2>&1", &status);
+  CHECK(status == 1);
+  CHECK(out.find("log_level 'loud'") != std::string::npos);
+  out = run_command(dnsarena_binary() + " serve --check-config /nonexistent/dnsarena.yaml 2>&1", &status);
+  CHECK(status == 1);
+}

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::sim::traffic {
 

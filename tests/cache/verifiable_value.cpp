@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::test {
 

@@ -191,13 +191,31 @@ double probe_mean_entry_bytes(const TrafficProfile& t, const SampledTrace& trace
   return probes ? sum / probes : 0;
 }
 
-// The private segment's geometry: twice the live bytes at capacity plus regions for
-// reclaim, so that max_entries binds, not bytes.
-cache::Geometry private_geometry(std::uint64_t sampled_capacity, double mean_entry_bytes) {
+// Dead copies the head leaves in the log over `horizon_s`: a head key is simulated at a
+// thinned rate of at least kCyclesPerTtl per TTL (sampled_trace.cpp), so it misses and
+// is re-inserted about once per TTL, and each re-insert leaves the old copy dead in the
+// log until its region is reclaimed. A head key is one slot at full scale, so these
+// copies are not scaled down with the tail: against an arena sized for R * capacity
+// entries they are many times the tail's own churn.
+double head_dead_copies(const std::vector<HeadKey>& head_keys, double horizon_s) {
+  double copies = 0;
+  for (const HeadKey& h : head_keys) copies += horizon_s / static_cast<double>(std::max(1u, h.ttl));
+  return copies;
+}
+
+// The private segment's geometry: twice the live bytes at capacity, plus the head's dead
+// copies over the plateau horizon, plus regions for reclaim, so that max_entries binds,
+// not bytes.
+// NOTE: sized at 2 x live bytes alone (until issue 14), the arena turned byte-bound
+// whenever the head held ECS names (hundreds of keys each, 20 s TTLs among them):
+// ecs-heavy-fra at 6 M entries plateaued at 2.79 M / 5.94 M / 3.09 M / 5.93 M / 3.34 M
+// for seeds 1..5 (live sampled entries 57% of max_entries), 5.83..5.94 M at 16 x.
+cache::Geometry private_geometry(std::uint64_t sampled_capacity, double mean_entry_bytes, double head_dead_copies) {
   cache::Geometry g;
   g.max_entries = sampled_capacity;
   g.region_bytes = 64u << 10;
-  const std::uint64_t want = static_cast<std::uint64_t>(mean_entry_bytes * 2.0 * static_cast<double>(sampled_capacity));
+  const std::uint64_t want =
+      static_cast<std::uint64_t>(mean_entry_bytes * (2.0 * static_cast<double>(sampled_capacity) + head_dead_copies));
   g.arena_bytes = std::max<std::uint64_t>(16ull * g.region_bytes, (want / g.region_bytes + 8) * g.region_bytes);
   g.stat_slots = 2;
   return g;
@@ -208,11 +226,12 @@ cache::Geometry private_geometry(std::uint64_t sampled_capacity, double mean_ent
 // times: an entry not hit within t_C is evicted), and after at least 3 hours; it compares
 // now with a window of that horizon in whole hours, 1 to 6 hours, back.
 struct PlateauRule {
+  double horizon_s = 0;
   std::size_t window_minutes = 60;
   std::size_t first_check_minute = 180;
 
   PlateauRule(const TrafficProfile& t, const CheEstimate& che) {
-    const double horizon_s = std::min(static_cast<double>(t.max_ttl()), che.fills ? 2.0 * che.characteristic_s : HUGE_VAL);
+    horizon_s = std::min(static_cast<double>(t.max_ttl()), che.fills ? 2.0 * che.characteristic_s : HUGE_VAL);
     const std::size_t horizon_minutes = static_cast<std::size_t>(horizon_s) / 60 + 1;
     window_minutes = std::clamp<std::size_t>((horizon_minutes + 59) / 60, 1, 6) * 60;
     first_check_minute = std::max<std::size_t>({180, window_minutes + 60, 2 * horizon_minutes});
@@ -505,7 +524,9 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   c.head_expected_entries = head_expected;
   c.mean_entry_bytes = probe_mean_entry_bytes(profile, run.trace(), head, req.seed, run.builder(), run.scratch());
 
-  const cache::Geometry geometry = private_geometry(c.sampled_capacity, c.mean_entry_bytes);
+  const PlateauRule plateau(profile, che);
+  const cache::Geometry geometry =
+      private_geometry(c.sampled_capacity, c.mean_entry_bytes, head_dead_copies(run.trace().head_keys(), plateau.horizon_s));
   const std::string name = "dnsarena-fleet-" + std::to_string(::getpid()) + "-" + std::to_string(g_segment_counter++);
   cache::Segment::remove(name);
   cache::Segment segment = cache::Segment::create(name, geometry);
@@ -513,7 +534,7 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   cache::Cache cache(segment, cache::SlotRole::tool);
 
   const double cpu_start = thread_cpu_seconds();
-  run.run(cache, PlateauRule(profile, che));
+  run.run(cache, plateau);
   c.run_seconds = thread_cpu_seconds() - cpu_start;
   smooth_hit_rates(c, run.hits_per_min(), run.lookups_per_min());
   summarize_plateau(c, run.hits_per_min(), run.lookups_per_min());

@@ -18,7 +18,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::bench {
 
@@ -29,7 +29,7 @@ struct CacheBenchOptions {
   std::uint64_t lookups = 1'000'000;
   std::uint64_t evict_inserts = 1'000'000;
   bool baseline = true;
-  sim::MixProfile mix;
+  sim::TrafficProfile mix = sim::benchmark_mix();
 };
 
 struct BaselineResult {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 #ifdef DNSARENA_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>

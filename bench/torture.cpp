@@ -17,7 +17,7 @@
 #include "cache/segment_check.hpp"
 #include "common/child_process.hpp"
 #include "common/shared_anonymous.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "torture_value.hpp"
 
 namespace dnsarena::bench {

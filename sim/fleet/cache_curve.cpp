@@ -93,12 +93,7 @@ public:
       static const std::uint8_t kSoa[] = {2, 'n', 's', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
                                           4, 'h', 'o', 's', 't', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
                                           0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 3, 0x84, 0, 0x12, 0x75, 0, 0, 0, 1, 0x2c};
-      cache::RecordData soa;
-      soa.owner = kApex;
-      soa.type = 6;
-      soa.ttl = ttl;
-      soa.rdata = kSoa;
-      records_.push_back(soa);
+      records_.push_back(soa_record(kApex, ttl, kSoa));
       a.rcode = 3;
       a.sections[cache::kAuthority] = records_;
       return cache::encode_entry(ckey, a, now, out) != 0;
@@ -147,262 +142,402 @@ namespace {
 // Expected distinct keys per name of the profile (qtypes with a share, times subnets for
 // ECS names).
 double keys_per_name(const TrafficProfile& t) {
-  const double q = t.qtype_per_name ? 1.0 : (t.share_a > 0) + (t.share_aaaa > 0) + (1.0 - t.share_a - t.share_aaaa > 1e-12);
-  return std::max(1.0, q) * (1.0 + t.ecs_share * (static_cast<double>(std::max(1u, t.ecs_subnets)) - 1.0)) +
-         (t.stray_share > 0 ? t.stray_keys : 0);
+  const double qtypes = t.qtype_per_name ? 1.0 : (t.share_a > 0) + (t.share_aaaa > 0) + (1.0 - t.share_a - t.share_aaaa > 1e-12);
+  return std::max(1.0, qtypes) * (1.0 + t.ecs_keyed_share() * (static_cast<double>(std::max(1u, t.ecs_subnets)) - 1.0)) +
+         (t.stray_share() > 0 ? t.stray_keys() : 0);
 }
 
-}  // namespace
-
-OccupancyCurve compute_curve(const CurveRequest& req) {
-  const TrafficProfile& t = *req.traffic;
-  OccupancyCurve c;
-  c.sample_rate = std::min(req.max_sample_rate, static_cast<double>(req.sample_entries) / static_cast<double>(req.capacity));
-  c.sample_rate = std::clamp(c.sample_rate, 1e-9, 1.0);
-  const double tail_rate = c.sample_rate;
-  // Head: the top-K names, kept in full. K is sized so the head's keys take at most
-  // 1/kHeadShareDiv of the sampled cache (<= kMaxHead names): the tail still drives
-  // eviction.
+// Head: the top-K names, kept in full. K is sized so the head's keys take at most
+// 1/kHeadShareDiv of the sampled cache (<= kMaxHead names): the tail still drives eviction.
+std::uint64_t head_names_for(const CurveRequest& req, double tail_rate) {
   constexpr double kHeadShareDiv = 8.0;
   constexpr std::uint64_t kMaxHead = 1024;
-  std::uint64_t head = 0;
-  if (tail_rate < 1.0) {
-    const double budget = static_cast<double>(req.capacity) * tail_rate / kHeadShareDiv;
-    head = std::min<std::uint64_t>({kMaxHead, t.names, static_cast<std::uint64_t>(budget / keys_per_name(t))});
-  }
-  // Che's characteristic time bounds the head's thinning (sampled_trace.hpp).
-  const CheEstimate che = che_estimate(t, req.rate_qps, req.capacity, req.seed);
-  SampledTrace trace(t, tail_rate, req.seed, head, req.rate_qps, che.fills ? che.characteristic_s : HUGE_VAL);
-  const std::vector<HeadKey>& head_keys = trace.head_keys();
-  // Expected head entries held at the plateau: a key requested at l (Poisson) with TTL
-  // T is present a share l*T / (1 + l*T) of the time (TTL-only, no eviction).
-  double head_expected = 0;
+  if (tail_rate >= 1.0) return 0;
+  const double budget = static_cast<double>(req.capacity) * tail_rate / kHeadShareDiv;
+  return std::min<std::uint64_t>({kMaxHead, req.traffic->names, static_cast<std::uint64_t>(budget / keys_per_name(*req.traffic))});
+}
+
+// Expected head entries held at the plateau: a key requested at l (Poisson) with TTL T
+// is present a share l*T / (1 + l*T) of the time (TTL-only, no eviction).
+double expected_head_entries(const std::vector<HeadKey>& head_keys, std::uint64_t capacity) {
+  double expected = 0;
   for (const HeadKey& h : head_keys) {
-    const double lt = h.rate_qps * static_cast<double>(h.ttl);
-    head_expected += lt / (1.0 + lt);
+    const double requests_per_ttl = h.rate_qps * static_cast<double>(h.ttl);
+    expected += requests_per_ttl / (1.0 + requests_per_ttl);
   }
-  head_expected = std::min(head_expected, static_cast<double>(req.capacity));
-  // One cache for head and tail: head entries count 1 slot, tail entries 1/R slots.
-  c.sampled_capacity = std::max<std::uint64_t>(
-      16, static_cast<std::uint64_t>(std::llround(head_expected + tail_rate * (static_cast<double>(req.capacity) - head_expected))));
-  c.head_names = head;
-  c.head_expected_entries = head_expected;
+  return std::min(expected, static_cast<double>(capacity));
+}
 
-  AnswerBuilder builder(t, req.seed);
-  std::vector<std::uint8_t> scratch;
-  // Head keys are built once (their hash too); tail keys per request.
-  std::vector<cache::CacheKey> head_cache_keys;
-  head_cache_keys.reserve(head_keys.size());
-  for (const HeadKey& h : head_keys) head_cache_keys.push_back(builder.key(h.key));
-
-  // Mean padded entry size on this profile (sizes the private arena), over distinct keys
-  // (uniform over kept names), as the cache's long tail holds them.
-  {
-    SplitMix64 pick(req.seed ^ 0x99);
-    double sum = 0;
-    int probes = 0;
-    const std::uint64_t blocks = trace.tail_blocks();
-    for (int i = 0; i < 1024 && blocks + head > 0; ++i, ++probes) {
-      TraceKey k;
-      const std::uint64_t j = pick.next() % (blocks + head);
-      k.name = j < head ? j + 1 : trace.tail_rank(j - head);
-      k.qtype = request_qtype(t, k.name, req.seed, pick.unit());
-      k.ecs = name_is_ecs(t, k.name, req.seed);
-      if (k.ecs) k.subnet = static_cast<std::uint32_t>(pick.next() % std::max(1u, t.ecs_subnets));
-      const cache::CacheKey ck = builder.key(k);
-      builder.encode(ck, k, 1, scratch);
-      sum += static_cast<double>(cache::padded_entry_size(scratch.size()));
-    }
-    c.mean_entry_bytes = probes ? sum / probes : 0;
+// Mean padded entry size on this profile (sizes the private arena), over distinct keys
+// (uniform over kept names), as the cache's long tail holds them.
+double probe_mean_entry_bytes(const TrafficProfile& t, const SampledTrace& trace, std::uint64_t head,
+                              std::uint64_t seed, AnswerBuilder& builder, std::vector<std::uint8_t>& scratch) {
+  constexpr int kProbes = 1024;
+  SplitMix64 pick(seed ^ 0x99);
+  double sum = 0;
+  int probes = 0;
+  const std::uint64_t blocks = trace.tail_blocks();
+  for (int i = 0; i < kProbes && blocks + head > 0; ++i, ++probes) {
+    TraceKey key;
+    const std::uint64_t slot = pick.next() % (blocks + head);
+    key.name = slot < head ? slot + 1 : trace.tail_rank(slot - head);
+    key.qtype = request_qtype(t, key.name, seed, pick.unit());
+    key.ecs = name_is_ecs(t, key.name, seed);
+    if (key.ecs) key.subnet = static_cast<std::uint32_t>(pick.next() % std::max(1u, t.ecs_subnets));
+    const cache::CacheKey cache_key = builder.key(key);
+    builder.encode(cache_key, key, 1, scratch);
+    sum += static_cast<double>(cache::padded_entry_size(scratch.size()));
   }
+  return probes ? sum / probes : 0;
+}
 
+// Dead copies the head leaves in the log over `horizon_s`: a head key is simulated at a
+// thinned rate of at least kCyclesPerTtl per TTL (sampled_trace.cpp), so it misses and
+// is re-inserted about once per TTL, and each re-insert leaves the old copy dead in the
+// log until its region is reclaimed. A head key is one slot at full scale, so these
+// copies are not scaled down with the tail: against an arena sized for R * capacity
+// entries they are many times the tail's own churn.
+double head_dead_copies(const std::vector<HeadKey>& head_keys, double horizon_s) {
+  double copies = 0;
+  for (const HeadKey& h : head_keys) copies += horizon_s / static_cast<double>(std::max(1u, h.ttl));
+  return copies;
+}
+
+// The private segment's geometry: twice the live bytes at capacity, plus the head's dead
+// copies over the plateau horizon, plus regions for reclaim, so that max_entries binds,
+// not bytes.
+// NOTE: sized at 2 x live bytes alone (until issue 14), the arena turned byte-bound
+// whenever the head held ECS names (hundreds of keys each, 20 s TTLs among them):
+// ecs-heavy-fra at 6 M entries plateaued at 2.79 M / 5.94 M / 3.09 M / 5.93 M / 3.34 M
+// for seeds 1..5 (live sampled entries 57% of max_entries), 5.83..5.94 M at 16 x.
+cache::Geometry private_geometry(std::uint64_t sampled_capacity, double mean_entry_bytes, double head_dead_copies) {
   cache::Geometry g;
-  g.max_entries = c.sampled_capacity;
+  g.max_entries = sampled_capacity;
   g.region_bytes = 64u << 10;
-  // Twice the live bytes at capacity plus regions for reclaim: max_entries binds, not bytes.
-  const std::uint64_t want = static_cast<std::uint64_t>(c.mean_entry_bytes * 2.0 * static_cast<double>(c.sampled_capacity));
+  const std::uint64_t want =
+      static_cast<std::uint64_t>(mean_entry_bytes * (2.0 * static_cast<double>(sampled_capacity) + head_dead_copies));
   g.arena_bytes = std::max<std::uint64_t>(16ull * g.region_bytes, (want / g.region_bytes + 8) * g.region_bytes);
   g.stat_slots = 2;
-  const std::string name = "dnsarena-fleet-" + std::to_string(::getpid()) + "-" + std::to_string(g_segment_counter++);
-  cache::Segment::remove(name);
-  cache::Segment seg = cache::Segment::create(name, g);
-  seg.set_remove_on_destroy(true);
-  cache::Cache cache(seg, cache::SlotRole::tool);
+  return g;
+}
 
-  const double sampled_qps = trace.sampled_qps();
-  const double scale = 1.0 / tail_rate;  // weight of a tail request, entry or insert
-  const std::uint32_t t0 = 1'000'000;
-  const std::size_t max_minutes = std::size_t{req.max_days} * 1440;
-  // The plateau check starts after twice the longest time an entry can matter: its TTL,
-  // or, when the cache fills, two characteristic times (an entry not hit within t_C is
-  // evicted), whichever is shorter; and after at least 3 hours.
-  const double horizon_s = std::min(static_cast<double>(t.max_ttl()), che.fills ? 2.0 * che.characteristic_s : HUGE_VAL);
-  const std::size_t horizon_min = static_cast<std::size_t>(horizon_s) / 60 + 1;
-  // The plateau is judged over a window of that horizon in whole hours, 1 to 6 hours.
-  const std::size_t window = std::clamp<std::size_t>((horizon_min + 59) / 60, 1, 6) * 60;
-  const std::size_t min_minutes = std::max<std::size_t>({180, window + 60, 2 * horizon_min});
+// When the run may stop (cache_curve.hpp, "Plateau"): the check starts after twice the
+// longest time an entry can matter (its TTL, or, when the cache fills, two characteristic
+// times: an entry not hit within t_C is evicted), and after at least 3 hours; it compares
+// now with a window of that horizon in whole hours, 1 to 6 hours, back.
+struct PlateauRule {
+  double horizon_s = 0;
+  std::size_t window_minutes = 60;
+  std::size_t first_check_minute = 180;
 
-  std::vector<double> hits_per_min{0}, lookups_per_min{0};
-  c.entries.push_back(0);
-  c.inserted.push_back(0);
-  c.unexpired.push_back(0);
-  // Inserts by the minute their TTL ends: entries linked but expired stay in the index
-  // until reclaim, so "unexpired" = min(linked, inserted and not yet expired). Tail
-  // inserts and head keys (each head key counted once, at its latest insert) separately.
-  const std::size_t expiry_minutes = max_minutes + t.max_ttl() / 60 + 3;
-  std::vector<std::uint32_t> tail_expiring(expiry_minutes, 0), head_expiring(expiry_minutes, 0);
-  auto expiry_minute = [&](std::uint32_t end) { return std::min<std::size_t>(expiry_minutes - 1, (end - t0) / 60); };
-  std::uint64_t tail_expired = 0;
-  // Head entries are hot, so they are counted as linked once inserted (a hot key's
-  // expired entry is replaced on its next miss; evictions of head keys are not seen
-  // here, they are rare).
-  std::vector<std::uint32_t> head_expiry(head_keys.size(), 0);  // 0: never inserted
-  std::uint64_t head_linked_keys = 0, head_expired = 0;  // head_expired: keys whose latest TTL ended
-  std::size_t minute_now = 0;
-  double carry = 0;
-  std::uint64_t inserts = 0, head_inserts = 0, requests = 0;  // tail inserts; head inserts; all lookups
-  const double cpu0 = thread_cpu_seconds();
-  for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
-    minute_now = minute;
-    carry += sampled_qps * 60.0;
-    const std::uint64_t n = static_cast<std::uint64_t>(carry);
-    carry -= static_cast<double>(n);
-    double hits_head = 0, lookups_head = 0;
-    std::uint64_t hits_tail = 0, lookups_tail = 0;
-    const std::uint32_t minute_start = t0 + static_cast<std::uint32_t>((minute - 1) * 60);
-    // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
-    // one request after another, in order, batch k+1 has been drawn, its keys built and
-    // its index buckets prefetched; its entries are prefetched right after.
-    constexpr std::size_t kBatch = 16;
-    struct Batch {
-      SampledTrace::Draw draws[kBatch];
-      cache::CacheKey tail_keys[kBatch];
-      const cache::CacheKey* keys[kBatch];
-      std::size_t size = 0;
+  PlateauRule(const TrafficProfile& t, const CheEstimate& che) {
+    horizon_s = std::min(static_cast<double>(t.max_ttl()), che.fills ? 2.0 * che.characteristic_s : HUGE_VAL);
+    const std::size_t horizon_minutes = static_cast<std::size_t>(horizon_s) / 60 + 1;
+    window_minutes = std::clamp<std::size_t>((horizon_minutes + 59) / 60, 1, 6) * 60;
+    first_check_minute = std::max<std::size_t>({180, window_minutes + 60, 2 * horizon_minutes});
+  }
+
+  // Checked once an hour: entries moved < 1% and the hourly hit rate < 0.5 points.
+  bool reached(const OccupancyCurve& c, const std::vector<double>& hits_per_min, const std::vector<double>& lookups_per_min,
+               std::size_t minute) const {
+    if (minute % 60 != 0 || minute < first_check_minute) return false;
+    auto hourly_hit_rate = [&](std::size_t end) {
+      double hits = 0, lookups = 0;
+      for (std::size_t m = end - 59; m <= end; ++m) hits += hits_per_min[m], lookups += lookups_per_min[m];
+      return lookups > 0 ? hits / lookups : 0.0;
     };
-    Batch batches[2];
-    auto prepare = [&](Batch& bt, std::uint64_t first) {
-      bt.size = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, n - first));
-      trace.next_batch(bt.draws, bt.size);
-      for (std::size_t j = 0; j < bt.size; ++j) {
-        if (bt.draws[j].head_index >= 0) {
-          bt.keys[j] = &head_cache_keys[static_cast<std::size_t>(bt.draws[j].head_index)];
-        } else {
-          bt.tail_keys[j] = builder.key(bt.draws[j].key);
-          bt.keys[j] = &bt.tail_keys[j];
-        }
-        cache.prefetch_buckets_of(*bt.keys[j]);
-      }
-    };
-    if (n > 0) {
-      prepare(batches[0], 0);
-      for (std::size_t j = 0; j < batches[0].size; ++j) cache.prefetch_entries_of(*batches[0].keys[j]);
-    }
-    for (std::uint64_t i0 = 0, k = 0; i0 < n; i0 += kBatch, ++k) {
-      Batch& cur = batches[k & 1];
-      Batch& nxt = batches[(k + 1) & 1];
-      const bool more = i0 + kBatch < n;
-      if (more) prepare(nxt, i0 + kBatch);
-      const std::size_t m = cur.size;
-      const SampledTrace::Draw* draws = cur.draws;
-      const cache::CacheKey* const* keys = cur.keys;
-      for (std::size_t j = 0; j < m; ++j) {
-        const std::uint64_t i = i0 + j;
-        const std::uint32_t now = minute_start + static_cast<std::uint32_t>((i * 60) / n);
-        const SampledTrace::Draw& d = draws[j];
-        const bool in_head = d.head_index >= 0;
-        const cache::CacheKey* ck = keys[j];
-        lookups_tail += !in_head;
-        const bool hit = cache.probe(*ck, now) == cache::LookupStatus::hit;
-        if (in_head) {
-          // A thinned hit stands for w hits; a thinned miss for 1 miss and w - 1 hits.
-          const double w = head_keys[static_cast<std::size_t>(d.head_index)].weight;
-          lookups_head += w;
-          hits_head += hit ? w : w - 1.0;
-        } else {
-          hits_tail += hit;
-        }
-        if (hit || !builder.encode(*ck, d.key, now, scratch)) continue;
-        scratch.resize(cache::padded_entry_size(scratch.size()), 0);
-        if (cache.insert_encoded(*ck, scratch, now) == cache::InsertStatus::rejected) continue;
-        if (in_head) {
-          const std::size_t h = static_cast<std::size_t>(d.head_index);
-          const std::uint32_t end = now + head_keys[h].ttl;
-          const std::uint32_t old = head_expiry[h];
-          if (old == 0) ++head_linked_keys;
-          else if (expiry_minute(old) + 1 < minute_now) --head_expired;  // bucket already counted (end of minute m + 1)
-          else --head_expiring[expiry_minute(old)];
-          head_expiry[h] = end;
-          ++head_expiring[expiry_minute(end)];
-          ++head_inserts;
-        } else {
-          bool negative = false;
-          const std::uint32_t ttl = key_ttl(t, d.key, req.seed, &negative);
-          ++inserts;
-          ++tail_expiring[expiry_minute(now + ttl)];
-        }
-      }
-      if (more)
-        for (std::size_t j = 0; j < nxt.size; ++j) cache.prefetch_entries_of(*nxt.keys[j]);
-    }
-    requests += n;
-    // Full-scale counts: head requests at their weight, tail at weight 1/R.
-    hits_per_min.push_back(hits_head + static_cast<double>(hits_tail) * scale);
-    lookups_per_min.push_back(lookups_head + static_cast<double>(lookups_tail) * scale);
-    const std::uint64_t live = cache.stats().live_entries;
-    const std::uint64_t head_linked = std::min<std::uint64_t>(live, head_linked_keys);
-    const std::uint64_t tail_linked = live - head_linked;
-    c.entries.push_back(static_cast<float>(static_cast<double>(head_linked) + static_cast<double>(tail_linked) * scale));
-    c.inserted.push_back(static_cast<float>(static_cast<double>(head_inserts) + static_cast<double>(inserts) * scale));
-    // Expiry counted at the end of the minute in which the TTL ends.
-    tail_expired += tail_expiring[minute - 1];
-    head_expired += head_expiring[minute - 1];
-    const std::uint64_t tail_unexpired = std::min(tail_linked, inserts - std::min(inserts, tail_expired));
-    const std::uint64_t head_unexpired = head_linked_keys - std::min(head_linked_keys, head_expired);
-    c.unexpired.push_back(static_cast<float>(static_cast<double>(std::min(head_linked, head_unexpired)) +
-                                             static_cast<double>(tail_unexpired) * scale));
-    // Plateau check once an hour.
-    if (minute % 60 == 0 && minute >= min_minutes) {
-      auto mean_hit = [&](std::size_t end) {
-        double h = 0, l = 0;
-        for (std::size_t m = end - 59; m <= end; ++m) h += hits_per_min[m], l += lookups_per_min[m];
-        return l > 0 ? h / l : 0.0;
-      };
-      const double e_now = c.entries[minute], e_then = c.entries[minute - window];
-      const double de = std::fabs(e_now - e_then) / std::max(1.0, e_now);
-      const double dh = std::fabs(mean_hit(minute) - mean_hit(minute - window));
-      if (de < 0.01 && dh < 0.005) {
-        c.reached_plateau = true;
+    const double entries_now = c.entries[minute], entries_then = c.entries[minute - window_minutes];
+    const double entries_moved = std::fabs(entries_now - entries_then) / std::max(1.0, entries_now);
+    const double hit_rate_moved = std::fabs(hourly_hit_rate(minute) - hourly_hit_rate(minute - window_minutes));
+    return entries_moved < 0.01 && hit_rate_moved < 0.005;
+  }
+};
+
+// Inserts by the minute their TTL ends: entries linked but expired stay in the index
+// until reclaim, so "unexpired" = min(linked, inserted and not yet expired). Tail
+// inserts and head keys (each head key counted once, at its latest insert) separately.
+// Head entries are hot, so they are counted as linked once inserted (a hot key's expired
+// entry is replaced on its next miss; evictions of head keys are not seen here, they are
+// rare).
+class ExpiryLedger {
+public:
+  ExpiryLedger(std::size_t max_minutes, std::uint32_t max_ttl, std::uint32_t clock_start, std::size_t head_keys)
+      : clock_start_(clock_start),
+        expiry_minutes_(max_minutes + max_ttl / 60 + 3),
+        tail_expiring_(expiry_minutes_, 0),
+        head_expiring_(expiry_minutes_, 0),
+        head_expiry_(head_keys, 0) {}
+
+  void tail_inserted(std::uint32_t end) {
+    ++tail_inserts_;
+    ++tail_expiring_[expiry_minute(end)];
+  }
+  void head_inserted(std::size_t head_index, std::uint32_t end, std::size_t minute_now) {
+    const std::uint32_t old = head_expiry_[head_index];
+    if (old == 0) ++head_linked_keys_;
+    else if (expiry_minute(old) + 1 < minute_now) --head_expired_;  // bucket already counted (end of minute m + 1)
+    else --head_expiring_[expiry_minute(old)];
+    head_expiry_[head_index] = end;
+    ++head_expiring_[expiry_minute(end)];
+    ++head_inserts_;
+  }
+  // Expiry counted at the end of the minute in which the TTL ends.
+  void end_minute(std::size_t minute) {
+    tail_expired_ += tail_expiring_[minute - 1];
+    head_expired_ += head_expiring_[minute - 1];
+  }
+  std::uint64_t tail_inserts() const { return tail_inserts_; }
+  std::uint64_t head_inserts() const { return head_inserts_; }
+  std::uint64_t head_linked_keys() const { return head_linked_keys_; }
+  std::uint64_t tail_unexpired(std::uint64_t tail_linked) const {
+    return std::min(tail_linked, tail_inserts_ - std::min(tail_inserts_, tail_expired_));
+  }
+  std::uint64_t head_unexpired() const { return head_linked_keys_ - std::min(head_linked_keys_, head_expired_); }
+
+private:
+  std::size_t expiry_minute(std::uint32_t end) const {
+    return std::min<std::size_t>(expiry_minutes_ - 1, (end - clock_start_) / 60);
+  }
+  std::uint32_t clock_start_;
+  std::size_t expiry_minutes_;
+  std::vector<std::uint32_t> tail_expiring_, head_expiring_;
+  std::vector<std::uint32_t> head_expiry_;  // latest TTL end per head key; 0: never inserted
+  std::uint64_t tail_expired_ = 0;
+  std::uint64_t head_linked_keys_ = 0, head_expired_ = 0;  // head_expired_: keys whose latest TTL ended
+  std::uint64_t tail_inserts_ = 0, head_inserts_ = 0;
+};
+
+// Lookups and hits of one simulated minute: head requests at their thinning weight,
+// tail requests as sampled (scaled by 1/R by the caller).
+struct MinuteCounts {
+  double head_hits = 0, head_lookups = 0;
+  std::uint64_t tail_hits = 0, tail_lookups = 0;
+};
+
+// One curve's run of the real cache: the trace, its keys and answers, the private
+// segment, and the per-minute records.
+class CurveRun {
+public:
+  CurveRun(const CurveRequest& req, double tail_rate, std::uint64_t head, const CheEstimate& che, OccupancyCurve& curve)
+      : req_(req),
+        profile_(*req.traffic),
+        curve_(curve),
+        trace_(profile_, tail_rate, req.seed, head, req.rate_qps, che.fills ? che.characteristic_s : HUGE_VAL),
+        builder_(profile_, req.seed) {
+    // Head keys are built once (their hash too); tail keys per request.
+    head_cache_keys_.reserve(trace_.head_keys().size());
+    for (const HeadKey& h : trace_.head_keys()) head_cache_keys_.push_back(builder_.key(h.key));
+  }
+
+  const SampledTrace& trace() const { return trace_; }
+  AnswerBuilder& builder() { return builder_; }
+  std::vector<std::uint8_t>& scratch() { return scratch_; }
+
+  // Runs minutes 1.. until the plateau rule holds or max_days pass.
+  void run(cache::Cache& cache, const PlateauRule& plateau) {
+    const double scale = 1.0 / curve_.sample_rate;  // weight of a tail request, entry or insert
+    const std::size_t max_minutes = std::size_t{req_.max_days} * 1440;
+    ExpiryLedger ledger(max_minutes, profile_.max_ttl(), kClockStart, trace_.head_keys().size());
+    hits_per_min_.assign(1, 0);
+    lookups_per_min_.assign(1, 0);
+    curve_.entries.push_back(0);
+    curve_.inserted.push_back(0);
+    curve_.unexpired.push_back(0);
+    double carry = 0;
+    std::uint64_t requests = 0;
+    for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
+      carry += trace_.sampled_qps() * 60.0;
+      const std::uint64_t minute_requests = static_cast<std::uint64_t>(carry);
+      carry -= static_cast<double>(minute_requests);
+      const MinuteCounts counts = run_minute(cache, ledger, minute, minute_requests);
+      requests += minute_requests;
+      record_minute(cache, ledger, minute, counts, scale);
+      if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
+        curve_.reached_plateau = true;
         break;
       }
     }
+    curve_.sampled_requests = requests;
   }
-  c.run_seconds = thread_cpu_seconds() - cpu0;
-  c.sampled_requests = requests;
-  // Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
-  // traces at low rates have few requests per minute); minute 0 is exactly 0.
+
+  const std::vector<double>& hits_per_min() const { return hits_per_min_; }
+  const std::vector<double>& lookups_per_min() const { return lookups_per_min_; }
+
+private:
+  static constexpr std::uint32_t kClockStart = 1'000'000;  // simulated seconds at the restart
+  // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
+  // one request after another, in order, batch k+1 has been drawn, its keys built and
+  // its index buckets prefetched; its entries are prefetched right after.
+  static constexpr std::size_t kBatch = 16;
+  struct Batch {
+    SampledTrace::Draw draws[kBatch];
+    cache::CacheKey tail_keys[kBatch];
+    const cache::CacheKey* keys[kBatch];
+    std::size_t size = 0;
+  };
+
+  void prepare_batch(cache::Cache& cache, Batch& batch, std::uint64_t remaining) {
+    batch.size = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, remaining));
+    trace_.next_batch(batch.draws, batch.size);
+    for (std::size_t j = 0; j < batch.size; ++j) {
+      if (batch.draws[j].head_index >= 0) {
+        batch.keys[j] = &head_cache_keys_[static_cast<std::size_t>(batch.draws[j].head_index)];
+      } else {
+        batch.tail_keys[j] = builder_.key(batch.draws[j].key);
+        batch.keys[j] = &batch.tail_keys[j];
+      }
+      cache.prefetch_buckets_of(*batch.keys[j]);
+    }
+  }
+
+  static void prefetch_entries(cache::Cache& cache, const Batch& batch) {
+    for (std::size_t j = 0; j < batch.size; ++j) cache.prefetch_entries_of(*batch.keys[j]);
+  }
+
+  MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests) {
+    MinuteCounts counts;
+    const std::uint32_t minute_start = kClockStart + static_cast<std::uint32_t>((minute - 1) * 60);
+    Batch batches[2];
+    if (requests > 0) {
+      prepare_batch(cache, batches[0], requests);
+      prefetch_entries(cache, batches[0]);
+    }
+    for (std::uint64_t first = 0, k = 0; first < requests; first += kBatch, ++k) {
+      Batch& current = batches[k & 1];
+      Batch& next = batches[(k + 1) & 1];
+      const bool more = first + kBatch < requests;
+      if (more) prepare_batch(cache, next, requests - (first + kBatch));
+      for (std::size_t j = 0; j < current.size; ++j) {
+        const std::uint64_t request = first + j;
+        const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
+        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
+      }
+      if (more) prefetch_entries(cache, next);
+    }
+    return counts;
+  }
+
+  // One lookup; on a miss the key's answer is inserted, as a resolver would after its
+  // upstream answered.
+  void serve_request(cache::Cache& cache, ExpiryLedger& ledger, const SampledTrace::Draw& draw,
+                     const cache::CacheKey& key, std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
+    const bool in_head = draw.head_index >= 0;
+    counts.tail_lookups += !in_head;
+    const bool hit = cache.probe(key, now) == cache::LookupStatus::hit;
+    if (in_head) {
+      // A thinned hit stands for w hits; a thinned miss for 1 miss and w - 1 hits.
+      const double weight = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)].weight;
+      counts.head_lookups += weight;
+      counts.head_hits += hit ? weight : weight - 1.0;
+    } else {
+      counts.tail_hits += hit;
+    }
+    if (hit || !builder_.encode(key, draw.key, now, scratch_)) return;
+    scratch_.resize(cache::padded_entry_size(scratch_.size()), 0);
+    if (cache.insert_encoded(key, scratch_, now) == cache::InsertStatus::rejected) return;
+    if (in_head) {
+      const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
+      ledger.head_inserted(head_index, now + trace_.head_keys()[head_index].ttl, minute);
+    } else {
+      bool negative = false;
+      ledger.tail_inserted(now + key_ttl(profile_, draw.key, req_.seed, &negative));
+    }
+  }
+
+  // Full-scale counts at the end of the minute: head requests at their weight, tail at 1/R.
+  void record_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, const MinuteCounts& counts,
+                     double scale) {
+    hits_per_min_.push_back(counts.head_hits + static_cast<double>(counts.tail_hits) * scale);
+    lookups_per_min_.push_back(counts.head_lookups + static_cast<double>(counts.tail_lookups) * scale);
+    const std::uint64_t live = cache.stats().live_entries;
+    const std::uint64_t head_linked = std::min<std::uint64_t>(live, ledger.head_linked_keys());
+    const std::uint64_t tail_linked = live - head_linked;
+    curve_.entries.push_back(static_cast<float>(static_cast<double>(head_linked) + static_cast<double>(tail_linked) * scale));
+    curve_.inserted.push_back(static_cast<float>(static_cast<double>(ledger.head_inserts()) +
+                                                 static_cast<double>(ledger.tail_inserts()) * scale));
+    ledger.end_minute(minute);
+    curve_.unexpired.push_back(static_cast<float>(static_cast<double>(std::min(head_linked, ledger.head_unexpired())) +
+                                                  static_cast<double>(ledger.tail_unexpired(tail_linked)) * scale));
+  }
+
+  const CurveRequest& req_;
+  const TrafficProfile& profile_;
+  OccupancyCurve& curve_;
+  SampledTrace trace_;
+  AnswerBuilder builder_;
+  std::vector<std::uint8_t> scratch_;
+  std::vector<cache::CacheKey> head_cache_keys_;
+  std::vector<double> hits_per_min_, lookups_per_min_;
+};
+
+// Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
+// traces at low rates have few requests per minute); minute 0 is exactly 0.
+void smooth_hit_rates(OccupancyCurve& c, const std::vector<double>& hits_per_min, const std::vector<double>& lookups_per_min) {
   const std::size_t len = c.entries.size();
-  std::vector<double> ch(len + 1, 0), cl(len + 1, 0);
-  for (std::size_t m = 0; m < len; ++m) ch[m + 1] = ch[m] + hits_per_min[m], cl[m + 1] = cl[m] + lookups_per_min[m];
+  std::vector<double> cumulative_hits(len + 1, 0), cumulative_lookups(len + 1, 0);
+  for (std::size_t m = 0; m < len; ++m) {
+    cumulative_hits[m + 1] = cumulative_hits[m] + hits_per_min[m];
+    cumulative_lookups[m + 1] = cumulative_lookups[m] + lookups_per_min[m];
+  }
   c.hit_rate.assign(len, 0);
   c.hit_rate_raw.assign(len, 0);
   for (std::size_t m = 1; m < len; ++m)
     c.hit_rate_raw[m] = lookups_per_min[m] > 0 ? static_cast<float>(hits_per_min[m] / lookups_per_min[m]) : 0.0f;
   for (std::size_t m = 1; m < len; ++m) {
-    const std::size_t w = std::min<std::size_t>(15, (m - 1) / 2);
-    const std::size_t lo = m - w, hi = std::min(len - 1, m + w);
-    const double l = cl[hi + 1] - cl[lo];
-    c.hit_rate[m] = l > 0 ? static_cast<float>((ch[hi + 1] - ch[lo]) / l) : 0.0f;
+    const std::size_t half = std::min<std::size_t>(15, (m - 1) / 2);
+    const std::size_t lo = m - half, hi = std::min(len - 1, m + half);
+    const double lookups = cumulative_lookups[hi + 1] - cumulative_lookups[lo];
+    c.hit_rate[m] = lookups > 0 ? static_cast<float>((cumulative_hits[hi + 1] - cumulative_hits[lo]) / lookups) : 0.0f;
   }
-  const std::size_t tail = std::min<std::size_t>(60, len - 1);
-  double e = 0, h = 0, l = 0;
-  for (std::size_t m = len - tail; m < len; ++m) e += c.entries[m], h += hits_per_min[m], l += lookups_per_min[m];
-  c.plateau_entries = tail ? e / static_cast<double>(tail) : 0;
-  double u = 0;
-  for (std::size_t m = len - tail; m < len; ++m) u += c.unexpired[m];
-  c.plateau_unexpired = tail ? u / static_cast<double>(tail) : 0;
-  c.plateau_hit_rate = l > 0 ? h / l : 0;
-  c.plateau_inserts_per_min = tail ? (c.inserted[len - 1] - c.inserted[len - 1 - tail]) / static_cast<double>(tail) : 0;
+}
+
+// The plateau figures: means over the last hour of the run.
+void summarize_plateau(OccupancyCurve& c, const std::vector<double>& hits_per_min, const std::vector<double>& lookups_per_min) {
+  const std::size_t len = c.entries.size();
+  const std::size_t last = std::min<std::size_t>(60, len - 1);
+  double entries = 0, hits = 0, lookups = 0;
+  for (std::size_t m = len - last; m < len; ++m) entries += c.entries[m], hits += hits_per_min[m], lookups += lookups_per_min[m];
+  c.plateau_entries = last ? entries / static_cast<double>(last) : 0;
+  double unexpired = 0;
+  for (std::size_t m = len - last; m < len; ++m) unexpired += c.unexpired[m];
+  c.plateau_unexpired = last ? unexpired / static_cast<double>(last) : 0;
+  c.plateau_hit_rate = lookups > 0 ? hits / lookups : 0;
+  c.plateau_inserts_per_min = last ? (c.inserted[len - 1] - c.inserted[len - 1 - last]) / static_cast<double>(last) : 0;
+}
+
+}  // namespace
+
+OccupancyCurve compute_curve(const CurveRequest& req) {
+  const TrafficProfile& profile = *req.traffic;
+  OccupancyCurve c;
+  c.sample_rate = std::min(req.max_sample_rate, static_cast<double>(req.sample_entries) / static_cast<double>(req.capacity));
+  c.sample_rate = std::clamp(c.sample_rate, 1e-9, 1.0);
+  const std::uint64_t head = head_names_for(req, c.sample_rate);
+  // Che's characteristic time bounds the head's thinning (sampled_trace.hpp).
+  const CheEstimate che = che_estimate(profile, req.rate_qps, req.capacity, req.seed);
+  CurveRun run(req, c.sample_rate, head, che, c);
+  const double head_expected = expected_head_entries(run.trace().head_keys(), req.capacity);
+  // One cache for head and tail: head entries count 1 slot, tail entries 1/R slots.
+  c.sampled_capacity = std::max<std::uint64_t>(
+      16, static_cast<std::uint64_t>(std::llround(head_expected + c.sample_rate * (static_cast<double>(req.capacity) - head_expected))));
+  c.head_names = head;
+  c.head_expected_entries = head_expected;
+  c.mean_entry_bytes = probe_mean_entry_bytes(profile, run.trace(), head, req.seed, run.builder(), run.scratch());
+
+  const PlateauRule plateau(profile, che);
+  const cache::Geometry geometry =
+      private_geometry(c.sampled_capacity, c.mean_entry_bytes, head_dead_copies(run.trace().head_keys(), plateau.horizon_s));
+  const std::string name = "dnsarena-fleet-" + std::to_string(::getpid()) + "-" + std::to_string(g_segment_counter++);
+  cache::Segment::remove(name);
+  cache::Segment segment = cache::Segment::create(name, geometry);
+  segment.set_remove_on_destroy(true);
+  cache::Cache cache(segment, cache::SlotRole::tool);
+
+  const double cpu_start = thread_cpu_seconds();
+  run.run(cache, plateau);
+  c.run_seconds = thread_cpu_seconds() - cpu_start;
+  smooth_hit_rates(c, run.hits_per_min(), run.lookups_per_min());
+  summarize_plateau(c, run.hits_per_min(), run.lookups_per_min());
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,14 +17,14 @@
 // NOTE: measure_layouts is referenced weakly so this module links (and its tests run)
 // even in a build where the layouts code is absent; calling it then gives a clear error.
 namespace dnsarena::sim {
-std::vector<LayoutRow> measure_layouts(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+std::vector<LayoutRow> measure_layouts(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                        bool measure_speed) __attribute__((weak));
 }  // namespace dnsarena::sim
 
 namespace dnsarena::sim::fleet {
 
 LayoutMeasurer layouts_measurer() {
-  return [](const MixProfile& p, std::uint64_t entries, std::uint64_t seed) {
+  return [](const TrafficProfile& p, std::uint64_t entries, std::uint64_t seed) {
     if (&dnsarena::sim::measure_layouts == nullptr)
       throw std::runtime_error("calibration needs the layouts code (sim/layouts measure_layouts), which is not in this "
                                "build; pass --calibration FILE with measured rows");
@@ -38,13 +39,23 @@ std::string build_id() {
   return std::string("dnsarena-0.1.0/format-") + std::to_string(cache::kFormatVersion);
 }
 
-std::string profile_hash(const MixProfile& p, std::uint64_t entries, std::uint64_t seed) {
+TrafficProfile calibration_profile(const TrafficProfile& traffic, double ecs_entry_share) {
+  TrafficProfile p = traffic;
+  p.other_rdata_min = std::max(2u, traffic.other_rdata_min);
+  p.other_rdata_max = std::min(255u, std::max(p.other_rdata_min, traffic.other_rdata_max));
+  p.ecs_share = std::clamp(ecs_entry_share, 0.0, 1.0);
+  p.ecs_subnets = std::max<std::uint32_t>(1, traffic.ecs_subnets);
+  return p;
+}
+
+std::string profile_hash(const TrafficProfile& p, std::uint64_t entries, std::uint64_t seed) {
   std::ostringstream s;
   s.precision(17);
-  s << p.share_a << ',' << p.share_aaaa << ',' << p.share_txt << ',' << p.min_records << ',' << p.max_records << ','
-    << p.txt_min_bytes << ',' << p.txt_max_bytes << ',' << p.min_labels << ',' << p.max_labels << ',' << p.label_min
-    << ',' << p.label_max << ',' << p.ttl_min << ',' << p.ttl_max << ',' << p.ecs_share << ',' << int(p.ecs_prefix)
-    << ',' << p.ecs_subnets << ',' << p.negative_share << ',' << p.cname_share << ',' << entries << ',' << seed;
+  s << p.share_a << ',' << p.share_aaaa << ',' << p.share_other << ',' << p.records_min << ',' << p.records_max << ','
+    << p.other_rdata_min << ',' << p.other_rdata_max << ',' << p.labels_min << ',' << p.labels_max << ','
+    << p.label_bytes_min << ',' << p.label_bytes_max << ',' << p.ttl.lowest() << ',' << p.ttl.highest() << ','
+    << p.ecs_share << ',' << int(p.ecs_prefix) << ',' << p.ecs_subnets << ',' << p.negative_share << ','
+    << p.cname_share << ',' << entries << ',' << seed;
   const std::string text = s.str();
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: stable across builds and platforms
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
@@ -71,7 +82,7 @@ Calibration::Calibration(std::string path, LayoutMeasurer measurer, std::uint64_
   }
 }
 
-const std::vector<LayoutBytes>& Calibration::rows(const MixProfile& p) {
+const std::vector<LayoutBytes>& Calibration::rows(const TrafficProfile& p) {
   const std::string key = profile_hash(p, entries_, seed_);
   auto it = rows_.find(key);
   if (it != rows_.end()) {
@@ -86,9 +97,9 @@ const std::vector<LayoutBytes>& Calibration::rows(const MixProfile& p) {
   return slot;
 }
 
-void Calibration::measure_missing(const std::vector<MixProfile>& profiles) {
-  std::vector<std::pair<std::string, MixProfile>> todo;
-  for (const MixProfile& p : profiles) {
+void Calibration::measure_missing(const std::vector<TrafficProfile>& profiles) {
+  std::vector<std::pair<std::string, TrafficProfile>> todo;
+  for (const TrafficProfile& p : profiles) {
     std::string key = profile_hash(p, entries_, seed_);
     if (rows_.count(key)) continue;
     bool queued = false;
@@ -106,7 +117,7 @@ void Calibration::measure_missing(const std::vector<MixProfile>& profiles) {
   save();
 }
 
-const LayoutBytes& Calibration::layout(const MixProfile& p, const std::string& name) {
+const LayoutBytes& Calibration::layout(const TrafficProfile& p, const std::string& name) {
   const auto& v = rows(p);
   for (const auto& r : v)
     if (r.layout == name) return r;

@@ -1,6 +1,6 @@
 // Bytes per entry per layout, measured on each profile's own mix, cached in a file.
 //
-// The fleet model never uses typed-in byte counts: for each distinct MixProfile it asks
+// The fleet model never uses typed-in byte counts: for each distinct TrafficProfile it asks
 // the layouts code (sim/layouts/layout_measure.hpp, measure_layouts(profile, N, seed,
 // false)) for net and allocated bytes per entry of every layout, and stores the rows in
 // a JSON file keyed by a hash of the profile, N and seed. The file records the build
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -26,25 +26,31 @@ struct LayoutBytes {
 };
 
 // Measures all layouts for a profile (tests inject a fake one).
-using LayoutMeasurer = std::function<std::vector<LayoutBytes>(const MixProfile&, std::uint64_t entries, std::uint64_t seed)>;
+using LayoutMeasurer = std::function<std::vector<LayoutBytes>(const TrafficProfile&, std::uint64_t entries, std::uint64_t seed)>;
 
 // The real measurer (measure_layouts from sim/layouts). Throws when that code is not
 // linked into this build.
 LayoutMeasurer layouts_measurer();
 
 std::string build_id();
-std::string profile_hash(const MixProfile& p, std::uint64_t entries, std::uint64_t seed);
+// The profile a datacenter's layouts are measured on: its traffic with the ECS share set
+// to `ecs_entry_share` (the share of cached entries that are ECS-keyed, from the model),
+// at least one ECS subnet, and "other" rdata within one TXT character-string (2..255).
+TrafficProfile calibration_profile(const TrafficProfile& traffic, double ecs_entry_share);
+// Over the fields the entry generator reads (same text as when it hashed the generator's
+// own parameter type, so calibration files measured before stay valid), N and seed.
+std::string profile_hash(const TrafficProfile& p, std::uint64_t entries, std::uint64_t seed);
 
 class Calibration {
 public:
   // `path` empty: keep results in memory only.
   Calibration(std::string path, LayoutMeasurer measurer, std::uint64_t entries, std::uint64_t seed);
   // Rows for this profile, measuring (and saving) them when not cached.
-  const std::vector<LayoutBytes>& rows(const MixProfile& p);
+  const std::vector<LayoutBytes>& rows(const TrafficProfile& p);
   // Measures every profile of `profiles` not cached yet, in parallel (oneTBB; the
   // layouts' allocation counters are per thread), then saves once.
-  void measure_missing(const std::vector<MixProfile>& profiles);
-  const LayoutBytes& layout(const MixProfile& p, const std::string& name);
+  void measure_missing(const std::vector<TrafficProfile>& profiles);
+  const LayoutBytes& layout(const TrafficProfile& p, const std::string& name);
   std::size_t measured() const { return measured_; }
   std::size_t reused() const { return reused_; }
   const std::string& path() const { return path_; }

@@ -55,25 +55,25 @@ CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t
     for (int ecs = 0; ecs < 2; ++ecs) {
       const double name_p = ecs ? ecs_p : 1.0 - ecs_p;
       if (name_p <= 0) continue;
-      const double subnets = ecs ? static_cast<double>(t.ecs_subnets) : 1.0;
+      const double subnets = ecs ? static_cast<double>(std::max(1u, t.ecs_subnets)) : 1.0;
       for (double qs : qshare) {
         if (qs <= 0) continue;
         // Requests draw their qtype: every name has a key per qtype at share qs of its rate.
         // One qtype per name: a share qs of names has one key with all of the rate.
         const double names_p = t.qtype_per_name ? name_p * qs : name_p;
-        const double rate_share = (1.0 - t.stray_share) * (t.qtype_per_name ? 1.0 : qs) / subnets;
+        const double rate_share = (1.0 - t.stray_share()) * (t.qtype_per_name ? 1.0 : qs) / subnets;
         if (t.negative_share > 0)
           classes.push_back({names_p * subnets * t.negative_share, rate_share, double(t.negative_ttl), ecs == 1});
-        for (const auto& b : t.ttl)
+        for (const auto& b : t.ttl.buckets)
           classes.push_back({names_p * subnets * (1 - t.negative_share) * b.share, rate_share, double(b.seconds), ecs == 1});
       }
     }
     // Stray keys: every name has stray_keys of them, each at a share of its rate.
-    if (t.stray_share > 0)
-      classes.push_back({double(t.stray_keys), t.stray_share / t.stray_keys, double(t.negative_ttl), false});
+    if (t.stray_share() > 0)
+      classes.push_back({double(t.stray_keys()), t.stray_share() / t.stray_keys(), double(t.negative_ttl), false});
     return classes;
   };
-  const std::vector<KeyClass> classes = key_classes(t.ecs_share);
+  const std::vector<KeyClass> classes = key_classes(t.ecs_keyed_share());
   // With a seed, the exactly binned top names use what the trace draws for them: an ECS
   // name gets the ECS classes; any other its own keys' qtype and TTL (negative or not).
   std::vector<std::vector<KeyClass>> realized(bins.size());
@@ -91,10 +91,10 @@ CheEstimate che_estimate(const TrafficProfile& t, double rate_qps, std::uint64_t
         TraceKey k;
         k.name = rank;
         k.qtype = qtype;
-        realized[b].push_back({1.0, (1.0 - t.stray_share) * (own ? 1.0 : share), double(key_ttl(t, k, *seed, nullptr)), false});
+        realized[b].push_back({1.0, (1.0 - t.stray_share()) * (own ? 1.0 : share), double(key_ttl(t, k, *seed, nullptr)), false});
       }
-      if (t.stray_share > 0)
-        realized[b].push_back({double(t.stray_keys), t.stray_share / t.stray_keys, double(t.negative_ttl), false});
+      if (t.stray_share() > 0)
+        realized[b].push_back({double(t.stray_keys()), t.stray_share() / t.stray_keys(), double(t.negative_ttl), false});
     }
   }
   // Occupancy / hit of one key with rate l and TTL T at characteristic time tc.

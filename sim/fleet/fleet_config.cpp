@@ -18,12 +18,6 @@ using common::load_yaml_file;
 using common::MapReader;
 using common::where;
 
-std::uint32_t TrafficProfile::max_ttl() const {
-  std::uint32_t m = negative_share > 0 || stray_share > 0 ? negative_ttl : 0;
-  for (const auto& b : ttl) m = std::max(m, b.seconds);
-  return m;
-}
-
 std::uint64_t FleetConfig::total_instances() const {
   std::uint64_t n = 0;
   for (const auto& d : datacenters) n += d.instances;
@@ -33,70 +27,6 @@ std::uint64_t FleetConfig::total_instances() const {
 namespace {
 
 constexpr double kTiny = 1e-9;
-
-void read_traffic(MapReader& r, TrafficProfile& t) {
-  if (r.has("names")) t.names = r.integer("names", 1, 10'000'000'000ull);
-  if (r.has("zipf")) t.zipf = r.number("zipf", 0.0, 3.0);
-  if (r.has("qtypes")) {
-    MapReader q = r.map("qtypes");
-    t.share_a = q.number("a", 0, 1);
-    t.share_aaaa = q.number("aaaa", 0, 1);
-    t.share_other = q.number("other", 0, 1);
-    t.qtype_per_name = q.boolean_or("per_name", false);
-    q.finish();
-    const double sum = t.share_a + t.share_aaaa + t.share_other;
-    if (std::fabs(sum - 1.0) > 1e-6) r.fail("qtypes", "shares a + aaaa + other must sum to 1, got " + std::to_string(sum));
-  }
-  if (r.has("records")) {
-    MapReader q = r.map("records");
-    t.records_min = static_cast<unsigned>(q.integer("min", 1, 64));
-    t.records_max = static_cast<unsigned>(q.integer("max", 1, 64));
-    q.finish();
-    if (t.records_min > t.records_max) r.fail("records", "min must not exceed max");
-  }
-  if (r.has("other_rdata_bytes")) {
-    MapReader q = r.map("other_rdata_bytes");
-    t.other_rdata_min = static_cast<unsigned>(q.integer("min", 1, 4000));
-    t.other_rdata_max = static_cast<unsigned>(q.integer("max", 1, 4000));
-    q.finish();
-    if (t.other_rdata_min > t.other_rdata_max) r.fail("other_rdata_bytes", "min must not exceed max");
-  }
-  if (r.has("ttl")) {
-    const YAML::Node seq = r.sequence("ttl");
-    t.ttl.clear();
-    double sum = 0;
-    for (std::size_t i = 0; i < seq.size(); ++i) {
-      MapReader b(r.file(), seq[i], r.key_path("ttl[" + std::to_string(i) + "]"));
-      TtlBucket tb;
-      tb.seconds = static_cast<std::uint32_t>(b.integer("seconds", 1, 7 * 86400));
-      tb.share = b.number("share", 0, 1);
-      b.finish();
-      sum += tb.share;
-      t.ttl.push_back(tb);
-    }
-    if (t.ttl.empty()) r.fail("ttl", "needs at least one bucket");
-    if (std::fabs(sum - 1.0) > 1e-6) r.fail("ttl", "bucket shares must sum to 1, got " + std::to_string(sum));
-  }
-  if (r.has("negative")) {
-    MapReader q = r.map("negative");
-    t.negative_share = q.number("share", 0, 1);
-    t.negative_ttl = static_cast<std::uint32_t>(q.integer_or("ttl", t.negative_ttl, 1, 86400));
-    q.finish();
-  }
-  if (r.has("stray")) {
-    MapReader q = r.map("stray");
-    t.stray_share = q.number("share", 0, 0.5);
-    t.stray_keys = static_cast<std::uint32_t>(q.integer_or("keys", t.stray_keys, 1, 16));
-    q.finish();
-  }
-  if (r.has("ecs")) {
-    MapReader q = r.map("ecs");
-    t.ecs_share = q.number("share", 0, 1);
-    t.ecs_subnets = static_cast<std::uint32_t>(q.integer("subnets", 1, 65536));
-    t.ecs_prefix = static_cast<std::uint8_t>(q.integer_or("prefix", 24, 8, 24));
-    q.finish();
-  }
-}
 
 // Reads datacenter keys from `r` into `d` (keys absent keep d's values).
 void read_datacenter_keys(MapReader& r, Datacenter& d) {
@@ -110,7 +40,7 @@ void read_datacenter_keys(MapReader& r, Datacenter& d) {
   }
   if (r.has("traffic")) {
     MapReader t = r.map("traffic");
-    read_traffic(t, d.traffic);
+    sim::read_traffic_profile(t, d.traffic);
     t.finish();
   }
   if (r.has("memory")) {
@@ -250,29 +180,6 @@ RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
   if (p.waves.empty()) r.fail("waves", "needs at least one wave");
   r.finish();
   return p;
-}
-
-MixProfile to_mix_profile(const TrafficProfile& t, double ecs_entry_share) {
-  MixProfile m;
-  m.share_a = t.share_a;
-  m.share_aaaa = t.share_aaaa;
-  m.share_txt = t.share_other;
-  m.min_records = t.records_min;
-  m.max_records = t.records_max;
-  m.txt_min_bytes = std::max(2u, t.other_rdata_min);
-  m.txt_max_bytes = std::min(255u, std::max(m.txt_min_bytes, t.other_rdata_max));
-  std::uint32_t lo = ~0u, hi = 0;
-  for (const auto& b : t.ttl) {
-    lo = std::min(lo, b.seconds);
-    hi = std::max(hi, b.seconds);
-  }
-  m.ttl_min = lo;
-  m.ttl_max = hi;
-  m.ecs_share = std::clamp(ecs_entry_share, 0.0, 1.0);
-  m.ecs_prefix = t.ecs_prefix;
-  m.ecs_subnets = std::max<std::uint32_t>(1, t.ecs_subnets);
-  m.negative_share = t.negative_share;
-  return m;
 }
 
 std::int64_t parse_date_days(const std::string& s) {

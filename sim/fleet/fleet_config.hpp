@@ -1,8 +1,8 @@
 // Fleet and rollout-plan configs (YAML), and what they describe.
 //
 // A fleet file lists datacenters; each describes its instances (count, query rate
-// spread), its traffic (name universe, Zipf popularity, qtype mix, records, rdata sizes,
-// TTLs, negative answers, ECS) and its memory (budget, process memory outside the cache,
+// spread), its traffic (`traffic:`, the one traffic-profile schema of
+// sim/workload/traffic_profile.hpp, read by the same reader) and its memory (budget, process memory outside the cache,
 // cache capacity in entries, random restarts). A datacenter may start from a shared
 // profile file (`from: ../datacenters/x.yaml`) and override keys.
 //
@@ -17,40 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim::fleet {
 
-struct TtlBucket {
-  std::uint32_t seconds = 300;
-  double share = 1.0;
-};
-
-// The traffic one datacenter's instances see (every instance the same mix, its own rate).
-struct TrafficProfile {
-  std::uint64_t names = 10'000'000;  // name universe
-  double zipf = 0.9;                 // popularity exponent
-  double share_a = 0.56, share_aaaa = 0.25, share_other = 0.19;
-  // false: every request draws its qtype from the shares (a name is asked for several
-  // types); true: every name has one qtype, drawn from the shares by the name's hash
-  // (the synthetic upstream's zone, `sim upstream`, is built this way).
-  bool qtype_per_name = false;
-  unsigned records_min = 1, records_max = 4;
-  unsigned other_rdata_min = 64, other_rdata_max = 224;
-  std::vector<TtlBucket> ttl{{60, 0.2}, {300, 0.4}, {3600, 0.4}};
-  double negative_share = 0.0;
-  std::uint32_t negative_ttl = 300;
-  // Stray queries: a share of a name's requests asks for something the name does not
-  // have (another type: NODATA; a misspelt neighbour: NXDOMAIN), spread over `stray_keys`
-  // extra keys per name, each answered negatively with negative_ttl. Their rate is a
-  // small share of the name's, so they miss far more often than the name's own keys.
-  double stray_share = 0.0;
-  std::uint32_t stray_keys = 1;
-  double ecs_share = 0.0;        // share of names answered per client subnet
-  std::uint32_t ecs_subnets = 1;  // active client subnets
-  std::uint8_t ecs_prefix = 24;   // scope prefix
-  std::uint32_t max_ttl() const;
-};
+// A datacenter's traffic is the one traffic model (sim/workload/traffic_profile.hpp).
+using sim::TrafficProfile;
+using sim::TtlBucket;
 
 struct Datacenter {
   std::string name;
@@ -101,10 +74,6 @@ struct RolloutPlan {
 // Throw ConfigError ("file:line:col: key 'k': ...").
 FleetConfig load_fleet(const std::string& path);
 RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet);
-
-// The seed-mix generator profile closest to a datacenter's traffic (for layout calibration).
-// `ecs_entry_share` is the share of cached entries that are ECS-keyed (from the model).
-MixProfile to_mix_profile(const TrafficProfile& t, double ecs_entry_share);
 
 // Parses a date "YYYY-MM-DD" (rollout plans) to days since 1970-01-01; throws
 // std::invalid_argument.

@@ -11,14 +11,14 @@
 #include "fleet_commands.hpp"
 #include "rollout_sim.hpp"
 #include "fleet_config.hpp"
+#include "sim/command_options.hpp"
 
 namespace dnsarena::sim::fleet {
 
 namespace {
 
-struct RolloutArgs {
-  std::string fleet, plan, out = "rollout-out", calibration;
-  bool json = false;
+struct RolloutArgs : FleetRunOptions {
+  std::string plan;
 };
 
 std::string time_of(const RolloutResult& r, std::int64_t minute) {
@@ -95,18 +95,14 @@ void run(const RolloutArgs& a) {
 }  // namespace
 
 void add_rollout_command(CLI::App& sim) {
-  auto args = std::make_shared<RolloutArgs>();
-  CLI::App* c = sim.add_subcommand(
-      "rollout",
+  auto [c, args] = add_sim_command<RolloutArgs>(
+      sim, "rollout",
       "Simulate fleet RSS (p50/p90/p98/p99 across instances) over time while a layout rolls out.\n"
       "Curves come from the real cache on a SHARDS-sampled trace; bytes per entry from the layouts\n"
-      "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.");
-  c->add_option("--fleet", args->fleet, "Fleet YAML (e.g. configs/fleet/seed.yaml)")->required()->check(CLI::ExistingFile);
+      "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.",
+      run);
+  add_fleet_run_options(*c, *args, "rollout-out");
   c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);
-  c->add_option("--out", args->out, "Output directory")->capture_default_str();
-  c->add_option("--calibration", args->calibration, "Layout calibration cache (default DIR/calibration.json)");
-  c->add_flag("--json", args->json, "Print one JSON object last");
-  c->callback([args] { run(*args); });
 }
 
 }  // namespace dnsarena::sim::fleet

@@ -66,146 +66,264 @@ double mean_over(const std::vector<RolloutStep>& s, std::int64_t from, std::int6
 
 }  // namespace
 
-RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration) {
-  const auto t0 = std::chrono::steady_clock::now();
-  RolloutResult res;
-  res.step_minutes = plan.step_minutes;
-  res.sim_start_day = plan.sim_start_day;
-  const std::int64_t total_minutes = (plan.sim_end_day - plan.sim_start_day) * 1440;
-  const std::int64_t step = plan.step_minutes;
-  const std::int64_t steps = total_minutes / step + 1;
-  res.rollout_start_minute = (plan.start_day - plan.sim_start_day) * 1440;
-  res.rollout_end_minute = (plan.end_day - plan.sim_start_day) * 1440;
+namespace {
 
-  // 1. Per datacenter: the layouts' bytes per entry on its own mix, capacities.
-  const std::size_t ndc = fleet.datacenters.size();
-  std::vector<LayoutMemory> mem_before(ndc), mem_after(ndc);
-  std::vector<std::uint64_t> cap_before(ndc), cap_after(ndc);
-  std::vector<CheEstimate> che(ndc);
-  std::vector<MixProfile> mixes;
-  for (std::size_t d = 0; d < ndc; ++d) {
+// Per datacenter: the layouts' bytes per entry on its own mix, capacities before and
+// after the upgrade, and Che's estimate at the median rate.
+struct DatacenterSizing {
+  std::vector<LayoutMemory> memory_before, memory_after;
+  std::vector<std::uint64_t> capacity_before, capacity_after;
+  std::vector<CheEstimate> che;
+};
+
+DatacenterSizing size_datacenters(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration) {
+  const std::size_t count = fleet.datacenters.size();
+  DatacenterSizing sizing;
+  sizing.memory_before.resize(count);
+  sizing.memory_after.resize(count);
+  sizing.capacity_before.resize(count);
+  sizing.capacity_after.resize(count);
+  sizing.che.resize(count);
+  std::vector<TrafficProfile> mixes;
+  for (std::size_t d = 0; d < count; ++d) {
     const Datacenter& dc = fleet.datacenters[d];
-    che[d] = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
-    mixes.push_back(to_mix_profile(dc.traffic, che[d].ecs_entry_share));
+    sizing.che[d] = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
+    mixes.push_back(calibration_profile(dc.traffic, sizing.che[d].ecs_entry_share));
   }
   calibration.measure_missing(mixes);
-  for (std::size_t d = 0; d < ndc; ++d) {
+  for (std::size_t d = 0; d < count; ++d) {
     const Datacenter& dc = fleet.datacenters[d];
-    const MixProfile& mix = mixes[d];
-    const LayoutBytes& b = calibration.layout(mix, plan.from);
-    const LayoutBytes& a = calibration.layout(mix, plan.to);
-    mem_before[d] = layout_memory(b.layout, b.net_bytes, b.alloc_bytes);
-    mem_after[d] = layout_memory(a.layout, a.net_bytes, a.alloc_bytes);
-    cap_before[d] = dc.capacity;
+    const LayoutBytes& before = calibration.layout(mixes[d], plan.from);
+    const LayoutBytes& after = calibration.layout(mixes[d], plan.to);
+    sizing.memory_before[d] = layout_memory(before.layout, before.net_bytes, before.alloc_bytes);
+    sizing.memory_after[d] = layout_memory(after.layout, after.net_bytes, after.alloc_bytes);
+    sizing.capacity_before[d] = dc.capacity;
     double factor = 1.0;
-    if (plan.capacity_change == "reinvest") factor = mem_before[d].bytes_per_entry / mem_after[d].bytes_per_entry;
-    else if (plan.capacity_change == "factor") factor = plan.capacity_factor;
-    cap_after[d] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dc.capacity * factor)));
+    if (plan.capacity_change == "reinvest")
+      factor = sizing.memory_before[d].bytes_per_entry / sizing.memory_after[d].bytes_per_entry;
+    else if (plan.capacity_change == "factor")
+      factor = plan.capacity_factor;
+    sizing.capacity_after[d] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dc.capacity * factor)));
   }
+  return sizing;
+}
 
-  // 2. Instances: rate, wave, restarts. Deterministic in (fleet seed, global index).
-  std::vector<Instance> inst;
-  inst.reserve(fleet.total_instances());
-  for (std::size_t d = 0; d < ndc; ++d) {
-    const Datacenter& dc = fleet.datacenters[d];
-    for (std::uint32_t i = 0; i < dc.instances; ++i) {
-      const std::uint64_t h = mix64(fleet.seed * 0x9E3779B97F4A7C15ULL + inst.size() * 0xD1B54A32D192ED03ULL + 17);
-      Instance in;
-      in.dc = static_cast<std::uint32_t>(d);
-      in.rate = dc.rate_median_qps * std::exp(dc.rate_spread * normal(h));
-      SplitMix64 rng(h);
-      const double per_minute = dc.restarts_per_day / 1440.0;
-      // Initial uptime: memoryless restart process (no restarts: up since long ago).
-      std::int64_t last = per_minute > 0 ? -static_cast<std::int64_t>(std::ceil(-std::log(1.0 - rng.unit()) / per_minute))
-                                         : -(std::int64_t{1} << 40);
-      in.events.push_back({last, 0});
-      // Upgrade wave.
-      const double u = rng.unit(), v = rng.unit();
-      std::int64_t upgrade = -1;
-      for (const auto& w : plan.waves) {
-        const bool named = std::find(w.datacenters.begin(), w.datacenters.end(), dc.name) != w.datacenters.end();
-        if (named || u < w.share) {
-          upgrade = (w.day - plan.sim_start_day) * 1440 + static_cast<std::int64_t>(v * plan.wave_spread_hours * 60);
-          break;
-        }
-      }
-      // Random restarts over the simulated span.
-      std::vector<std::int64_t> random;
-      if (per_minute > 0)
-        for (double tm = -std::log(1.0 - rng.unit()) / per_minute; tm < total_minutes;
-             tm += -std::log(1.0 - rng.unit()) / per_minute)
-          random.push_back(static_cast<std::int64_t>(tm));
-      for (std::int64_t r : random)
-        if (upgrade < 0 || r < upgrade) in.events.push_back({r, 0});
-      if (upgrade >= 0 && upgrade <= total_minutes) {
-        in.events.push_back({upgrade, 1});
-        for (std::int64_t r : random)
-          if (r > upgrade) in.events.push_back({r, 1});
-      }
-      std::sort(in.events.begin(), in.events.end(), [](const Event& a, const Event& b) { return a.minute < b.minute; });
-      inst.push_back(std::move(in));
+// One instance: its rate, and its restarts and upgrade as events. Deterministic in
+// (fleet seed, global index).
+Instance place_instance(const FleetConfig& fleet, const RolloutPlan& plan, std::size_t dc_index, std::size_t global_index,
+                        std::int64_t total_minutes) {
+  const Datacenter& dc = fleet.datacenters[dc_index];
+  const std::uint64_t h = mix64(fleet.seed * 0x9E3779B97F4A7C15ULL + global_index * 0xD1B54A32D192ED03ULL + 17);
+  Instance in;
+  in.dc = static_cast<std::uint32_t>(dc_index);
+  in.rate = dc.rate_median_qps * std::exp(dc.rate_spread * normal(h));
+  SplitMix64 rng(h);
+  const double per_minute = dc.restarts_per_day / 1440.0;
+  // Initial uptime: memoryless restart process (no restarts: up since long ago).
+  const std::int64_t last = per_minute > 0 ? -static_cast<std::int64_t>(std::ceil(-std::log(1.0 - rng.unit()) / per_minute))
+                                           : -(std::int64_t{1} << 40);
+  in.events.push_back({last, 0});
+  // Upgrade wave.
+  const double wave_draw = rng.unit(), spread_draw = rng.unit();
+  std::int64_t upgrade = -1;
+  for (const auto& w : plan.waves) {
+    const bool named = std::find(w.datacenters.begin(), w.datacenters.end(), dc.name) != w.datacenters.end();
+    if (named || wave_draw < w.share) {
+      upgrade = (w.day - plan.sim_start_day) * 1440 + static_cast<std::int64_t>(spread_draw * plan.wave_spread_hours * 60);
+      break;
     }
   }
-  res.instances = inst.size();
+  // Random restarts over the simulated span.
+  std::vector<std::int64_t> restarts;
+  if (per_minute > 0)
+    for (double at = -std::log(1.0 - rng.unit()) / per_minute; at < total_minutes; at += -std::log(1.0 - rng.unit()) / per_minute)
+      restarts.push_back(static_cast<std::int64_t>(at));
+  for (std::int64_t r : restarts)
+    if (upgrade < 0 || r < upgrade) in.events.push_back({r, 0});
+  if (upgrade >= 0 && upgrade <= total_minutes) {
+    in.events.push_back({upgrade, 1});
+    for (std::int64_t r : restarts)
+      if (r > upgrade) in.events.push_back({r, 1});
+  }
+  std::sort(in.events.begin(), in.events.end(), [](const Event& a, const Event& b) { return a.minute < b.minute; });
+  return in;
+}
 
-  // 3. Curves, once per (dc, capacity, rate bucket), in parallel.
-  CurveStore store(fleet);
+std::vector<Instance> place_instances(const FleetConfig& fleet, const RolloutPlan& plan, std::int64_t total_minutes) {
+  std::vector<Instance> instances;
+  instances.reserve(fleet.total_instances());
+  for (std::size_t d = 0; d < fleet.datacenters.size(); ++d)
+    for (std::uint32_t i = 0; i < fleet.datacenters[d].instances; ++i)
+      instances.push_back(place_instance(fleet, plan, d, instances.size(), total_minutes));
+  return instances;
+}
+
+// Curves, once per (dc, capacity, rate bucket), in parallel; plus each datacenter's
+// curve at the median rate (its check row).
+void compute_curves(CurveStore& store, const FleetConfig& fleet, const std::vector<Instance>& instances,
+                    const DatacenterSizing& sizing) {
   std::vector<CurveKey> keys;
-  for (const auto& in : inst) {
-    const int b = rate_bucket(fleet.datacenters[in.dc].rate_median_qps, in.rate);
-    keys.push_back({in.dc, cap_before[in.dc], b});
-    keys.push_back({in.dc, cap_after[in.dc], b});
+  for (const auto& in : instances) {
+    const int bucket = rate_bucket(fleet.datacenters[in.dc].rate_median_qps, in.rate);
+    keys.push_back({in.dc, sizing.capacity_before[in.dc], bucket});
+    keys.push_back({in.dc, sizing.capacity_after[in.dc], bucket});
   }
-  for (std::size_t d = 0; d < ndc; ++d) keys.push_back({d, cap_before[d], 0});
+  for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) keys.push_back({d, sizing.capacity_before[d], 0});
   store.compute(keys);
-  res.curves = store.size();
-  res.sampled_requests = store.sampled_requests();
-  res.cache_seconds = store.cache_seconds();
-  const auto t1 = std::chrono::steady_clock::now();
-  res.curves_s = std::chrono::duration<double>(t1 - t0).count();
+}
 
-  // 4. RSS-by-age tables per (curve, version), in steps.
-  std::map<std::tuple<CurveKey, int>, std::uint32_t> table_index;
-  std::vector<AgeTable> tables;
-  auto table_for = [&](const CurveKey& k, int version) {
-    auto [it, fresh] = table_index.try_emplace({k, version}, static_cast<std::uint32_t>(tables.size()));
-    if (!fresh) return it->second;
-    const OccupancyCurve& c = store.get(k);
-    const Datacenter& dc = fleet.datacenters[k.dc];
-    const LayoutMemory& m = version ? mem_after[k.dc] : mem_before[k.dc];
-    AgeTable t;
-    const std::size_t n = c.entries.size() / static_cast<std::size_t>(step) + 2;
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t age = s * static_cast<std::size_t>(step);
-      t.rss.push_back(static_cast<float>(dc.process_gb * kGB +
-                                         cache_resident_bytes(m, static_cast<double>(k.capacity), c.entries_at(age),
-                                                              c.inserted_at(age))));
-      t.hit.push_back(static_cast<float>(c.hit_rate_at(age)));
+// RSS-by-age tables per (curve, version), in steps; each instance gets its two tables,
+// and every table the index of its RSS values among the fleet's sorted distinct values.
+class AgeTables {
+public:
+  AgeTables(const FleetConfig& fleet, const CurveStore& store, const DatacenterSizing& sizing, std::int64_t step)
+      : fleet_(fleet), store_(store), sizing_(sizing), step_(step) {}
+
+  void assign(std::vector<Instance>& instances) {
+    for (auto& in : instances) {
+      const int bucket = rate_bucket(fleet_.datacenters[in.dc].rate_median_qps, in.rate);
+      in.table[0] = table_for({in.dc, sizing_.capacity_before[in.dc], bucket}, 0);
+      in.table[1] = table_for({in.dc, sizing_.capacity_after[in.dc], bucket}, 1);
     }
-    tables.push_back(std::move(t));
-    return it->second;
-  };
-  for (auto& in : inst) {
-    const int b = rate_bucket(fleet.datacenters[in.dc].rate_median_qps, in.rate);
-    in.table[0] = table_for({in.dc, cap_before[in.dc], b}, 0);
-    in.table[1] = table_for({in.dc, cap_after[in.dc], b}, 1);
   }
 
-  // 5. Steps. The distinct RSS values of all tables, sorted, index an exact rank
-  //    histogram (rank_histogram.hpp). The steps are cut into spans walked in parallel;
-  //    within a span an instance is revisited only when its value can change: every
-  //    step while it is on its curve, then at its next event (restart, upgrade).
-  std::vector<float> distinct;
-  for (const AgeTable& t : tables) distinct.insert(distinct.end(), t.rss.begin(), t.rss.end());
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  for (AgeTable& t : tables) {
-    t.rss_index.resize(t.rss.size());
-    for (std::size_t a = 0; a < t.rss.size(); ++a)
-      t.rss_index[a] = static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), t.rss[a]) - distinct.begin());
+  // The distinct RSS values of all tables, sorted; they index an exact rank histogram.
+  std::vector<float> index_values() {
+    std::vector<float> distinct;
+    for (const AgeTable& t : tables_) distinct.insert(distinct.end(), t.rss.begin(), t.rss.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (AgeTable& t : tables_) {
+      t.rss_index.resize(t.rss.size());
+      for (std::size_t age = 0; age < t.rss.size(); ++age)
+        t.rss_index[age] =
+            static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), t.rss[age]) - distinct.begin());
+    }
+    return distinct;
   }
-  res.steps.resize(static_cast<std::size_t>(steps));
-  const std::size_t n = inst.size();
+
+  const std::vector<AgeTable>& tables() const { return tables_; }
+
+private:
+  std::uint32_t table_for(const CurveKey& key, int version) {
+    auto [it, fresh] = index_.try_emplace({key, version}, static_cast<std::uint32_t>(tables_.size()));
+    if (!fresh) return it->second;
+    const OccupancyCurve& curve = store_.get(key);
+    const Datacenter& dc = fleet_.datacenters[key.dc];
+    const LayoutMemory& memory = version ? sizing_.memory_after[key.dc] : sizing_.memory_before[key.dc];
+    AgeTable t;
+    const std::size_t count = curve.entries.size() / static_cast<std::size_t>(step_) + 2;
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t age = s * static_cast<std::size_t>(step_);
+      t.rss.push_back(static_cast<float>(dc.process_gb * kGB + cache_resident_bytes(memory, static_cast<double>(key.capacity),
+                                                                                     curve.entries_at(age),
+                                                                                     curve.inserted_at(age))));
+      t.hit.push_back(static_cast<float>(curve.hit_rate_at(age)));
+    }
+    tables_.push_back(std::move(t));
+    return it->second;
+  }
+
+  const FleetConfig& fleet_;
+  const CurveStore& store_;
+  const DatacenterSizing& sizing_;
+  std::int64_t step_;
+  std::map<std::tuple<CurveKey, int>, std::uint32_t> index_;
+  std::vector<AgeTable> tables_;
+};
+
+// Walks steps [first, end) of the fleet: every instance's RSS and hit rate at each step,
+// the exact percentiles of RSS, totals. An instance is revisited only when its value can
+// change: every step while it is on its curve, then at its next event (restart, upgrade).
+class SpanWalker {
+public:
+  SpanWalker(const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, const std::vector<float>& distinct,
+             std::int64_t step, std::int64_t first, std::int64_t end)
+      : instances_(instances),
+        tables_(tables),
+        distinct_(distinct),
+        step_(step),
+        first_(first),
+        end_(end),
+        histogram_(distinct.size()),
+        state_(instances.size()),
+        wake_(static_cast<std::size_t>(end - first)) {}
+
+  void walk(const std::size_t (&ranks)[4], std::vector<RolloutStep>& steps) {
+    const std::size_t count = instances_.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      visit(i, first_, true);
+      requests_ += instances_[i].rate;
+    }
+    for (std::int64_t s = first_; s < end_; ++s) {
+      if (s > first_)
+        for (std::uint32_t i : wake_[static_cast<std::size_t>(s - first_)]) visit(i, s, false);
+      std::uint32_t pick[4];
+      histogram_.select(ranks, 4, pick);
+      RolloutStep& st = steps[static_cast<std::size_t>(s)];
+      st.minute = s * step_;
+      st.p50_gb = distinct_[pick[0]] / kGB, st.p90_gb = distinct_[pick[1]] / kGB;
+      st.p98_gb = distinct_[pick[2]] / kGB, st.p99_gb = distinct_[pick[3]] / kGB;
+      st.fleet_total_gb = total_rss_ / kGB;
+      st.mean_hit_rate = requests_ > 0 ? hits_ / requests_ : 0;
+      st.upstream_qps = requests_ - hits_;
+      st.share_upgraded = upgraded_ / static_cast<double>(count);
+    }
+  }
+
+private:
+  // Sets instance i's value at step s and schedules its next visit within the span.
+  void visit(std::size_t i, std::int64_t s, bool first) {
+    const Instance& in = instances_[i];
+    InstanceState& st = state_[i];
+    const std::int64_t minute = s * step_;
+    if (first) {
+      st.event = static_cast<std::size_t>(std::upper_bound(in.events.begin(), in.events.end(), minute,
+                                                           [](std::int64_t m, const Event& ev) { return m < ev.minute; }) -
+                                          in.events.begin()) -
+                 1;
+    } else {
+      histogram_.remove(st.value);
+      total_rss_ -= st.rss;
+      hits_ -= in.rate * st.hit;
+      upgraded_ -= in.events[st.event].version;  // re-added below: the version may change
+      while (st.event + 1 < in.events.size() && in.events[st.event + 1].minute <= minute) ++st.event;
+    }
+    const Event& ev = in.events[st.event];
+    const AgeTable& t = tables_[in.table[ev.version]];
+    const std::int64_t age = (minute - ev.minute) / step_;
+    const std::size_t at = t.last(age);
+    st.value = t.rss_index[at];
+    st.rss = t.rss[at];
+    st.hit = t.hit[at];
+    histogram_.add(st.value);
+    total_rss_ += st.rss;
+    hits_ += in.rate * st.hit;
+    upgraded_ += ev.version;
+    // Next visit: the next step while on the curve, else the step of the next event.
+    std::int64_t next = s + 1;
+    if (t.settled(age)) {
+      if (st.event + 1 >= in.events.size()) return;
+      next = std::max(s + 1, (in.events[st.event + 1].minute + step_ - 1) / step_);
+    }
+    if (next < end_) wake_[static_cast<std::size_t>(next - first_)].push_back(static_cast<std::uint32_t>(i));
+  }
+
+  const std::vector<Instance>& instances_;
+  const std::vector<AgeTable>& tables_;
+  const std::vector<float>& distinct_;
+  std::int64_t step_, first_, end_;
+  RankHistogram histogram_;
+  std::vector<InstanceState> state_;
+  std::vector<std::vector<std::uint32_t>> wake_;
+  double total_rss_ = 0, hits_ = 0, requests_ = 0, upgraded_ = 0;
+};
+
+// The steps, cut into spans walked in parallel.
+void walk_steps(const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, const std::vector<float>& distinct,
+                std::int64_t step, std::vector<RolloutStep>& steps) {
+  const std::int64_t count = static_cast<std::int64_t>(steps.size());
+  const std::size_t n = instances.size();
   std::size_t ranks[4];
   const double quantiles[4] = {0.50, 0.90, 0.98, 0.99};
   for (int q = 0; q < 4; ++q) {
@@ -213,71 +331,16 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
     const double rank = std::ceil(quantiles[q] * static_cast<double>(n));
     ranks[q] = std::min(n - 1, static_cast<std::size_t>(std::max(1.0, rank)) - 1);
   }
-  const std::int64_t spans = std::min<std::int64_t>(steps, 32);
-  tbb::parallel_for(std::int64_t{0}, spans, [&](std::int64_t sp) {
-    const std::int64_t s0 = steps * sp / spans, s1 = steps * (sp + 1) / spans;
-    RankHistogram hist(distinct.size());
-    std::vector<InstanceState> state(n);
-    std::vector<std::vector<std::uint32_t>> wake(static_cast<std::size_t>(s1 - s0));
-    double total = 0, hits = 0, reqs = 0, upgraded = 0;
-    // Sets instance i's value at step s and schedules its next visit within the span.
-    auto visit = [&](std::size_t i, std::int64_t s, bool first) {
-      const Instance& in = inst[i];
-      InstanceState& st = state[i];
-      const std::int64_t minute = s * step;
-      if (first) {
-        st.event = static_cast<std::size_t>(
-            std::upper_bound(in.events.begin(), in.events.end(), minute,
-                             [](std::int64_t m, const Event& ev) { return m < ev.minute; }) - in.events.begin()) - 1;
-      } else {
-        hist.remove(st.value);
-        total -= st.rss;
-        hits -= in.rate * st.hit;
-        upgraded -= in.events[st.event].version;  // re-added below: the version may change
-        while (st.event + 1 < in.events.size() && in.events[st.event + 1].minute <= minute) ++st.event;
-      }
-      const Event& ev = in.events[st.event];
-      const AgeTable& t = tables[in.table[ev.version]];
-      const std::int64_t age = (minute - ev.minute) / step;
-      const std::size_t a = t.last(age);
-      st.value = t.rss_index[a];
-      st.rss = t.rss[a];
-      st.hit = t.hit[a];
-      hist.add(st.value);
-      total += st.rss;
-      hits += in.rate * st.hit;
-      upgraded += ev.version;
-      // Next visit: the next step while on the curve, else the step of the next event.
-      std::int64_t next = s + 1;
-      if (t.settled(age)) {
-        if (st.event + 1 >= in.events.size()) return;
-        next = std::max(s + 1, (in.events[st.event + 1].minute + step - 1) / step);
-      }
-      if (next < s1) wake[static_cast<std::size_t>(next - s0)].push_back(static_cast<std::uint32_t>(i));
-    };
-    for (std::size_t i = 0; i < n; ++i) {
-      visit(i, s0, true);
-      reqs += inst[i].rate;
-    }
-    for (std::int64_t s = s0; s < s1; ++s) {
-      if (s > s0)
-        for (std::uint32_t i : wake[static_cast<std::size_t>(s - s0)]) visit(i, s, false);
-      std::uint32_t pick[4];
-      hist.select(ranks, 4, pick);
-      RolloutStep& st = res.steps[static_cast<std::size_t>(s)];
-      st.minute = s * step;
-      st.p50_gb = distinct[pick[0]] / kGB, st.p90_gb = distinct[pick[1]] / kGB;
-      st.p98_gb = distinct[pick[2]] / kGB, st.p99_gb = distinct[pick[3]] / kGB;
-      st.fleet_total_gb = total / kGB;
-      st.mean_hit_rate = reqs > 0 ? hits / reqs : 0;
-      st.upstream_qps = reqs - hits;
-      st.share_upgraded = upgraded / static_cast<double>(n);
-    }
+  const std::int64_t spans = std::min<std::int64_t>(count, 32);
+  tbb::parallel_for(std::int64_t{0}, spans, [&](std::int64_t span) {
+    SpanWalker walker(instances, tables, distinct, step, count * span / spans, count * (span + 1) / spans);
+    walker.walk(ranks, steps);
   });
-  res.fleet_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+}
 
-  // 6. Plateaus: before = mean over the span before the rollout; after = mean over the
-  //    last 7 days (or the whole span after the rollout end if shorter).
+// Plateaus: before = mean over the span before the rollout; after = mean over the last
+// 7 days (or the whole span after the rollout end if shorter).
+void summarize_plateaus(RolloutResult& res, std::int64_t total_minutes) {
   const std::int64_t after_from = std::max(res.rollout_end_minute, total_minutes - 7 * 1440);
   res.p50_before = mean_over(res.steps, 0, res.rollout_start_minute, &RolloutStep::p50_gb);
   res.p90_before = mean_over(res.steps, 0, res.rollout_start_minute, &RolloutStep::p90_gb);
@@ -287,10 +350,16 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.p90_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p90_gb);
   res.p98_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p98_gb);
   res.p99_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p99_gb);
+}
 
-  for (std::size_t d = 0; d < ndc; ++d) {
+// Each datacenter's curve at the median rate beside Che's estimate.
+std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const RolloutPlan& plan, const CurveStore& store,
+                                               const DatacenterSizing& sizing) {
+  std::vector<DatacenterCheck> checks;
+  for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
     const Datacenter& dc = fleet.datacenters[d];
-    const OccupancyCurve& c = store.get({d, cap_before[d], 0});
+    const OccupancyCurve& c = store.get({d, sizing.capacity_before[d], 0});
+    const CheEstimate& che = sizing.che[d];
     DatacenterCheck ck;
     ck.datacenter = dc.name;
     ck.layout_before = plan.from;
@@ -301,14 +370,50 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
     ck.cache_hit_rate = c.plateau_hit_rate;
     ck.cache_reached_plateau = c.reached_plateau;
     ck.sample_rate = c.sample_rate;
-    ck.che_entries = che[d].entries;
-    ck.che_hit_rate = che[d].hit_rate;
-    ck.che_fills = che[d].fills;
-    ck.bytes_before = mem_before[d].bytes_per_entry;
-    ck.bytes_after = mem_after[d].bytes_per_entry;
-    ck.ecs_entry_share = che[d].ecs_entry_share;
-    res.checks.push_back(ck);
+    ck.che_entries = che.entries;
+    ck.che_hit_rate = che.hit_rate;
+    ck.che_fills = che.fills;
+    ck.bytes_before = sizing.memory_before[d].bytes_per_entry;
+    ck.bytes_after = sizing.memory_after[d].bytes_per_entry;
+    ck.ecs_entry_share = che.ecs_entry_share;
+    checks.push_back(ck);
   }
+  return checks;
+}
+
+}  // namespace
+
+RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration) {
+  const auto start = std::chrono::steady_clock::now();
+  RolloutResult res;
+  res.step_minutes = plan.step_minutes;
+  res.sim_start_day = plan.sim_start_day;
+  const std::int64_t total_minutes = (plan.sim_end_day - plan.sim_start_day) * 1440;
+  const std::int64_t step = plan.step_minutes;
+  res.rollout_start_minute = (plan.start_day - plan.sim_start_day) * 1440;
+  res.rollout_end_minute = (plan.end_day - plan.sim_start_day) * 1440;
+
+  const DatacenterSizing sizing = size_datacenters(fleet, plan, calibration);
+  std::vector<Instance> instances = place_instances(fleet, plan, total_minutes);
+  res.instances = instances.size();
+
+  CurveStore store(fleet);
+  compute_curves(store, fleet, instances, sizing);
+  res.curves = store.size();
+  res.sampled_requests = store.sampled_requests();
+  res.cache_seconds = store.cache_seconds();
+  const auto curves_done = std::chrono::steady_clock::now();
+  res.curves_s = std::chrono::duration<double>(curves_done - start).count();
+
+  AgeTables tables(fleet, store, sizing, step);
+  tables.assign(instances);
+  const std::vector<float> distinct = tables.index_values();
+  res.steps.resize(static_cast<std::size_t>(total_minutes / step + 1));
+  walk_steps(instances, tables.tables(), distinct, step, res.steps);
+  res.fleet_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - curves_done).count();
+
+  summarize_plateaus(res, total_minutes);
+  res.checks = datacenter_checks(fleet, plan, store, sizing);
   return res;
 }
 

@@ -29,7 +29,7 @@ double zipf_normalizer(std::uint64_t n, double alpha) {
 }
 
 bool name_is_ecs(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed) {
-  return t.ecs_share > 0 && unit_of(mix64(name * 0x9E3779B97F4A7C15ULL ^ seed ^ 0xEC5)) < t.ecs_share;
+  return t.ecs_keyed_share() > 0 && unit_of(mix64(name * 0x9E3779B97F4A7C15ULL ^ seed ^ 0xEC5)) < t.ecs_keyed_share();
 }
 
 std::uint16_t request_qtype(const TrafficProfile& t, std::uint64_t name, std::uint64_t seed, double u) {
@@ -47,11 +47,11 @@ std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t 
   if (negative) *negative = neg;
   if (neg) return t.negative_ttl;
   double u = unit_of(mix64(h ^ 0x77));
-  for (const auto& b : t.ttl) {
+  for (const auto& b : t.ttl.buckets) {
     if (u < b.share) return b.seconds;
     u -= b.share;
   }
-  return t.ttl.back().seconds;
+  return t.ttl.buckets.back().seconds;
 }
 
 namespace {
@@ -95,14 +95,14 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
         h.key.qtype = qtype;
         h.key.ecs = ecs;
         h.key.subnet = ecs ? s : 0;
-        add_head_key(h, key_ttl(t, h.key, seed, nullptr), name_qps * (1.0 - t.stray_share) * (own ? 1.0 : share) / subnets);
+        add_head_key(h, key_ttl(t, h.key, seed, nullptr), name_qps * (1.0 - t.stray_share()) * (own ? 1.0 : share) / subnets);
       }
     }
-    for (std::uint32_t j = 0; t.stray_share > 0 && j < t.stray_keys; ++j) {
+    for (std::uint32_t j = 0; t.stray_share() > 0 && j < t.stray_keys(); ++j) {
       HeadKey h;
       h.key.name = r;
       h.key.qtype = static_cast<std::uint16_t>(kStrayQtype + j);
-      add_head_key(h, t.negative_ttl, name_qps * t.stray_share / t.stray_keys);
+      add_head_key(h, t.negative_ttl, name_qps * t.stray_share() / t.stray_keys());
     }
   }
   head_alias_ = AliasTable(head_rates);
@@ -167,8 +167,8 @@ void SampledTrace::next_batch(Draw* out, std::size_t n) {
       continue;
     }
     d.key.name = tail_rank(idx[i]);
-    if (t_.stray_share > 0 && rng_.unit() < t_.stray_share) {
-      d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + rng_.next() % t_.stray_keys);
+    if (t_.stray_share() > 0 && rng_.unit() < t_.stray_share()) {
+      d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + rng_.next() % t_.stray_keys());
       continue;  // stray keys are never ECS-keyed (negative answers have scope 0)
     }
     d.key.qtype = request_qtype(t_, d.key.name, seed_, t_.qtype_per_name ? 0.0 : rng_.unit());

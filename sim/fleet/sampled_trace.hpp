@@ -50,7 +50,7 @@
 
 #include "alias_table.hpp"
 #include "fleet_config.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::sim::fleet {
 

@@ -9,16 +9,16 @@
 #include "calibration.hpp"
 #include "chart.hpp"
 #include "fleet_commands.hpp"
+#include "sim/command_options.hpp"
 #include "tune_sim.hpp"
 
 namespace dnsarena::sim::fleet {
 
 namespace {
 
-struct TuneArgs {
-  std::string fleet, out = "tune-out", calibration, layout, reinvest = "arena";
+struct TuneArgs : FleetRunOptions {
+  std::string layout, reinvest = "arena";
   double headroom = 0.1;
-  bool json = false;
 };
 
 void run(const TuneArgs& a) {
@@ -77,21 +77,17 @@ void run(const TuneArgs& a) {
 }  // namespace
 
 void add_tune_command(CLI::App& sim) {
-  auto args = std::make_shared<TuneArgs>();
-  CLI::App* c = sim.add_subcommand(
-      "tune",
+  auto [c, args] = add_sim_command<TuneArgs>(
+      sim, "tune",
       "Per datacenter: the largest cache capacity whose p99 RSS stays within the memory budget minus\n"
       "headroom, with hit rate and upstream queries/s at the current and tuned capacity; also the\n"
-      "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.");
-  c->add_option("--fleet", args->fleet, "Fleet YAML")->required()->check(CLI::ExistingFile);
+      "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.",
+      run);
+  add_fleet_run_options(*c, *args, "tune-out", "Print one JSON array of per-datacenter rows last");
   c->add_option("--headroom", args->headroom, "Share of the budget kept free")->check(CLI::Range(0.0, 0.9))->capture_default_str();
   c->add_option("--layout", args->layout, "Layout running now (default: the fleet file's 'layout')");
   c->add_option("--reinvest-layout", args->reinvest, "Layout after a change, for the reinvest case ('' to skip)")
       ->capture_default_str();
-  c->add_option("--out", args->out, "Output directory")->capture_default_str();
-  c->add_option("--calibration", args->calibration, "Layout calibration cache (default DIR/calibration.json)");
-  c->add_flag("--json", args->json, "Print one JSON array of per-datacenter rows last");
-  c->callback([args] { run(*args); });
 }
 
 }  // namespace dnsarena::sim::fleet

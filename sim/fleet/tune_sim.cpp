@@ -73,11 +73,11 @@ TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom,
     }
   }
   {
-    std::vector<MixProfile> mixes;
+    std::vector<TrafficProfile> mixes;
     for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
       const Datacenter& dc = fleet.datacenters[d];
       const CheEstimate che = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
-      mixes.push_back(to_mix_profile(dc.traffic, che.ecs_entry_share));
+      mixes.push_back(calibration_profile(dc.traffic, che.ecs_entry_share));
     }
     cal.measure_missing(mixes);  // in parallel, before the rows below read them
   }
@@ -85,7 +85,7 @@ TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom,
     for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
       const Datacenter& dc = fleet.datacenters[d];
       const CheEstimate che = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
-      const LayoutBytes& lb = cal.layout(to_mix_profile(dc.traffic, che.ecs_entry_share), lay);
+      const LayoutBytes& lb = cal.layout(calibration_profile(dc.traffic, che.ecs_entry_share), lay);
       const LayoutMemory mem = layout_memory(lb.layout, lb.net_bytes, lb.alloc_bytes);
       const double p99_rate = dc.rate_median_qps * std::exp(dc.rate_spread * kZ99);
       TuneRow row;

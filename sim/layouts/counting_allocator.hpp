@@ -1,4 +1,4 @@
-// The counting allocator of the layout experiments, as the seed's benchmark used one.
+// The counting allocator of the layout experiments, as the published fleet's benchmark used one.
 //
 // Every heap layout (v0..v5) allocates only through CountingAllocator<T> (directly, or
 // through the CString / CVector / BoxedSlice / Box types below). Each allocation and

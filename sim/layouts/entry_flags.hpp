@@ -1,4 +1,4 @@
-// The packed flag byte of layouts v2..v5 (the seed's change 2: booleans in bit flags).
+// The packed flag byte of layouts v2..v5 (the published fleet's change 2: booleans in bit flags).
 //
 //   |7    |6       |5  |4|3 2 1 0|
 //   |stale|negative|AD |0| rcode |

@@ -1,5 +1,5 @@
 // The two key shapes of the heap layouts: the same fields (name, type, flags, tag),
-// growable in v0, boxed from v1 on (the seed's change 1 applies to the key too).
+// growable in v0, boxed from v1 on (the published fleet's change 1 applies to the key too).
 #pragma once
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // The hash map that holds a heap layout's entries, and the key view it is searched by.
 //
-// Every heap layout keys its entries by (name, type, flags, tag), the seed's key; only
+// Every heap layout keys its entries by (name, type, flags, tag), the published fleet's key; only
 // the storage of name and tag differs (growable in v0, boxed from v1 on). The map is a
 // std::unordered_map over the counting allocator, so its nodes (next pointer + key +
 // value) and its bucket array are counted in each layout's net bytes. Lookups are

@@ -1,6 +1,6 @@
 // The seven cache-entry layouts of `dnsarena sim layouts`, behind one small interface.
 //
-// Purpose: reproduce, step by step, the seed's five changes to a cache entry (see
+// Purpose: reproduce, step by step, the published fleet's five changes to a cache entry (see
 // ../shared/SEED-NOTES.md) and set dnsarena's shared-memory entry beside them:
 //
 //   v0     the "before" shape: growable strings and vectors, one record per struct with

@@ -154,12 +154,12 @@ LayoutRow measure_one(Layout& layout, const EntryGenerator& gen, std::uint64_t e
 
 std::vector<std::string> layout_names() { return {"v0", "v1", "v2", "v3", "v4", "v5", "arena"}; }
 
-std::vector<LayoutRow> measure_layouts(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+std::vector<LayoutRow> measure_layouts(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                        bool measure_speed) {
   return measure_layouts_with_live(profile, entries, seed, measure_speed, nullptr);
 }
 
-std::vector<LayoutRow> measure_layouts_with_live(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+std::vector<LayoutRow> measure_layouts_with_live(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                                  bool measure_speed, std::vector<std::uint64_t>* live_entries) {
   if (live_entries) live_entries->clear();
   if (entries == 0) throw std::invalid_argument("measure_layouts: entries must be at least 1");

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::sim {
 
@@ -21,7 +21,7 @@ struct LayoutRow {
 };
 
 // One row per layout, in layout_names() order. Speed fields are 0 unless measure_speed.
-std::vector<LayoutRow> measure_layouts(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+std::vector<LayoutRow> measure_layouts(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                        bool measure_speed);
 
 std::vector<std::string> layout_names();  // "v0".."v5","arena"
@@ -31,7 +31,7 @@ std::vector<std::string> layout_names();  // "v0".."v5","arena"
 // are both full (conflict_evictions). Rows are per live entry; lookups of lost keys are
 // left out of the latency sample.
 // (A distinct name, not an overload: callers take measure_layouts' address.)
-std::vector<LayoutRow> measure_layouts_with_live(const MixProfile& profile, std::uint64_t entries, std::uint64_t seed,
+std::vector<LayoutRow> measure_layouts_with_live(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                                  bool measure_speed, std::vector<std::uint64_t>* live_entries);
 
 }  // namespace dnsarena::sim

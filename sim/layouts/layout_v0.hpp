@@ -1,4 +1,4 @@
-// Layout v0, the seed's "before" shape: every list and string is growable.
+// Layout v0, the published fleet's "before" shape: every list and string is growable.
 //
 // The entry carries creation time, inception instant, TTL, hit counter, rcode and four
 // separate booleans, and eight growable fields (std::vector 24 B / std::string 32 B,

@@ -1,4 +1,4 @@
-// Layout v1 = v0 + the seed's change 1: fixed-size boxed slices instead of growable
+// Layout v1 = v0 + the published fleet's change 1: fixed-size boxed slices instead of growable
 // vectors and strings. Every string and list is a pointer and a length (16 B instead of
 // 24 B / 32 B), with exactly its elements on the heap: no capacity field, no spare
 // capacity from push_back growth, no inline string buffer. Everything else is v0's,

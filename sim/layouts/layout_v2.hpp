@@ -1,4 +1,4 @@
-// Layout v2 = v1 + the seed's change 2: answer, authority and additional in one record
+// Layout v2 = v1 + the published fleet's change 2: answer, authority and additional in one record
 // list with two u16 section offsets (instead of three pointer+length lists), and the
 // booleans and rcode packed into one flag byte (entry_flags.hpp), which also removes
 // padding. Records are v1's: owner always stored, rdata a NAPTR-sized variant.

@@ -1,4 +1,4 @@
-// Layout v4 = v3 + the seed's change 4: the rdata variant keeps only A (4 B) and AAAA
+// Layout v4 = v3 + the published fleet's change 4: the rdata variant keeps only A (4 B) and AAAA
 // (16 B) inline; every larger alternative (name, TXT, MX, SOA, NAPTR, unknown) is boxed
 // behind one pointer. The variant shrinks from NAPTR size to 24 B, so an A or AAAA
 // record saves 56 B here; a boxed alternative costs one more allocation, rounded up to

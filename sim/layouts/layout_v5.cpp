@@ -9,7 +9,7 @@ namespace dnsarena::sim::layouts {
 namespace v5 {
 
 Entry Traits::make_value(const EntryInput& in, std::uint32_t now) {
-  // Reused across inserts (not per entry, so not counted): the seed's scratch buffer.
+  // Reused across inserts (not per entry, so not counted): the published fleet's scratch buffer.
   static thread_local std::vector<std::uint8_t> scratch;
   scratch.clear();
   const cache::Answer& a = *in.answer;

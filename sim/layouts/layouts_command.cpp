@@ -7,6 +7,7 @@
 #include "counting_allocator.hpp"
 #include "layout_measure.hpp"
 #include "layouts_report.hpp"
+#include "sim/command_options.hpp"
 
 namespace dnsarena::sim {
 
@@ -17,7 +18,7 @@ struct LayoutsOptions {
   std::uint64_t seed = 42;
   bool json = false;
   bool no_speed = false;
-  MixProfile profile;
+  TrafficProfile profile = benchmark_mix();
 };
 
 void check_share(const char* flag, double v) {
@@ -51,14 +52,14 @@ void run_layouts(const LayoutsOptions& o) {
 }  // namespace
 
 void add_layouts_command(CLI::App& sim) {
-  auto opts = std::make_shared<LayoutsOptions>();
-  CLI::App* cmd = sim.add_subcommand(
-      "layouts",
-      "Reproduce the seed's five entry-layout changes (v0..v5) and measure dnsarena's arena beside them:\n"
+  auto [cmd, opts] = add_sim_command<LayoutsOptions>(
+      sim, "layouts",
+      "Reproduce the published fleet's five entry-layout changes (v0..v5) and measure dnsarena's arena beside them:\n"
       "bytes, allocated bytes and allocations per entry (counting allocator), insert throughput and\n"
-      "lookup latency (find + build the DNS response), same keys and seed for every layout.");
+      "lookup latency (find + build the DNS response), same keys and seed for every layout.",
+      run_layouts);
   cmd->add_option("--entries", opts->entries, "Entries per layout")->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "Seed of the entry generator and of the lookup order")->capture_default_str();
+  add_seed_option(*cmd, opts->seed, "Seed of the entry generator and of the lookup order");
   cmd->add_option("--ecs-share", opts->profile.ecs_share, "Share of entries keyed by an ECS client subnet (0..1)")
       ->capture_default_str();
   cmd->add_option("--negative-share", opts->profile.negative_share, "Share of NXDOMAIN/NODATA answers (0..1)")
@@ -66,9 +67,8 @@ void add_layouts_command(CLI::App& sim) {
   cmd->add_option("--cname-share", opts->profile.cname_share, "Share of answers behind a CNAME (0..1)")
       ->capture_default_str();
   cmd->add_flag("--no-speed", opts->no_speed, "Measure bytes only (skip insert and lookup timing)");
-  cmd->add_flag("--json", opts->json,
+  add_json_flag(*cmd, opts->json,
                 "Print a JSON array of rows {layout, net_bytes, alloc_bytes, allocs, insert_per_s, lookup_ns_p50}");
-  cmd->callback([opts] { run_layouts(*opts); });
 }
 
 }  // namespace dnsarena::sim

@@ -36,10 +36,10 @@ void check(std::ostream& os, bool ok, const std::string& what) { os << "  [" << 
 }  // namespace
 
 void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const ReportContext& ctx) {
-  const MixProfile& p = ctx.profile;
+  const TrafficProfile& p = ctx.profile;
   os << "dnsarena sim layouts: " << grouped(static_cast<double>(ctx.entries)) << " entries, seed " << ctx.seed
      << "; mix A " << fmt("%.0f%%", 100 * p.share_a) << ", AAAA " << fmt("%.0f%%", 100 * p.share_aaaa) << ", TXT "
-     << fmt("%.0f%%", 100 * p.share_txt) << "; ECS " << fmt("%.0f%%", 100 * p.ecs_share) << ", negative "
+     << fmt("%.0f%%", 100 * p.share_other) << "; ECS " << fmt("%.0f%%", 100 * p.ecs_share) << ", negative "
      << fmt("%.0f%%", 100 * p.negative_share) << ", CNAME " << fmt("%.0f%%", 100 * p.cname_share) << "\n";
   os << "per entry: net = bytes requested (structs, map nodes and buckets, heap data; arena: index + arena in use +\n"
         "fixed), alloc = as the allocator rounds them ("
@@ -49,14 +49,14 @@ void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const Rep
 
   char line[256];
   std::snprintf(line, sizeof line, "%-6s %11s %12s %8s %12s %10s   %s\n", "layout", "net B", "alloc B", "allocs",
-                "inserts/s", "lookup ns", "| seed's published: net B, alloc B, inserts/s, lookup ns");
+                "inserts/s", "lookup ns", "| published fleet: net B, alloc B, inserts/s, lookup ns");
   os << line;
   for (const LayoutRow& r : rows) {
     std::snprintf(line, sizeof line, "%-6s %11.1f %12.1f %8.2f %12s %10s", r.layout.c_str(), r.net_bytes, r.alloc_bytes,
                   r.allocs, ctx.speed ? grouped(r.insert_per_s).c_str() : "-",
                   ctx.speed ? fmt("%.0f", r.lookup_ns_p50).c_str() : "-");
     os << line;
-    const SeedFigures* s = r.layout == "v0" ? &kSeedBefore : r.layout == "v5" ? &kSeedAfter : nullptr;
+    const PublishedFigures* s = r.layout == "v0" ? &kPublishedBefore : r.layout == "v5" ? &kPublishedAfter : nullptr;
     if (s) os << "   | " << grouped(s->net_bytes) << ", " << grouped(s->alloc_bytes) << ", " << grouped(s->insert_per_s) << ", " << grouped(s->lookup_ns);
     os << "\n";
   }
@@ -76,11 +76,11 @@ void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const Rep
     std::snprintf(line, sizeof line, "%-12s %6.2f  %6.2f\n", what, ours, theirs);
     os << line;
   };
-  ratio_line("net bytes", v5->net_bytes / v0->net_bytes, kSeedAfter.net_bytes / kSeedBefore.net_bytes);
-  ratio_line("alloc bytes", v5->alloc_bytes / v0->alloc_bytes, kSeedAfter.alloc_bytes / kSeedBefore.alloc_bytes);
+  ratio_line("net bytes", v5->net_bytes / v0->net_bytes, kPublishedAfter.net_bytes / kPublishedBefore.net_bytes);
+  ratio_line("alloc bytes", v5->alloc_bytes / v0->alloc_bytes, kPublishedAfter.alloc_bytes / kPublishedBefore.alloc_bytes);
   if (ctx.speed) {
-    ratio_line("inserts/s", v5->insert_per_s / v0->insert_per_s, kSeedAfter.insert_per_s / kSeedBefore.insert_per_s);
-    ratio_line("lookup ns", v5->lookup_ns_p50 / v0->lookup_ns_p50, kSeedAfter.lookup_ns / kSeedBefore.lookup_ns);
+    ratio_line("inserts/s", v5->insert_per_s / v0->insert_per_s, kPublishedAfter.insert_per_s / kPublishedBefore.insert_per_s);
+    ratio_line("lookup ns", v5->lookup_ns_p50 / v0->lookup_ns_p50, kPublishedAfter.lookup_ns / kPublishedBefore.lookup_ns);
   }
 
   os << "\ntargets (issue 3):\n";

@@ -1,4 +1,4 @@
-// Rendering measure_layouts() rows: the human table (with the seed's published figures
+// Rendering measure_layouts() rows: the human table (with the published fleet's figures
 // beside v0 and v5, our v5/v0 ratios against theirs, and the targets checked)
 // and the JSON array of rows.
 #pragma once
@@ -10,17 +10,17 @@
 
 namespace dnsarena::sim::layouts {
 
-// The seed's published figures (../shared/SEED-NOTES.md, "Their results").
-struct SeedFigures {
+// The published fleet's figures (../shared/SEED-NOTES.md, "Their results").
+struct PublishedFigures {
   double net_bytes, alloc_bytes, insert_per_s, lookup_ns;
 };
-inline constexpr SeedFigures kSeedBefore{953, 1100, 625'000, 828};
-inline constexpr SeedFigures kSeedAfter{420, 461, 893'000, 670};
+inline constexpr PublishedFigures kPublishedBefore{953, 1100, 625'000, 828};
+inline constexpr PublishedFigures kPublishedAfter{420, 461, 893'000, 670};
 
 struct ReportContext {
   std::uint64_t entries = 0;
   std::uint64_t seed = 0;
-  MixProfile profile;
+  TrafficProfile profile;
   bool speed = true;
   bool alloc_estimate = false;  // allocated bytes are an estimate (no jemalloc)
   std::vector<std::uint64_t> live_entries;  // per row, after the fill

@@ -4,7 +4,7 @@
 // RdataModel<Str, Seq> is one family of alternatives; Str is the string type (growable
 // CString in v0, BoxedBytes from v1 on) and Seq the list type (CVector / BoxedSlice).
 // The largest alternative is NAPTR (three strings, a name, two integers), so a variant
-// holding them inline is as large as a NAPTR for every record: the seed's 144 B enum.
+// holding them inline is as large as a NAPTR for every record: the published fleet's 144 B enum.
 // Names are kept in uncompressed wire form, so writing them back is a copy.
 // Anything that does not parse as its type is kept as Unknown (raw bytes).
 #pragma once

@@ -8,10 +8,10 @@ namespace dnsarena::sim::traffic {
 QueryStream::QueryStream(const TrafficProfile& profile, std::uint64_t name_seed, std::uint64_t stream_seed,
                          std::string_view zone)
     : profile_(profile),
-      gen_(profile.generator_mix(), name_seed),
+      gen_(profile, name_seed),
       stream_seed_(stream_seed),
       zone_(cache::name_to_wire(zone)),
-      zipf_(profile.names, profile.zipf_s) {
+      zipf_(profile.names, profile.zipf) {
   for (auto& c : zone_) c = cache::ascii_lower(c);
 }
 
@@ -21,23 +21,23 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
   const std::uint64_t rank = zipf_.sample([&] { return rng.unit(); });
   out.name_index = rank - 1;
   const double u = rng.unit();
-  const MixProfile& m = profile_.mix;
+  const TrafficProfile& m = profile_;
   out.ecs = dns::EcsOption{};
-  if (profile_.ecs_client_subnets > 0) {
-    const auto c = static_cast<std::uint32_t>(rng.range(0, profile_.ecs_client_subnets - 1));
+  if (profile_.ecs_subnets > 0) {
+    const auto c = static_cast<std::uint32_t>(rng.range(0, profile_.ecs_subnets - 1));
     out.ecs.present = true;
     out.ecs.family = 1;
     out.ecs.source_prefix = 24;
     out.ecs.address = {10, static_cast<std::uint8_t>(c >> 8), static_cast<std::uint8_t>(c), 0};
   }
-  if (u < profile_.query_nxdomain_share) {
+  if (u < profile_.stray_nxdomain_share) {
     out.kind = StreamQuery::Kind::nxdomain;
     const std::string label = "nx" + std::to_string(rank);
     out.qname.clear();
     out.qname.push_back(static_cast<std::uint8_t>(label.size()));
     out.qname.append(label.begin(), label.end());
     out.qname += zone_;
-    const double t = rng.unit() * (m.share_a + m.share_aaaa + m.share_txt);
+    const double t = rng.unit() * (m.share_a + m.share_aaaa + m.share_other);
     out.qtype = t < m.share_a ? dns::kTypeA : t < m.share_a + m.share_aaaa ? dns::kTypeAaaa : dns::kTypeTxt;
     return;
   }
@@ -47,7 +47,7 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
   out.qname += zone_;
   out.qtype = e.qtype;
   out.kind = StreamQuery::Kind::name;
-  if (u < profile_.query_nxdomain_share + profile_.query_nodata_share) {
+  if (u < profile_.stray_nxdomain_share + profile_.stray_nodata_share) {
     out.kind = StreamQuery::Kind::nodata;
     static constexpr std::uint16_t kOthers[3][2] = {
         {dns::kTypeAaaa, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeAaaa}};

@@ -1,13 +1,13 @@
 // The load client's query stream: query k is a pure function of (profile, seeds, k).
 //
-// Query k draws a rank r with Zipf(zipf_s) popularity over 1..names (rank r is name
+// Query k draws a rank r with Zipf(zipf) popularity over 1..names (rank r is name
 // index r-1, whose place in the universe is already random); then
-//   * with probability query_nxdomain_share: "nx<r>.<zone>" (not a generated name:
-//     generated labels are letters only), asked with the seed's type mix -> NXDOMAIN;
-//   * with probability query_nodata_share: name r-1 asked with another of A/AAAA/TXT;
+//   * with probability stray_nxdomain_share: "nx<r>.<zone>" (not a generated name:
+//     generated labels are letters only), asked with the profile's type mix -> NXDOMAIN;
+//   * with probability stray_nodata_share: name r-1 asked with another of A/AAAA/TXT;
 //   * otherwise: name r-1 asked with its own type.
-// When ecs_client_subnets > 0 every query carries an ECS option with source /24 from
-// client subnet c (uniform in 0..ecs_client_subnets-1): 10.<c / 256>.<c % 256>.0/24, the
+// When ecs_subnets > 0 every query carries an ECS option with source /24 from
+// client subnet c (uniform in 0..ecs_subnets-1): 10.<c / 256>.<c % 256>.0/24, the
 // same addressing as EntryGenerator's ECS trait.
 // Names come from the same EntryGenerator as the upstream's, so the stream's seed for
 // names must equal the upstream's --seed; the stream seed only orders the queries.
@@ -18,7 +18,7 @@
 
 #include "dns/ecs_option.hpp"
 #include "sim/traffic/zipf_sampler.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim::traffic {

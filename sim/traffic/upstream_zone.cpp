@@ -67,11 +67,17 @@ void write_opt(const dns::Message& q, std::uint16_t rcode, const dns::EcsOption*
   set16(out, kArCount, 1);
 }
 
+constexpr std::uint64_t kMaxUpstreamNames = 100'000'000;
+
 }  // namespace
 
 UpstreamZone::UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, std::string_view zone_text)
-    : profile_(profile), seed_(seed), gen_(profile.generator_mix(), seed), names_(profile.names) {
-  validate_traffic_profile(profile, "profile");
+    : profile_(profile), seed_(seed), gen_(profile, seed), names_(profile.names) {
+  // NOTE: the name index below costs 16 B per name; the profile schema allows fleet-sized
+  // universes that only the model (sim/fleet) can afford.
+  if (profile.names > kMaxUpstreamNames)
+    throw std::invalid_argument("profile: names " + std::to_string(profile.names) + " exceeds the upstream's limit of " +
+                                std::to_string(kMaxUpstreamNames));
   zone_ = lower(cache::name_to_wire(zone_text));
   if (zone_.size() > 64) throw std::invalid_argument("zone name longer than 64 bytes: " + std::string(zone_text));
   index_.reserve(names_);
@@ -187,7 +193,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
                              e.ecs.family != cache::EcsFamily::none;
   dns::EcsOption ecs_reply = q.ecs;
   if (q.ecs.present) {
-    const std::uint8_t scope = q.ecs.family == 1 ? profile_.ecs_scope_prefix : profile_.ecs_scope_prefix_v6;
+    const std::uint8_t scope = q.ecs.family == 1 ? profile_.ecs_prefix : profile_.ecs_prefix_v6;
     ecs_reply.scope_prefix = (ecs_dependent && q.ecs.source_prefix > 0) ? scope : 0;
   }
 
@@ -285,7 +291,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
 }
 
 std::string upstream_name(const TrafficProfile& profile, std::uint64_t seed, std::uint64_t i, std::string_view zone) {
-  Bytes n = EntryGenerator(profile.generator_mix(), seed).generate(i).qname;
+  Bytes n = EntryGenerator(profile, seed).generate(i).qname;
   n.pop_back();
   n += cache::name_to_wire(zone);
   for (auto& c : n) c = cache::ascii_lower(c);
@@ -293,7 +299,7 @@ std::string upstream_name(const TrafficProfile& profile, std::uint64_t seed, std
 }
 
 std::uint16_t upstream_type(const TrafficProfile& profile, std::uint64_t seed, std::uint64_t i) {
-  return EntryGenerator(profile.generator_mix(), seed).generate(i).qtype;
+  return EntryGenerator(profile, seed).generate(i).qtype;
 }
 
 }  // namespace dnsarena::sim::traffic

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "dns/message.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim::traffic {

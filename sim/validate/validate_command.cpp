@@ -14,6 +14,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/command_options.hpp"
 #include "sim/fleet/calibration.hpp"
 #include "sim/validate/commands.hpp"
 #include "validate_model.hpp"
@@ -83,22 +84,22 @@ void run(const ValidateArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   if (60 % a.sample_every_s != 0) throw std::invalid_argument("--sample-every must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)");
   if (a.duration_s % 60 != 0) throw std::invalid_argument("--duration must be whole minutes (the model's curve is per minute)");
-  const sim::TrafficProfile profile =
+  const TrafficProfile profile =
       a.profile.empty() ? sim::default_traffic_profile() : sim::load_traffic_profile(a.profile);
   auto say = [](const std::string& s) { std::cerr << "sim validate: " << s << std::endl; };
 
   ValidateSetup setup;
-  setup.profile = a.profile.empty() ? "(embedded seed profile)" : a.profile;
+  setup.profile = a.profile.empty() ? "(embedded published profile)" : a.profile;
   setup.names = profile.names;
   setup.target_rate = a.rate;
   setup.duration_s = a.duration_s;
   setup.sample_every_s = a.sample_every_s;
   setup.capacity = a.capacity;
   setup.workers = a.workers;
-  setup.ecs_forward = profile.ecs_client_subnets > 0;
+  setup.ecs_forward = profile.ecs_subnets > 0;
   setup.calibration_entries = a.calibration_entries;
   setup.region_bytes = 64u << 10;  // cache_curve.cpp's regions: the same reclaim granularity
-  const TrafficProfile traffic = to_fleet_traffic(profile, &setup.notes);
+  const TrafficProfile traffic = served_traffic(profile, &setup.notes);
 
   say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");
   Calibration cal("", layouts_measurer(), a.calibration_entries, a.seed);
@@ -153,14 +154,14 @@ void run(const ValidateArgs& a) {
 }  // namespace
 
 void add_validate_command(CLI::App& sim) {
-  auto args = std::make_shared<ValidateArgs>();
-  CLI::App* c = sim.add_subcommand(
-      "validate",
+  auto [c, args] = add_sim_command<ValidateArgs>(
+      sim, "validate",
       "Check the fleet model against the real service at a small scale: runs `sim upstream`, `serve`\n"
       "and `sim load` with a traffic profile, records entries, hit rate and RSS over time, runs the\n"
       "model (real-cache curve, Che, memory model) on the same scaled profile, and prints predicted\n"
-      "against measured per minute and at the plateau (targets: 5 hit-rate points, 10% RSS).");
-  c->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded seed profile)")
+      "against measured per minute and at the plateau (targets: 5 hit-rate points, 10% RSS).",
+      run);
+  c->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded published profile)")
       ->check(CLI::ExistingFile);
   c->add_option("--rate", args->rate, "Load in queries per second")->capture_default_str()->check(CLI::Range(10.0, 50'000.0));
   c->add_option("--duration", args->duration_s, "Seconds of load, whole minutes")
@@ -173,7 +174,7 @@ void add_validate_command(CLI::App& sim) {
   c->add_option("--sample-every", args->sample_every_s, "Seconds between samples of the service (divides 60)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 60u));
-  c->add_option("--seed", args->seed, "Seed of the names (upstream and load) and of the model's trace")->capture_default_str();
+  add_seed_option(*c, args->seed, "Seed of the names (upstream and load) and of the model's trace");
   c->add_option("--calibration-entries", args->calibration_entries, "Entries per layout in the bytes/entry calibration")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1'000}, std::uint64_t{10'000'000}));
@@ -181,8 +182,7 @@ void add_validate_command(CLI::App& sim) {
       ->capture_default_str()
       ->check(CLI::Range(256u, 10'000'000u));
   c->add_option("--out", args->out, "Directory for validate_minutes.csv, validate_samples.csv and the children's logs");
-  c->add_flag("--json", args->json, "Print one JSON object last");
-  c->callback([args] { run(*args); });
+  add_json_flag(*c, args->json);
 }
 
 }  // namespace dnsarena::sim::fleet

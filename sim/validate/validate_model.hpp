@@ -1,31 +1,28 @@
 // The predicted half of `dnsarena sim validate`: the fleet model on the load's profile.
 //
-// Conversion (to_fleet_traffic): a traffic profile of `sim upstream` / `sim load`
-// (sim/workload/traffic_profile.hpp) becomes the fleet model's TrafficProfile:
-//   names, zipf            = names, zipf_s (the load's Zipf ranks are the model's ranks);
-//   qtype shares           = the mix's A / AAAA / TXT shares, qtype_per_name = true (each
-//                            zone name has exactly one type, EntryGenerator's draw);
-//   records, rdata sizes   = min/max_records, txt_min/max_bytes;
-//   TTLs                   = EntryGenerator draws a TTL uniformly in [ttl_min, ttl_max];
-//                            the model takes kTtlBuckets equal-width buckets of equal share
-//                            at their midpoints. A key's hit probability (lambda*T/(1+lambda*T)
-//                            while the cache is TTL-bound) is concave in T, so midpoints
-//                            overstate it slightly; with 32 buckets over 60..3600 s a bucket
-//                            is 111 s wide;
+// The model reads the same traffic profile as `sim upstream` / `sim load`
+// (sim/workload/traffic_profile.hpp). served_traffic() states what the real upstream and
+// load client do that the profile's fields alone do not say, as the same type:
+//   qtype_per_name = true  (each zone name has exactly one type, EntryGenerator's draw);
+//   TTLs                   = EntryGenerator draws a TTL uniformly in [min, max]; the
+//                            model reads the profile's equal-share buckets at slice
+//                            midpoints (TtlDistribution). A key's hit probability
+//                            (lambda*T/(1+lambda*T) while the cache is TTL-bound) is concave
+//                            in T, so midpoints overstate it slightly; with 32 buckets over
+//                            60..3600 s a bucket is 111 s wide;
 //   stray keys             = NODATA queries (another of the name's types: 2 keys) and
-//                            NXDOMAIN queries ("nx<rank>" with one of 3 types: 3 keys)
-//                            become TrafficProfile::stray_share = their query share over
-//                            stray_keys = 5 negative keys per name with the profile's
-//                            negative_ttl (their SOA), at equal shares of the name's rate
-//                            (really NODATA keys get 1% each and NXDOMAIN keys 1% split by
-//                            the type mix); the zone's own negative names
-//                            (mix.negative_share) keep their drawn TTL (SOA minimum = TTL),
-//                            so they are ordinary keys here;
-//   ECS                    = when the load sends ECS (ecs_client_subnets > 0): the share
-//                            of names answered per subnet (ECS-dependent names that are not
-//                            negative; stray keys answer with scope 0), one key per client
-//                            subnet, scope prefix; without ECS in the queries every answer
-//                            is cached under the plain key: ecs_share 0, 1 subnet.
+//                            NXDOMAIN queries ("nx<rank>" with one of 3 types: 3 keys):
+//                            TrafficProfile::stray_share() over stray_keys() = 5 negative
+//                            keys per name with negative_ttl (their SOA), at equal shares
+//                            of the name's rate (really NODATA keys get 1% each and NXDOMAIN
+//                            keys 1% split by the type mix);
+//   negative_share = 0     (the zone's own negative names keep their drawn TTL, SOA
+//                            minimum = TTL, so they are ordinary keys here);
+//   ECS                    = when the load sends ECS (ecs_subnets > 0): the share of names
+//                            answered per subnet is the ECS-dependent names that are not
+//                            negative (stray keys answer with scope 0), one key per client
+//                            subnet; without ECS in the queries every answer is cached
+//                            under the plain key (ecs_keyed_share() = 0).
 // What the model cannot express (reported in the notes): NODATA queries of ECS names are
 // answered per subnet by the zone, one stray key in the model; a CNAME answer is one cache
 // entry under the query name, so CNAMEs change only entry sizes (the calibration's mix has
@@ -33,7 +30,7 @@
 // (EntryGenerator) and by the model (a hash of the rank) independently; under Zipf the
 // top names carry percents of the traffic each (rank 1: 4.5% at 0.9 over 100,000 names),
 // so with an ECS share near 0.5 the two draws differ by a few hit-rate points by chance
-// alone (the seed profile's hit rate does not depend on per-name traits this way).
+// alone (the published profile's hit rate does not depend on per-name traits this way).
 //
 // Prediction (predict): compute_curve (real cache, SHARDS) at capacity = serve's
 // max_entries and the load's achieved rate, che_estimate beside it, and predicted RSS
@@ -54,17 +51,12 @@
 
 namespace dnsarena::sim::fleet {
 
-inline constexpr unsigned kTtlBuckets = 32;
+// See the header comment. `notes` (optional) receives what the model approximates.
+TrafficProfile served_traffic(const TrafficProfile& p, std::vector<std::string>* notes = nullptr);
 
-// Equal-share buckets at the midpoints of `buckets` equal slices of [lo, hi].
-std::vector<TtlBucket> uniform_ttl_buckets(std::uint32_t lo, std::uint32_t hi, unsigned buckets);
-
-// See the header comment. `notes` (optional) receives what the conversion approximates.
-TrafficProfile to_fleet_traffic(const sim::TrafficProfile& p, std::vector<std::string>* notes = nullptr);
-
-// The mix whose entries the calibration measures: the generator's mix, without ECS keys
+// The profile whose entries the calibration measures: the generator's, without ECS keys
 // when the load sends no ECS (then the real cache holds none).
-MixProfile calibration_mix(const sim::TrafficProfile& p);
+TrafficProfile calibration_mix(const TrafficProfile& p);
 
 // Arena bytes the memory model assumes for `capacity` entries of `bytes_per_entry`
 // segment bytes (memory_model.hpp: capacity x arena bytes per entry x kArenaSlack),

@@ -43,7 +43,7 @@ namespace dnsarena::sim::fleet {
 
 struct ServiceOptions {
   std::string program;        // the dnsarena binary (common::self_executable())
-  std::string profile_path;   // empty: the embedded seed profile
+  std::string profile_path;   // empty: the embedded published profile
   std::string work_dir;       // logs and the serve config go here (must exist)
   std::uint64_t seed = 1;     // names of upstream and load
   double rate = 2000;         // queries per second

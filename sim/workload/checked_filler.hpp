@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::sim {
 

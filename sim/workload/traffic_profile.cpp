@@ -2,173 +2,203 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
-#include <map>
 #include <sstream>
-
-#include "common/yaml_reader.hpp"
 
 namespace dnsarena::sim {
 
+using common::ConfigError;
+using common::MapReader;
+
+TtlDistribution TtlDistribution::range(std::uint32_t lo, std::uint32_t hi) {
+  TtlDistribution d;
+  d.uniform = true;
+  d.uniform_min = lo;
+  d.uniform_max = hi;
+  d.buckets = uniform_buckets(lo, hi);
+  return d;
+}
+
+TtlDistribution TtlDistribution::from_buckets(std::vector<TtlBucket> b) {
+  TtlDistribution d;
+  d.uniform = false;
+  d.uniform_min = d.uniform_max = 0;
+  d.buckets = std::move(b);
+  return d;
+}
+
+std::vector<TtlBucket> TtlDistribution::uniform_buckets(std::uint32_t lo, std::uint32_t hi) {
+  if (hi < lo) std::swap(lo, hi);
+  const std::uint32_t span = hi - lo + 1;  // integer TTLs lo..hi
+  const unsigned count = std::max(1u, std::min(kUniformTtlBuckets, span));
+  std::vector<TtlBucket> out;
+  for (unsigned i = 0; i < count; ++i) {
+    const double mid = lo + (static_cast<double>(i) + 0.5) * span / count - 0.5;
+    out.push_back({std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(mid))), 1.0 / count});
+  }
+  return out;
+}
+
+std::uint32_t TtlDistribution::lowest() const {
+  if (uniform) return uniform_min;
+  std::uint32_t lo = ~0u;
+  for (const TtlBucket& b : buckets) lo = std::min(lo, b.seconds);
+  return lo;
+}
+
+std::uint32_t TtlDistribution::highest() const {
+  if (uniform) return uniform_max;
+  std::uint32_t hi = 0;
+  for (const TtlBucket& b : buckets) hi = std::max(hi, b.seconds);
+  return hi;
+}
+
+std::uint32_t TrafficProfile::stray_keys() const {
+  const std::uint32_t keys = (stray_nodata_share > 0 ? 2 : 0) + (stray_nxdomain_share > 0 ? 3 : 0);
+  return keys == 0 ? 1 : keys;
+}
+
+std::uint32_t TrafficProfile::max_ttl() const {
+  std::uint32_t longest = negative_share > 0 || stray_share() > 0 ? negative_ttl : 0;
+  for (const TtlBucket& b : ttl.buckets) longest = std::max(longest, b.seconds);
+  return longest;
+}
+
+TrafficProfile default_traffic_profile() {
+  TrafficProfile p;
+  p.negative_share = 0.04;
+  p.cname_share = 0.05;
+  p.ecs_share = 0.10;  // answers depend on the client /24, but the load sends no ECS
+  p.stray_nodata_share = 0.02;
+  p.stray_nxdomain_share = 0.01;
+  return p;
+}
+
 namespace {
 
-// Where each key was found, for messages about cross-field constraints.
-using MarkMap = std::map<std::string, YAML::Mark>;
+constexpr std::uint64_t kMaxNames = 10'000'000'000ull;
+constexpr double kShareSumTolerance = 1e-6;
 
-std::string where(const std::string& source, const YAML::Mark& m) {
-  if (m.line < 0) return source;
-  return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+// A {min, max} mapping of integers in [lo, hi] with min <= max; absent keys keep the values.
+void read_bounds(MapReader& parent, const std::string& key, std::uint64_t lo, std::uint64_t hi, unsigned& min_value,
+                 unsigned& max_value) {
+  if (!parent.has(key)) return;
+  MapReader bounds = parent.map(key);
+  min_value = static_cast<unsigned>(bounds.integer_or("min", min_value, lo, hi));
+  max_value = static_cast<unsigned>(bounds.integer_or("max", max_value, lo, hi));
+  if (min_value > max_value) bounds.fail("min", "must not exceed max");
+  bounds.finish();
 }
 
-[[noreturn]] void fail(const std::string& at, const std::string& key, const std::string& why) {
-  throw ProfileError(at + ": key '" + key + "': " + why);
+void read_qtypes(MapReader& r, TrafficProfile& t) {
+  if (!r.has("qtypes")) return;
+  MapReader q = r.map("qtypes");
+  t.share_a = q.number("a", 0, 1);
+  t.share_aaaa = q.number("aaaa", 0, 1);
+  t.share_other = q.number("other", 0, 1);
+  t.qtype_per_name = q.boolean_or("per_name", t.qtype_per_name);
+  q.finish();
+  const double sum = t.share_a + t.share_aaaa + t.share_other;
+  if (std::fabs(sum - 1.0) > kShareSumTolerance)
+    r.fail("qtypes", "shares a + aaaa + other must sum to 1, got " + std::to_string(sum));
 }
 
-void check(bool ok, const std::string& source, const MarkMap& marks, const std::string& key,
-           const std::string& why) {
-  if (ok) return;
-  auto it = marks.find(key);
-  fail(it == marks.end() ? source : where(source, it->second), key, why);
-}
-
-constexpr std::uint64_t kMaxNames = 100'000'000;  // the upstream's name index costs 16 B/name
-
-void validate_with_marks(const TrafficProfile& p, const std::string& src, const MarkMap& mk) {
-  const MixProfile& m = p.mix;
-  auto share = [&](double v, const std::string& key) {
-    check(v >= 0 && v <= 1, src, mk, key, "must be in [0, 1]");
-  };
-  share(m.share_a, "mix.share_a");
-  share(m.share_aaaa, "mix.share_aaaa");
-  share(m.share_txt, "mix.share_txt");
-  check(m.share_a + m.share_aaaa + m.share_txt > 0, src, mk, "mix.share_a",
-        "share_a + share_aaaa + share_txt must be > 0");
-  share(m.negative_share, "mix.negative_share");
-  share(m.cname_share, "mix.cname_share");
-  check(m.min_records >= 1 && m.min_records <= m.max_records, src, mk, "mix.min_records",
-        "must be >= 1 and <= max_records");
-  check(m.max_records <= 16, src, mk, "mix.max_records", "must be <= 16");
-  check(m.txt_min_bytes >= 1 && m.txt_min_bytes <= m.txt_max_bytes, src, mk, "mix.txt_min_bytes",
-        "must be >= 1 and <= txt_max_bytes");
-  check(m.txt_max_bytes <= 256, src, mk, "mix.txt_max_bytes", "must be <= 256 (one character-string)");
-  check(m.min_labels >= 1 && m.min_labels <= m.max_labels, src, mk, "mix.min_labels",
-        "must be >= 1 and <= max_labels");
-  check(m.label_min >= 1 && m.label_min <= m.label_max, src, mk, "mix.label_min",
-        "must be >= 1 and <= label_max");
-  check(m.label_max <= 63, src, mk, "mix.label_max", "must be <= 63");
-  // Longest name: labels + "cdn." prefix + a zone of up to 64 bytes must fit 255 bytes.
-  check(m.max_labels * (m.label_max + 1) + 4 + 64 <= 255, src, mk, "mix.max_labels",
-        "max_labels * (label_max + 1) must be <= 187 so that names with zone and cdn. fit 255 bytes");
-  check(m.ttl_min <= m.ttl_max, src, mk, "mix.ttl_min", "must be <= ttl_max");
-  check(m.ttl_max <= 0x7fffffffu, src, mk, "mix.ttl_max", "must be <= 2147483647");
-  check(p.names >= 1 && p.names <= kMaxNames, src, mk, "names",
-        "must be in [1, " + std::to_string(kMaxNames) + "]");
-  check(p.zipf_s >= 0 && p.zipf_s <= 10, src, mk, "zipf_s", "must be in [0, 10]");
-  check(p.qps > 0 && p.qps <= 10e6, src, mk, "qps", "must be in (0, 10000000]");
-  share(p.ecs_share, "ecs_share");
-  check(p.ecs_client_subnets <= 65536, src, mk, "ecs_client_subnets", "must be in [0, 65536]");
-  check(p.ecs_scope_prefix >= 1 && p.ecs_scope_prefix <= 32, src, mk, "ecs_scope_prefix",
-        "must be in [1, 32]");
-  check(p.ecs_scope_prefix_v6 >= 1 && p.ecs_scope_prefix_v6 <= 128, src, mk, "ecs_scope_prefix_v6",
-        "must be in [1, 128]");
-  share(p.query_nodata_share, "query_nodata_share");
-  share(p.query_nxdomain_share, "query_nxdomain_share");
-  check(p.query_nodata_share + p.query_nxdomain_share <= 1, src, mk, "query_nxdomain_share",
-        "query_nodata_share + query_nxdomain_share must be <= 1");
-  check(p.negative_ttl <= 0x7fffffffu, src, mk, "negative_ttl", "must be <= 2147483647");
-}
-
-// Reads every key of a profile mapping (missing keys keep their defaults); per-key ranges
-// here, cross-field constraints in validate_with_marks.
-void read_profile(common::MapReader& r, TrafficProfile& p) {
-  auto u32 = [](common::MapReader& m, const char* key, unsigned v, std::uint64_t lo, std::uint64_t hi) {
-    return static_cast<unsigned>(m.integer_or(key, v, lo, hi));
-  };
-  if (r.has("mix")) {
-    common::MapReader m = r.map("mix");
-    MixProfile& x = p.mix;
-    x.share_a = m.number_or("share_a", x.share_a, 0, 1);
-    x.share_aaaa = m.number_or("share_aaaa", x.share_aaaa, 0, 1);
-    x.share_txt = m.number_or("share_txt", x.share_txt, 0, 1);
-    x.min_records = u32(m, "min_records", x.min_records, 1, 16);
-    x.max_records = u32(m, "max_records", x.max_records, 1, 16);
-    x.txt_min_bytes = u32(m, "txt_min_bytes", x.txt_min_bytes, 1, 256);
-    x.txt_max_bytes = u32(m, "txt_max_bytes", x.txt_max_bytes, 1, 256);
-    x.min_labels = u32(m, "min_labels", x.min_labels, 1, 32);
-    x.max_labels = u32(m, "max_labels", x.max_labels, 1, 32);
-    x.label_min = u32(m, "label_min", x.label_min, 1, 63);
-    x.label_max = u32(m, "label_max", x.label_max, 1, 63);
-    x.ttl_min = static_cast<std::uint32_t>(m.integer_or("ttl_min", x.ttl_min, 0, 0x7fffffff));
-    x.ttl_max = static_cast<std::uint32_t>(m.integer_or("ttl_max", x.ttl_max, 0, 0x7fffffff));
-    x.negative_share = m.number_or("negative_share", x.negative_share, 0, 1);
-    x.cname_share = m.number_or("cname_share", x.cname_share, 0, 1);
-    m.finish();
-  } else {
-    r.raw("mix");  // `mix:` with no value keeps the default mix
+void read_ttl(MapReader& r, TrafficProfile& t) {
+  if (!r.has("ttl")) return;
+  const YAML::Node node = r.raw("ttl");
+  if (node.IsMap()) {
+    MapReader bounds(r.file(), node, r.key_path("ttl"));
+    const auto lo = static_cast<std::uint32_t>(bounds.integer("min", 1, 0x7fffffff));
+    const auto hi = static_cast<std::uint32_t>(bounds.integer("max", 1, 0x7fffffff));
+    if (lo > hi) bounds.fail("min", "must not exceed max");
+    bounds.finish();
+    t.ttl = TtlDistribution::range(lo, hi);
+    return;
   }
-  p.names = r.integer_or("names", p.names, 1, kMaxNames);
-  p.zipf_s = r.number_or("zipf_s", p.zipf_s, 0, 10);
-  p.qps = r.number_or("qps", p.qps, 0, 10e6);
-  if (p.qps <= 0) r.fail("qps", "must be > 0");
-  p.ecs_share = r.number_or("ecs_share", p.ecs_share, 0, 1);
-  p.ecs_client_subnets = static_cast<std::uint32_t>(r.integer_or("ecs_client_subnets", p.ecs_client_subnets, 0, 65536));
-  p.ecs_scope_prefix = static_cast<std::uint8_t>(r.integer_or("ecs_scope_prefix", p.ecs_scope_prefix, 1, 32));
-  p.ecs_scope_prefix_v6 = static_cast<std::uint8_t>(r.integer_or("ecs_scope_prefix_v6", p.ecs_scope_prefix_v6, 1, 128));
-  p.query_nodata_share = r.number_or("query_nodata_share", p.query_nodata_share, 0, 1);
-  p.query_nxdomain_share = r.number_or("query_nxdomain_share", p.query_nxdomain_share, 0, 1);
-  p.negative_ttl = static_cast<std::uint32_t>(r.integer_or("negative_ttl", p.negative_ttl, 0, 0x7fffffff));
-  r.finish();
+  if (!node.IsSequence()) r.fail("ttl", "expected {min, max} or a list of {seconds, share} buckets");
+  std::vector<TtlBucket> buckets;
+  double sum = 0;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    MapReader b(r.file(), node[i], r.key_path("ttl[" + std::to_string(i) + "]"));
+    TtlBucket bucket;
+    bucket.seconds = static_cast<std::uint32_t>(b.integer("seconds", 1, 7 * 86400));
+    bucket.share = b.number("share", 0, 1);
+    b.finish();
+    sum += bucket.share;
+    buckets.push_back(bucket);
+  }
+  if (buckets.empty()) r.fail("ttl", "needs at least one bucket");
+  if (std::fabs(sum - 1.0) > kShareSumTolerance)
+    r.fail("ttl", "bucket shares must sum to 1, got " + std::to_string(sum));
+  t.ttl = TtlDistribution::from_buckets(std::move(buckets));
+}
+
+void read_answer_traits(MapReader& r, TrafficProfile& t) {
+  if (r.has("negative")) {
+    MapReader q = r.map("negative");
+    t.negative_share = q.number_or("share", t.negative_share, 0, 1);
+    t.negative_ttl = static_cast<std::uint32_t>(q.integer_or("ttl", t.negative_ttl, 1, 7 * 86400));
+    q.finish();
+  }
+  if (r.has("cname")) {
+    MapReader q = r.map("cname");
+    t.cname_share = q.number("share", 0, 1);
+    q.finish();
+  }
+  if (t.negative_share + t.cname_share > 1) r.fail("cname", "negative share + cname share must not exceed 1");
+  if (r.has("stray")) {
+    MapReader q = r.map("stray");
+    t.stray_nodata_share = q.number_or("nodata_share", t.stray_nodata_share, 0, 0.5);
+    t.stray_nxdomain_share = q.number_or("nxdomain_share", t.stray_nxdomain_share, 0, 0.5);
+    if (t.stray_share() > 0.5) q.fail("nxdomain_share", "nodata_share + nxdomain_share must not exceed 0.5");
+    q.finish();
+  }
+  if (r.has("ecs")) {
+    MapReader q = r.map("ecs");
+    t.ecs_share = q.number("share", 0, 1);
+    t.ecs_subnets = static_cast<std::uint32_t>(q.integer("subnets", 0, 65536));
+    t.ecs_prefix = static_cast<std::uint8_t>(q.integer_or("prefix", t.ecs_prefix, 1, 32));
+    t.ecs_prefix_v6 = static_cast<std::uint8_t>(q.integer_or("prefix_v6", t.ecs_prefix_v6, 1, 128));
+    q.finish();
+  }
 }
 
 }  // namespace
 
-MixProfile TrafficProfile::generator_mix() const {
-  MixProfile m = mix;
-  m.ecs_share = ecs_share;
-  m.ecs_prefix = ecs_scope_prefix;
-  m.ecs_subnets = ecs_client_subnets == 0 ? 1 : ecs_client_subnets;
-  return m;
-}
-
-bool TrafficProfile::operator==(const TrafficProfile& o) const {
-  const MixProfile &a = mix, &b = o.mix;
-  const bool mix_eq = a.share_a == b.share_a && a.share_aaaa == b.share_aaaa && a.share_txt == b.share_txt &&
-                      a.min_records == b.min_records && a.max_records == b.max_records &&
-                      a.txt_min_bytes == b.txt_min_bytes && a.txt_max_bytes == b.txt_max_bytes &&
-                      a.min_labels == b.min_labels && a.max_labels == b.max_labels &&
-                      a.label_min == b.label_min && a.label_max == b.label_max && a.ttl_min == b.ttl_min &&
-                      a.ttl_max == b.ttl_max && a.negative_share == b.negative_share &&
-                      a.cname_share == b.cname_share;
-  return mix_eq && names == o.names && zipf_s == o.zipf_s && qps == o.qps && ecs_share == o.ecs_share &&
-         ecs_client_subnets == o.ecs_client_subnets && ecs_scope_prefix == o.ecs_scope_prefix &&
-         ecs_scope_prefix_v6 == o.ecs_scope_prefix_v6 && query_nodata_share == o.query_nodata_share &&
-         query_nxdomain_share == o.query_nxdomain_share && negative_ttl == o.negative_ttl;
-}
-
-TrafficProfile default_traffic_profile() { return TrafficProfile{}; }
-
-void validate_traffic_profile(const TrafficProfile& p, const std::string& source) {
-  validate_with_marks(p, source, MarkMap{});
+void read_traffic_profile(MapReader& r, TrafficProfile& t) {
+  if (r.has("names")) t.names = r.integer("names", 1, kMaxNames);
+  if (r.has("zipf")) t.zipf = r.number("zipf", 0.0, 3.0);
+  if (r.has("qps")) {
+    t.qps = r.number("qps", 0, 1e7);
+    if (t.qps <= 0) r.fail("qps", "must be > 0");
+  }
+  read_qtypes(r, t);
+  read_bounds(r, "records", 1, 16, t.records_min, t.records_max);
+  read_bounds(r, "other_rdata_bytes", 1, 4000, t.other_rdata_min, t.other_rdata_max);
+  read_bounds(r, "labels", 1, 32, t.labels_min, t.labels_max);
+  read_bounds(r, "label_bytes", 1, 63, t.label_bytes_min, t.label_bytes_max);
+  // Longest name: labels + "cdn." prefix + a zone of up to 64 bytes must fit 255 bytes.
+  if (t.labels_max * (t.label_bytes_max + 1) + 4 + 64 > 255)
+    r.fail("labels", "labels.max * (label_bytes.max + 1) must be <= 187 so that names with zone and cdn. fit 255 bytes");
+  read_ttl(r, t);
+  read_answer_traits(r, t);
 }
 
 TrafficProfile parse_traffic_profile(std::string_view yaml_text, const std::string& source) {
   const YAML::Node root = common::parse_yaml_text(yaml_text, source);
   TrafficProfile p;
-  if (root.IsNull()) return p;  // an empty file is the default profile
-  common::MapReader top(source, root, "");
-  read_profile(top, p);
-  // Where each key's value is, for messages about cross-field constraints.
-  MarkMap marks;
-  for (const auto& kv : root) marks[kv.first.Scalar()] = kv.second.Mark();
-  if (const YAML::Node mix = root["mix"]; mix.IsMap())
-    for (const auto& kv : mix) marks["mix." + kv.first.Scalar()] = kv.second.Mark();
-  validate_with_marks(p, source, marks);
+  if (root.IsNull()) return p;  // an empty file is the default-constructed profile
+  MapReader top(source, root, "");
+  read_traffic_profile(top, p);
+  top.finish();
   return p;
 }
 
 TrafficProfile load_traffic_profile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw ProfileError(path + ": cannot open the traffic profile");
+  if (!in) throw ConfigError(path + ": cannot open the traffic profile");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_traffic_profile(text.str(), path);

@@ -8,7 +8,7 @@
 #include <deque>
 
 #include "cache/test_hooks.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 
@@ -30,7 +30,7 @@ const HashChoice kHashes[3] = {{"real", {}}, {"two buckets", two_buckets}, {"one
 // The seed's mix (A, AAAA, TXT, CNAME chains, NXDOMAIN/NODATA with SOA), numbered entries.
 struct Population {
   explicit Population(std::uint64_t seed) : gen(mix(), seed) {}
-  static sim::MixProfile mix() { return sim::MixProfile{}; }
+  static sim::TrafficProfile mix() { return sim::benchmark_mix(); }
   const sim::GeneratedEntry& entry(std::uint64_t i) {
     while (entries.size() <= i) entries.push_back(gen.generate(entries.size()));
     while (keys.size() <= i) keys.push_back(entries[keys.size()].key());

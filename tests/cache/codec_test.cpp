@@ -3,7 +3,7 @@
 #include <map>
 
 #include "cache/entry_codec.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 
@@ -44,7 +44,7 @@ std::uint32_t min_ttl(const Answer& a) {
 }  // namespace
 
 TEST_CASE("every entry of the seed mix round-trips (A, AAAA, TXT, 1-4 records)", "[codec]") {
-  const sim::EntryGenerator gen(sim::MixProfile{}, 42);
+  const sim::EntryGenerator gen(sim::TrafficProfile{}, 42);
   std::vector<RecordData> records;
   std::map<std::uint16_t, int> seen_types;
   for (std::uint64_t i = 0; i < 3000; ++i) {

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "child_process.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "verifiable_value.hpp"
 
 namespace dnsarena::test {

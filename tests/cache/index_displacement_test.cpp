@@ -2,7 +2,7 @@
 // them. Greedy two-choice placement alone sometimes finds both 8-slot buckets full at
 // load 0.8 and evicts an older entry early; the cuckoo step moves a resident to its other
 // bucket instead.
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "test_segment.hpp"
 
 using namespace dnsarena;

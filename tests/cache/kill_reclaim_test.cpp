@@ -13,7 +13,7 @@
 #include "cache/failpoint.hpp"
 #include "child_process.hpp"
 #include "concurrent_roles.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"
 

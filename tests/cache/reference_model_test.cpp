@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "cache/test_hooks.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 

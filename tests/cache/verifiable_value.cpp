@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "sim/workload/checked_filler.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::test {
 

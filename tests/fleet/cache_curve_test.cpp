@@ -13,7 +13,7 @@ TrafficProfile small_profile() {
   TrafficProfile t;
   t.names = 300'000;
   t.zipf = 0.9;
-  t.ttl = {{3600, 1.0}};
+  t.ttl = dnsarena::sim::TtlDistribution::from_buckets({{3600, 1.0}});
   return t;
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("cold start: hit rate starts at 0 and rises and occupancy never exceed
 
 TEST_CASE("TTLs shorter than the fill time: plateau below capacity", "[fleet][curve]") {
   TrafficProfile t = small_profile();
-  t.ttl = {{30, 1.0}};
+  t.ttl = dnsarena::sim::TtlDistribution::from_buckets({{30, 1.0}});
   const std::uint64_t cap = 50'000;
   const OccupancyCurve c = run(t, cap, 100, 4096);
   CHECK(c.reached_plateau);
@@ -64,7 +64,7 @@ TEST_CASE("TTLs shorter than the fill time: plateau below capacity", "[fleet][cu
 
 TEST_CASE("ECS-heavy profile: more entries per name and more bytes than without ECS", "[fleet][curve]") {
   TrafficProfile plain = small_profile();
-  plain.ttl = {{600, 1.0}};
+  plain.ttl = dnsarena::sim::TtlDistribution::from_buckets({{600, 1.0}});
   TrafficProfile ecs = plain;
   ecs.ecs_share = 0.4;
   ecs.ecs_subnets = 32;
@@ -96,8 +96,8 @@ TEST_CASE("SHARDS at two sampling rates gives hit rates within 2 points", "[flee
 TEST_CASE("stray queries lower the hit rate by about their share", "[fleet][curve]") {
   TrafficProfile plain = small_profile();
   TrafficProfile stray = plain;
-  stray.stray_share = 0.03;
-  stray.stray_keys = 5;
+  stray.stray_nodata_share = 0.02;  // 2 NODATA + 3 NXDOMAIN keys per name
+  stray.stray_nxdomain_share = 0.01;
   const std::uint64_t cap = 40'000;
   const OccupancyCurve a = run(plain, cap, 200, 40'000, 1, 9);  // R = 1: no sampling
   const OccupancyCurve b = run(stray, cap, 200, 40'000, 1, 9);

@@ -18,7 +18,7 @@ const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 // when the layouts code is re-measured). The simulator never sees typed-in bytes
 // outside tests: `sim rollout` always measures.
 LayoutMeasurer fixed_measurer() {
-  return [](const dnsarena::sim::MixProfile& p, std::uint64_t, std::uint64_t) {
+  return [](const dnsarena::sim::TrafficProfile& p, std::uint64_t, std::uint64_t) {
     const double extra = 40.0 * p.ecs_share;
     return std::vector<LayoutBytes>{{"v0", 950 + extra, 1100 + extra}, {"arena", 190 + extra, 190 + extra}};
   };

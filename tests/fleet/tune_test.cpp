@@ -14,7 +14,7 @@ const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 // Fixed bytes per entry (test data; `sim tune` itself always measures): the arena is
 // far smaller per entry than v0.
 LayoutMeasurer fixed_measurer() {
-  return [](const dnsarena::sim::MixProfile&, std::uint64_t, std::uint64_t) {
+  return [](const dnsarena::sim::TrafficProfile&, std::uint64_t, std::uint64_t) {
     return std::vector<LayoutBytes>{{"v0", 950, 1100}, {"arena", 190, 190}};
   };
 }

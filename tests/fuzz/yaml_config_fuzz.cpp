@@ -1,7 +1,7 @@
 // libFuzzer target: every YAML loader on arbitrary text. Input: 1 selector byte, then the
 // file's text. Selector % 5:
 //   0 serve config (workers/serve_config: load_serve_config + validate)
-//   1 traffic profile (sim/workload: parse_traffic_profile + validate_traffic_profile)
+//   1 traffic profile (sim/workload: parse_traffic_profile, which validates as it reads)
 //   2 fleet config (sim/fleet: load_fleet; `from:` entries resolve to the datacenter
 //     files of configs/datacenters/, linked next to the input)
 //   3 datacenter file (a fleet whose one datacenter comes `from:` the input)
@@ -74,8 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 1: {
-        const sim::TrafficProfile p = sim::parse_traffic_profile(text, "profile.yaml");
-        sim::validate_traffic_profile(p, "profile.yaml");
+        (void)sim::parse_traffic_profile(text, "profile.yaml");
         break;
       }
       case 2:

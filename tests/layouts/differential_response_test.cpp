@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/layouts/layout.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 using namespace dnsarena;
 using namespace dnsarena::sim::layouts;
@@ -35,7 +35,7 @@ std::uint16_t get16(const std::vector<std::uint8_t>& b, std::size_t at) {
 }  // namespace
 
 TEST_CASE("every layout writes the same response bytes as the arena", "[layouts][differential]") {
-  sim::MixProfile profile;
+  sim::TrafficProfile profile = sim::benchmark_mix();
   profile.negative_share = 0.15;
   profile.cname_share = 0.20;
   profile.ecs_share = 0.20;
@@ -105,7 +105,7 @@ TEST_CASE("every layout writes the same response bytes as the arena", "[layouts]
 }
 
 TEST_CASE("a missing or expired key gives no response in every layout", "[layouts][differential]") {
-  const sim::EntryGenerator gen(sim::MixProfile{}, 3);
+  const sim::EntryGenerator gen(sim::TrafficProfile{}, 3);
   auto layouts = all_layouts(10, 400.0);
   std::vector<cache::RecordData> records;
   const sim::GeneratedEntry e = gen.generate(0);

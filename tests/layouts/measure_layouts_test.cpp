@@ -8,7 +8,7 @@ using namespace dnsarena::sim;
 TEST_CASE("measure_layouts gives one row per layout, in order", "[layouts][measure]") {
   const auto names = layout_names();
   REQUIRE(names == std::vector<std::string>{"v0", "v1", "v2", "v3", "v4", "v5", "arena"});
-  const auto rows = measure_layouts(MixProfile{}, 4000, 11, true);
+  const auto rows = measure_layouts(TrafficProfile{}, 4000, 11, true);
   REQUIRE(rows.size() == names.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     INFO(rows[i].layout);
@@ -18,13 +18,13 @@ TEST_CASE("measure_layouts gives one row per layout, in order", "[layouts][measu
     CHECK(rows[i].insert_per_s > 0);
     CHECK(rows[i].lookup_ns_p50 > 0);
   }
-  // The seed's direction: each change saves bytes on the seed's mix.
+  // The published fleet's direction: each change saves bytes on the published fleet's mix.
   for (std::size_t i = 1; i < 6; ++i) CHECK(rows[i].net_bytes <= rows[i - 1].net_bytes);
   CHECK(rows[6].allocs == 0);  // the arena allocates nothing per entry
 }
 
 TEST_CASE("measure_layouts without speed leaves the speed fields at 0", "[layouts][measure]") {
-  MixProfile ecs_heavy;
+  TrafficProfile ecs_heavy = benchmark_mix();
   ecs_heavy.ecs_share = 0.8;
   const auto rows = measure_layouts(ecs_heavy, 2000, 5, false);
   REQUIRE(rows.size() == 7);
@@ -36,5 +36,5 @@ TEST_CASE("measure_layouts without speed leaves the speed fields at 0", "[layout
 }
 
 TEST_CASE("measure_layouts rejects zero entries", "[layouts][measure]") {
-  CHECK_THROWS_AS(measure_layouts(MixProfile{}, 0, 1, false), std::invalid_argument);
+  CHECK_THROWS_AS(measure_layouts(TrafficProfile{}, 0, 1, false), std::invalid_argument);
 }

@@ -54,9 +54,9 @@ TEST_CASE("Zipf sampler: ranks in range, P(1)/P(2) = 2^s, s = 0 uniform", "[traf
 
 TEST_CASE("query stream is deterministic and follows the profile's shares", "[traffic][stream]") {
   TrafficProfile p = default_traffic_profile();
-  p.ecs_client_subnets = 16;
-  p.query_nodata_share = 0.2;
-  p.query_nxdomain_share = 0.1;
+  p.ecs_subnets = 16;
+  p.stray_nodata_share = 0.2;
+  p.stray_nxdomain_share = 0.1;
   const QueryStream a(p, 1, 7), b(p, 1, 7), other(p, 1, 8);
   StreamQuery qa, qb, qo;
   int nodata = 0, nx = 0, differ = 0;
@@ -89,7 +89,7 @@ TEST_CASE("query stream is deterministic and follows the profile's shares", "[tr
 TEST_CASE("sim load against sim upstream: every query answered, none lost", "[traffic][load][process][timing]") {
   test::UpstreamProcess up({"--seed", "3"});
   TrafficProfile p = default_traffic_profile();
-  p.ecs_client_subnets = 64;  // exercise ECS on the way
+  p.ecs_subnets = 64;  // exercise ECS on the way
   const QueryStream stream(p, 3, 11);
   LoadOptions o;
   o.port = up.port();

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/child_process.hpp"
-#include "sim/workload/seed_mix.hpp"
+#include "sim/workload/entry_generator.hpp"
 
 namespace dnsarena::test {
 

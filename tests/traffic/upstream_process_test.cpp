@@ -27,7 +27,10 @@ namespace {
 constexpr std::uint64_t kSeed = 5;
 
 // The same zone the child serves (small profile), for the expected answers.
-const char* const kProfileYaml = "names: 2000\n";
+// The embedded default (configs/profiles/seed.yaml) with a small name universe.
+const char* const kProfileYaml =
+    "names: 2000\nnegative: {share: 0.04}\ncname: {share: 0.05}\n"
+    "stray: {nodata_share: 0.02, nxdomain_share: 0.01}\necs: {share: 0.1, subnets: 0}\n";
 
 struct Child {
   std::string profile_path;
@@ -231,7 +234,7 @@ TEST_CASE("sim upstream rejects a broken profile with file:line:column", "[traff
   const std::string path = "/tmp/traffic_test_bad_" + std::to_string(::getpid()) + ".yaml";
   {
     std::ofstream f(path);
-    f << "names: 100\nmix:\n  share_a: 2\n";
+    f << "names: 100\nqtypes:\n  a: 2\n";
   }
   int status = 0;
   // stderr is not captured; the exit status and the library message (profile_test) are.
@@ -241,8 +244,8 @@ TEST_CASE("sim upstream rejects a broken profile with file:line:column", "[traff
   try {
     load_traffic_profile(path);
     FAIL("no error");
-  } catch (const ProfileError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::Contains(path + ":3:12: key 'mix.share_a'"));
+  } catch (const dnsarena::common::ConfigError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains(path + ":3:6: key 'qtypes.a'"));
   }
   ::unlink(path.c_str());
 }

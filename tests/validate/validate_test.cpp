@@ -1,4 +1,4 @@
-// `dnsarena sim validate`: the profile conversion (unit), and one short real run of the
+// `dnsarena sim validate`: the served-traffic view of the profile (unit), and one short real run of the
 // whole command (upstream, serve with 2 workers, load; model) checked against its targets.
 #include <catch2/catch.hpp>
 
@@ -14,54 +14,35 @@
 
 using namespace dnsarena::sim::fleet;
 
-TEST_CASE("validate: TTL buckets cover the generator's uniform TTL", "[fleet][validate]") {
-  const auto b = uniform_ttl_buckets(60, 3600, 32);
-  REQUIRE(b.size() == 32);
-  double share = 0, mean = 0;
-  for (const TtlBucket& x : b) share += x.share, mean += x.share * x.seconds;
-  CHECK(share == Approx(1.0));
-  CHECK(mean == Approx((60 + 3600) / 2.0).margin(1.0));
-  CHECK(b.front().seconds >= 60);
-  CHECK(b.back().seconds <= 3600);
-  CHECK(b.front().seconds < 60 + 3540 / 32);
-  const auto one = uniform_ttl_buckets(300, 300, 32);  // a single TTL: one bucket
-  REQUIRE(one.size() == 1);
-  CHECK(one[0].seconds == 300);
-}
-
-TEST_CASE("validate: profile conversion (seed and ECS-heavy)", "[fleet][validate]") {
-  const dnsarena::sim::TrafficProfile seed =
-      dnsarena::sim::load_traffic_profile(std::string(DNSARENA_CONFIGS_DIR) + "/profiles/seed.yaml");
+TEST_CASE("validate: what the served traffic adds to the profile (seed and ECS-heavy)", "[fleet][validate]") {
+  const TrafficProfile seed = dnsarena::sim::load_traffic_profile(std::string(DNSARENA_CONFIGS_DIR) + "/profiles/seed.yaml");
   std::vector<std::string> notes;
-  const TrafficProfile t = to_fleet_traffic(seed, &notes);
+  const TrafficProfile t = served_traffic(seed, &notes);
   CHECK(t.names == seed.names);
-  CHECK(t.zipf == seed.zipf_s);
+  CHECK(t.zipf == seed.zipf);
   CHECK(t.qtype_per_name);
   CHECK(t.share_a + t.share_aaaa + t.share_other == Approx(1.0));
   CHECK(t.share_a == Approx(0.56));
-  CHECK(t.records_min == 1);
-  CHECK(t.records_max == 4);
-  CHECK(t.other_rdata_min == 64);
-  CHECK(t.other_rdata_max == 224);
+  CHECK(t.ttl.buckets.size() == dnsarena::sim::TtlDistribution::kUniformTtlBuckets);
   CHECK(t.max_ttl() <= 3600);
   // NODATA + NXDOMAIN queries become stray negative keys with the SOA's TTL: 2 other
   // types per name, 3 types of its "nx" neighbour.
   CHECK(t.negative_share == 0);
-  CHECK(t.stray_share == Approx(seed.query_nodata_share + seed.query_nxdomain_share));
-  CHECK(t.stray_keys == 5);
+  CHECK(t.stray_share() == Approx(seed.stray_nodata_share + seed.stray_nxdomain_share));
+  CHECK(t.stray_keys() == 5);
   CHECK(t.negative_ttl == seed.negative_ttl);
-  // The seed's load sends no ECS: plain keys only.
-  CHECK(t.ecs_share == 0);
-  CHECK(t.ecs_subnets == 1);
+  // The published fleet's load sends no ECS: plain keys only.
+  CHECK(t.ecs_keyed_share() == 0);
   CHECK(calibration_mix(seed).ecs_share == 0);
-  CHECK(calibration_mix(seed).cname_share == seed.mix.cname_share);
+  CHECK(calibration_mix(seed).ecs_subnets == 1);
+  CHECK(calibration_mix(seed).cname_share == seed.cname_share);
   CHECK(notes.size() >= 3);
 
-  const dnsarena::sim::TrafficProfile heavy =
+  const TrafficProfile heavy =
       dnsarena::sim::load_traffic_profile(std::string(DNSARENA_CONFIGS_DIR) + "/profiles/ecs-heavy.yaml");
-  const TrafficProfile h = to_fleet_traffic(heavy);
+  const TrafficProfile h = served_traffic(heavy);
   // Negative names answer with scope 0: cached once, not per subnet (stray keys too).
-  CHECK(h.ecs_share == Approx(0.5 * (1 - heavy.mix.negative_share)));
+  CHECK(h.ecs_keyed_share() == Approx(0.5 * (1 - heavy.negative_share)));
   CHECK(h.ecs_subnets == 4096);
   CHECK(h.ecs_prefix == 24);
   CHECK(calibration_mix(heavy).ecs_share == Approx(0.5));
@@ -88,7 +69,7 @@ std::string run_output(const std::string& cmd, int* status) {
 }
 }  // namespace
 
-// One minute of load at 1,500 q/s on a 4,000-entry cache (the seed profile's 100,000
+// One minute of load at 1,500 q/s on a 4,000-entry cache (the published profile's 100,000
 // names: it fills within seconds and evicts for the rest of the minute).
 TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess][timing]") {
   const auto t0 = std::chrono::steady_clock::now();

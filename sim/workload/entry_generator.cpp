@@ -1,4 +1,6 @@
-#include "seed_mix.hpp"
+#include "entry_generator.hpp"
+
+#include <algorithm>
 
 namespace dnsarena::sim {
 
@@ -12,12 +14,7 @@ cache::Answer GeneratedEntry::answer(std::vector<cache::RecordData>& records) co
   a.ttl = ttl;
   a.rcode = rcode;
   if (negative) {
-    cache::RecordData soa;
-    soa.owner = kZoneApex;
-    soa.type = 6;
-    soa.ttl = ttl;
-    soa.rdata = soa_rdata;
-    records.push_back(soa);
+    records.push_back(soa_record(kZoneApex, ttl, soa_rdata));
     a.sections[cache::kAuthority] = records;
     return a;
   }
@@ -40,33 +37,43 @@ cache::Answer GeneratedEntry::answer(std::vector<cache::RecordData>& records) co
   return a;
 }
 
+EntryGenerator::EntryGenerator(const TrafficProfile& profile, std::uint64_t seed)
+    : profile_(profile),
+      ttl_min_(profile.ttl.lowest()),
+      ttl_max_(profile.ttl.highest()),
+      ecs_subnets_(std::max<std::uint32_t>(1, profile.ecs_subnets)),
+      txt_min_bytes_(std::min(256u, profile.other_rdata_min)),
+      txt_max_bytes_(std::min(256u, profile.other_rdata_max)),
+      seed_(seed) {}
+
 void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
   SplitMix64 rng(seed_ * 0x9E3779B97F4A7C15ULL ^ (i + 1) * 0xD1B54A32D192ED03ULL);
   out.qname.clear();
-  const unsigned labels = static_cast<unsigned>(rng.range(p_.min_labels, p_.max_labels));
+  const TrafficProfile& p = profile_;
+  const unsigned labels = static_cast<unsigned>(rng.range(p.labels_min, p.labels_max));
   for (unsigned l = 0; l < labels; ++l) {
-    const unsigned len = static_cast<unsigned>(rng.range(p_.label_min, p_.label_max));
+    const unsigned len = static_cast<unsigned>(rng.range(p.label_bytes_min, p.label_bytes_max));
     out.qname.push_back(static_cast<std::uint8_t>(len));
     for (unsigned c = 0; c < len; ++c) out.qname.push_back(static_cast<std::uint8_t>('a' + rng.next() % 26));
   }
   out.qname.push_back(0);
-  const double u = rng.unit() * (p_.share_a + p_.share_aaaa + p_.share_txt);
-  out.qtype = u < p_.share_a ? cache::kTypeA : u < p_.share_a + p_.share_aaaa ? cache::kTypeAAAA : 16;
-  out.ttl = static_cast<std::uint32_t>(rng.range(p_.ttl_min, p_.ttl_max));
+  const double u = rng.unit() * (p.share_a + p.share_aaaa + p.share_other);
+  out.qtype = u < p.share_a ? cache::kTypeA : u < p.share_a + p.share_aaaa ? cache::kTypeAAAA : 16;
+  out.ttl = static_cast<std::uint32_t>(rng.range(ttl_min_, ttl_max_));
   // Optional traits; each draws from the stream only when its share is non-zero, so the
-  // seed's mix (all shares 0) stays exactly as it was.
+  // published mix (all shares 0) stays exactly as it was.
   out.ecs = cache::EcsTag{};
   out.negative = false;
   out.rcode = 0;
   out.cname_target.clear();
   out.soa_rdata.clear();
-  if (p_.ecs_share > 0 && rng.unit() < p_.ecs_share) {
+  if (p.ecs_share > 0 && rng.unit() < p.ecs_share) {
     out.ecs.family = cache::EcsFamily::ipv4;
-    out.ecs.prefix = p_.ecs_prefix;
-    const std::uint32_t subnet = static_cast<std::uint32_t>(rng.range(0, p_.ecs_subnets - 1));
+    out.ecs.prefix = p.ecs_prefix;
+    const std::uint32_t subnet = static_cast<std::uint32_t>(rng.range(0, ecs_subnets_ - 1));
     out.ecs.address = {10, static_cast<std::uint8_t>(subnet >> 8), static_cast<std::uint8_t>(subnet), 0};
   }
-  if (p_.negative_share > 0 && rng.unit() < p_.negative_share) {
+  if (p.negative_share > 0 && rng.unit() < p.negative_share) {
     out.negative = true;
     out.rcode = rng.next() % 2 ? 3 : 0;  // NXDOMAIN or NODATA
     out.rdatas.clear();
@@ -78,12 +85,12 @@ void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
       for (int b = 3; b >= 0; --b) out.soa_rdata.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
     return;
   }
-  if (p_.cname_share > 0 && rng.unit() < p_.cname_share) {
+  if (p.cname_share > 0 && rng.unit() < p.cname_share) {
     out.cname_target = {3, 'c', 'd', 'n'};
     out.cname_target.append(out.qname);
     if (out.cname_target.size() > cache::kMaxNameWire) out.cname_target.clear();
   }
-  const unsigned n = static_cast<unsigned>(rng.range(p_.min_records, p_.max_records));
+  const unsigned n = static_cast<unsigned>(rng.range(p.records_min, p.records_max));
   out.rdatas.resize(n);
   for (unsigned r = 0; r < n; ++r) {
     Bytes& rd = out.rdatas[r];
@@ -97,7 +104,7 @@ void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
       for (int b = 0; b < 8; ++b) rd.push_back(static_cast<std::uint8_t>(v2 >> (8 * b)));
     } else {
       // TXT: one character-string; the whole rdata is 64..224 bytes.
-      const unsigned total = static_cast<unsigned>(rng.range(p_.txt_min_bytes, p_.txt_max_bytes));
+      const unsigned total = static_cast<unsigned>(rng.range(txt_min_bytes_, txt_max_bytes_));
       rd.push_back(static_cast<std::uint8_t>(total - 1));
       for (unsigned c = 1; c < total; ++c) rd.push_back(static_cast<std::uint8_t>(' ' + rng.next() % 95));
     }

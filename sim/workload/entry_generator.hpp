@@ -1,39 +1,51 @@
-// Deterministic generator of cache entries in the seed's benchmark mix.
+// Deterministic generator of cache entries drawn from a traffic profile.
 //
-// The seed's benchmark: 56% A, 25% AAAA, 19% TXT (TXT stands for every other type);
-// 1 to 4 records per entry; TXT rdata 64 to 224 bytes; names of 2-4 labels of 3-12
-// lowercase letters. Entry i is a pure function of (profile, seed, i), so a benchmark can
+// The default profile (TrafficProfile{}) is the published fleet's benchmark mix: 56% A,
+// 25% AAAA, 19% TXT (TXT stands for every other type); 1 to 4 records per entry; TXT
+// rdata 64 to 224 bytes; names of 2-4 labels of 3-12 lowercase letters; TTL uniform in
+// 60..3600 s. Entry i is a pure function of (profile, seed, i), so a benchmark can
 // regenerate key i for lookups without storing all entries, and every layout (sim
 // layouts), the bench and the synthetic upstream see the same data for the same seed.
+//
+// What the generator reads of the profile: qtype shares (one type per name), records,
+// other_rdata_bytes (capped at 256: one character-string), labels, label_bytes, the TTL
+// range (ttl.lowest()..ttl.highest(), uniform, also for a bucket list), negative_share
+// (negative entries keep their drawn TTL), cname_share, and ecs_share / ecs_prefix /
+// ecs_subnets (at least 1 subnet). The query-side fields (zipf, qps, stray) are not used.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cache/cache_key.hpp"
 #include "cache/entry_codec.hpp"
 #include "common/bytes.hpp"
+#include "sim/workload/traffic_profile.hpp"
 
 namespace dnsarena::sim {
 
-struct MixProfile {
-  double share_a = 0.56;
-  double share_aaaa = 0.25;
-  double share_txt = 0.19;  // the rest of the types
-  unsigned min_records = 1, max_records = 4;
-  unsigned txt_min_bytes = 64, txt_max_bytes = 224;
-  unsigned min_labels = 2, max_labels = 4;
-  unsigned label_min = 3, label_max = 12;
-  std::uint32_t ttl_min = 60, ttl_max = 3600;
-  // Beyond the seed's mix (all 0 by default, so the default is exactly the seed's):
-  double ecs_share = 0.0;        // share of entries keyed by an ECS client subnet
-  std::uint8_t ecs_prefix = 24;  // scope prefix of those entries (IPv4)
-  std::uint32_t ecs_subnets = 256;  // distinct client subnets an ECS entry may be keyed by
-  double negative_share = 0.0;   // share of NXDOMAIN / NODATA answers (SOA in authority)
-  double cname_share = 0.0;      // share of answers behind a CNAME (owner differs)
-};
 
 using common::Bytes;  // owned wire bytes (common/bytes.hpp)
+
+// The one record of a negative answer's authority section: the zone's SOA.
+inline cache::RecordData soa_record(std::span<const std::uint8_t> apex, std::uint32_t ttl,
+                                    std::span<const std::uint8_t> rdata) {
+  cache::RecordData soa;
+  soa.owner = apex;
+  soa.type = 6;
+  soa.ttl = ttl;
+  soa.rdata = rdata;
+  return soa;
+}
+
+// The profile of the entry benchmarks (`sim layouts`, `bench`, layout tests): the
+// published mix, with ECS entries (when a share is set) keyed by one of 256 client /24s.
+inline TrafficProfile benchmark_mix() {
+  TrafficProfile p;
+  p.ecs_subnets = 256;
+  return p;
+}
 
 struct GeneratedEntry {
   Bytes qname;                 // wire form, lowercase
@@ -53,7 +65,7 @@ struct GeneratedEntry {
 
 class EntryGenerator {
 public:
-  EntryGenerator(const MixProfile& profile, std::uint64_t seed) : p_(profile), seed_(seed) {}
+  EntryGenerator(const TrafficProfile& profile, std::uint64_t seed);
   // Entry number i; `out` is reused to avoid allocations.
   void generate(std::uint64_t i, GeneratedEntry& out) const;
   GeneratedEntry generate(std::uint64_t i) const {
@@ -61,10 +73,13 @@ public:
     generate(i, e);
     return e;
   }
-  const MixProfile& profile() const { return p_; }
+  const TrafficProfile& profile() const { return profile_; }
 
 private:
-  MixProfile p_;
+  TrafficProfile profile_;
+  std::uint32_t ttl_min_, ttl_max_;         // profile_.ttl as a uniform range
+  std::uint32_t ecs_subnets_;               // at least 1
+  unsigned txt_min_bytes_, txt_max_bytes_;  // other_rdata_bytes capped at 256
   std::uint64_t seed_;
 };
 

@@ -1,0 +1,53 @@
+// The shape every `dnsarena sim ...` command is registered in, and the options several
+// of them share (fleet file, output directory, calibration cache, JSON, seed), spelt once.
+//
+//   auto [cmd, args] = add_sim_command<RolloutArgs>(sim, "rollout", "help...", run);
+//   add_fleet_run_options(*cmd, *args, "rollout-out");
+//
+// Args types that take the fleet options derive from FleetRunOptions.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace dnsarena::sim {
+
+// Adds subcommand `name` under `parent` with a fresh Args; running it calls run(args).
+template <class Args, class Run>
+std::pair<CLI::App*, std::shared_ptr<Args>> add_sim_command(CLI::App& parent, const char* name, const std::string& help,
+                                                            Run run) {
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = parent.add_subcommand(name, help);
+  cmd->callback([args, run] { run(*args); });
+  return {cmd, args};
+}
+
+// --json: one machine-readable object (or array) printed last.
+inline void add_json_flag(CLI::App& cmd, bool& json, const char* what = "Print one JSON object last") {
+  cmd.add_flag("--json", json, what);
+}
+
+inline void add_seed_option(CLI::App& cmd, std::uint64_t& seed, const char* what) {
+  cmd.add_option("--seed", seed, what)->capture_default_str();
+}
+
+// The options of the fleet model's commands (sim rollout, sim tune).
+struct FleetRunOptions {
+  std::string fleet, out, calibration;
+  bool json = false;
+};
+
+// --fleet (required), --out (default `default_out`), --calibration, --json.
+inline void add_fleet_run_options(CLI::App& cmd, FleetRunOptions& o, const char* default_out,
+                                  const char* json_what = "Print one JSON object last") {
+  o.out = default_out;
+  cmd.add_option("--fleet", o.fleet, "Fleet YAML (e.g. configs/fleet/seed.yaml)")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--out", o.out, "Output directory")->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "Layout calibration cache (default DIR/calibration.json)");
+  add_json_flag(cmd, o.json, json_what);
+}
+
+}  // namespace dnsarena::sim

@@ -155,102 +155,101 @@ ServerRun measure(const std::string& name, std::uint16_t port, const std::vector
 
 bool have_program(const std::string& name) { return common::find_program(name).has_value(); }
 
-int run_bench(const BenchOptions& o) {
-  if (!have_program("dnsperf")) {
-    std::cerr << "dnsarena bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
-    return 2;
-  }
-  const std::string exe = common::self_executable();
-  const std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
-  ::mkdir(dir.c_str(), 0700);
-  const std::string file = dir + "/queries.txt";
-  const std::uint16_t up_port = common::free_loopback_port();
-  const std::string upstream = "127.0.0.1:" + std::to_string(up_port);
-  const std::string seed = std::to_string(o.seed);
+// What every step shares: the program, the scratch directory, the query file and the
+// synthetic upstream's address.
+struct BenchSetup {
+  std::string exe = common::self_executable();
+  std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
+  std::string file = dir + "/queries.txt";
+  std::uint16_t up_port = common::free_loopback_port();
+  std::string upstream = "127.0.0.1:" + std::to_string(up_port);
+  std::string seed;
+};
 
-  {
-    common::ChildProcess w = spawn({exe, "sim", "load", "--write-dnsperf", file, "--queries",
-                                    std::to_string(o.queries_in_file), "--seed", seed},
-                                   dir + "/write-names.log");
-    if (w.wait() != 0) {
-      std::cerr << "dnsarena bench serve: writing the query file failed: " << slurp(dir + "/write-names.log");
-      return 1;
-    }
-  }
-  common::ChildProcess up = spawn({exe, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed},
-                                  dir + "/upstream.log");
-  if (!wait_tcp(up_port, up)) {
-    std::cerr << "dnsarena bench serve: the synthetic upstream did not start: " << slurp(dir + "/upstream.log");
-    up.stop();
-    return 1;
-  }
+// Step 1: the dnsperf query file (`sim load --write-dnsperf`).
+bool write_query_file(const BenchSetup& s, const BenchOptions& o) {
+  common::ChildProcess w = spawn({s.exe, "sim", "load", "--write-dnsperf", s.file, "--queries",
+                                  std::to_string(o.queries_in_file), "--seed", s.seed},
+                                 s.dir + "/write-names.log");
+  if (w.wait() == 0) return true;
+  std::cerr << "dnsarena bench serve: writing the query file failed: " << slurp(s.dir + "/write-names.log");
+  return false;
+}
 
-  std::vector<ServerRun> runs;
-  nlohmann::json load80;
-  std::string error;
+// Step 3: `sim load` at 80% of `peak` against the server on `port`: its JSON, with the rate.
+nlohmann::json load_at_80pct(const BenchSetup& s, const BenchOptions& o, std::uint16_t port, double peak) {
+  const std::string log = s.dir + "/load80.log";
+  common::ChildProcess l = spawn({s.exe, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--rate",
+                                  std::to_string(0.8 * peak), "--duration", std::to_string(o.duration), "--seed",
+                                  s.seed, "--json"},
+                                 log);
+  l.wait();
   try {
-    for (unsigned workers : {1u, 2u}) {
-      const std::uint16_t port = common::free_loopback_port();
-      const std::string segment = "dnsarena-bench-serve-" + std::to_string(::getpid());
-      common::ChildProcess serve = spawn({exe, "serve", "--workers", std::to_string(workers), "--listen",
-                                 "127.0.0.1:" + std::to_string(port), "--upstream", upstream, "--segment", segment,
-                                 "--no-metrics", "--log-level", "warn", "--remove-segment", "--reset-segment",
-                                 "--max-entries", "200000", "--arena-bytes", "64M"},
-                                dir + "/serve-" + std::to_string(workers) + ".log");
-      if (!wait_tcp(port, serve)) {
-        serve.stop();
-        throw std::runtime_error("serve did not start: " + slurp(dir + "/serve-" + std::to_string(workers) + ".log"));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every worker bound
-      const auto pids = common::child_pids(serve.pid());
-      runs.push_back(measure("dnsarena-" + std::to_string(workers) + "w", port, pids, o, file, dir, workers == 1));
-      if (workers == 2) {
-        const double peak = std::max(runs[0].perf.qps, runs[1].perf.qps);
-        const std::string log = dir + "/load80.log";
-        common::ChildProcess l = spawn({exe, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--rate",
-                               std::to_string(0.8 * peak), "--duration", std::to_string(o.duration), "--seed", seed,
-                               "--json"},
-                              log);
-        l.wait();
-        try {
-          const std::string text = slurp(log);
-          load80 = nlohmann::json::parse(text.substr(text.find('{')));
-          load80["rate"] = 0.8 * peak;
-        } catch (const std::exception& e) {
-          load80 = {{"error", std::string("sim load output not parsed: ") + e.what()}};
-        }
-      }
-      serve.stop();
-    }
-    if (!o.no_unbound && have_program("unbound")) {
-      for (unsigned threads : {1u, 2u}) {
-        const std::uint16_t port = common::free_loopback_port();
-        const std::string conf = dir + "/unbound-" + std::to_string(threads) + ".conf";
-        std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: " << threads
-                            << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
-                            << "  directory: \"" << dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
-                            << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
-                            << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
-                            << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
-                            << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << up_port << "\n";
-        common::ChildProcess ub = spawn({"unbound", "-d", "-c", conf}, dir + "/unbound-" + std::to_string(threads) + ".log");
-        if (!wait_tcp(port, ub)) {
-          ub.stop();
-          throw std::runtime_error("unbound did not start: " + slurp(dir + "/unbound-" + std::to_string(threads) + ".log"));
-        }
-        runs.push_back(measure("unbound-" + std::to_string(threads) + "t", port, {ub.pid()}, o, file, dir, threads == 1));
-        ub.stop();
-      }
-    }
+    const std::string text = slurp(log);
+    nlohmann::json load80 = nlohmann::json::parse(text.substr(text.find('{')));
+    load80["rate"] = 0.8 * peak;
+    return load80;
   } catch (const std::exception& e) {
-    error = e.what();
+    return {{"error", std::string("sim load output not parsed: ") + e.what()}};
   }
-  up.stop();
-  if (!error.empty()) {
-    std::cerr << "dnsarena bench serve: " << error << "\n";
-    return 1;
-  }
+}
 
+// Step 2 (and 3 with 2 workers): serve with 1 then 2 workers, each warmed and measured.
+// Throws std::runtime_error when serve does not start.
+void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs,
+                      nlohmann::json& load80) {
+  for (unsigned workers : {1u, 2u}) {
+    const std::uint16_t port = common::free_loopback_port();
+    const std::string segment = "dnsarena-bench-serve-" + std::to_string(::getpid());
+    const std::string log = s.dir + "/serve-" + std::to_string(workers) + ".log";
+    common::ChildProcess serve = spawn({s.exe, "serve", "--workers", std::to_string(workers), "--listen",
+                                        "127.0.0.1:" + std::to_string(port), "--upstream", s.upstream, "--segment",
+                                        segment, "--no-metrics", "--log-level", "warn", "--remove-segment",
+                                        "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"},
+                                       log);
+    if (!wait_tcp(port, serve)) {
+      serve.stop();
+      throw std::runtime_error("serve did not start: " + slurp(log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every worker bound
+    const auto pids = common::child_pids(serve.pid());
+    runs.push_back(measure("dnsarena-" + std::to_string(workers) + "w", port, pids, o, s.file, s.dir, workers == 1));
+    if (workers == 2) load80 = load_at_80pct(s, o, port, std::max(runs[0].perf.qps, runs[1].perf.qps));
+    serve.stop();
+  }
+}
+
+// unbound as a forwarding cache to the synthetic upstream, `threads` threads.
+std::string write_unbound_conf(const BenchSetup& s, std::uint16_t port, unsigned threads) {
+  const std::string conf = s.dir + "/unbound-" + std::to_string(threads) + ".conf";
+  std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: " << threads
+                      << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
+                      << "  directory: \"" << s.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
+                      << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
+                      << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
+                      << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
+                      << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << s.up_port << "\n";
+  return conf;
+}
+
+// Step 4: unbound with 1 then 2 threads, measured as serve was. Throws when it does not start.
+void measure_unbound(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
+  for (unsigned threads : {1u, 2u}) {
+    const std::uint16_t port = common::free_loopback_port();
+    const std::string log = s.dir + "/unbound-" + std::to_string(threads) + ".log";
+    common::ChildProcess ub = spawn({"unbound", "-d", "-c", write_unbound_conf(s, port, threads)}, log);
+    if (!wait_tcp(port, ub)) {
+      ub.stop();
+      throw std::runtime_error("unbound did not start: " + slurp(log));
+    }
+    const std::string name = "unbound-" + std::to_string(threads) + "t";
+    runs.push_back(measure(name, port, {ub.pid()}, o, s.file, s.dir, threads == 1));
+    ub.stop();
+  }
+}
+
+// The figures as one JSON object (the --json output; the table reads it too).
+nlohmann::json summarize(const std::vector<ServerRun>& runs, const nlohmann::json& load80, const BenchOptions& o) {
   auto find = [&](const std::string& n) -> const ServerRun* {
     for (const auto& r : runs)
       if (r.name == n) return &r;
@@ -292,10 +291,10 @@ int run_bench(const BenchOptions& o) {
                          {"server_cpu_s", r.server_cpu_s}, {"cpu_us_per_query", r.cpu_us_per_query},
                          {"client_cpu_s", r.perf.client_cpu_s}, {"client_bound", r.perf.client_bound},
                          {"pinned", r.pinned}, {"rss_mb", r.rss_mb_per_process}, {"private_mb", r.private_mb_per_process}});
-  if (o.json) {
-    std::cout << j.dump() << "\n";
-    return 0;
-  }
+  return j;
+}
+
+void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, const BenchOptions& o) {
   std::printf("dnsarena bench serve: %.0f s per run, %u queries in the file, dnsperf -c %u\n", o.duration,
               o.queries_in_file, o.clients);
   std::printf("%-14s %10s %9s %7s %10s %10s %9s %8s %9s %s\n", "server", "q/s", "answered", "lost", "avg ms",
@@ -307,12 +306,47 @@ int run_bench(const BenchOptions& o) {
                 100.0 * r.perf.client_cpu_s / r.perf.wall_s,
                 r.perf.client_bound ? "client-bound (dnsperf saturated a core)"
                                     : (r.pinned ? "server on CPU 0, dnsperf on CPU 1" : "unpinned"));
-  std::printf("load at 80%% of peak: %s\n", load80.dump().c_str());
-  if (u1)
+  std::printf("load at 80%% of peak: %s\n", j["load_at_80pct_peak"].dump().c_str());
+  if (!j["ratio_vs_unbound"].is_null())
     std::printf("CPU per query vs unbound (1 worker vs 1 thread): %.2fx less (target >= 3x); q/s %.2fx\n",
                 j["ratio_vs_unbound"].get<double>(), j["qps_ratio_vs_unbound"].get<double>());
   else
     std::printf("unbound not installed or skipped: no comparison\n");
+}
+
+int run_bench(const BenchOptions& o) {
+  if (!have_program("dnsperf")) {
+    std::cerr << "dnsarena bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
+    return 2;
+  }
+  BenchSetup s;
+  s.seed = std::to_string(o.seed);
+  ::mkdir(s.dir.c_str(), 0700);
+  if (!write_query_file(s, o)) return 1;
+  common::ChildProcess up = spawn({s.exe, "sim", "upstream", "--port", std::to_string(s.up_port), "--seed", s.seed},
+                                  s.dir + "/upstream.log");
+  if (!wait_tcp(s.up_port, up)) {
+    std::cerr << "dnsarena bench serve: the synthetic upstream did not start: " << slurp(s.dir + "/upstream.log");
+    up.stop();
+    return 1;
+  }
+  std::vector<ServerRun> runs;
+  nlohmann::json load80;
+  std::string error;
+  try {
+    measure_dnsarena(s, o, runs, load80);
+    if (!o.no_unbound && have_program("unbound")) measure_unbound(s, o, runs);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  up.stop();
+  if (!error.empty()) {
+    std::cerr << "dnsarena bench serve: " << error << "\n";
+    return 1;
+  }
+  const nlohmann::json j = summarize(runs, load80, o);
+  if (o.json) std::cout << j.dump() << "\n";
+  else print_table(runs, j, o);
   return 0;
 }
 

@@ -1,16 +1,14 @@
 #include "workers/serve_config.hpp"
 
-#include "cache/dns_name.hpp"
-
 #include <arpa/inet.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
-#include <map>
-#include <set>
+
+#include "cache/dns_name.hpp"
+#include "common/yaml_reader.hpp"
 
 namespace dnsarena::workers {
 
@@ -152,224 +150,146 @@ void ServeConfig::validate() const {
 
 namespace {
 
-struct Reader {
-  std::string file;
+using common::MapReader;
 
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& what) const {
-    const YAML::Mark m = n.Mark();
-    throw ConfigError(file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": key '" + key +
-                      "': " + what);
+// A value that is not a plain YAML type (an endpoint, a size, a subnet rule, a policy):
+// `parse` throws std::invalid_argument, reported at `n` as a config error for `key`.
+template <class Parse>
+auto parsed(const MapReader& r, const YAML::Node& n, const std::string& key, Parse&& parse) {
+  if (!n.IsScalar()) r.fail_at(n, key, "expected a single value");
+  try {
+    return parse(n.Scalar());
+  } catch (const std::invalid_argument& e) {
+    r.fail_at(n, key, e.what());
   }
-  std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key, "expected a single value");
-    return n.Scalar();
+}
+
+// One address:port or a list of them.
+std::vector<Endpoint> endpoints(const MapReader& r, const YAML::Node& n, const std::string& key) {
+  std::vector<Endpoint> out;
+  if (n.IsScalar()) {
+    out.push_back(parsed(r, n, key, Endpoint::parse));
+  } else if (n.IsSequence()) {
+    for (const auto& u : n) out.push_back(parsed(r, u, key, Endpoint::parse));
+  } else {
+    r.fail_at(n, key, "expected a list of address:port");
   }
-  std::uint64_t number(const YAML::Node& n, const std::string& key, std::uint64_t max) const {
-    const std::string s = scalar(n, key);
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || s[0] == '-') fail(n, key, "'" + s + "' is not a non-negative integer");
-    if (v > max) fail(n, key, "'" + s + "' is above the maximum " + std::to_string(max));
-    return v;
-  }
-  std::uint64_t size(const YAML::Node& n, const std::string& key) const {
+  return out;
+}
+
+// Calls read(section) when the file has the mapping `key`, then rejects its unknown keys.
+template <class Read>
+void read_section(MapReader& r, const std::string& key, Read&& read) {
+  if (!r.node()[key].IsDefined()) return;
+  if (r.node()[key].IsNull()) r.fail(key, "expected a mapping of keys");
+  MapReader section = r.map(key);
+  read(section);
+  section.finish();
+}
+
+template <class T>
+T integer_or(MapReader& r, const std::string& key, T fallback, std::uint64_t max) {
+  return static_cast<T>(r.integer_or(key, fallback, 0, max));
+}
+
+std::uint64_t size_or(MapReader& r, const std::string& key, std::uint64_t fallback) {
+  const YAML::Node n = r.raw(key);  // marks the key as read; null when absent
+  return n.IsNull() ? fallback : parsed(r, n, key, parse_size);
+}
+
+void read_upstreams(MapReader& r, ServeConfig& c) {
+  if (const YAML::Node n = r.raw("upstreams"); !n.IsNull()) c.upstreams = endpoints(r, n, "upstreams");
+  const YAML::Node zones = r.raw("forward_zones");
+  if (zones.IsNull()) return;
+  if (!zones.IsSequence()) r.fail("forward_zones", "expected a list of {zone: NAME, upstreams: [address:port, ...]}");
+  c.forward_zones.clear();
+  for (const auto& item : zones) {
+    MapReader z(r.file(), item, "forward_zones");
+    const std::string zone = z.text_or("zone", "");
+    const YAML::Node upstreams = z.raw("upstreams");
+    std::vector<Endpoint> servers = upstreams.IsNull() ? std::vector<Endpoint>{} : endpoints(z, upstreams, "upstreams");
+    z.finish();
     try {
-      return parse_size(scalar(n, key));
+      c.forward_zones.push_back(ForwardZone::make(zone, std::move(servers)));
     } catch (const std::invalid_argument& e) {
-      fail(n, key, e.what());
+      r.fail_at(item, "forward_zones", e.what());
     }
   }
-  bool boolean(const YAML::Node& n, const std::string& key) const {
-    const std::string s = scalar(n, key);
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-    fail(n, key, "'" + s + "' is not true or false");
-  }
-  Endpoint endpoint(const YAML::Node& n, const std::string& key) const {
-    try {
-      return Endpoint::parse(scalar(n, key));
-    } catch (const std::invalid_argument& e) {
-      fail(n, key, e.what());
-    }
-  }
-  // Calls handlers[key] for every key of a map; rejects keys without a handler.
-  void each(const YAML::Node& map, const std::string& prefix,
-            const std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>& handlers) const {
-    if (!map.IsMap()) fail(map, prefix.empty() ? "(top level)" : prefix, "expected a mapping of keys");
-    for (const auto& kv : map) {
-      const std::string k = kv.first.as<std::string>();
-      const std::string full = prefix.empty() ? k : prefix + "." + k;
-      auto it = handlers.find(k);
-      if (it == handlers.end()) {
-        std::string known;
-        for (const auto& h : handlers) known += (known.empty() ? "" : ", ") + h.first;
-        fail(kv.first, full, "unknown key (known here: " + known + ")");
-      }
-      it->second(kv.second, full);
-    }
-  }
-};
+}
+
+void read_access_control(MapReader& r, ServeConfig& c) {
+  const YAML::Node list = r.raw("access_control");
+  if (list.IsNull()) return;
+  if (!list.IsSequence()) r.fail("access_control", "expected a list of 'SUBNET allow|refuse|deny'");
+  std::vector<AccessRule> rules;
+  for (const auto& item : list) rules.push_back(parsed(r, item, "access_control", AccessRule::parse));
+  c.access_control = AccessControl(std::move(rules));
+}
 
 }  // namespace
 
 ServeConfig load_serve_config(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path + ": cannot open the file");
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                      ": YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = common::load_yaml_file(path);
   ServeConfig c;
   if (root.IsNull()) return c;
-  Reader r{path};
-  using N = const YAML::Node&;
-  using K = const std::string&;
-  r.each(root, "",
-         {{"listen", [&](N n, K k) { c.listen = r.endpoint(n, k); }},
-          {"workers", [&](N n, K k) { c.workers = static_cast<unsigned>(r.number(n, k, 64)); }},
-          {"upstreams",
-           [&](N n, K k) {
-             c.upstreams.clear();
-             if (n.IsScalar()) {
-               c.upstreams.push_back(r.endpoint(n, k));
-               return;
-             }
-             if (!n.IsSequence()) r.fail(n, k, "expected a list of address:port");
-             for (const auto& u : n) c.upstreams.push_back(r.endpoint(u, k));
-           }},
-          {"forward_zones",
-           [&](N n, K k) {
-             if (!n.IsSequence()) r.fail(n, k, "expected a list of {zone: NAME, upstreams: [address:port, ...]}");
-             c.forward_zones.clear();
-             for (const auto& item : n) {
-               std::string zone;
-               std::vector<Endpoint> servers;
-               r.each(item, k,
-                      {{"zone", [&](N v, K kk) { zone = r.scalar(v, kk); }},
-                       {"upstreams", [&](N v, K kk) {
-                          if (v.IsScalar()) servers.push_back(r.endpoint(v, kk));
-                          else if (v.IsSequence())
-                            for (const auto& u : v) servers.push_back(r.endpoint(u, kk));
-                          else r.fail(v, kk, "expected a list of address:port");
-                        }}});
-               try {
-                 c.forward_zones.push_back(ForwardZone::make(zone, std::move(servers)));
-               } catch (const std::invalid_argument& e) {
-                 r.fail(item, k, e.what());
-               }
-             }
-           }},
-          {"upstream_timeout_ms", [&](N n, K k) { c.upstream_timeout_ms = static_cast<unsigned>(r.number(n, k, 60000)); }},
-          {"upstream_attempts", [&](N n, K k) { c.upstream_attempts = static_cast<unsigned>(r.number(n, k, 16)); }},
-          {"upstream_max_in_flight",
-           [&](N n, K k) { c.upstream_max_in_flight = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
-          {"upstream_jostle_timeout_ms",
-           [&](N n, K k) { c.upstream_jostle_timeout_ms = static_cast<unsigned>(r.number(n, k, 600000)); }},
-          {"upstream_max_per_name",
-           [&](N n, K k) { c.upstream_max_per_name = static_cast<unsigned>(r.number(n, k, 1u << 20)); }},
-          {"upstream_case_randomization", [&](N n, K k) { c.upstream_case_randomization = r.boolean(n, k); }},
-          {"udp",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"receive_buffer", [&](N v, K kk) { c.udp_receive_buffer = r.size(v, kk); }},
-                     {"send_buffer", [&](N v, K kk) { c.udp_send_buffer = r.size(v, kk); }}});
-           }},
-          {"access_control",
-           [&](N n, K k) {
-             if (!n.IsSequence()) r.fail(n, k, "expected a list of 'SUBNET allow|refuse|deny'");
-             std::vector<AccessRule> rules;
-             for (const auto& item : n) try {
-                 rules.push_back(AccessRule::parse(r.scalar(item, k)));
-               } catch (const std::invalid_argument& e) {
-                 r.fail(item, k, e.what());
-               }
-             c.access_control = AccessControl(std::move(rules));
-           }},
-          {"rate_limit",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"responses_per_second",
-                      [&](N v, K kk) {
-                        c.rate_limit.responses_per_second = static_cast<unsigned>(r.number(v, kk, 1u << 24));
-                      }},
-                     {"slip", [&](N v, K kk) { c.rate_limit.slip = static_cast<unsigned>(r.number(v, kk, 100)); }},
-                     {"ipv4_prefix",
-                      [&](N v, K kk) { c.rate_limit.ipv4_prefix = static_cast<std::uint8_t>(r.number(v, kk, 32)); }},
-                     {"ipv6_prefix",
-                      [&](N v, K kk) { c.rate_limit.ipv6_prefix = static_cast<std::uint8_t>(r.number(v, kk, 128)); }},
-                     {"table_size",
-                      [&](N v, K kk) { c.rate_limit.table_size = static_cast<unsigned>(r.number(v, kk, 1u << 24)); }}});
-           }},
-          {"cache",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"segment", [&](N v, K kk) { c.segment = r.scalar(v, kk); }},
-                     {"max_entries", [&](N v, K kk) { c.geometry.max_entries = r.number(v, kk, 1ull << 32); }},
-                     {"arena_bytes", [&](N v, K kk) { c.geometry.arena_bytes = r.size(v, kk); }},
-                     {"region_bytes",
-                      [&](N v, K kk) { c.geometry.region_bytes = static_cast<std::uint32_t>(r.size(v, kk)); }},
-                     {"reset_on_mismatch", [&](N v, K kk) { c.reset_on_mismatch = r.boolean(v, kk); }}});
-           }},
-          {"ttl",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"floor", [&](N v, K kk) { c.ttl_floor = static_cast<std::uint32_t>(r.number(v, kk, 1u << 31)); }},
-                     {"ceiling",
-                      [&](N v, K kk) { c.ttl_ceiling = static_cast<std::uint32_t>(r.number(v, kk, 1u << 31)); }},
-                     {"negative_ceiling", [&](N v, K kk) {
-                        c.negative_ttl_ceiling = static_cast<std::uint32_t>(r.number(v, kk, 1u << 31));
-                      }}});
-           }},
-          {"ecs",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"policy",
-                      [&](N v, K kk) {
-                        // YAML reads a bare `off` as a boolean-looking scalar; accept it.
-                        try {
-                          c.ecs_policy = parse_ecs_policy(r.scalar(v, kk));
-                        } catch (const std::invalid_argument& e) {
-                          r.fail(v, kk, e.what());
-                        }
-                      }},
-                     {"ipv4_prefix",
-                      [&](N v, K kk) { c.ecs_ipv4_prefix = static_cast<std::uint8_t>(r.number(v, kk, 32)); }},
-                     {"ipv6_prefix",
-                      [&](N v, K kk) { c.ecs_ipv6_prefix = static_cast<std::uint8_t>(r.number(v, kk, 128)); }}});
-           }},
-          {"tcp",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"idle_timeout_ms",
-                      [&](N v, K kk) { c.tcp_idle_timeout_ms = static_cast<unsigned>(r.number(v, kk, 3600000)); }},
-                     {"max_connections",
-                      [&](N v, K kk) { c.tcp_max_connections = static_cast<unsigned>(r.number(v, kk, 65536)); }},
-                     {"max_connections_per_client", [&](N v, K kk) {
-                        c.tcp_max_connections_per_client = static_cast<unsigned>(r.number(v, kk, 65536));
-                      }}});
-           }},
-          {"stats",
-           [&](N n, K k) {
-             r.each(n, k, {{"metrics_listen", [&](N v, K kk) {
-                              c.metrics_listen = v.IsNull() ? "" : r.scalar(v, kk);
-                              if (!c.metrics_listen.empty()) r.endpoint(v, kk);
-                            }}});
-           }},
-          {"restart",
-           [&](N n, K k) {
-             r.each(n, k,
-                    {{"backoff_initial_ms",
-                      [&](N v, K kk) { c.backoff_initial_ms = static_cast<unsigned>(r.number(v, kk, 600000)); }},
-                     {"backoff_max_ms",
-                      [&](N v, K kk) { c.backoff_max_ms = static_cast<unsigned>(r.number(v, kk, 600000)); }},
-                     {"heartbeat_timeout_ms", [&](N v, K kk) {
-                        c.heartbeat_timeout_ms = static_cast<unsigned>(r.number(v, kk, 600000));
-                      }}});
-           }},
-          {"log_level", [&](N n, K k) { c.log_level = r.scalar(n, k); }}});
+  MapReader r(path, root, "");
+  if (const YAML::Node n = r.raw("listen"); !n.IsNull()) c.listen = parsed(r, n, "listen", Endpoint::parse);
+  c.workers = integer_or(r, "workers", c.workers, 64);
+  read_upstreams(r, c);
+  c.upstream_timeout_ms = integer_or(r, "upstream_timeout_ms", c.upstream_timeout_ms, 60000);
+  c.upstream_attempts = integer_or(r, "upstream_attempts", c.upstream_attempts, 16);
+  c.upstream_max_in_flight = integer_or(r, "upstream_max_in_flight", c.upstream_max_in_flight, 1u << 20);
+  c.upstream_jostle_timeout_ms = integer_or(r, "upstream_jostle_timeout_ms", c.upstream_jostle_timeout_ms, 600000);
+  c.upstream_max_per_name = integer_or(r, "upstream_max_per_name", c.upstream_max_per_name, 1u << 20);
+  c.upstream_case_randomization = r.boolean_or("upstream_case_randomization", c.upstream_case_randomization);
+  read_section(r, "udp", [&](MapReader& s) {
+    c.udp_receive_buffer = size_or(s, "receive_buffer", c.udp_receive_buffer);
+    c.udp_send_buffer = size_or(s, "send_buffer", c.udp_send_buffer);
+  });
+  read_access_control(r, c);
+  read_section(r, "rate_limit", [&](MapReader& s) {
+    RateLimitConfig& l = c.rate_limit;
+    l.responses_per_second = integer_or(s, "responses_per_second", l.responses_per_second, 1u << 24);
+    l.slip = integer_or(s, "slip", l.slip, 100);
+    l.ipv4_prefix = integer_or(s, "ipv4_prefix", l.ipv4_prefix, 32);
+    l.ipv6_prefix = integer_or(s, "ipv6_prefix", l.ipv6_prefix, 128);
+    l.table_size = integer_or(s, "table_size", l.table_size, 1u << 24);
+  });
+  read_section(r, "cache", [&](MapReader& s) {
+    c.segment = s.text_or("segment", c.segment);
+    c.geometry.max_entries = integer_or(s, "max_entries", c.geometry.max_entries, 1ull << 32);
+    c.geometry.arena_bytes = size_or(s, "arena_bytes", c.geometry.arena_bytes);
+    c.geometry.region_bytes = static_cast<std::uint32_t>(size_or(s, "region_bytes", c.geometry.region_bytes));
+    c.reset_on_mismatch = s.boolean_or("reset_on_mismatch", c.reset_on_mismatch);
+  });
+  read_section(r, "ttl", [&](MapReader& s) {
+    c.ttl_floor = integer_or(s, "floor", c.ttl_floor, 1u << 31);
+    c.ttl_ceiling = integer_or(s, "ceiling", c.ttl_ceiling, 1u << 31);
+    c.negative_ttl_ceiling = integer_or(s, "negative_ceiling", c.negative_ttl_ceiling, 1u << 31);
+  });
+  read_section(r, "ecs", [&](MapReader& s) {
+    // Read as text: YAML would take a bare `off` for a boolean.
+    if (const YAML::Node n = s.raw("policy"); !n.IsNull()) c.ecs_policy = parsed(s, n, "policy", parse_ecs_policy);
+    c.ecs_ipv4_prefix = integer_or(s, "ipv4_prefix", c.ecs_ipv4_prefix, 32);
+    c.ecs_ipv6_prefix = integer_or(s, "ipv6_prefix", c.ecs_ipv6_prefix, 128);
+  });
+  read_section(r, "tcp", [&](MapReader& s) {
+    c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);
+    c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);
+    c.tcp_max_connections_per_client =
+        integer_or(s, "max_connections_per_client", c.tcp_max_connections_per_client, 65536);
+  });
+  read_section(r, "stats", [&](MapReader& s) {
+    c.metrics_listen = s.text_or("metrics_listen", "");
+    if (!c.metrics_listen.empty()) parsed(s, s.node()["metrics_listen"], "metrics_listen", Endpoint::parse);
+  });
+  read_section(r, "restart", [&](MapReader& s) {
+    c.backoff_initial_ms = integer_or(s, "backoff_initial_ms", c.backoff_initial_ms, 600000);
+    c.backoff_max_ms = integer_or(s, "backoff_max_ms", c.backoff_max_ms, 600000);
+    c.heartbeat_timeout_ms = integer_or(s, "heartbeat_timeout_ms", c.heartbeat_timeout_ms, 600000);
+  });
+  c.log_level = r.text_or("log_level", c.log_level);
+  r.finish();
   return c;
 }
 

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "cache/segment.hpp"
+#include "common/yaml_reader.hpp"
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"
 
@@ -126,13 +127,11 @@ struct ServeConfig {
   void validate() const;
 };
 
-// A configuration error with its position in the file.
-class ConfigError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
+// A configuration error with its position in the file: the strict reader's one class.
+using common::ConfigError;
 
-// Reads a YAML file. Throws ConfigError "FILE:LINE:COLUMN: key 'K': problem".
+// Reads a YAML file with the strict reader (common/yaml_reader.hpp). Throws ConfigError
+// "FILE:LINE:COLUMN: key 'K': problem"; keys left at their defaults are simply absent.
 ServeConfig load_serve_config(const std::string& path);
 // Parses "256M", "1G", "4096".
 std::uint64_t parse_size(const std::string& s);

@@ -86,6 +86,9 @@ nlohmann::json UpstreamStats::to_json() const {
           {"ecs_scoped", ecs_scoped}, {"dropped", dropped}, {"stats_queries", stats_queries}};
 }
 
+// The server's state and the steps of its loop: receiving (UDP, accepting, TCP),
+// answering and counting, delivering (now or after the delay), and the timers (idle TCP
+// connections, the stats file).
 struct UpstreamServer::Impl {
   struct Conn {
     std::uint64_t id = 0;
@@ -101,16 +104,258 @@ struct UpstreamServer::Impl {
     socklen_t peer_len = 0;
     Bytes wire;
   };
+
+  Impl(const UpstreamZone& z, const UpstreamOptions& o, UpstreamStats& s)
+      : zone(z), options(o), stats(s), delay(std::chrono::milliseconds(o.delay_ms)) {}
+
+  const UpstreamZone& zone;
+  const UpstreamOptions& options;
+  UpstreamStats& stats;
+  const std::chrono::milliseconds delay;
   int udp = -1, tcp = -1, ep = -1;
   std::unordered_map<int, Conn> conns;
   std::uint64_t next_conn_id = 1;
   std::deque<Pending> pending;
   Bytes stats_name;  // lowercase wire "count.stats.<zone>"
   Bytes response;
+  dns::Message query;
+  std::uint8_t buf[65536];
+  std::string last_stats_json;
+  Clock::time_point next_stats_write, next_idle_check;
+
+  // Receiving.
+  void on_event(const epoll_event& e);
+  void on_udp();
+  void on_accept();
+  void on_tcp(int fd, std::uint32_t events);
+  bool read_tcp(int fd, Conn& c);  // false: the connection was closed
+  // Answering: fills `response`; false when the message is dropped.
+  bool answer(std::span<const std::uint8_t> wire, bool udp);
+  void count_answer(const ResponseInfo& info, bool udp);
+  // Delivering.
+  void queue_or_send(Pending&& p);
+  void deliver(Pending& p);
+  void flush_conn(int fd, Conn& c);
+  void close_conn(int fd);
+  // Timers.
+  int next_timeout_ms() const;  // until the first delayed response is due, at most 100
+  void on_tick(Clock::time_point now);
+  void close_idle_connections(Clock::time_point now);
+  void write_stats_file(bool force);
 };
 
+void UpstreamServer::Impl::write_stats_file(bool force) {
+  if (options.stats_file.empty()) return;
+  const std::string json = stats.to_json().dump();
+  if (!force && json == last_stats_json) return;
+  const std::string tmp = options.stats_file + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << json << "\n";
+  }
+  ::rename(tmp.c_str(), options.stats_file.c_str());
+  last_stats_json = json;
+}
+
+void UpstreamServer::Impl::close_conn(int fd) {
+  ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+  ::close(fd);
+  conns.erase(fd);
+}
+
+void UpstreamServer::Impl::flush_conn(int fd, Conn& c) {
+  while (!c.out.empty()) {
+    const ssize_t n = ::send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      close_conn(fd);
+      return;
+    }
+    c.out.erase(0, static_cast<std::size_t>(n));
+  }
+  const bool want = !c.out.empty();
+  if (want != c.want_write) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    ::epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+    c.want_write = want;
+  }
+}
+
+void UpstreamServer::Impl::deliver(Pending& p) {
+  if (p.tcp_fd < 0) {
+    if (::sendto(udp, p.wire.data(), p.wire.size(), 0, reinterpret_cast<sockaddr*>(&p.peer), p.peer_len) < 0)
+      ++stats.dropped;
+    return;
+  }
+  auto it = conns.find(p.tcp_fd);
+  if (it == conns.end() || it->second.id != p.conn_id) {
+    ++stats.dropped;
+    return;
+  }
+  const std::uint8_t len[2] = {static_cast<std::uint8_t>(p.wire.size() >> 8), static_cast<std::uint8_t>(p.wire.size())};
+  it->second.out.append(len, 2);
+  it->second.out += p.wire;
+  flush_conn(p.tcp_fd, it->second);
+}
+
+bool UpstreamServer::Impl::answer(std::span<const std::uint8_t> wire, bool is_udp) {
+  ++stats.received;
+  const dns::ParseStatus st = dns::parse_message(wire, query);
+  if (st == dns::ParseStatus::drop || query.qr) {
+    ++stats.dropped;
+    return false;
+  }
+  ResponseInfo info;
+  if (st == dns::ParseStatus::formerr) {
+    UpstreamZone::error_response(query, dns::kRcodeFormErr, response);
+    info.rcode = dns::kRcodeFormErr;
+  } else {
+    Bytes lower = query.qname;
+    for (auto& ch : lower) ch = cache::ascii_lower(ch);
+    if (query.qtype == dns::kTypeTxt && query.opcode == 0 && lower == stats_name) {
+      ++stats.stats_queries;
+      stats_response(query, stats, response);
+      return true;
+    }
+    info = zone.respond(query, is_udp, response);
+  }
+  count_answer(info, is_udp);
+  return true;
+}
+
+void UpstreamServer::Impl::count_answer(const ResponseInfo& info, bool is_udp) {
+  ++stats.answered;
+  ++(is_udp ? stats.udp : stats.tcp);
+  switch (info.rcode) {
+    case dns::kRcodeNoError: ++(info.nodata ? stats.nodata : stats.noerror); break;
+    case dns::kRcodeNxDomain: ++stats.nxdomain; break;
+    case dns::kRcodeRefused: ++stats.refused; break;
+    case dns::kRcodeFormErr: ++stats.formerr; break;
+    case dns::kRcodeNotImp: ++stats.notimp; break;
+    default: ++stats.other; break;
+  }
+  if (info.truncated) ++stats.truncated;
+  if (info.ecs_scoped) ++stats.ecs_scoped;
+}
+
+void UpstreamServer::Impl::queue_or_send(Pending&& p) {
+  if (delay.count() == 0) {
+    deliver(p);
+  } else {
+    p.due = Clock::now() + delay;
+    pending.push_back(std::move(p));
+  }
+}
+
+void UpstreamServer::Impl::on_event(const epoll_event& e) {
+  const int fd = e.data.fd;
+  if (fd == udp) on_udp();
+  else if (fd == tcp) on_accept();
+  else on_tcp(fd, e.events);
+}
+
+void UpstreamServer::Impl::on_udp() {
+  for (int n = 0; n < 256; ++n) {
+    Pending p;
+    p.peer_len = sizeof p.peer;
+    const ssize_t len = ::recvfrom(udp, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&p.peer), &p.peer_len);
+    if (len < 0) return;
+    if (!answer({buf, static_cast<std::size_t>(len)}, true)) continue;
+    p.wire = response;
+    queue_or_send(std::move(p));
+  }
+}
+
+void UpstreamServer::Impl::on_accept() {
+  for (;;) {
+    const int fd = ::accept4(tcp, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (static_cast<int>(conns.size()) >= kMaxTcpConnections) {
+      ::close(fd);
+      continue;
+    }
+    Conn& c = conns[fd];
+    c.id = next_conn_id++;
+    c.last_active = Clock::now();
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
+bool UpstreamServer::Impl::read_tcp(int fd, Conn& c) {
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+      close_conn(fd);
+      return false;
+    }
+    if (n < 0) return true;
+    c.in.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+void UpstreamServer::Impl::on_tcp(int fd, std::uint32_t events) {
+  auto it = conns.find(fd);
+  if (it == conns.end()) return;
+  Conn& c = it->second;
+  c.last_active = Clock::now();
+  if (events & EPOLLOUT) {
+    flush_conn(fd, c);
+    if (!conns.count(fd)) return;
+  }
+  if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR))) return;
+  if (!read_tcp(fd, c)) return;
+  // Every complete length-prefixed message, answered in order.
+  const std::uint64_t id = c.id;
+  while (c.in.size() >= 2) {
+    const std::size_t len = (std::size_t{c.in[0]} << 8) | c.in[1];
+    if (c.in.size() < 2 + len) break;
+    const Bytes msg = c.in.substr(2, len);
+    c.in.erase(0, 2 + len);
+    if (!answer(msg, false)) continue;
+    Pending p;
+    p.tcp_fd = fd;
+    p.conn_id = id;
+    p.wire = response;
+    queue_or_send(std::move(p));
+    if (!conns.count(fd)) return;  // closed by a failed send
+  }
+}
+
+int UpstreamServer::Impl::next_timeout_ms() const {
+  if (pending.empty()) return 100;
+  const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(pending.front().due - Clock::now());
+  return static_cast<int>(std::clamp<long long>(wait.count() + 1, 0, 100));
+}
+
+void UpstreamServer::Impl::close_idle_connections(Clock::time_point now) {
+  std::vector<int> idle;
+  for (auto& [fd, c] : conns)
+    if (now - c.last_active > kTcpIdle) idle.push_back(fd);
+  for (int fd : idle) close_conn(fd);
+}
+
+void UpstreamServer::Impl::on_tick(Clock::time_point now) {
+  while (!pending.empty() && pending.front().due <= now) {
+    deliver(pending.front());
+    pending.pop_front();
+  }
+  if (now >= next_idle_check) {
+    next_idle_check = now + std::chrono::seconds(1);
+    close_idle_connections(now);
+  }
+  if (now >= next_stats_write) {
+    next_stats_write = now + kStatsFilePeriod;
+    write_stats_file(false);
+  }
+}
+
 UpstreamServer::UpstreamServer(const UpstreamZone& zone, const UpstreamOptions& options)
-    : zone_(zone), options_(options), impl_(std::make_unique<Impl>()) {
+    : zone_(zone), options_(options), impl_(std::make_unique<Impl>(zone_, options_, stats_)) {
   Impl& m = *impl_;
   m.stats_name = Bytes{5, 'c', 'o', 'u', 'n', 't', 5, 's', 't', 'a', 't', 's'} + zone.zone_wire();
   sockaddr_storage ss{};
@@ -154,212 +399,15 @@ UpstreamServer::~UpstreamServer() {
 
 void UpstreamServer::run(const std::atomic<bool>& stop) {
   Impl& m = *impl_;
-  dns::Message q;
-  std::uint8_t buf[65536];
-  const auto delay = std::chrono::milliseconds(options_.delay_ms);
-  std::string last_stats_json;
-  Clock::time_point next_stats_write = Clock::now();
-
-  auto write_stats_file = [&](bool force) {
-    if (options_.stats_file.empty()) return;
-    const std::string json = stats_.to_json().dump();
-    if (!force && json == last_stats_json) return;
-    const std::string tmp = options_.stats_file + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << json << "\n";
-    }
-    ::rename(tmp.c_str(), options_.stats_file.c_str());
-    last_stats_json = json;
-  };
-
-  auto close_conn = [&](int fd) {
-    ::epoll_ctl(m.ep, EPOLL_CTL_DEL, fd, nullptr);
-    ::close(fd);
-    m.conns.erase(fd);
-  };
-
-  auto flush_conn = [&](int fd, Impl::Conn& c) {
-    while (!c.out.empty()) {
-      const ssize_t n = ::send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        close_conn(fd);
-        return;
-      }
-      c.out.erase(0, static_cast<std::size_t>(n));
-    }
-    const bool want = !c.out.empty();
-    if (want != c.want_write) {
-      epoll_event ev{};
-      ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
-      ev.data.fd = fd;
-      ::epoll_ctl(m.ep, EPOLL_CTL_MOD, fd, &ev);
-      c.want_write = want;
-    }
-  };
-
-  auto deliver = [&](Impl::Pending& p) {
-    if (p.tcp_fd < 0) {
-      if (::sendto(m.udp, p.wire.data(), p.wire.size(), 0, reinterpret_cast<sockaddr*>(&p.peer), p.peer_len) < 0)
-        ++stats_.dropped;
-      return;
-    }
-    auto it = m.conns.find(p.tcp_fd);
-    if (it == m.conns.end() || it->second.id != p.conn_id) {
-      ++stats_.dropped;
-      return;
-    }
-    const std::uint8_t len[2] = {static_cast<std::uint8_t>(p.wire.size() >> 8), static_cast<std::uint8_t>(p.wire.size())};
-    it->second.out.append(len, 2);
-    it->second.out += p.wire;
-    flush_conn(p.tcp_fd, it->second);
-  };
-
-  // Answers one message; returns false when it is to be dropped. Fills m.response.
-  auto answer = [&](std::span<const std::uint8_t> wire, bool udp) -> bool {
-    ++stats_.received;
-    const dns::ParseStatus st = dns::parse_message(wire, q);
-    if (st == dns::ParseStatus::drop || q.qr) {
-      ++stats_.dropped;
-      return false;
-    }
-    ResponseInfo info;
-    if (st == dns::ParseStatus::formerr) {
-      UpstreamZone::error_response(q, dns::kRcodeFormErr, m.response);
-      info.rcode = dns::kRcodeFormErr;
-    } else {
-      Bytes lower = q.qname;
-      for (auto& ch : lower) ch = cache::ascii_lower(ch);
-      if (q.qtype == dns::kTypeTxt && q.opcode == 0 && lower == m.stats_name) {
-        ++stats_.stats_queries;
-        stats_response(q, stats_, m.response);
-        return true;
-      }
-      info = zone_.respond(q, udp, m.response);
-    }
-    ++stats_.answered;
-    ++(udp ? stats_.udp : stats_.tcp);
-    switch (info.rcode) {
-      case dns::kRcodeNoError: ++(info.nodata ? stats_.nodata : stats_.noerror); break;
-      case dns::kRcodeNxDomain: ++stats_.nxdomain; break;
-      case dns::kRcodeRefused: ++stats_.refused; break;
-      case dns::kRcodeFormErr: ++stats_.formerr; break;
-      case dns::kRcodeNotImp: ++stats_.notimp; break;
-      default: ++stats_.other; break;
-    }
-    if (info.truncated) ++stats_.truncated;
-    if (info.ecs_scoped) ++stats_.ecs_scoped;
-    return true;
-  };
-
-  auto queue_or_send = [&](Impl::Pending&& p) {
-    if (delay.count() == 0) {
-      deliver(p);
-    } else {
-      p.due = Clock::now() + delay;
-      m.pending.push_back(std::move(p));
-    }
-  };
-
-  auto on_udp = [&] {
-    for (int n = 0; n < 256; ++n) {
-      Impl::Pending p;
-      p.peer_len = sizeof p.peer;
-      const ssize_t len = ::recvfrom(m.udp, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&p.peer), &p.peer_len);
-      if (len < 0) return;
-      if (!answer({buf, static_cast<std::size_t>(len)}, true)) continue;
-      p.wire = m.response;
-      queue_or_send(std::move(p));
-    }
-  };
-
-  auto on_accept = [&] {
-    for (;;) {
-      const int fd = ::accept4(m.tcp, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;
-      if (static_cast<int>(m.conns.size()) >= kMaxTcpConnections) {
-        ::close(fd);
-        continue;
-      }
-      Impl::Conn& c = m.conns[fd];
-      c.id = m.next_conn_id++;
-      c.last_active = Clock::now();
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.fd = fd;
-      ::epoll_ctl(m.ep, EPOLL_CTL_ADD, fd, &ev);
-    }
-  };
-
-  auto on_tcp = [&](int fd, std::uint32_t events) {
-    auto it = m.conns.find(fd);
-    if (it == m.conns.end()) return;
-    Impl::Conn& c = it->second;
-    c.last_active = Clock::now();
-    if (events & EPOLLOUT) {
-      flush_conn(fd, c);
-      if (!m.conns.count(fd)) return;
-    }
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR))) return;
-    for (;;) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-        close_conn(fd);
-        return;
-      }
-      if (n < 0) break;
-      c.in.append(buf, static_cast<std::size_t>(n));
-    }
-    const std::uint64_t id = c.id;
-    while (c.in.size() >= 2) {
-      const std::size_t len = (std::size_t{c.in[0]} << 8) | c.in[1];
-      if (c.in.size() < 2 + len) break;
-      const Bytes msg = c.in.substr(2, len);
-      c.in.erase(0, 2 + len);
-      if (!answer(msg, false)) continue;
-      Impl::Pending p;
-      p.tcp_fd = fd;
-      p.conn_id = id;
-      p.wire = m.response;
-      queue_or_send(std::move(p));
-      if (!m.conns.count(fd)) return;  // closed by a failed send
-    }
-  };
-
+  m.next_stats_write = Clock::now();
+  m.next_idle_check = m.next_stats_write + std::chrono::seconds(1);
   epoll_event events[64];
-  Clock::time_point next_idle_check = Clock::now() + std::chrono::seconds(1);
   while (!stop.load(std::memory_order_relaxed)) {
-    int timeout_ms = 100;
-    if (!m.pending.empty()) {
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(m.pending.front().due - Clock::now());
-      timeout_ms = static_cast<int>(std::clamp<long long>(wait.count() + 1, 0, 100));
-    }
-    const int n = ::epoll_wait(m.ep, events, 64, timeout_ms);
-    for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == m.udp) on_udp();
-      else if (fd == m.tcp) on_accept();
-      else on_tcp(fd, events[i].events);
-    }
-    const auto now = Clock::now();
-    while (!m.pending.empty() && m.pending.front().due <= now) {
-      deliver(m.pending.front());
-      m.pending.pop_front();
-    }
-    if (now >= next_idle_check) {
-      next_idle_check = now + std::chrono::seconds(1);
-      std::vector<int> idle;
-      for (auto& [fd, c] : m.conns)
-        if (now - c.last_active > kTcpIdle) idle.push_back(fd);
-      for (int fd : idle) close_conn(fd);
-    }
-    if (now >= next_stats_write) {
-      next_stats_write = now + kStatsFilePeriod;
-      write_stats_file(false);
-    }
+    const int n = ::epoll_wait(m.ep, events, 64, m.next_timeout_ms());
+    for (int i = 0; i < n; ++i) m.on_event(events[i]);
+    m.on_tick(Clock::now());
   }
-  write_stats_file(true);
+  m.write_stats_file(true);
 }
 
 }  // namespace dnsarena::sim::traffic

@@ -47,6 +47,31 @@ TEST_CASE("config errors name file, line, column and key", "[serve][config]") {
   CHECK(out.find("ttl.cieling") != std::string::npos);
 }
 
+TEST_CASE("config errors of the strict reader: sizes, lists, nested keys, duplicates", "[serve][config]") {
+  using dnsarena::common::ConfigError;  // the one ConfigError (workers::ConfigError names it)
+  using dnsarena::workers::load_serve_config;
+  const std::string bad_size = write_file("udp:\n  receive_buffer: 4X\n");
+  CHECK_THROWS_WITH(load_serve_config(bad_size),
+                    Catch::Contains(bad_size + ":2:19") && Catch::Contains("'udp.receive_buffer'") &&
+                        Catch::Contains("unknown suffix"));
+  const std::string unknown = write_file("ecs:\n  polcy: forward\n");
+  CHECK_THROWS_WITH(load_serve_config(unknown), Catch::Contains(":2:3: key 'ecs.polcy': unknown key (known: ") &&
+                                                    Catch::Contains("policy"));
+  const std::string zone = write_file("forward_zones:\n  - zone: example.\n    upstreams: 127.0.0.1\n");
+  CHECK_THROWS_WITH(load_serve_config(zone), Catch::Contains(":3:16: key 'forward_zones.upstreams'"));
+  const std::string twice = write_file("workers: 1\nworkers: 2\n");
+  CHECK_THROWS_AS(load_serve_config(twice), ConfigError);
+  CHECK_THROWS_WITH(load_serve_config(twice), Catch::Contains(":2:1: key 'workers': duplicate key"));
+  const std::string range = write_file("ttl:\n  floor: -1\n");
+  CHECK_THROWS_WITH(load_serve_config(range), Catch::Contains(":2:10: key 'ttl.floor'"));
+  const std::string good = write_file("cache:\n  arena_bytes: 64M\nudp:\n  send_buffer: 1K\necs:\n  policy: off\n");
+  const auto c = load_serve_config(good);
+  CHECK(c.geometry.arena_bytes == 64ull << 20);
+  CHECK(c.udp_send_buffer == 1024);
+  CHECK(c.ecs_policy == dnsarena::workers::EcsPolicy::off);
+  CHECK_THROWS_WITH(load_serve_config("/nonexistent/serve.yaml"), Catch::Contains("cannot open"));
+}
+
 TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][stats]") {
   const std::uint16_t metrics_port = free_port();
   Service s;

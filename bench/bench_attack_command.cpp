@@ -16,11 +16,13 @@
 //   spoof         an off-path attacker (raw socket, source = the upstream's address and
 //                 port) sends F forged answers to random ports with random IDs for the
 //                 names just asked, while the resolver resolves N names (real upstream
-//                 20 ms away); then every name is asked again: 0 forged records cached.
+//                 20 ms away; name i is asked once i/N of the forged answers are out, so
+//                 the race holds whatever rate the attacker reaches); then every name is
+//                 asked again: 0 forged records cached.
 //   fill          all-miss fill of N names at R q/s: 0 SERVFAIL, 0 lost.
 //   cpu-per-hit   workers' CPU time per answered hit at a fixed rate; with
 //                 --baseline-binary, the same for that binary, interleaved 3 times, and the
-//                 ratio of medians (target <= 1.05).
+//                 ratio of medians (target <= 1.05); --hit-rounds runs of each.
 // Bounds: every load, spoofer and wait has a count and a deadline; children are
 // ChildProcess objects (stopped by their destructor on every path, SIGKILL after 5 s) and
 // segments are removed by serve itself (--remove-segment) and again here. SIGINT/SIGTERM
@@ -83,6 +85,7 @@ struct AttackOptions {
   double fill_rate = 10000;
   double hit_rate = 20000;
   double hit_seconds = 5;
+  unsigned hit_rounds = 3;
   void make_quick() {
     quick = true;
     slow_clients = 200;
@@ -112,6 +115,32 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The host's UDP datagrams dropped for a full receive buffer so far (/proc/net/snmp
+// Udp RcvbufErrors): a loss inside the kernel, whoever's socket it was.
+std::uint64_t udp_rcvbuf_errors() {
+  std::istringstream in(slurp("/proc/net/snmp"));
+  std::string names, values, line;
+  while (std::getline(in, line))
+    if (line.rfind("Udp:", 0) == 0) {
+      if (names.empty()) names = line;
+      else values = line;
+    }
+  std::istringstream n(names), v(values);
+  std::string name, value;
+  while (n >> name && v >> value)
+    if (name == "RcvbufErrors") return std::stoull(value);
+  return 0;
+}
+
+// What serve counted that explains a SERVFAIL (empty when its counters were not read).
+std::string serve_summary(const nlohmann::json& t) {
+  if (!t.is_object()) return "";
+  auto get = [&](const char* k) { return t.contains(k) ? t[k].get<std::uint64_t>() : 0; };
+  return "; serve counted " + std::to_string(get("upstream_timeouts")) + " upstream timeouts, " +
+         std::to_string(get("upstream_jostled")) + " jostled, " + std::to_string(get("upstream_overload")) +
+         " refused by a bound";
+}
+
 // One `dnsarena serve` with 2 workers and forward zones real. (and hole. when given).
 class Serve {
 public:
@@ -119,7 +148,8 @@ public:
         std::uint16_t hole_port = 0, std::uint64_t max_entries = 200000, const std::string& arena = "64M")
       : port_(common::free_loopback_port()),
         segment_("dnsarena-bench-attack-" + std::to_string(::getpid()) + "-" + tag),
-        log_(dir + "/serve-" + tag + ".log") {
+        log_(dir + "/serve-" + tag + ".log"),
+        binary_(binary) {
     std::vector<std::string> argv{binary, "serve", "--workers", "2", "--listen", "127.0.0.1:" + std::to_string(port_),
                                   "--segment", segment_, "--no-metrics", "--log-level", "warn", "--remove-segment",
                                   "--reset-segment", "--max-entries", std::to_string(max_entries), "--arena-bytes",
@@ -141,6 +171,19 @@ public:
   }
   std::uint16_t port() const { return port_; }
   const std::vector<pid_t>& workers() const { return workers_; }
+  // The service's counters summed over its workers (`dnsarena stats --json`), or {}.
+  nlohmann::json totals() const {
+    const std::string out = log_ + ".stats.json";
+    common::ChildProcess st({binary_, "stats", "--segment", segment_, "--json", "--interval", "0"},
+                            {.log_path = out, .truncate_log = true});
+    if (!st.wait_exit(10s)) return {};
+    try {
+      const std::string text = slurp(out);
+      return nlohmann::json::parse(text.substr(text.find('{')))["total"];
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
   double workers_cpu() const {
     double s = 0;
     for (pid_t p : workers_) s += common::cpu_seconds(p);
@@ -151,6 +194,7 @@ private:
   std::uint16_t port_;
   std::string segment_;
   std::string log_;
+  std::string binary_;
   common::ChildProcess child_;
   std::vector<pid_t> workers_;
 };
@@ -352,11 +396,14 @@ std::vector<Row> flood(const AttackOptions& o, const std::string& bin, const std
     miss_r = load(s.port(), static_cast<std::uint64_t>(50 * o.flood_seconds), 50,
                   names("m" + std::to_string(salt) + "-", "real"));
   });
+  const std::uint64_t drops_before = udp_rcvbuf_errors();
   flood_r = load(s.port(), flood_count, o.flood_rate, names("r" + std::to_string(salt) + "-", "hole"), 10000ms);
   hits.join();
   misses.join();
   done = true;
   sampler.join();
+  const std::uint64_t drops = udp_rcvbuf_errors() - drops_before;
+  const nlohmann::json served = s.totals();
   std::vector<Row> rows;
   char buf[240];
   std::snprintf(buf, sizeof buf,
@@ -368,17 +415,22 @@ std::vector<Row> flood(const AttackOptions& o, const std::string& bin, const std
   rows.push_back({"flood-fds", buf, "descriptors under the limit", fd_limit > 0 && max_fds < fd_limit, true,
                   {{"max_fds", max_fds}, {"fd_limit", fd_limit}, {"flood", load_json(flood_r)}}});
   const double hit_share = hits_r.sent ? static_cast<double>(hits_r.noerror) / static_cast<double>(hits_r.sent) : 0;
-  std::snprintf(buf, sizeof buf, "legitimate hits during the flood: %llu of %llu answered NOERROR (%.3f%%)",
+  std::snprintf(buf, sizeof buf,
+                "legitimate hits during the flood: %llu of %llu answered NOERROR (%.3f%%); kernel UDP receive-buffer "
+                "drops on the host: %llu",
                 static_cast<unsigned long long>(hits_r.noerror), static_cast<unsigned long long>(hits_r.sent),
-                100 * hit_share);
+                100 * hit_share, static_cast<unsigned long long>(drops));
   rows.push_back({"flood-hits", buf, ">= 99.9% answered", hit_share >= 0.999, false, load_json(hits_r)});
+  rows.back().detail["udp_rcvbuf_errors_during_flood"] = drops;
+  rows.front().detail["serve_counters"] = served;
   const double miss_share = miss_r.sent ? static_cast<double>(miss_r.noerror) / static_cast<double>(miss_r.sent) : 0;
   std::snprintf(buf, sizeof buf,
                 "legitimate misses to a working upstream during the flood: %llu of %llu answered NOERROR (%.3f%%), "
                 "%llu SERVFAIL",
                 static_cast<unsigned long long>(miss_r.noerror), static_cast<unsigned long long>(miss_r.sent),
                 100 * miss_share, static_cast<unsigned long long>(miss_r.servfail));
-  rows.push_back({"flood-misses", buf, ">= 99.9% answered", miss_share >= 0.999, false, load_json(miss_r)});
+  rows.push_back({"flood-misses", buf + serve_summary(served), ">= 99.9% answered", miss_share >= 0.999, false,
+                  load_json(miss_r)});
   return rows;
 }
 
@@ -388,12 +440,18 @@ Row spoof(const AttackOptions& o, const std::string& bin, const std::string& dir
   const std::array<std::uint8_t, 4> forged{6, 6, 6, 6};
   const std::uint32_t salt = arc4random();
   auto name = names("s" + std::to_string(salt) + "-", "real");
-  std::atomic<std::uint64_t> progress{0};
-  std::uint64_t forged_sent = 0;
+  std::atomic<std::uint64_t> progress{0}, forged_sent{0};
+  std::atomic<bool> attacker_done{false};
+  // Bounded: the attacker stops after its count or this long, and so does the resolution.
+  const auto limit = std::chrono::milliseconds(static_cast<long>(std::max(30.0, 10 * o.spoof_seconds) * 1000));
+  std::string attacker_error;
   std::thread attacker([&] {
-    forged_sent = run_spoofer(up.port(), o.spoof_forged,
-                              std::chrono::milliseconds(static_cast<long>(o.spoof_seconds * 1000)), name, progress,
-                              200, forged);
+    try {
+      run_spoofer(up.port(), o.spoof_forged, limit, name, progress, 200, forged, forged_sent, g_interrupted);
+    } catch (const std::exception& e) {
+      attacker_error = e.what();
+    }
+    attacker_done = true;
   });
   std::uint64_t forged_seen = 0;
   auto check = [&](std::uint64_t i, const std::uint8_t* w, std::size_t n, std::uint64_t& forged_n,
@@ -405,12 +463,29 @@ Row spoof(const AttackOptions& o, const std::string& bin, const std::string& dir
     else if (got != real_address(qn.data(), qn.size())) ++wrong_n;
   };
   std::uint64_t wrong_during = 0;
-  const LoadResult resolve =
-      load(s.port(), o.spoof_names, o.spoof_names / o.spoof_seconds, name, 5000ms,
-           [&](std::uint64_t i, const std::uint8_t* w, std::size_t n) { check(i, w, n, forged_seen, wrong_during); },
-           &progress);
+  LoadSpec race;
+  race.port = s.port();
+  race.count = o.spoof_names;
+  race.rate = o.spoof_names / o.spoof_seconds;  // at most; the forged answers pace it
+  race.timeout = 5000ms;
+  race.name = name;
+  race.on_reply = [&](std::uint64_t i, const std::uint8_t* w, std::size_t n) { check(i, w, n, forged_seen, wrong_during); };
+  race.sent = &progress;
+  race.stop = &g_interrupted;
+  // Name i is asked once i / names of the forged answers are out: each name meets its
+  // share of the race whatever speed the attacker reaches on this machine.
+  race.allowed = [&]() -> std::uint64_t {
+    if (attacker_done) return o.spoof_names;
+    return 1 + static_cast<std::uint64_t>(static_cast<double>(forged_sent.load()) * o.spoof_names /
+                                          static_cast<double>(o.spoof_forged));
+  };
+  race.send_limit = limit;
+  const auto t0 = Clock::now();
+  const LoadResult resolve = run_load(race);
+  const double race_s = std::chrono::duration<double>(Clock::now() - t0).count();
   progress = std::max<std::uint64_t>(progress, 1);
   attacker.join();
+  if (!attacker_error.empty()) throw std::runtime_error(attacker_error);
   // Every name again: from the cache now; what it holds is what later clients get.
   std::uint64_t forged_cached = 0, wrong_cached = 0, real_cached = 0;
   const LoadResult verify = load(s.port(), o.spoof_names, 20000, name, 3000ms,
@@ -420,18 +495,19 @@ Row spoof(const AttackOptions& o, const std::string& bin, const std::string& dir
                                    if (forged_cached + wrong_cached == before) ++real_cached;
                                  });
   Row r{"spoof", "", "0 forged records cached", forged_cached == 0 && wrong_cached == 0, true, {}};
-  char buf[260];
+  char buf[300];
   std::snprintf(buf, sizeof buf,
-                "%llu forged answers sent while %u names resolved (%llu answered): %llu forged and %llu wrong "
-                "records cached, %llu real; %llu forged answers served during the race",
-                static_cast<unsigned long long>(forged_sent), o.spoof_names,
-                static_cast<unsigned long long>(resolve.noerror), static_cast<unsigned long long>(forged_cached),
-                static_cast<unsigned long long>(wrong_cached), static_cast<unsigned long long>(real_cached),
-                static_cast<unsigned long long>(forged_seen));
+                "%llu forged answers sent in %.0f s while %llu names resolved (%llu answered): %llu forged and %llu "
+                "wrong records cached, %llu real; %llu forged answers served during the race",
+                static_cast<unsigned long long>(forged_sent.load()), race_s,
+                static_cast<unsigned long long>(resolve.sent), static_cast<unsigned long long>(resolve.noerror),
+                static_cast<unsigned long long>(forged_cached), static_cast<unsigned long long>(wrong_cached),
+                static_cast<unsigned long long>(real_cached), static_cast<unsigned long long>(forged_seen));
   r.figure = buf;
-  r.detail = {{"forged_sent", forged_sent}, {"names", o.spoof_names},   {"resolve", load_json(resolve)},
-              {"verify", load_json(verify)}, {"forged_cached", forged_cached}, {"wrong_cached", wrong_cached},
-              {"real_cached", real_cached},  {"forged_served_during_race", forged_seen}};
+  r.detail = {{"forged_sent", forged_sent.load()}, {"race_seconds", race_s}, {"names", o.spoof_names},
+              {"resolve", load_json(resolve)}, {"verify", load_json(verify)}, {"forged_cached", forged_cached},
+              {"wrong_cached", wrong_cached}, {"real_cached", real_cached}, {"forged_served_during_race", forged_seen}};
+  if (resolve.sent < o.spoof_names) r.met = false;  // not every name was raced: no figure
   return r;
 }
 
@@ -441,15 +517,23 @@ Row fill(const AttackOptions& o, const std::string& bin, const std::string& dir)
   const std::string arena = std::to_string(std::max<std::uint64_t>(64, o.fill_names * 400 / (1 << 20))) + "M";
   Serve s(bin, dir, "fill", up.port(), 0, entries, arena);
   const std::uint32_t salt = arc4random();
+  const std::uint64_t drops_before = udp_rcvbuf_errors();
   const LoadResult r = load(s.port(), o.fill_names, o.fill_rate, names("f" + std::to_string(salt) + "-", "real"), 5000ms);
+  const std::uint64_t drops = udp_rcvbuf_errors() - drops_before;
+  const nlohmann::json served = s.totals();
   Row row{"fill", "", "0 SERVFAIL, 0 lost", r.servfail == 0 && r.lost() == 0 && r.sent == o.fill_names, false,
           load_json(r)};
   char buf[200];
-  std::snprintf(buf, sizeof buf, "all-miss fill of %llu names at %.0f q/s: %llu SERVFAIL, %llu lost, %llu upstream queries",
+  std::snprintf(buf, sizeof buf,
+                "all-miss fill of %llu names at %.0f q/s: %llu SERVFAIL, %llu lost, %llu upstream queries; kernel "
+                "UDP receive-buffer drops on the host: %llu",
                 static_cast<unsigned long long>(o.fill_names), o.fill_rate, static_cast<unsigned long long>(r.servfail),
-                static_cast<unsigned long long>(r.lost()), static_cast<unsigned long long>(up.queries()));
-  row.figure = buf;
+                static_cast<unsigned long long>(r.lost()), static_cast<unsigned long long>(up.queries()),
+                static_cast<unsigned long long>(drops));
+  row.figure = buf + serve_summary(served);
   row.detail["upstream_queries"] = up.queries();
+  row.detail["udp_rcvbuf_errors"] = drops;
+  row.detail["serve_counters"] = served;
   return row;
 }
 
@@ -476,7 +560,7 @@ double median(std::vector<double> v) {
 Row cpu_per_hit(const AttackOptions& o, const std::string& bin, const std::string& dir) {
   std::vector<double> ours, base;
   std::uint64_t answered = 0;
-  const unsigned rounds = o.baseline_binary.empty() ? 1 : 3;
+  const unsigned rounds = o.baseline_binary.empty() ? 1 : o.hit_rounds;
   for (unsigned i = 0; i < rounds && !g_interrupted; ++i) {
     ours.push_back(cpu_per_hit_once(o, bin, dir, "hit-" + std::to_string(i), &answered));
     if (!o.baseline_binary.empty())
@@ -595,11 +679,14 @@ void add_bench_attack_command(CLI::App& bench) {
   cmd->add_option("--flood-seconds", o->flood_seconds, "seconds of flood")->capture_default_str();
   cmd->add_option("--spoof-names", o->spoof_names, "names resolved during the spoof race")->capture_default_str();
   cmd->add_option("--spoof-forged", o->spoof_forged, "forged answers sent")->capture_default_str();
-  cmd->add_option("--spoof-seconds", o->spoof_seconds, "seconds the race lasts")->capture_default_str();
+  cmd->add_option("--spoof-seconds", o->spoof_seconds, "the race lasts at least this long (names asked at most N/S per second)")->capture_default_str();
   cmd->add_option("--fill-names", o->fill_names, "names of the all-miss fill")->capture_default_str();
   cmd->add_option("--fill-rate", o->fill_rate, "queries per second of the fill")->capture_default_str();
   cmd->add_option("--hit-rate", o->hit_rate, "queries per second of the CPU-per-hit run")->capture_default_str();
   cmd->add_option("--hit-seconds", o->hit_seconds, "seconds of the CPU-per-hit run")->capture_default_str();
+  cmd->add_option("--hit-rounds", o->hit_rounds, "interleaved runs of each binary with --baseline-binary")
+      ->check(CLI::Range(1u, 20u))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o, quick, cmd] {
     AttackOptions run = *o;

@@ -11,7 +11,8 @@
 //
 //   offset            size                 field    meaning
 //   0                 8                    seed     random; mixes the bucket choice (below)
-//   8                 4                    rows     worker rows (the service's worker count)
+//   8                 4                    rows     worker rows (two per worker index: a reload's
+//                                                   successor takes the other, supervisor.cpp)
 //   12                4                    buckets  per row, a power of two
 //   16                48                   (zero)   so that row 0 starts on a cache line
 //   64 + w*buckets*4  buckets x u32        row w    worker w's in-flight count per bucket
@@ -26,7 +27,9 @@
 // at bound - 1 each sees the other's increment, so the sum never exceeds the bound; both
 // may be refused (a conservative race, not a leak).
 // Crash safety: a killed worker's counts stay in its row until its replacement (same
-// index, the row's only writer) zeroes the row before it serves (reset_row). Between the
+// row, now the row's only writer) zeroes the row before it serves (reset_row). A worker
+// replaced by a SIGHUP reload keeps running until its queries end, so its successor takes
+// the index's other row instead of zeroing a row a live process still releases into. Between the
 // kill and the replacement (the restart backoff, at most restart.backoff_max_ms) the dead
 // worker's names count as still in flight: the bound errs on the refusing side, briefly.
 //

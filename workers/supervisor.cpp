@@ -32,6 +32,7 @@ struct WorkerProc {
   int beat_fd = -1;                 // read end of the worker's heartbeat pipe
   std::uint64_t last_beat_ms = 0;
   bool killed_silent = false;       // we killed it for not beating
+  unsigned in_flight_row = 0;       // its row of the in-flight names table (WorkerSockets)
 };
 
 std::uint64_t now_ms() { return monotonic_us() / 1000; }
@@ -75,7 +76,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
-      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1], &names});
+      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1], &names, w.in_flight_row});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -155,6 +156,8 @@ private:
   // one (reload_workers); on failure logs why and keeps everything as it is.
   void reload();
   void reload_workers();
+  // SIGKILLs and reaps a worker retired by an earlier reload that still owns `row`.
+  void end_retiring_on_row(unsigned row);
   void stop_workers();
   void close_everything();
 
@@ -236,9 +239,10 @@ bool Supervisor::start_metrics() {
 
 void Supervisor::start_workers() {
   const unsigned n = cfg_.resolved_workers();
-  in_flight_names_ = std::make_unique<InFlightNames>(n, true);
+  in_flight_names_ = std::make_unique<InFlightNames>(2 * n, true);  // two rows per index: reload_workers
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
+    workers_[i].in_flight_row = i;
     spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, workers_[i]);
     workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
@@ -260,6 +264,9 @@ bool Supervisor::reap_workers() {
     if (retired != retiring_.end()) {
       spdlog::debug("replaced worker (pid {}) {}", pid, describe_status(status));
       if (retired->beat_fd >= 0) ::close(retired->beat_fd);
+      // Its row's writer is dead and no successor is on it: what it counted in flight
+      // would otherwise hold the per-name bound until the next reload takes the row.
+      in_flight_names_->reset_row(retired->in_flight_row);
       retiring_.erase(retired);
       continue;
     }
@@ -348,12 +355,31 @@ void Supervisor::reload() {
 // clients retry, as after a worker restart. Workers are not told to re-read the file
 // themselves: a fresh process cannot keep half of an old config (sockets to removed
 // upstreams, an old rate-limit table), and worker.cpp needs no reload path.
+void Supervisor::end_retiring_on_row(unsigned row) {
+  for (auto it = retiring_.begin(); it != retiring_.end();) {
+    if (it->in_flight_row != row) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("replaced worker pid {} still running at the next reload: SIGKILL", it->pid);
+    ::kill(it->pid, SIGKILL);
+    ::waitpid(it->pid, nullptr, 0);
+    if (it->beat_fd >= 0) ::close(it->beat_fd);  // its row: zeroed by the successor that takes it
+    it = retiring_.erase(it);
+  }
+}
+
 void Supervisor::reload_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid > 0) {
       WorkerProc old = w;
       w.beat_fd = -1;  // the old pipe goes with `old`
+      // The successor takes the index's other row: `old` keeps releasing into its own
+      // until it exits. A worker retired by an earlier reload that still holds that other
+      // row is ended first, so the successor never zeroes a row a live process writes.
+      w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
+      end_retiring_on_row(w.in_flight_row);
       spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, w);
       ::kill(old.pid, SIGTERM);
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop

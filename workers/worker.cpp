@@ -48,7 +48,7 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd, InFlightNames* in_flight_names)
+         int heartbeat_fd, InFlightNames* in_flight_names, unsigned in_flight_row)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -57,7 +57,7 @@ public:
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
-                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }, in_flight_names, index),
+                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }, in_flight_names, in_flight_row),
         rate_limiter_(cfg.rate_limit),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
@@ -392,9 +392,10 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
   ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp, &ev);
   {
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
-    if (sockets.in_flight_names && index < sockets.in_flight_names->rows()) sockets.in_flight_names->reset_row(index);
+    if (sockets.in_flight_names && sockets.in_flight_row < sockets.in_flight_names->rows())
+      sockets.in_flight_names->reset_row(sockets.in_flight_row);
     auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat,
-                                           sockets.in_flight_names);
+                                           sockets.in_flight_names, sockets.in_flight_row);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }

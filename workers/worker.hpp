@@ -35,8 +35,12 @@ struct WorkerSockets {
   int tcp = -1;        // the TCP listener, shared by every worker (EPOLLEXCLUSIVE)
   int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
   // Upstream queries in flight per name, for every worker (in_flight_names.hpp); row
-  // `index` is this worker's, zeroed before it serves. nullptr: a private table.
+  // `in_flight_row` is this worker's, zeroed before it serves. nullptr: a private table.
+  // The supervisor gives worker index i row i or i + workers, alternating at each reload,
+  // so a retiring worker still releasing into its row never shares it with the successor
+  // that zeroes a row (supervisor.cpp, reload_workers).
   InFlightNames* in_flight_names = nullptr;
+  unsigned in_flight_row = 0;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

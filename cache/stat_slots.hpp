@@ -67,8 +67,11 @@ enum class Counter : std::uint32_t {
   workers_killed_silent, // supervisor: workers killed for missing their heartbeat
   writer_lock_unavailable, // inserts/erases skipped: the writer lock was not free within the bounded
                          // wait, or is not recoverable (a repair failed; also printed once on stderr)
+  user_ns,             // worker: user-space nanoseconds spent on UDP batches, recvmmsg return to
+                       // sendmmsg call (TSC, workers/tsc_timer.hpp)
+  user_ns_queries,     // worker: queries in those batches (user_ns / user_ns_queries: ns per query)
 };
-inline constexpr std::size_t kCounterCount = 29;
+inline constexpr std::size_t kCounterCount = 31;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -81,7 +84,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "upstream_latency_us", "servfail",    "formerr",          "truncated",
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
     "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
-    "writer_lock_unavailable"};
+    "writer_lock_unavailable", "user_ns",   "user_ns_queries"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

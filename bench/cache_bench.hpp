@@ -7,7 +7,8 @@
 //              timed per batch (key building + encode + insert)
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
-//              batched (32 keys, prefetching); Zipf(0.9) popularity
+//              batched (32 keys through lookup_responses, the pipelined path);
+//              Zipf(0.9) popularity
 //   dram       pointer chasing over a buffer as large as the segment: one dependent
 //              chain (latency) and 8 or 16 independent chains (the MLP limit, mlp_ns)
 //   2 procs    lookups/s of one process, then of two forked processes at once

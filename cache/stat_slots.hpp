@@ -74,8 +74,11 @@ enum class Counter : std::uint32_t {
                          // every worker of the host (also counted in upstream_overload)
   upstream_jostled,      // worker: upstream queries given up (SERVFAIL) to make room for a new
                          // miss, having waited longer than upstream_jostle_timeout_ms
+  user_ns,               // worker: user-space nanoseconds spent on UDP batches, recvmmsg return to
+                         // sendmmsg call (TSC, workers/tsc_timer.hpp)
+  user_ns_queries,       // worker: queries in those batches (user_ns / user_ns_queries: ns per query)
 };
-inline constexpr std::size_t kCounterCount = 34;
+inline constexpr std::size_t kCounterCount = 36;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -89,7 +92,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "restarts",         "index_displacements", "upstream_overload", "upstream_tcp",
     "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
     "writer_lock_unavailable", "udp_answers_dropped", "udp_answers_unsendable", "upstream_case_fallbacks",
-    "upstream_overload_per_name", "upstream_jostled"};
+    "upstream_overload_per_name", "upstream_jostled",       "user_ns",
+    "user_ns_queries"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

@@ -17,6 +17,10 @@ std::string prometheus_text(const StatsReport& rep) {
       o << name << "{worker=\"" << label << "\"} " << row.counters[k] << "\n";
     }
   }
+  o << "# TYPE dnsarena_user_ns_per_query gauge\n";  // TSC-timed user-space time per UDP query
+  for (const StatsRow& row : rep.rows)
+    if (row.worker_index >= 0)
+      o << "dnsarena_user_ns_per_query{worker=\"" << row.worker_index << "\"} " << row.user_ns_per_query() << "\n";
   auto gauge = [&](const char* name, double v) { o << "# TYPE " << name << " gauge\n" << name << " " << v << "\n"; };
   gauge("dnsarena_cache_entries", static_cast<double>(rep.cache.live_entries));
   gauge("dnsarena_cache_max_entries", static_cast<double>(rep.cache.max_entries));

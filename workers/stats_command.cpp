@@ -12,7 +12,7 @@ namespace {
 
 nlohmann::json row_json(const StatsRow& r, double qps, bool with_rate) {
   nlohmann::json j{{"name", r.name}, {"pid", r.pid}, {"queries", r.queries()}, {"hit_ratio", r.hit_ratio()},
-                   {"upstream_latency_ms_avg", r.upstream_latency_ms()}};
+                   {"upstream_latency_ms_avg", r.upstream_latency_ms()}, {"user_ns_per_query", r.user_ns_per_query()}};
   if (r.worker_index >= 0) j["worker"] = r.worker_index;
   if (with_rate) j["queries_per_s"] = qps;
   for (std::size_t k = 0; k < cache::kCounterCount; ++k) j[std::string(cache::kCounterNames[k])] = r.counters[k];
@@ -56,11 +56,11 @@ int run_stats(const std::string& segment, bool json, double interval) {
     std::printf("  index  %.1f MiB preallocated for %llu entries (%.1f bytes/entry at capacity)\n",
                 static_cast<double>(cs.index_bytes) / (1 << 20), static_cast<unsigned long long>(cs.max_entries),
                 cs.index_bytes_per_slot_at_capacity());
-    std::printf("%-10s %8s %10s %10s %7s %10s %9s %9s %9s %8s %8s %8s %6s %9s\n", "", "pid", "queries", "q/s", "hit%",
-                "upstream", "up ms", "timeouts", "evict", "expire", "servfail", "formerr", "tc", "restarts");
+    std::printf("%-10s %8s %10s %10s %7s %10s %9s %9s %9s %8s %8s %8s %6s %9s %9s\n", "", "pid", "queries", "q/s", "hit%",
+                "upstream", "up ms", "timeouts", "evict", "expire", "servfail", "formerr", "tc", "restarts", "user ns/q");
     auto print = [&](const StatsRow& r, double qps) {
       using C = cache::Counter;
-      std::printf("%-10s %8u %10llu %10s %6.1f%% %10llu %9.2f %9llu %9llu %8llu %8llu %8llu %6llu %9llu\n", r.name.c_str(),
+      std::printf("%-10s %8u %10llu %10s %6.1f%% %10llu %9.2f %9llu %9llu %8llu %8llu %8llu %6llu %9llu %9.0f\n", r.name.c_str(),
                   r.pid, static_cast<unsigned long long>(r.queries()),
                   rates ? std::to_string(static_cast<long long>(qps)).c_str() : "-", 100.0 * r.hit_ratio(),
                   static_cast<unsigned long long>(r.get(C::upstream_queries)), r.upstream_latency_ms(),
@@ -69,7 +69,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
                   static_cast<unsigned long long>(r.get(C::expirations)),
                   static_cast<unsigned long long>(r.get(C::servfail)), static_cast<unsigned long long>(r.get(C::formerr)),
                   static_cast<unsigned long long>(r.get(C::truncated)),
-                  static_cast<unsigned long long>(r.get(C::restarts)));
+                  static_cast<unsigned long long>(r.get(C::restarts)), r.user_ns_per_query());
     };
     for (std::size_t i = 0; i < rep.rows.size(); ++i) print(rep.rows[i], rates ? rep.qps[i] : 0);
     print(rep.total, rates ? rep.qps.back() : 0);

@@ -28,6 +28,11 @@ struct StatsRow {
     const auto l = get(cache::Counter::lookups);
     return l ? static_cast<double>(get(cache::Counter::hits)) / static_cast<double>(l) : 0.0;
   }
+  // User-space nanoseconds per UDP query (TSC-timed batches; 0 before any).
+  double user_ns_per_query() const {
+    const auto q = get(cache::Counter::user_ns_queries);
+    return q ? static_cast<double>(get(cache::Counter::user_ns)) / static_cast<double>(q) : 0.0;
+  }
   double upstream_latency_ms() const {
     const auto q = get(cache::Counter::upstream_queries) - get(cache::Counter::upstream_timeouts);
     return q ? static_cast<double>(get(cache::Counter::upstream_latency_us)) / 1000.0 / static_cast<double>(q) : 0.0;

@@ -1,4 +1,5 @@
 #include "workers/worker.hpp"
+#include "workers/tsc_timer.hpp"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -224,6 +225,7 @@ private:
       }
       const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
       if (n <= 0) return;
+      const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
       mmsghdr out_msgs[kBatch];
       iovec out_iov[kBatch];
       unsigned nout = 0;
@@ -240,6 +242,8 @@ private:
         out_msgs[nout].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
         ++nout;
       }
+      cache_.count(cache::Counter::user_ns, tsc_.to_ns(TscTimer::ticks() - user_t0));
+      cache_.count(cache::Counter::user_ns_queries, static_cast<std::uint64_t>(n));
       // sendmmsg stops at the first message it cannot send and reports the ones before
       // it; an error means that first message failed. A destination no answer can reach
       // (source port 0, a broadcast address, a firewall EPERM) costs only its own answer;
@@ -324,6 +328,7 @@ private:
   std::uint64_t last_beat_ms_ = 0;
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;
+  TscTimer tsc_;
   sockaddr_storage tcp_peer_{};
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];

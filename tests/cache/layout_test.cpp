@@ -87,7 +87,7 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(24 + 8 * kCounterCount <= 512);
   REQUIRE(24 + 8 * kMaxCounters == 512);
   REQUIRE(kCounterNames.size() == kCounterCount);
-  REQUIRE(static_cast<std::size_t>(Counter::upstream_jostled) == kCounterCount - 1);
+  REQUIRE(static_cast<std::size_t>(Counter::user_ns_queries) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
 
   const RegionDesc& r = ts.seg.regions()[2];

@@ -82,12 +82,18 @@ TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][sta
   CHECK(j["total"]["queries_udp"].get<std::uint64_t>() == 5);
   CHECK(j["total"]["upstream_queries"].get<std::uint64_t>() == 1);
   CHECK(j["entries"].get<std::uint64_t>() == 1);
+  // TSC-timed user-space time: every UDP query is in a timed batch; a batch takes some
+  // time and far less than a second.
+  CHECK(j["total"]["user_ns_queries"].get<std::uint64_t>() == 5);
+  CHECK(j["total"]["user_ns_per_query"].get<double>() > 0);
+  CHECK(j["total"]["user_ns_per_query"].get<double>() < 1e9);
   const std::string metrics = run_command("bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(metrics_port) +
                                           " && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && timeout 5 cat <&3'");
   INFO(metrics);
   CHECK(metrics.find("dnsarena_queries_udp_total{worker=\"0\"}") != std::string::npos);
   CHECK(metrics.find("dnsarena_upstream_queries_total") != std::string::npos);
   CHECK(metrics.find("dnsarena_cache_entries 1") != std::string::npos);
+  CHECK(metrics.find("dnsarena_user_ns_per_query{worker=\"0\"}") != std::string::npos);
   int status = 0;
   const std::string help = run_command(dnsarena_binary() + " stats --help", &status);
   CHECK(status == 0);

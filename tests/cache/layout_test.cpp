@@ -176,7 +176,7 @@ TEST_CASE("SegmentLayout::compute, worked by hand", "[layout]") {
     REQUIRE(ts.seg.size() == 28672);
     const SegmentHeader& h = ts.seg.header();
     REQUIRE(h.bucket_count == 157);
-    REQUIRE(h.index_offset == 5184);
+    REQUIRE(h.index_offset == 6208);
     REQUIRE(h.arena_offset == 16384);
     REQUIRE(h.total_bytes == 28672);
     REQUIRE(ts.seg.geometry().arena_bytes == 3 * 4096);

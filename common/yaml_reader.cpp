@@ -2,11 +2,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 namespace dnsarena::common {
 
 YAML::Node load_yaml_file(const std::string& path) {
+  // A directory opens as an ifstream and fails only on the first read, inside yaml-cpp,
+  // with std::ios_base::failure (found by fuzz_yaml_config: a fleet's `from: .`).
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw ConfigError(path + ": not a regular file");
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open file");
   try {
@@ -14,6 +20,8 @@ YAML::Node load_yaml_file(const std::string& path) {
   } catch (const YAML::ParserException& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                       ": YAML syntax error: " + e.msg);
+  } catch (const std::ios_base::failure& e) {
+    throw ConfigError(path + ": cannot read: " + e.what());
   }
 }
 

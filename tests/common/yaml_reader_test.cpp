@@ -48,3 +48,19 @@ TEST_CASE("MapReader: every error names file:line:column and key", "[common][yam
   CHECK_THROWS_WITH(parse_yaml_text("a: [1\n", "t.yaml"), Catch::Contains("t.yaml:") && Catch::Contains("YAML syntax error"));
   CHECK_THROWS_WITH(load_yaml_file("/nonexistent/t.yaml"), Catch::Contains("/nonexistent/t.yaml: cannot open"));
 }
+
+// Found by fuzz_yaml_config: a fleet datacenter `from: .` (a directory) made
+// load_yaml_file throw std::ios_base::failure out of yaml-cpp's read, not a ConfigError.
+TEST_CASE("load_yaml_file: a directory or unreadable path is a ConfigError naming it", "[common][yaml]") {
+  std::string what;
+  try {
+    load_yaml_file("/tmp");
+  } catch (const ConfigError& e) {
+    what = e.what();
+  } catch (const std::exception& e) {
+    FAIL("not a ConfigError: " << e.what());
+  }
+  INFO(what);
+  CHECK(what.find("/tmp") == 0);
+  CHECK(what.find("not a regular file") != std::string::npos);
+}

@@ -18,6 +18,8 @@ configure_file(${PROJECT_SOURCE_DIR}/contrib/systemd/dnsarena.service.in ${PROJE
 # Prefix /usr: /etc/dnsarena and /lib/systemd/system (Debian's layout); else P/etc and
 # P/lib/systemd/system.
 install(CODE "set(DNSARENA_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")")
+# Install code runs with the current directory of whoever installs: stage in the build tree.
+install(CODE "set(DNSARENA_BINARY_DIR \"${PROJECT_BINARY_DIR}\")")
 install(CODE [[
   if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
     set(CMAKE_INSTALL_FULL_SYSCONFDIR /etc)
@@ -28,7 +30,7 @@ install(CODE [[
   endif()
   set(CMAKE_INSTALL_FULL_BINDIR ${CMAKE_INSTALL_PREFIX}/bin)
   set(CMAKE_INSTALL_FULL_DOCDIR ${CMAKE_INSTALL_PREFIX}/share/doc/dnsarena)
-  set(staged ${CMAKE_CURRENT_BINARY_DIR}/install-staging/dnsarena.service)
+  set(staged ${DNSARENA_BINARY_DIR}/install-staging/dnsarena.service)
   configure_file(${DNSARENA_SOURCE_DIR}/contrib/systemd/dnsarena.service.in ${staged} @ONLY)
   file(INSTALL ${staged} DESTINATION ${unit_dir})
   file(INSTALL ${DNSARENA_SOURCE_DIR}/configs/serve.yaml DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/dnsarena)

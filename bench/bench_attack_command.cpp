@@ -279,10 +279,20 @@ Row tcp_pipeline(const AttackOptions& o, const std::string& bin, const std::stri
   for (pid_t p : s.workers()) after = std::max(after, common::status_kib(p, "VmRSS"));
   ::close(fd);
   const double growth_mib = (static_cast<double>(after) - static_cast<double>(before)) / 1024.0;
-  Row r{"tcp-pipeline", "", "RSS growth < 8 MiB", growth_mib < 8.0, true, {}};
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%u queries pipelined, never read (%zu of %zu bytes accepted): largest worker RSS %+.2f MiB",
-                o.pipeline_queries, done, all.size(), growth_mib);
+  // Under AddressSanitizer a worker's RSS also holds the allocator's quarantine (freed
+  // blocks kept back to catch use after free) and shadow memory: the growth then says
+  // nothing of our buffers (+25 MiB measured), so the row is reported but not judged.
+#if defined(__SANITIZE_ADDRESS__)
+  const std::optional<bool> met;
+  const char* note = " (ASan build: RSS not judged)";
+#else
+  const std::optional<bool> met = growth_mib < 8.0;
+  const char* note = "";
+#endif
+  Row r{"tcp-pipeline", "", "RSS growth < 8 MiB", met, true, {}};
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "%u queries pipelined, never read (%zu of %zu bytes accepted): largest worker RSS %+.2f MiB%s",
+                o.pipeline_queries, done, all.size(), growth_mib, note);
   r.figure = buf;
   r.detail = {{"queries", o.pipeline_queries}, {"bytes_accepted", done}, {"bytes", all.size()},
               {"rss_kib_before", before}, {"rss_kib_after", after}, {"rss_growth_mib", growth_mib}};

@@ -15,12 +15,20 @@
 #include "admin/dump_format.hpp"
 #include "admin/entry_walk.hpp"
 #include "admin/run_reporting.hpp"
+#include "common/add_command.hpp"
 
 namespace dnsarena::admin {
 
 namespace {
 
-int run_dump(const std::string& segment, const std::string& out_path) {
+struct DumpRequest {
+  std::string segment;
+  std::string out;  // empty: standard output
+};
+
+int run_dump(const DumpRequest& req) {
+  const std::string& segment = req.segment;
+  const std::string& out_path = req.out;
   cache::Segment seg = cache::Segment::attach(segment);
   cache::Cache cache(seg, cache::SlotRole::tool);
   std::ofstream file;
@@ -97,24 +105,22 @@ int run_restore(const RestoreRequest& req) {
 }  // namespace
 
 void add_dump_command(CLI::App& app) {
-  auto segment = std::make_shared<std::string>();
-  auto out = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("dump", "Write every live entry of a cache as text (key, remaining TTL, records; "
-                                         "README: Looking inside the cache)");
-  cmd->add_option("segment", *segment, "Segment name (the file under /dev/shm)")->required();
-  cmd->add_option("--out", *out, "file to write (default: standard output)");
-  cmd->callback([segment, out] { run_reporting("dump", [&] { return run_dump(*segment, *out); }); });
+  auto [cmd, req] = common::add_command<DumpRequest>(
+      app, "dump",
+      "Write every live entry of a cache as text (key, remaining TTL, records; README: Looking inside the cache)",
+      reporting("dump", run_dump));
+  cmd->add_option("segment", req->segment, "Segment name (the file under /dev/shm)")->required();
+  cmd->add_option("--out", req->out, "file to write (default: standard output)");
 }
 
 void add_restore_command(CLI::App& app) {
-  auto req = std::make_shared<RestoreRequest>();
-  auto* cmd = app.add_subcommand("restore", "Load a dump into a cache (live or not), remaining TTLs reduced by the "
-                                            "time since the dump");
+  auto [cmd, req] = common::add_command<RestoreRequest>(
+      app, "restore", "Load a dump into a cache (live or not), remaining TTLs reduced by the time since the dump",
+      reporting("restore", run_restore));
   cmd->add_option("file", req->file, "A file written by `dnsarena dump`")->required();
   cmd->add_option("--segment", req->segment, "segment name (default dnsarena)");
   cmd->add_option("--max-entries", req->max_entries, "capacity when the segment must be created");
   cmd->add_option("--arena-bytes", req->arena_bytes, "arena size (e.g. 256M) when the segment must be created");
-  cmd->callback([req] { run_reporting("restore", [&] { return run_restore(*req); }); });
 }
 
 }  // namespace dnsarena::admin

@@ -19,6 +19,7 @@
 #include "cache/dns_name.hpp"
 #include "admin/knot_text.hpp"
 #include "admin/run_reporting.hpp"
+#include "common/add_command.hpp"
 
 namespace dnsarena::admin {
 
@@ -79,14 +80,15 @@ int run_flush(const FlushRequest& req) {
 }  // namespace
 
 void add_flush_command(CLI::App& app) {
-  auto req = std::make_shared<FlushRequest>();
-  auto* cmd = app.add_subcommand("flush", "Remove a name's entries (every type and ECS variant, or one type; with "
-                                          "--subtree everything below it) from a live cache; prints how many");
+  auto [cmd, req] = common::add_command<FlushRequest>(
+      app, "flush",
+      "Remove a name's entries (every type and ECS variant, or one type; with --subtree everything below it) "
+      "from a live cache; prints how many",
+      reporting("flush", run_flush));
   cmd->add_option("name", req->name, "Name to flush, e.g. www.example.com")->required();
   cmd->add_option("--type", req->type, "only this RR type (A, AAAA, TXT, ...)");
   cmd->add_flag("--subtree", req->subtree, "also every name below NAME (flush_zone)");
   cmd->add_option("--segment", req->segment, "segment name (default dnsarena)");
-  cmd->callback([req] { run_reporting("flush", [&] { return run_flush(*req); }); });
 }
 
 }  // namespace dnsarena::admin

@@ -1,5 +1,7 @@
-// How an admin command ends: fn's exit code, or exit code 2 with "dnsarena CMD: what"
+// How an admin command ends: run's exit code, or exit code 2 with "dnsarena CMD: what"
 // on standard error for an exception (a missing segment, a malformed dump, ...).
+//
+//   common::add_command<FlushRequest>(app, "flush", "help", reporting("flush", run_flush));
 #pragma once
 #include <CLI/CLI.hpp>
 #include <exception>
@@ -7,15 +9,18 @@
 
 namespace dnsarena::admin {
 
-template <typename Fn>
-void run_reporting(const char* command, Fn fn) {
-  int rc = 2;
-  try {
-    rc = fn();
-  } catch (const std::exception& e) {
-    std::cerr << "dnsarena " << command << ": " << e.what() << "\n";
-  }
-  if (rc != 0) throw CLI::RuntimeError(rc);
+// Wraps `int run(const Request&)` into the callback common::add_command expects.
+template <typename Run>
+auto reporting(const char* command, Run run) {
+  return [command, run](const auto& request) {
+    int rc = 2;
+    try {
+      rc = run(request);
+    } catch (const std::exception& e) {
+      std::cerr << "dnsarena " << command << ": " << e.what() << "\n";
+    }
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  };
 }
 
 }  // namespace dnsarena::admin

@@ -21,6 +21,7 @@
 #include "admin/dump_format.hpp"
 #include "admin/entry_walk.hpp"
 #include "admin/run_reporting.hpp"
+#include "common/add_command.hpp"
 
 namespace dnsarena::admin {
 
@@ -134,15 +135,14 @@ int run_top(const TopRequest& req) {
 }  // namespace
 
 void add_top_command(CLI::App& app) {
-  auto req = std::make_shared<TopRequest>();
-  auto* cmd = app.add_subcommand("top", "The hottest (sampled hit bits) or largest entries of a live cache");
+  auto [cmd, req] = common::add_command<TopRequest>(
+      app, "top", "The hottest (sampled hit bits) or largest entries of a live cache", reporting("top", run_top));
   cmd->add_option("--by", req->by, "hits (default) or bytes")->check(CLI::IsMember({"hits", "bytes"}));
   cmd->add_option("-n", req->count, "how many entries (default 20)");
   cmd->add_option("--segment", req->segment, "segment name (default dnsarena)");
   cmd->add_option("--interval", req->interval_s, "--by hits: seconds to sample (default 1)")->check(CLI::Range(0.01, 600.0));
   cmd->add_option("--rounds", req->rounds, "--by hits: samples in the interval (default 10)")->check(CLI::Range(1u, 1000u));
   cmd->add_flag("--json", req->json, "print one JSON object");
-  cmd->callback([req] { run_reporting("top", [&] { return run_top(*req); }); });
 }
 
 }  // namespace dnsarena::admin

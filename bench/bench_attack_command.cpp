@@ -54,6 +54,7 @@
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
+#include "common/process_limits.hpp"
 
 namespace dnsarena::bench {
 
@@ -597,21 +598,9 @@ Row cpu_per_hit(const AttackOptions& o, const std::string& bin, const std::strin
   return r;
 }
 
-void raise_nofile(rlim_t want) {
-  rlimit l{};
-  if (::getrlimit(RLIMIT_NOFILE, &l) != 0) return;
-  l.rlim_cur = std::min<rlim_t>(l.rlim_max, std::max<rlim_t>(l.rlim_cur, want));
-  ::setrlimit(RLIMIT_NOFILE, &l);
-}
-
 int run_attack(const AttackOptions& o) {
-  struct sigaction sa{};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  raise_nofile(o.slow_clients + 1024);
+  common::install_stop_signals(on_interrupt);
+  common::raise_nofile_soft_limit(o.slow_clients + 1024);
   const std::string bin = common::self_executable();
   const std::string dir = "/tmp/dnsarena-bench-attack-" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0700);

@@ -1,7 +1,7 @@
 // The shape every `dnsarena sim ...` command is registered in, and the options several
 // of them share (fleet file, output directory, calibration cache, JSON, seed), spelt once.
 //
-//   auto [cmd, args] = add_sim_command<RolloutArgs>(sim, "rollout", "help...", run);
+//   auto [cmd, args] = add_command<RolloutArgs>(sim, "rollout", "help...", run);
 //   add_fleet_run_options(*cmd, *args, "rollout-out");
 //
 // Args types that take the fleet options derive from FleetRunOptions.
@@ -13,17 +13,12 @@
 #include <string>
 #include <utility>
 
+#include "common/add_command.hpp"
+
 namespace dnsarena::sim {
 
-// Adds subcommand `name` under `parent` with a fresh Args; running it calls run(args).
-template <class Args, class Run>
-std::pair<CLI::App*, std::shared_ptr<Args>> add_sim_command(CLI::App& parent, const char* name, const std::string& help,
-                                                            Run run) {
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = parent.add_subcommand(name, help);
-  cmd->callback([args, run] { run(*args); });
-  return {cmd, args};
-}
+// Every sim command is registered through common::add_command.
+using common::add_command;
 
 // --json: one machine-readable object (or array) printed last.
 inline void add_json_flag(CLI::App& cmd, bool& json, const char* what = "Print one JSON object last") {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "common/process_limits.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
@@ -47,17 +48,12 @@ constexpr rlim_t kNofileCeiling = 65536;
 // forked (they inherit it): the default soft limit of 1,024 is what a flood of misses or
 // TCP clients exhausts first.
 void raise_nofile_limit() {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  const rlim_t target = lim.rlim_max == RLIM_INFINITY ? kNofileCeiling : std::min(lim.rlim_max, kNofileCeiling);
-  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur >= target) return;
-  const rlim_t before = lim.rlim_cur;
-  lim.rlim_cur = target;
-  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0)
-    spdlog::info("file descriptors: soft limit raised from {} to {} (hard limit {})", before, target,
-                 lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max));
-  else
-    spdlog::warn("file descriptors: cannot raise the soft limit from {}: {}", before, std::strerror(errno));
+  const common::NofileChange c = common::raise_nofile_soft_limit(kNofileCeiling);
+  if (c.failed)
+    spdlog::warn("file descriptors: cannot raise the soft limit from {}: {}", c.before, std::strerror(errno));
+  else if (c.after != c.before)
+    spdlog::info("file descriptors: soft limit raised from {} to {} (hard limit {})", c.before, c.after,
+                 c.hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(c.hard));
 }
 
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh

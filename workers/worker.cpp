@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/cache.hpp"
+#include "common/process_limits.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
 #include "dns/wire.hpp"
@@ -372,12 +373,7 @@ int open_listen_socket(const ServeConfig& cfg, bool tcp) {
 
 int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sockets) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  struct sigaction sa{};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  common::install_stop_signals(on_stop_signal);
   if (::getppid() == 1) return kWorkerExitOk;  // the supervisor died before PDEATHSIG was set
 
   std::unique_ptr<cache::Segment> seg;

@@ -95,7 +95,7 @@ void run(const RolloutArgs& a) {
 }  // namespace
 
 void add_rollout_command(CLI::App& sim) {
-  auto [c, args] = add_sim_command<RolloutArgs>(
+  auto [c, args] = add_command<RolloutArgs>(
       sim, "rollout",
       "Simulate fleet RSS (p50/p90/p98/p99 across instances) over time while a layout rolls out.\n"
       "Curves come from the real cache on a SHARDS-sampled trace; bytes per entry from the layouts\n"

@@ -77,7 +77,7 @@ void run(const TuneArgs& a) {
 }  // namespace
 
 void add_tune_command(CLI::App& sim) {
-  auto [c, args] = add_sim_command<TuneArgs>(
+  auto [c, args] = add_command<TuneArgs>(
       sim, "tune",
       "Per datacenter: the largest cache capacity whose p99 RSS stays within the memory budget minus\n"
       "headroom, with hit rate and upstream queries/s at the current and tuned capacity; also the\n"

@@ -52,7 +52,7 @@ void run_layouts(const LayoutsOptions& o) {
 }  // namespace
 
 void add_layouts_command(CLI::App& sim) {
-  auto [cmd, opts] = add_sim_command<LayoutsOptions>(
+  auto [cmd, opts] = add_command<LayoutsOptions>(
       sim, "layouts",
       "Reproduce the published fleet's five entry-layout changes (v0..v5) and measure dnsarena's arena beside them:\n"
       "bytes, allocated bytes and allocations per entry (counting allocator), insert throughput and\n"

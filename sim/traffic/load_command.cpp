@@ -5,6 +5,7 @@
 
 #include "cache/dns_name.hpp"
 #include "dns/message.hpp"
+#include "sim/command_options.hpp"
 #include "sim/traffic/commands.hpp"
 #include "sim/traffic/load_client.hpp"
 
@@ -47,10 +48,10 @@ void split_server(const std::string& s, std::string& host, std::uint16_t& port) 
   port = static_cast<std::uint16_t>(v);
 }
 
-void run_load_command(const LoadArgs& a, bool rate_given) {
+void run_load_command(const LoadArgs& a) {
   const TrafficProfile profile = a.profile.empty() ? default_traffic_profile() : load_traffic_profile(a.profile);
   traffic::LoadOptions o;
-  o.rate = rate_given ? a.rate : profile.qps;
+  o.rate = a.rate > 0 ? a.rate : profile.qps;
   o.queries = a.queries > 0 ? a.queries : static_cast<std::uint64_t>(std::llround(o.rate * a.duration_s));
   o.timeout_s = a.timeout_s;
   o.sockets = a.sockets;
@@ -88,17 +89,17 @@ void run_load_command(const LoadArgs& a, bool rate_given) {
 }  // namespace
 
 void add_load_command(CLI::App& sim) {
-  auto args = std::make_shared<LoadArgs>();
-  CLI::App* cmd = sim.add_subcommand(
-      "load",
+  auto [cmd, args] = add_command<LoadArgs>(
+      sim, "load",
       "Load client: sends the profile's query stream (Zipf popularity over the upstream's names,\n"
       "NODATA/NXDOMAIN shares, ECS from the profile's client subnets) over UDP at a paced rate,\n"
       "matches responses by ID and question, and reports sent, answered, lost, rcodes and\n"
-      "latency p50/p90/p99. --write-dnsperf writes the same stream as a dnsperf query file.");
+      "latency p50/p90/p99. --write-dnsperf writes the same stream as a dnsperf query file.",
+      run_load_command);
   cmd->add_option("--server", args->server, "Server to query, HOST:PORT (e.g. 127.0.0.1:5300, [::1]:5300)");
   cmd->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded seed profile)")
       ->check(CLI::ExistingFile);
-  auto* rate = cmd->add_option("--rate", args->rate, "Queries per second (default: the profile's qps)")
+  cmd->add_option("--rate", args->rate, "Queries per second (default: the profile's qps)")
                    ->check(CLI::Range(0.001, 10e6));
   cmd->add_option("--duration", args->duration_s, "Seconds of load (queries = rate * duration)")
       ->capture_default_str()
@@ -118,7 +119,6 @@ void add_load_command(CLI::App& sim) {
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the table");
   cmd->add_option("--write-dnsperf", args->write_dnsperf,
                   "Write the stream as a dnsperf query file ('name TYPE' per line); without --server, only that");
-  cmd->callback([args, rate] { run_load_command(*args, rate->count() > 0); });
 }
 
 }  // namespace dnsarena::sim

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/process_limits.hpp"
 #include "dns/message.hpp"
+#include "sim/command_options.hpp"
 #include "sim/traffic/commands.hpp"
 #include "sim/traffic/upstream_server.hpp"
 
@@ -40,12 +42,7 @@ void run_upstream(const UpstreamArgs& a) {
     return;
   }
   traffic::UpstreamServer server(zone, a.server);
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  common::install_stop_signals(on_stop_signal);
   std::cout << "dnsarena sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
             << " (udp+tcp)" << std::endl;
@@ -56,13 +53,13 @@ void run_upstream(const UpstreamArgs& a) {
 }  // namespace
 
 void add_upstream_command(CLI::App& sim) {
-  auto args = std::make_shared<UpstreamArgs>();
-  CLI::App* cmd = sim.add_subcommand(
-      "upstream",
+  auto [cmd, args] = add_command<UpstreamArgs>(
+      sim, "upstream",
       "Synthetic authoritative server on loopback (UDP+TCP): answers every name of its zone\n"
       "deterministically from a traffic profile (A/AAAA/TXT per the seed's mix, CNAME chains,\n"
       "NXDOMAIN/NODATA, ECS-dependent answers with scope /24). Counters: TXT of\n"
-      "count.stats.<zone>, --stats-file, and printed at exit (SIGINT/SIGTERM).");
+      "count.stats.<zone>, --stats-file, and printed at exit (SIGINT/SIGTERM).",
+      run_upstream);
   cmd->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded seed profile)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--listen", args->server.listen, "Address to listen on (IPv4 or IPv6)")->capture_default_str();
@@ -78,7 +75,6 @@ void add_upstream_command(CLI::App& sim) {
                   "Write the counters as JSON to FILE every 200 ms (atomic rename) and at exit");
   cmd->add_option("--write-names", args->write_names,
                   "Write every name as 'name TYPE' (a dnsperf query file) to FILE and exit");
-  cmd->callback([args] { run_upstream(*args); });
 }
 
 }  // namespace dnsarena::sim

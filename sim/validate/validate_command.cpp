@@ -154,7 +154,7 @@ void run(const ValidateArgs& a) {
 }  // namespace
 
 void add_validate_command(CLI::App& sim) {
-  auto [c, args] = add_sim_command<ValidateArgs>(
+  auto [c, args] = add_command<ValidateArgs>(
       sim, "validate",
       "Check the fleet model against the real service at a small scale: runs `sim upstream`, `serve`\n"
       "and `sim load` with a traffic profile, records entries, hit rate and RSS over time, runs the\n"

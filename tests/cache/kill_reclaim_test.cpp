@@ -12,7 +12,7 @@
 
 #include "cache/failpoint.hpp"
 #include "child_process.hpp"
-#include "concurrent_roles.hpp"
+#include "role_children.hpp"
 #include "sim/workload/entry_generator.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"
@@ -40,15 +40,11 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   }
   SharedStopFlag stop;
   auto should_stop = [&stop] { return stop.is_set(); };
-  common::ChildProcess reader = spawn_child([&] {
-    Segment seg = Segment::attach(name);
-    Cache c(seg, SlotRole::worker, 1);
-    RoleConfig cfg;
-    cfg.keys = 2000;
-    cfg.seed = 17;
-    cfg.should_stop = should_stop;
-    return run_reader(c, cfg);
-  }, 240);
+  RoleConfig reader_cfg;
+  reader_cfg.keys = 2000;
+  reader_cfg.seed = 17;
+  reader_cfg.should_stop = should_stop;
+  common::ChildProcess reader = spawn_role(Role::reader, name, 1, reader_cfg, 240);
 
   sim::SplitMix64 rng(4242);
   const SegmentHeader& h = ts.seg.header();
@@ -58,22 +54,14 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   bool was_pending = false;
   std::uint64_t repairs_seen = repairs_before;
   for (unsigned round = 0; round < rounds; ++round) {
-    victim_writing.clear();
-    common::ChildProcess victim = spawn_child([&, round] {
-      Segment seg = Segment::attach(name);
-      Cache c(seg, SlotRole::worker, 10);
-      RoleConfig cfg;
-      cfg.keys = 2000;
-      cfg.writer_id = static_cast<std::uint16_t>(200 + round);
-      cfg.seed = 300 + round;
-      victim_writing.set();
-      return run_writer(c, cfg);  // runs until killed (or its alarm)
-    }, 30);
+    RoleConfig victim_cfg;
+    victim_cfg.keys = 2000;
+    victim_cfg.writer_id = static_cast<std::uint16_t>(200 + round);
+    victim_cfg.seed = 300 + round;
+    common::ChildProcess victim = spawn_victim_writer(name, victim_cfg, victim_writing);
     // The random delay counts from the victim's first write, so slow builds (ASan) kill
     // writers at work rather than processes still starting.
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!victim_writing.is_set() && std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    wait_until_writing(victim_writing);
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(100, 2000)));
     ::kill(victim.pid(), SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));

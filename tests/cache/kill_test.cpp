@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "child_process.hpp"
-#include "concurrent_roles.hpp"
+#include "role_children.hpp"
 #include "sim/workload/entry_generator.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"
@@ -48,55 +48,37 @@ TEST_CASE("kill -9 writers at random moments: no deadlock, check passes, canary 
   SharedStopFlag stop;
   SharedStopFlag victim_writing;  // set by a victim once it is attached and about to write
   auto should_stop = [&stop] { return stop.is_set(); };
-  common::ChildProcess reader = spawn_child([&] {
-    Segment seg = Segment::attach(name);
-    Cache c(seg, SlotRole::worker, 1);
-    RoleConfig cfg;
-    cfg.keys = kKeys;
-    cfg.seed = 7;
-    cfg.has_canary = true;
-    cfg.canary_key = kCanaryKey;
-    cfg.should_stop = should_stop;
-    return run_reader(c, cfg);
-  }, 240);
-  common::ChildProcess survivor = spawn_child([&] {
-    Segment seg = Segment::attach(name);
-    Cache c(seg, SlotRole::worker, 2);
-    RoleConfig cfg;
-    cfg.keys = kKeys;
-    cfg.writer_id = 1;
-    cfg.seed = 8;
-    cfg.should_stop = [&] {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // paced: the victims write most
-      return stop.is_set();
-    };
-    return run_writer(c, cfg);
-  }, 240);
+  RoleConfig reader_cfg;
+  reader_cfg.keys = kKeys;
+  reader_cfg.seed = 7;
+  reader_cfg.has_canary = true;
+  reader_cfg.canary_key = kCanaryKey;
+  reader_cfg.should_stop = should_stop;
+  common::ChildProcess reader = spawn_role(Role::reader, name, 1, reader_cfg, 240);
+  RoleConfig survivor_cfg;
+  survivor_cfg.keys = kKeys;
+  survivor_cfg.writer_id = 1;
+  survivor_cfg.seed = 8;
+  survivor_cfg.should_stop = [&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // paced: the victims write most
+    return stop.is_set();
+  };
+  common::ChildProcess survivor = spawn_role(Role::writer, name, 2, survivor_cfg, 240);
 
   sim::SplitMix64 rng(2024);
   const std::uint64_t repairs_before = ts.seg.header().repairs.load();
   unsigned killed = 0, exited_early = 0;
   for (unsigned round = 0; round < rounds; ++round) {
-    victim_writing.clear();
-    common::ChildProcess victim = spawn_child([&, round] {
-      Segment seg = Segment::attach(name);
-      Cache c(seg, SlotRole::worker, 10);
-      RoleConfig cfg;
-      cfg.keys = kKeys;
-      cfg.writer_id = static_cast<std::uint16_t>(100 + round);
-      cfg.seed = 100 + round;
-      cfg.erase_per_mille = 20;
-      victim_writing.set();
-      return run_writer(c, cfg);  // runs until killed (or its alarm)
-    }, 30);
+    RoleConfig victim_cfg;
+    victim_cfg.keys = kKeys;
+    victim_cfg.writer_id = static_cast<std::uint16_t>(100 + round);
+    victim_cfg.seed = 100 + round;
+    victim_cfg.erase_per_mille = 20;
+    common::ChildProcess victim = spawn_victim_writer(name, victim_cfg, victim_writing);
     // Most kills land while the victim writes (the random delay counts from its first
     // write, so slow builds such as ASan kill writers too, not just starting processes);
     // one round in eight kills it wherever it is, attach included.
-    if (round % 8 != 0) {
-      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (!victim_writing.is_set() && std::chrono::steady_clock::now() < give_up)
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    if (round % 8 != 0) wait_until_writing(victim_writing);
     std::this_thread::sleep_for(std::chrono::microseconds(rng.range(0, 1500)));
     ::kill(victim.pid(), SIGKILL);
     const int code = wait_child(victim, std::chrono::seconds(10));

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "concurrent_roles.hpp"
+#include "role_children.hpp"
 #include "test_segment.hpp"
 
 using namespace dnsarena::cache;
@@ -29,30 +29,20 @@ void run_scenario(const Scenario& s, unsigned writers, unsigned readers) {
   const std::string name = ts.name();
   std::vector<std::pair<dnsarena::common::ChildProcess, std::string>> children;
   for (unsigned w = 0; w < writers; ++w) {
-    children.emplace_back(spawn_child([&, w] {
-                            Segment seg = Segment::attach(name);  // each process attaches itself
-                            Cache c(seg, SlotRole::worker, w);
-                            RoleConfig cfg;
-                            cfg.keys = s.keys;
-                            cfg.writer_id = static_cast<std::uint16_t>(w + 1);
-                            cfg.seed = 1000 + w;
-                            cfg.should_stop = should_stop;
-                            return run_writer(c, cfg);
-                          }, seconds + 30),
-                          "writer " + std::to_string(w));
+    RoleConfig cfg;
+    cfg.keys = s.keys;
+    cfg.writer_id = static_cast<std::uint16_t>(w + 1);
+    cfg.seed = 1000 + w;
+    cfg.should_stop = should_stop;
+    children.emplace_back(spawn_role(Role::writer, name, w, cfg, seconds + 30), "writer " + std::to_string(w));
   }
   for (unsigned r = 0; r < readers; ++r) {
-    children.emplace_back(spawn_child([&, r] {
-                            Segment seg = Segment::attach(name);
-                            Cache c(seg, SlotRole::worker, 100 + r);
-                            RoleConfig cfg;
-                            cfg.keys = s.keys;
-                            cfg.seed = 2000 + r;
-                            cfg.with_probes = true;
-                            cfg.should_stop = should_stop;
-                            return run_reader(c, cfg);
-                          }, seconds + 30),
-                          "reader " + std::to_string(r));
+    RoleConfig cfg;
+    cfg.keys = s.keys;
+    cfg.seed = 2000 + r;
+    cfg.with_probes = true;
+    cfg.should_stop = should_stop;
+    children.emplace_back(spawn_role(Role::reader, name, 100 + r, cfg, seconds + 30), "reader " + std::to_string(r));
   }
   std::vector<int> codes;
   for (auto& [pid, role] : children) codes.push_back(wait_child(pid, std::chrono::seconds(seconds + 40)));

@@ -1,0 +1,36 @@
+#include "common/process_limits.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+
+namespace dnsarena::common {
+
+void install_stop_signals(void (*handler)(int)) {
+  struct sigaction sa{};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+NofileChange raise_nofile_soft_limit(rlim_t want) {
+  NofileChange change;
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    change.failed = true;
+    return change;
+  }
+  change.before = change.after = lim.rlim_cur;
+  change.hard = lim.rlim_max;
+  const rlim_t target = lim.rlim_max == RLIM_INFINITY ? want : std::min(lim.rlim_max, want);
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur >= target) return change;
+  if (lim.rlim_cur == RLIM_INFINITY) return change;
+  lim.rlim_cur = target;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) change.after = target;
+  else change.failed = true;
+  return change;
+}
+
+}  // namespace dnsarena::common

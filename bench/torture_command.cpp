@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/commands.hpp"
+#include "common/add_command.hpp"
 #include "torture.hpp"
 
 namespace dnsarena::bench {
@@ -67,13 +68,26 @@ void print_table(const TortureOptions& o, const TortureResult& r) {
   std::printf("\n%s\n", r.ok() ? "PASS" : "FAIL");
 }
 
+struct TortureArgs {
+  TortureOptions options;
+  bool json = false;
+};
+
+void run_torture_command(const TortureArgs& a) {
+  const TortureResult r = run_torture(a.options, std::cerr);
+  if (a.json) std::cout << to_json(a.options, r).dump(2) << "\n";
+  else print_table(a.options, r);
+  std::cout.flush();
+  if (!r.ok()) std::exit(1);
+}
+
 }  // namespace
 
 void add_bench_torture_command(CLI::App& bench) {
-  auto opts = std::make_shared<TortureOptions>();
-  auto json = std::make_shared<bool>(false);
-  auto* cmd = bench.add_subcommand("torture", "Random kill -9 of readers and writers sharing one segment; "
-                                              "check every N rounds; byte-exact reads");
+  auto [cmd, args] = common::add_command<TortureArgs>(
+      bench, "torture", "Random kill -9 of readers and writers sharing one segment; check every N rounds; byte-exact reads",
+      run_torture_command);
+  TortureOptions* opts = &args->options;
   cmd->add_option("--rounds", opts->rounds, "Kill rounds")->capture_default_str()->check(CLI::Range(1ULL, 100'000'000ULL));
   cmd->add_option("--readers", opts->readers, "Reader processes")->capture_default_str()->check(CLI::Range(0u, 32u));
   cmd->add_option("--writers", opts->writers, "Writer processes")->capture_default_str()->check(CLI::Range(1u, 32u));
@@ -81,14 +95,7 @@ void add_bench_torture_command(CLI::App& bench) {
   cmd->add_option("--regions", opts->regions, "Arena regions of 4 KiB")->capture_default_str()->check(CLI::Range(4u, 100'000u));
   cmd->add_option("--check-every", opts->check_every, "Rounds between checks")->capture_default_str()->check(CLI::Range(1ULL, 1'000'000ULL));
   cmd->add_option("--seed", opts->seed, "Seed of the kill schedule and the children's keys")->capture_default_str();
-  cmd->add_flag("--json", *json, "Print one JSON object (progress goes to stderr)");
-  cmd->callback([opts, json] {
-    const TortureResult r = run_torture(*opts, std::cerr);
-    if (*json) std::cout << to_json(*opts, r).dump(2) << "\n";
-    else print_table(*opts, r);
-    std::cout.flush();
-    if (!r.ok()) std::exit(1);
-  });
+  cmd->add_flag("--json", args->json, "Print one JSON object (progress goes to stderr)");
 }
 
 }  // namespace dnsarena::bench

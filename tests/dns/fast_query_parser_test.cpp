@@ -42,13 +42,9 @@ void append_option(Wire& w, std::uint16_t code, const Wire& data) {
   put16(&w[rdlen_pos], static_cast<std::uint16_t>(w.size() - rdlen_pos - 2));
 }
 
+// A client ECS option (scope 0), address as given (build_query writes its source bits).
 EcsOption ecs(std::uint16_t family, std::uint8_t source, std::array<std::uint8_t, 16> address) {
-  EcsOption e;
-  e.present = true;
-  e.family = family;
-  e.source_prefix = source;
-  e.address = address;
-  return e;
+  return EcsOption{.present = true, .family = family, .source_prefix = source, .scope_prefix = 0, .address = address};
 }
 
 // Common queries: the shapes the fast path exists for, plus neighbours it must decline.

@@ -247,49 +247,44 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   serve.stop();
 }
 
-// unbound as a forwarding cache to the synthetic upstream, one thread.
-std::string write_unbound_conf(const BenchSetup& s, std::uint16_t port) {
-  const std::string conf = s.dir + "/unbound.conf";
-  std::ofstream(conf) << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: 1"
-                      << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
-                      << "  directory: \"" << s.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
-                      << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
-                      << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
-                      << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
-                      << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << s.up_port << "\n";
-  return conf;
+// unbound as a forwarding cache to the synthetic upstream, one thread: its config.
+std::string unbound_conf(const BenchSetup& s, std::uint16_t port) {
+  std::ostringstream c;
+  c << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: 1"
+    << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
+    << "  directory: \"" << s.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
+    << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
+    << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
+    << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
+    << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << s.up_port << "\n";
+  return c.str();
 }
 
 // Knot Resolver (kresd, one process) forwarding everything to the synthetic upstream,
 // cache in the scratch directory, no DNSSEC (the synthetic zone is unsigned; the root
 // trust anchor would make it bogus), no background modules that query the Internet.
-std::string write_kresd_conf(const BenchSetup& s, std::uint16_t port) {
-  const std::string conf = s.dir + "/kresd.conf";
-  std::ofstream(conf) << "net.listen('127.0.0.1', " << port << ", { kind = 'dns' })\n"
-                      << "net.ipv6 = false\n"
-                      << "cache.open(128 * MB, 'lmdb://" << s.dir << "/kresd-cache')\n"
-                      << "trust_anchors.remove('.')\n"
-                      << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
-                      << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
-  return conf;
+std::string kresd_conf(const BenchSetup& s, std::uint16_t port) {
+  std::ostringstream c;
+  c << "net.listen('127.0.0.1', " << port << ", { kind = 'dns' })\nnet.ipv6 = false\n"
+    << "cache.open(128 * MB, 'lmdb://" << s.dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
+    << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
+    << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
+  return c.str();
 }
 
-void measure_unbound(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
+// A peer server on a free port: `conf` written to DIR/NAME.conf, then `program` started
+// with `args`, where "{conf}" stands for that file; measured as serve is, then stopped.
+void measure_peer(const BenchSetup& s, const BenchOptions& o, const std::string& name,
+                  std::string (*conf)(const BenchSetup&, std::uint16_t), std::vector<std::string> argv,
+                  std::vector<ServerRun>& runs) {
   const std::uint16_t port = common::free_loopback_port();
-  common::ChildProcess ub = start_server(s, "unbound", {"unbound", "-d", "-c", write_unbound_conf(s, port)}, port);
-  measure_server("unbound", port, {ub.pid()}, "", o, s.file, s.dir, runs);
-  ub.stop();
-}
-
-void measure_kresd(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
-  const std::uint16_t port = common::free_loopback_port();
-  const std::string rundir = s.dir + "/kresd";
-  ::mkdir(rundir.c_str(), 0700);
-  common::ChildProcess kr = start_server(s, "kresd", {"kresd", "-n", "-c", write_kresd_conf(s, port), rundir}, port);
-  measure_server("kresd", port, {kr.pid()}, "", o, s.file, s.dir, runs);
-  kr.stop();
-  std::error_code ignored;
-  std::filesystem::remove_all(s.dir + "/kresd-cache", ignored);  // a 128 MiB LMDB file
+  const std::string path = s.dir + "/" + name + ".conf";
+  std::ofstream(path) << conf(s, port);
+  for (std::string& a : argv)
+    if (a == "{conf}") a = path;
+  common::ChildProcess child = start_server(s, name, argv, port);
+  measure_server(name, port, {child.pid()}, "", o, s.file, s.dir, runs);
+  child.stop();
 }
 
 const ServerRun* find_run(const std::vector<ServerRun>& runs, const std::string& server, unsigned offered) {
@@ -419,8 +414,15 @@ int run_bench(const BenchOptions& o) {
   std::string error;
   try {
     measure_dnsarena(s, o, runs);
-    if (!o.no_unbound && have_program("unbound")) measure_unbound(s, o, runs);
-    if (!o.no_kresd && have_program("kresd")) measure_kresd(s, o, runs);
+    if (!o.no_unbound && have_program("unbound"))
+      measure_peer(s, o, "unbound", unbound_conf, {"unbound", "-d", "-c", "{conf}"}, runs);
+    if (!o.no_kresd && have_program("kresd")) {
+      const std::string rundir = s.dir + "/kresd";
+      ::mkdir(rundir.c_str(), 0700);
+      measure_peer(s, o, "kresd", kresd_conf, {"kresd", "-n", "-c", "{conf}", rundir}, runs);
+      std::error_code ignored;
+      std::filesystem::remove_all(s.dir + "/kresd-cache", ignored);  // a 128 MiB LMDB file
+    }
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -150,7 +150,11 @@ TEST_CASE("the corpus queries agree through both paths", "[dns][fast_parser]") {
 }
 
 TEST_CASE("mutated, truncated and extended queries agree through both paths", "[dns][fast_parser]") {
-  std::vector<Wire> seeds = generated_queries();
+  // Every third generated query (each shape is there with several names and types) and
+  // the whole corpus: ~60,000 packets, a few seconds of CPU.
+  std::vector<Wire> seeds;
+  const std::vector<Wire> generated = generated_queries();
+  for (std::size_t i = 0; i < generated.size(); i += 3) seeds.push_back(generated[i]);
   for (Wire& w : corpus_queries()) seeds.push_back(std::move(w));
   const std::uint8_t values[] = {0x00, 0x01, 0x08, 0x0A, 0x29, 0x40, 0xC0, 0xFF};
   std::size_t checked = 0, taken = 0;
@@ -179,7 +183,8 @@ TEST_CASE("mutated, truncated and extended queries agree through both paths", "[
       checked += 2;
     }
   }
-  CHECK(checked > 100000);
+  INFO("checked " << checked << ", taken " << taken);
+  CHECK(checked > 30000);
   CHECK(taken > 1000);  // mutations of ID, flags, type and address bytes stay common
 }
 

@@ -1,7 +1,7 @@
 // The hand-written fast path of query parsing against libknot's (query_parser_diff.hpp):
 // every fuzz-corpus query, generated common queries (names, types, DO, CD, payload sizes,
-// ECS v4/v6 at several prefixes, cookies, padding, two ECS options), and every one of
-// them mutated byte by byte, truncated and extended. The fast path must take the common
+// ECS v4/v6 at several prefixes, cookies, padding, two ECS options), and the corpus and
+// every third generated query mutated byte by byte, truncated and extended. The fast path must take the common
 // queries (or it would be a fast path in name only) and agree with libknot exactly.
 #include <catch2/catch.hpp>
 

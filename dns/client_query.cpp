@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dns/fast_query_parser.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/opt_record.hpp"
 #include "dns/wire.hpp"
@@ -9,6 +10,11 @@
 namespace dnsarena::dns {
 
 ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q) {
+  if (parse_query_fast(wire, len, q)) return ParseVerdict::ok;
+  return parse_query_knot(wire, len, q);
+}
+
+ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& q) {
   if (len < 12 || len > 65535) return ParseVerdict::drop;
   q = ClientQuery{};
   q.id = get16(wire);

@@ -5,9 +5,10 @@
 // value (ClientQuery), so a query can wait for an upstream answer after the receive
 // buffer has been reused.
 //
-// Costs: parse_query runs knot_pkt_parse over the packet in place (one packet struct
-// allocated per call by libknot) and copies the question name (<= 255 bytes) into the
-// ClientQuery; write_error_response is straight-line byte writes.
+// Costs: parse_query reads the common query by hand in one pass (fast_query_parser.hpp);
+// any other packet goes through knot_pkt_parse in place (one packet struct allocated per
+// call by libknot). Both copy the question name (<= 255 bytes) into the ClientQuery;
+// write_error_response is straight-line byte writes.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -47,7 +48,11 @@ enum class ParseVerdict {
 // Parses an untrusted client packet. On formerr/notimp/refused, `q.id`, `q.flags` and as
 // much of the question as was readable are filled for the error response.
 // `wire` may be modified by the parser (libknot takes a non-const buffer).
+// The common query takes the hand-written path (fast_query_parser.hpp); every other packet,
+// and every verdict other than ok, comes from parse_query_knot.
 ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q);
+// The same with libknot alone (the reference the fast path is tested against).
+ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& q);
 
 // Writes a response with `rcode` (an extended rcode's upper bits go in the OPT), the
 // client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT

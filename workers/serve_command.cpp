@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "common/cli_command.hpp"
 #include "workers/commands.hpp"
 #include "workers/log_setup.hpp"
 #include "workers/serve_config.hpp"
@@ -110,15 +111,32 @@ int check_config(const ServeFlags& flags) {
   }
 }
 
+// `serve`: check the config (--check-config) or run the supervisor. Returns the exit code.
+int run_serve(const ServeFlags& f) {
+  if (!f.check_config.empty()) return check_config(f);
+  ServeConfig c;
+  try {
+    c = build_config(f);
+  } catch (const std::exception& e) {
+    std::cerr << "dnsarena serve: " << e.what() << "\n";
+    return 2;
+  }
+  configure_logging(c.log_level);
+  SupervisorOptions options{f.remove_segment, {}};
+  if (!f.config.empty()) options.reload_config = [flags = f] { return build_config(flags); };
+  return run_supervisor(c, options);
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
-  auto* cmd = app.add_subcommand(
-      "serve",
+  auto* cmd = common::add_exit_code_command(
+      app, "serve",
       "Run the DNS service: a supervisor creates or re-attaches the shared cache segment and forks\n"
       "resolver workers on one UDP/TCP port; misses go to the upstream servers. Flags override the\n"
-      "config file. Stop with SIGTERM or Ctrl-C; the cache segment stays warm for the next start.");
+      "config file. Stop with SIGTERM or Ctrl-C; the cache segment stays warm for the next start.",
+      [f] { return run_serve(*f); });
   cmd->add_option("--config,-c", f->config, "YAML config file (see configs/serve.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--listen", f->listen, "address:port for UDP and TCP (default 127.0.0.1:5353)");
   cmd->add_option("--upstream", f->upstreams, "upstream address:port (repeatable; replaces the config's list)");
@@ -142,25 +160,6 @@ void add_serve_command(CLI::App& app) {
                 "replace a segment of another format or geometry instead of refusing to start");
   cmd->add_option("--check-config", f->check_config,
                   "validate FILE (with the other flags applied, as serve would) and exit: 0 valid, 1 not");
-  cmd->callback([f] {
-    if (!f->check_config.empty()) {
-      const int rc = check_config(*f);
-      if (rc != 0) throw CLI::RuntimeError(rc);
-      return;
-    }
-    ServeConfig c;
-    try {
-      c = build_config(*f);
-    } catch (const std::exception& e) {
-      std::cerr << "dnsarena serve: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    }
-    configure_logging(c.log_level);
-    SupervisorOptions options{f->remove_segment, {}};
-    if (!f->config.empty()) options.reload_config = [f] { return build_config(*f); };
-    const int rc = run_supervisor(c, options);
-    if (rc != 0) throw CLI::RuntimeError(rc);
-  });
 }
 
 }  // namespace dnsarena::workers

@@ -23,6 +23,7 @@
 #include "workers/access_control.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
+#include "workers/recv_histogram.hpp"
 #include "workers/tcp_server.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -63,6 +64,14 @@ public:
         rate_limiter_(cfg.rate_limit),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
+    std::memset(in_msgs_, 0, sizeof in_msgs_);
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      in_iov_[i] = {in_[i], kMaxQuery};
+      in_msgs_[i].msg_hdr.msg_iov = &in_iov_[i];
+      in_msgs_[i].msg_hdr.msg_iovlen = 1;
+      in_msgs_[i].msg_hdr.msg_name = &peers_[i];
+      in_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+    }
     // A writer lock held by a stopped process must not stop answers: after this wait the
     // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
     // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
@@ -77,6 +86,7 @@ public:
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
       const int n = ::epoll_wait(epfd_, events, 64, timeout);
+      recv_hist_.wakeup();
       now_us = monotonic_us();
       now_ = cache::wall_clock_now();
       for (int i = 0; i < n; ++i) {
@@ -213,18 +223,14 @@ private:
   }
 
   void on_udp_readable() {
+    mmsghdr* const msgs = in_msgs_;
     for (int round = 0; round < 4; ++round) {
-      mmsghdr msgs[kBatch];
-      iovec iov[kBatch];
-      std::memset(msgs, 0, sizeof msgs);
-      for (std::size_t i = 0; i < kBatch; ++i) {
-        iov[i] = {in_[i], kMaxQuery};
-        msgs[i].msg_hdr.msg_iov = &iov[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &peers_[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-      }
+      // The headers are built once (constructor); recvmmsg rewrites only the address
+      // length of the ones it fills, so only those are reset.
+      for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
       const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+      recv_hist_.received(n);
+      in_used_ = n > 0 ? static_cast<unsigned>(n) : 0;
       if (n <= 0) return;
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
       mmsghdr out_msgs[kBatch];
@@ -251,6 +257,7 @@ private:
       // a full socket buffer drops the rest of the batch, as UDP allows. Both are counted
       // (udp_answers_unsendable, udp_answers_dropped).
       for (unsigned sent = 0; sent < nout;) {
+        recv_hist_.sent_batch();
         const int r = ::sendmmsg(udp_fd_, out_msgs + sent, nout - sent, 0);
         if (r > 0) {
           sent += static_cast<unsigned>(r);
@@ -330,10 +337,14 @@ private:
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;
   TscTimer tsc_;
+  RecvHistogram<kBatch> recv_hist_;
   sockaddr_storage tcp_peer_{};
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
   sockaddr_storage peers_[kBatch];
+  mmsghdr in_msgs_[kBatch];  // recvmmsg's headers over in_ and peers_, built once
+  iovec in_iov_[kBatch];
+  unsigned in_used_ = 0;     // headers the last recvmmsg filled (their namelen to reset)
   std::uint8_t reply_buf_[65535];
 };
 

@@ -1,17 +1,20 @@
 // One resolver worker process: answers DNS from the shared cache, forwards misses.
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):
-//   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams, answer
-//                hits in the same pass, sendmmsg the batch of answers.
+//   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams (headers
+//                built once), answer hits in the same pass, one sendmmsg for the batch;
+//                a full batch is followed by another recvmmsg (up to 4) before epoll.
+//                DNSARENA_RECV_HISTOGRAM=FILE: batch sizes at exit (recv_histogram.hpp).
 //   TCP          tcp_server.hpp, same port, same query path.
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
 //                SIGTERM and idle TCP sweeps are noticed promptly).
 //
-// Query path: parse (libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the
-// keys ecs.hpp lists -> hit: answer with remaining TTLs, client's ID, question case and
-// EDNS; miss: forward. Counters go to this worker's StatSlot.
+// Query path: parse (the common query by hand, dns/fast_query_parser.hpp; the rest with
+// libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the keys ecs.hpp lists ->
+// hit: answer with remaining TTLs, client's ID, question case and EDNS; miss: forward.
+// Counters go to this worker's StatSlot.
 //
 // The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
 // its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.

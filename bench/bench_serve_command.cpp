@@ -40,7 +40,7 @@
 
 #include "bench/commands.hpp"
 #include "common/child_process.hpp"
-#include "common/cli_command.hpp"
+#include "common/add_command.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
@@ -440,14 +440,13 @@ int run_bench(const BenchOptions& o) {
 }  // namespace
 
 void add_bench_serve_command(CLI::App& bench) {
-  auto o = std::make_shared<BenchOptions>();
-  auto* cmd = common::add_exit_code_command(
+  auto [cmd, o] = common::add_command<BenchOptions>(
       bench, "serve",
       "The service under all-hit load on one core: serve (1 worker), unbound (1 thread) and kresd, each\n"
       "forwarding to the synthetic upstream, warmed, pinned to CPU 0, then dnsperf on CPU 1 at each\n"
       "offered load and at saturation: queries/s, latency, losses, server CPU us per answered query,\n"
       "serve's user-space ns per query; the issue 13 targets against unbound with met/missed.",
-      [o] { return run_bench(*o); });
+      run_bench);
   cmd->add_option("--duration", o->duration, "seconds per measured run (default 5)")->check(CLI::Range(0.5, 600.0));
   cmd->add_option("--queries", o->queries_in_file, "queries in the dnsperf file (default 20000)")
       ->check(CLI::Range(100u, 10000000u));

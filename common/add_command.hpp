@@ -5,12 +5,15 @@
 //   cmd->add_option("name", args->name, "...");
 //
 // The Args object lives as long as the CLI::App (shared with the callback); options bind
-// to its fields; running the subcommand calls run(args).
+// to its fields; running the subcommand calls run(args). When run returns an int, it is
+// the process exit status: nonzero becomes CLI::RuntimeError, which main turns back into
+// that status.
 #pragma once
 #include <CLI/CLI.hpp>
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace dnsarena::common {
@@ -20,7 +23,14 @@ std::pair<CLI::App*, std::shared_ptr<Args>> add_command(CLI::App& parent, const 
                                                         Run run) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = parent.add_subcommand(name, help);
-  cmd->callback([args, run] { run(*args); });
+  cmd->callback([args, run] {
+    if constexpr (std::is_same_v<std::invoke_result_t<Run, const Args&>, int>) {
+      const int rc = run(*args);
+      if (rc != 0) throw CLI::RuntimeError(rc);
+    } else {
+      run(*args);
+    }
+  });
   return {cmd, args};
 }
 

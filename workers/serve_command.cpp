@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "common/cli_command.hpp"
+#include "common/add_command.hpp"
 #include "workers/commands.hpp"
 #include "workers/log_setup.hpp"
 #include "workers/serve_config.hpp"
@@ -130,13 +130,12 @@ int run_serve(const ServeFlags& f) {
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
-  auto f = std::make_shared<ServeFlags>();
-  auto* cmd = common::add_exit_code_command(
+  auto [cmd, f] = common::add_command<ServeFlags>(
       app, "serve",
       "Run the DNS service: a supervisor creates or re-attaches the shared cache segment and forks\n"
       "resolver workers on one UDP/TCP port; misses go to the upstream servers. Flags override the\n"
       "config file. Stop with SIGTERM or Ctrl-C; the cache segment stays warm for the next start.",
-      [f] { return run_serve(*f); });
+      run_serve);
   cmd->add_option("--config,-c", f->config, "YAML config file (see configs/serve.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--listen", f->listen, "address:port for UDP and TCP (default 127.0.0.1:5353)");
   cmd->add_option("--upstream", f->upstreams, "upstream address:port (repeatable; replaces the config's list)");

@@ -3,9 +3,15 @@
 // (expiry and TTL), that the result passes the invariant walker, and that what cannot be
 // read (an unknown version) is refused with the versions this build reads, untouched.
 // The old formats themselves: tests/workers/warm_upgrade_test.cpp (frozen writers).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <memory>
 
+#include "cache/failpoint.hpp"
 #include "cache/legacy/segment_reader.hpp"
 #include "cache/segment_migration.hpp"
 #include "tests/cache/test_segment.hpp"
@@ -86,6 +92,51 @@ TEST_CASE("a smaller arena keeps the newest entries that fit without a reclaim",
   const unsigned first_kept = spec.count - static_cast<unsigned>(report.migrated);
   CHECK(!holds(c, first_kept - 1, now));
   for (unsigned i = first_kept; i < spec.count; ++i) REQUIRE(holds(c, i, now));
+}
+
+TEST_CASE("a migration killed while copying leaves the old segment; the next open removes its temporary and "
+          "migrates", "[migration]") {
+  const std::uint32_t now = wall_clock_now();
+  const WarmSpec spec{.count = 200, .ttl = 3600, .age_step = 1};
+  SegmentNameGuard name(unique_segment_name("upgrade-mig"));
+  {
+    Segment old = Segment::create(name.name(), tiny_geometry(1000, 64 << 10, 8));
+    REQUIRE(fill(old, spec, now) == spec.count);
+  }
+  const Geometry bigger = tiny_geometry(2000, 64 << 10, 8);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // Die at the 100th entry appended to the new segment: half of the copy done.
+    set_failpoint([n = 0](FailStep step, std::uint64_t) mutable {
+      if (step == FailStep::append_published && ++n == 100) ::raise(SIGKILL);
+    });
+    try {
+      Segment::open(name.name(), bigger, OpenPolicy::migrate);
+    } catch (...) {
+    }
+    ::_exit(3);  // not killed: the failpoint was never reached
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  const std::string temp = migration_temp_name(name.name(), child);
+  REQUIRE(Segment::exists(temp));  // what the dead migration left
+  {
+    const legacy::SegmentReader old(name.name());  // the old segment, untouched
+    CHECK(old.geometry().max_entries == 1000);
+  }
+  MigrationReport report;
+  OpenOutcome outcome{};
+  Segment seg = Segment::open(name.name(), bigger, OpenPolicy::migrate, &outcome, &report);
+  INFO(report.summary());
+  CHECK(outcome == OpenOutcome::migrated);
+  CHECK(report.migrated == spec.count);
+  CHECK(!Segment::exists(temp));
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    CHECK(e.path().filename().string().rfind(name.name() + ".", 0) != 0);
+  Cache c(seg);
+  check_invariants(c);
+  for (unsigned i = 0; i < spec.count; ++i) REQUIRE(holds(c, i, now));
 }
 
 TEST_CASE("a segment of a version without a reader is refused, untouched", "[migration]") {

@@ -94,7 +94,7 @@ TEST_CASE("a smaller arena keeps the newest entries that fit without a reclaim",
   for (unsigned i = first_kept; i < spec.count; ++i) REQUIRE(holds(c, i, now));
 }
 
-TEST_CASE("a migration killed while copying leaves the old segment; the next open removes its temporary and "
+TEST_CASE("a migration killed while copying leaves the old segment and the next open removes its temporary and "
           "migrates", "[migration]") {
   const std::uint32_t now = wall_clock_now();
   const WarmSpec spec{.count = 200, .ttl = 3600, .age_step = 1};

@@ -35,7 +35,7 @@ struct FormatTraits {
 // released with a reader; anything newer than kFormatVersion).
 const FormatTraits* format_traits(std::uint32_t version);
 
-// The oldest and newest versions format_traits() knows, for messages.
+// The oldest version format_traits() knows (the newest is kFormatVersion), for messages.
 inline constexpr std::uint32_t kOldestReadableFormat = 2;
 
 }  // namespace dnsarena::cache::legacy

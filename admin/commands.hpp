@@ -19,6 +19,8 @@ void add_flush_command(CLI::App& app);
 void add_dump_command(CLI::App& app);
 // `dnsarena restore FILE [--segment SEG]`
 void add_restore_command(CLI::App& app);
+// `dnsarena migrate SEGMENT [--max-entries N] [--arena-bytes S] [--region-bytes S]`
+void add_migrate_command(CLI::App& app);
 // `dnsarena top [--by hits|bytes] [-n N] [--segment SEG]`
 void add_top_command(CLI::App& app);
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "admin/byte_size.hpp"
 #include "admin/commands.hpp"
 #include "admin/dump_format.hpp"
 #include "admin/entry_walk.hpp"
@@ -72,16 +73,7 @@ cache::Segment attach_or_create(const RestoreRequest& req) {
   }
   cache::Geometry g;
   if (req.max_entries > 0) g.max_entries = static_cast<std::uint64_t>(req.max_entries);
-  if (!req.arena_bytes.empty()) {
-    char* end = nullptr;
-    std::uint64_t v = std::strtoull(req.arena_bytes.c_str(), &end, 10);
-    const std::string suffix(end);
-    if (suffix == "K") v <<= 10;
-    else if (suffix == "M") v <<= 20;
-    else if (suffix == "G") v <<= 30;
-    else if (!suffix.empty()) throw std::invalid_argument("--arena-bytes '" + req.arena_bytes + "': use N, NK, NM or NG");
-    g.arena_bytes = v;
-  }
+  if (!req.arena_bytes.empty()) g.arena_bytes = parse_byte_size(req.arena_bytes, "--arena-bytes");
   std::cerr << "segment " << req.segment << " not found: creating it\n";
   return cache::Segment::open(req.segment, g, cache::OpenPolicy::refuse);
 }

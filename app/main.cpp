@@ -37,6 +37,7 @@ constexpr Command kCommands[] = {
     {"", dnsarena::workers::add_check_command},           // check SEGMENT fsck of a segment
     {"", dnsarena::admin::add_dump_command},              // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},             // flush NAME    remove a name's entries
+    {"", dnsarena::admin::add_migrate_command},           // migrate SEG   warm upgrade of a stopped cache
     {"", dnsarena::admin::add_restore_command},           // restore FILE  load a dump
     {"", dnsarena::workers::add_serve_command},           // serve         supervisor + workers
     {"", dnsarena::workers::add_stats_command},           // stats         counters of a segment

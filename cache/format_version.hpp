@@ -7,8 +7,17 @@
 // Bump kFormatVersion when any of these change: the segment header (segment_header.hpp),
 // the stat slot layout (stat_slots.hpp), the region descriptor (region_table.hpp), the
 // index slot encoding (index_slot.hpp), the entry encoding (entry_format.hpp), or the
-// key blob (cache_key.hpp). A process that finds another version refuses to attach
-// (or, when told to reset, destroys and recreates the segment).
+// key blob (cache_key.hpp). Segment::attach refuses another version; Segment::open with
+// OpenPolicy::migrate (what `dnsarena serve` uses) migrates a segment of an older
+// version warm (segment_migration.hpp) through a reader of that version.
+//
+// Bumping therefore now requires adding a reader for the version being replaced:
+// describe what differs in cache/legacy/format<N>_layout.hpp (byte diagrams of the old
+// parts), list it in cache/legacy/format_traits.cpp (and update its static_assert), and
+// extend cache/legacy/segment_reader.cpp if the difference is more than a StatSlot size
+// or a gen tag width (a changed entry encoding or key blob needs a decoder that
+// re-encodes). Freeze the old writer under tests/cache/frozen_format<N>/ (git show
+// <last commit of the old format>:cache/...) and add it to warm_upgrade_test.cpp.
 //
 // kBuildFeatures records properties of the build that also change the meaning of the
 // bytes (byte order, pointer width). They are compared on attach like the version.

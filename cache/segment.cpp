@@ -26,6 +26,7 @@
 #include "arena_offset.hpp"
 #include "failpoint.hpp"
 #include "robust_mutex.hpp"
+#include "segment_migration.hpp"
 
 namespace bip = boost::interprocess;
 
@@ -83,16 +84,19 @@ std::string temp_name(const std::string& name) {
 
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
-// Removes the temporaries of creators that died before linking theirs (they hold no data).
+// Removes the temporaries of creators that died before linking theirs (they hold no
+// data), and those of migrations that died before their rename (the old segment is
+// still under the name; the temporary's own ".creating." temporaries go with it).
 void remove_dead_temporaries(const std::string& name) {
-  const std::string prefix = temp_prefix(name);
   DIR* d = ::opendir("/dev/shm");
   if (!d) return;
   while (const dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
-    if (n.rfind(prefix, 0) != 0) continue;
-    const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
-    if (!pid_alive(pid)) ::unlink(shm_path(n).c_str());
+    for (const std::string& prefix : {temp_prefix(name), migration_temp_prefix(name)}) {
+      if (n.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+      if (!pid_alive(pid)) ::unlink(shm_path(n).c_str());
+    }
   }
   ::closedir(d);
 }
@@ -370,7 +374,15 @@ Segment Segment::attach(const std::string& name) {
   return s;
 }
 
-Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome) {
+void Segment::rename_to(const std::string& name) {
+  check_name(name);
+  if (::rename(shm_path(name_).c_str(), shm_path(name).c_str()) != 0)
+    throw SegmentError(Kind::system, "cannot rename segment '" + name_ + "' to '" + name + "': " + std::strerror(errno));
+  name_ = name;
+}
+
+Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome,
+                      MigrationReport* report) {
   const SegmentLayout want = SegmentLayout::compute(g);  // validate before touching anything
   check_name(name);
   auto set = [&](OpenOutcome o) {
@@ -386,6 +398,9 @@ Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy pol
       if (e.kind() != Kind::already_exists) throw;  // a plain create() won the name: attach it
     }
   }
+  const bool migrate = policy == OpenPolicy::migrate || policy == OpenPolicy::migrate_or_reset;
+  const bool reset = policy == OpenPolicy::reset || policy == OpenPolicy::migrate_or_reset;
+  bool migration = false;
   try {
     Segment s = attach(name);
     const SegmentLayout& have = s.layout();
@@ -394,7 +409,8 @@ Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy pol
       set(OpenOutcome::attached);
       return s;
     }
-    if (policy == OpenPolicy::refuse)
+    migration = migrate;
+    if (!migrate && !reset)
       throw SegmentError(Kind::geometry_mismatch,
                          "segment '" + name + "' has another geometry (max_entries " + std::to_string(have.max_entries) +
                              ", arena " + std::to_string(have.arena_bytes()) + " bytes, region " +
@@ -406,9 +422,21 @@ Segment Segment::open(const std::string& name, const Geometry& g, OpenPolicy pol
     // not_ready under the open lock: its creator died before finishing (only an older
     // build publishes a segment before it is READY). It holds no data: recreate it
     // whatever the policy, so a plain restart recovers by itself.
-    if (e.kind() != Kind::not_ready &&
-        (policy == OpenPolicy::refuse || e.kind() == Kind::unsafe_permissions || e.kind() == Kind::system))
+    migration = migrate && e.kind() == Kind::version_mismatch;
+    if (!migration && e.kind() != Kind::not_ready &&
+        (!reset || e.kind() == Kind::unsafe_permissions || e.kind() == Kind::system))
       throw;
+  }
+  if (migration) {
+    try {
+      Segment s = migrate_segment(name, g, static_cast<std::uint32_t>(std::time(nullptr)), report);
+      set(OpenOutcome::migrated);
+      return s;
+    } catch (const SegmentError& e) {
+      // Not readable (an unknown version, a damaged layout) or no room for the copy: the
+      // old segment is untouched. Only `migrate_or_reset` replaces it with a cold one.
+      if (!reset || e.kind() == Kind::unsafe_permissions || e.kind() == Kind::in_use) throw;
+    }
   }
   remove(name);
   set(OpenOutcome::recreated);

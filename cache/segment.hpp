@@ -11,6 +11,8 @@
 //     other geometry                            geometry)           reset: new   (recreated)
 //   other version / features  already_exists    version_mismatch    refuse: version_mismatch
 //                                                                    reset: new   (recreated)
+//   older readable version,                                          migrate: copy (migrated)
+//     or other geometry (above)                                      (segment_migration.hpp)
 //   damaged header, foreign   already_exists    damaged / foreign   refuse: that error
 //     magic, size too small                                          reset: new   (recreated)
 //   creator died before READY already_exists    not_ready           new          (recreated)
@@ -31,7 +33,8 @@
 // size needed and the size free), writes the whole header, initialises the writer lock,
 // stores init_state = kInitReady (release), and only then link()s it under <name>. link
 // never replaces a name: of two creators exactly one wins, the other gets already_exists.
-// A creator killed half-way leaves only its temporary, which the next open() removes.
+// A creator killed half-way leaves only its temporary, which the next open() removes,
+// as it removes the "<name>.migrating.<pid>" of a migration whose process died.
 //
 // open() runs under a per-user lock file (/dev/shm/.dnsarena-open-<uid>.lock, flock,
 // released by the kernel if its holder dies, waited for at most 30 s), so two processes
@@ -81,7 +84,8 @@ class SegmentError : public std::runtime_error {
 public:
   enum class Kind {
     not_found, already_exists, foreign, version_mismatch, damaged, not_ready,
-    unsafe_permissions, geometry_mismatch, no_space, system
+    unsafe_permissions, geometry_mismatch, no_space, system,
+    in_use  // a migration found live processes attached to the old segment
   };
   SegmentError(Kind k, const std::string& what) : std::runtime_error(what), kind_(k) {}
   Kind kind() const { return kind_; }
@@ -90,14 +94,20 @@ private:
   Kind kind_;
 };
 
-enum class OpenPolicy { refuse, reset };
-enum class OpenOutcome { created, attached, recreated };
+// migrate: a segment of an older readable format, or of another geometry, is migrated
+// warm (segment_migration.hpp); what cannot be read is refused as by `refuse`.
+// migrate_or_reset: the same, and what cannot be migrated is recreated as by `reset`.
+enum class OpenPolicy { refuse, reset, migrate, migrate_or_reset };
+enum class OpenOutcome { created, attached, recreated, migrated };
+struct MigrationReport;
 
 class Segment {
 public:
   static Segment create(const std::string& name, const Geometry& g, mode_t mode = 0600);
   static Segment attach(const std::string& name);
-  static Segment open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome = nullptr);
+  // `report` (when given) is filled when the outcome is `migrated`.
+  static Segment open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome = nullptr,
+                      MigrationReport* report = nullptr);
   // Returns true when something was removed. (The per-user open lock file stays.)
   static bool remove(const std::string& name);
   static bool exists(const std::string& name);
@@ -105,6 +115,10 @@ public:
   Segment(Segment&& other) noexcept;
   Segment& operator=(Segment&& other) noexcept;
   ~Segment();
+
+  // Gives this object the name `name` in /dev/shm, atomically replacing whatever is
+  // there (rename(2)): how a migrated segment takes over its old name.
+  void rename_to(const std::string& name);
 
   // When set, the destructor removes the name (private segments of benchmarks and tests).
   void set_remove_on_destroy(bool v) { remove_on_destroy_ = v; }

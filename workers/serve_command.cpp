@@ -156,7 +156,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error");
   cmd->add_flag("--remove-segment", f->remove_segment, "remove the segment on shutdown (default: keep it warm)");
   cmd->add_flag("--reset-segment", f->reset_segment,
-                "replace a segment of another format or geometry instead of refusing to start");
+                "replace a segment that cannot be migrated (damaged, foreign, an unreadable format version) "
+                "instead of refusing to start (an older format or another geometry is migrated warm either way)");
   cmd->add_option("--check-config", f->check_config,
                   "validate FILE (with the other flags applied, as serve would) and exit: 0 valid, 1 not");
 }

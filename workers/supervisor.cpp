@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "cache/segment_migration.hpp"
 #include "common/process_limits.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/service_notify.hpp"
@@ -176,21 +177,28 @@ private:
 
 bool Supervisor::open_segment() {
   cache::OpenOutcome outcome{};
+  cache::MigrationReport migration;
   try {
     seg_ = std::make_unique<cache::Segment>(cache::Segment::open(
-        cfg_.segment, cfg_.geometry, cfg_.reset_on_mismatch ? cache::OpenPolicy::reset : cache::OpenPolicy::refuse,
-        &outcome));
+        cfg_.segment, cfg_.geometry,
+        cfg_.reset_on_mismatch ? cache::OpenPolicy::migrate_or_reset : cache::OpenPolicy::migrate, &outcome,
+        &migration));
   } catch (const cache::SegmentError& e) {
     spdlog::error("segment '{}': {}{}", cfg_.segment, e.what(),
-                  e.kind() == cache::SegmentError::Kind::geometry_mismatch ||
-                          e.kind() == cache::SegmentError::Kind::version_mismatch
-                      ? " (set cache.reset_on_mismatch or pass --reset-segment to start a fresh one)"
+                  e.kind() == cache::SegmentError::Kind::version_mismatch ||
+                          e.kind() == cache::SegmentError::Kind::damaged ||
+                          e.kind() == cache::SegmentError::Kind::foreign
+                      ? " (it cannot be migrated: set cache.reset_on_mismatch or pass --reset-segment to start a "
+                        "fresh one)"
                       : "");
     return false;
   }
+  if (outcome == cache::OpenOutcome::migrated)
+    spdlog::info("segment '{}' migrated (warm upgrade): {}", cfg_.segment, migration.summary());
   cache_ = std::make_unique<cache::Cache>(*seg_, cache::SlotRole::supervisor);
   const char* what = outcome == cache::OpenOutcome::created    ? "created"
                      : outcome == cache::OpenOutcome::attached ? "re-attached (warm)"
+                     : outcome == cache::OpenOutcome::migrated ? "migrated (warm)"
                                                                : "recreated (format or geometry changed)";
   spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg_.segment, what, cache_->stats().live_entries,
                seg_->size() >> 20);

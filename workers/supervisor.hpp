@@ -1,7 +1,9 @@
 // The serve supervisor: owns the segment's lifetime and the worker processes.
 //
 // Start: Segment::open (create, or re-attach a warm segment of the same format and
-// geometry; a mismatch is refused with the reason unless cache.reset_on_mismatch), open
+// geometry; a segment of an older format or another geometry is migrated warm and the
+// migration logged in one line (cache/segment_migration.hpp); one that cannot be read
+// is refused with the reason unless cache.reset_on_mismatch), open
 // the listening sockets and keep them (one UDP socket per worker index in one
 // SO_REUSEPORT group, one TCP listener), fork N workers on them (worker.hpp), start
 // /metrics (metrics_server.hpp) when configured, and map the workers' shared table of

@@ -1,0 +1,122 @@
+// FROZEN: cache/response_writer.cpp as of commit 80635ef (format 2), namespace renamed to dnsarena::frozen2.
+// Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
+#include "response_writer.hpp"
+
+#include <cstring>
+
+#include "name_compressor.hpp"
+
+namespace dnsarena::frozen2 {
+
+namespace {
+
+inline void put16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+}
+inline void put32(std::uint8_t* p, std::uint32_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
+}
+
+std::size_t opt_size(const ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
+
+std::size_t write_opt(const ResponseOptions& o, std::uint8_t* p) {
+  p[0] = 0;                 // root owner
+  put16(p + 1, 41);         // OPT
+  put16(p + 3, o.edns_udp_size);
+  p[5] = 0;                 // extended rcode
+  p[6] = 0;                 // version
+  put16(p + 7, o.edns_do ? 0x8000 : 0);
+  put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
+  if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
+  return 11 + o.edns_options.size();
+}
+
+
+}  // namespace
+
+ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint32_t now, const ResponseOptions& o,
+                              std::uint8_t* out, std::size_t capacity) {
+  ResponseResult res;
+  const std::size_t limit = capacity < o.max_size ? capacity : o.max_size;
+  const std::size_t question_end = 12 + q.qname.size() + 4;
+  const std::size_t opt = opt_size(o);
+  if (question_end + opt > limit) return res;
+
+  std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
+                                                   entry.rcode());
+  if (entry.authentic_data() && (o.edns_do || (q.flags & kFlagAd))) flags |= kFlagAd;
+  put16(out, q.id);
+  std::memcpy(out + 12, q.qname.data(), q.qname.size());
+  put16(out + 12 + q.qname.size(), q.qtype);
+  put16(out + 14 + q.qname.size(), q.qclass);
+
+  std::size_t pos = question_end;
+  // Records are written while their uncompressed size surely fits the buffer; whether
+  // they fit the client's limit is judged on the compressed size.
+  const std::size_t records_limit = limit - opt;
+  const std::size_t records_capacity = capacity - opt;
+  NameCompressor names(out);
+  names.add(12);
+  const std::uint32_t inserted = entry.inserted();
+  entry.rewind();
+  RecordView r;
+  std::uint32_t written = 0;
+  bool fits = true;
+  std::size_t last_record_end = pos;
+  while (entry.next(r)) {
+    const std::size_t owner_worst = r.owner_is_qname ? 2 : r.owner.size();
+    if (pos + owner_worst + 10 + r.rdata.size() > records_capacity) {
+      fits = false;
+      break;
+    }
+    if (r.owner_is_qname) {
+      put16(out + pos, static_cast<std::uint16_t>(0xC000 | 12));
+      pos += 2;
+    } else {
+      pos += names.write(r.owner, pos);
+    }
+    put16(out + pos, r.type);
+    put16(out + pos + 2, r.rclass);
+    put32(out + pos + 4, remaining_ttl(r.ttl, inserted, now));
+    const std::size_t rdlen = names.write_rdata(r.type, r.rdata, pos + 10);
+    put16(out + pos + 8, static_cast<std::uint16_t>(rdlen));
+    pos += 10 + rdlen;
+    if (pos > records_limit) {
+      fits = false;
+      break;
+    }
+    ++written;
+    last_record_end = pos;
+  }
+  if (fits && !entry.records_valid()) return res;  // damaged entry: never emit half of it
+  std::uint16_t counts[3] = {entry.count(kAnswer), entry.count(kAuthority), entry.count(kAdditional)};
+  const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
+  if (!fits && written >= answer_and_authority) {
+    // Only additional records are left out: no TC (RFC 2181 section 9).
+    pos = last_record_end;
+    counts[2] = static_cast<std::uint16_t>(written - answer_and_authority);
+  } else if (!fits || written != entry.record_count()) {
+    if (fits) return res;
+    flags |= kFlagTc;
+    pos = question_end;
+    counts[0] = counts[1] = counts[2] = 0;
+    res.truncated = true;
+  }
+  if (o.edns) {
+    pos += write_opt(o, out + pos);
+    counts[2] = static_cast<std::uint16_t>(counts[2] + 1);
+  }
+  put16(out + 2, flags);
+  put16(out + 4, 1);
+  put16(out + 6, counts[0]);
+  put16(out + 8, counts[1]);
+  put16(out + 10, counts[2]);
+  res.size = pos;
+  return res;
+}
+
+}  // namespace dnsarena::frozen2

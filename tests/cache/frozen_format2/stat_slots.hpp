@@ -1,0 +1,93 @@
+// FROZEN: cache/stat_slots.hpp as of commit 80635ef (format 2), namespace renamed to dnsarena::frozen2.
+// Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
+// Per-process counters in the segment. FORMAT-DEPENDENT.
+//
+// StatSlot (256 bytes, four cache lines, so two processes never share a line):
+//
+//   offset size field        meaning
+//   0      4    owner_pid    atomic; pid that claimed the slot, 0 = never claimed
+//   4      4    role         0 = other, 1 = worker, 2 = supervisor, 3 = tool
+//   8      8    claimed_unix wall-clock seconds of the latest claim
+//   16     8    worker_index supervisor's index of the worker using this slot
+//   24   176    counters     kCounterCount x u64, indexed by enum Counter
+//   200   56    (padding to 256: four cache lines)
+//
+// Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
+// owner_pid and then is the only writer of its counters (add_owned: relaxed load and
+// store, no locked instruction; one Cache object per thread). When every slot is held by
+// a live process, later processes share the last slot and use add() (atomic fetch_add).
+// Counters are never reset when a slot is taken over: the sum over slots stays the total
+// since the segment was created, and a restarted worker keeps adding to its
+// predecessor's figures. Readers sum with relaxed loads; a sum may mix moments, which is
+// benign for statistics.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace dnsarena::frozen2 {
+
+enum class Counter : std::uint32_t {
+  lookups = 0,         // cache lookups
+  hits,                // lookups that returned an entry
+  misses,              // lookups that found nothing usable
+  expired_on_lookup,   // misses caused by an expired entry
+  lookup_retries,      // reads restarted because a region was recycled under them
+  inserts,             // entries appended
+  replaces,            // inserts that replaced an entry of the same key
+  evictions,           // entries unlinked by reclaim without a hit
+  expirations,         // entries dropped by reclaim because their TTL had passed
+  conflict_evictions,  // entries unlinked because both index buckets were full
+  second_chances,      // entries re-appended by reclaim because they were hit
+  rejected_inserts,    // inserts refused (too large for a region, invalid input)
+  queries_udp,         // worker: queries received over UDP
+  queries_tcp,         // worker: queries received over TCP
+  upstream_queries,    // worker: queries sent upstream
+  upstream_timeouts,   // worker: upstream attempts that timed out
+  upstream_latency_us, // worker: sum of upstream round-trip microseconds
+  servfail,            // worker: SERVFAIL answers sent
+  formerr,             // worker: FORMERR answers sent or malformed packets dropped
+  truncated,           // worker: answers sent with TC
+  restarts,            // supervisor: times this worker index was restarted
+  index_displacements, // inserts that moved a resident to its other bucket to make room
+};
+inline constexpr std::size_t kCounterCount = 22;
+
+inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
+    "lookups",          "hits",           "misses",           "expired_on_lookup",
+    "lookup_retries",   "inserts",        "replaces",         "evictions",
+    "expirations",      "conflict_evictions", "second_chances", "rejected_inserts",
+    "queries_udp",      "queries_tcp",    "upstream_queries", "upstream_timeouts",
+    "upstream_latency_us", "servfail",    "formerr",          "truncated",
+    "restarts",         "index_displacements"};
+
+enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
+
+struct alignas(64) StatSlot {
+  std::atomic<std::uint32_t> owner_pid;
+  std::uint32_t role;
+  std::uint64_t claimed_unix;
+  std::uint64_t worker_index;
+  std::atomic<std::uint64_t> counters[kCounterCount];
+
+  // For a slot shared by several processes (every slot was taken): atomic add.
+  void add(Counter c, std::uint64_t n = 1) {
+    counters[static_cast<std::size_t>(c)].fetch_add(n, std::memory_order_relaxed);
+  }
+  // For the slot's single owner: a plain relaxed load and store, no locked instruction.
+  // NOTE: a locked add costs ~20 cycles; three per lookup were a measurable share of a hit.
+  void add_owned(Counter c, std::uint64_t n = 1) {
+    auto& v = counters[static_cast<std::size_t>(c)];
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get(Counter c) const {
+    return counters[static_cast<std::size_t>(c)].load(std::memory_order_relaxed);
+  }
+};
+
+static_assert(sizeof(StatSlot) == 256, "whole cache lines per slot: no false sharing");
+static_assert(offsetof(StatSlot, counters) == 24, "counter offsets are part of the format");
+
+}  // namespace dnsarena::frozen2

@@ -1,0 +1,78 @@
+// FROZEN: cache/cache_key.hpp as of commit e757c81 (format 3), namespace renamed to dnsarena::frozen3.
+// Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
+// The cache key and its byte form ("key blob"). FORMAT-DEPENDENT: the blob is stored
+// verbatim in every entry, so a lookup compares one memcmp-able run of bytes.
+//
+// Key blob:
+//
+//   offset size   field        meaning
+//   0      2      qtype        little-endian
+//   2      1      key_flags    |7 6 5|4 3|2|1|0|  bit0 DO, bit1 CD, bit2 authenticated (AD),
+//                              |  0  |fam| | | |  bits 3-4 ECS family (0 none, 1 IPv4, 2 IPv6)
+//   3      1      ecs_prefix   ECS prefix length in bits (the scope the answer is valid for)
+//   4      1      qname_len    length of the wire qname (2..255; 1 for the root)
+//   5      a      ecs_address  ceil(ecs_prefix / 8) bytes, bits past the prefix zeroed
+//   5+a    n      qname        wire form, lowercase
+//
+// Two keys are equal exactly when their blobs are byte-equal: qnames are lowercased and
+// ECS addresses cut to the prefix when the key is built.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "dns_name.hpp"
+
+namespace dnsarena::frozen3 {
+
+inline constexpr std::uint8_t kKeyDo = 1u << 0;
+inline constexpr std::uint8_t kKeyCd = 1u << 1;
+inline constexpr std::uint8_t kKeyAuthenticated = 1u << 2;
+inline constexpr std::size_t kKeyFixedBytes = 5;
+inline constexpr std::size_t kMaxKeyBytes = kKeyFixedBytes + 16 + kMaxNameWire;
+
+enum class EcsFamily : std::uint8_t { none = 0, ipv4 = 1, ipv6 = 2 };
+
+struct EcsTag {
+  EcsFamily family = EcsFamily::none;
+  std::uint8_t prefix = 0;              // scope prefix length in bits
+  std::array<std::uint8_t, 16> address{};  // network byte order
+};
+
+class CacheKey {
+public:
+  // Builds a key. `qname_wire` may be in any case; it must be a valid uncompressed wire
+  // name. `flags` is a combination of kKeyDo, kKeyCd, kKeyAuthenticated.
+  // Throws std::invalid_argument for an invalid name or ECS prefix.
+  CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
+           const EcsTag& ecs = {});
+  // Rebuilds a key from a blob stored in an entry. Returns false when it is malformed.
+  static bool from_blob(std::span<const std::uint8_t> blob, CacheKey& out);
+
+  std::span<const std::uint8_t> blob() const { return {bytes_.data(), size_}; }
+  std::uint64_t hash() const { return hash_; }
+  std::uint16_t qtype() const { return static_cast<std::uint16_t>(bytes_[0] | (bytes_[1] << 8)); }
+  std::uint8_t flags() const { return bytes_[2] & 0x07; }
+  std::span<const std::uint8_t> qname() const;
+
+  // Length of the key blob at the start of `bytes`, or 0 if malformed.
+  static std::size_t blob_length(std::span<const std::uint8_t> bytes);
+  static std::uint64_t hash_blob(std::span<const std::uint8_t> blob);
+  // Length of a blob from its fixed fields alone (no name validation), for blobs this
+  // process wrote itself; 0 if it would exceed `available`.
+  static std::size_t blob_length_unchecked(const std::uint8_t* blob, std::size_t available) {
+    if (available < kKeyFixedBytes) return 0;
+    const std::size_t n = kKeyFixedBytes + (blob[3] + 7u) / 8u + blob[4];
+    return n <= available ? n : 0;
+  }
+
+  // An empty key (blob of length 0) that from_blob() can fill.
+  CacheKey() = default;
+
+private:
+  std::array<std::uint8_t, kMaxKeyBytes> bytes_;  // only [0, size_) is meaningful
+  std::uint16_t size_ = 0;
+  std::uint64_t hash_ = 0;
+};
+
+}  // namespace dnsarena::frozen3

@@ -191,31 +191,53 @@ void write_sweep_csv(const SweepResult& r, const std::string& path) {
 
 bool sweep_chart(const SweepResult& r, const std::string& csv, const std::string& out_png, const std::string& title,
                  std::string* why) {
-  // One line per (datacenter, plan, layout), in first-seen order.
+  // One data block per (datacenter, plan, layout), in first-seen order, points in
+  // capacity order (gnuplot `index i`); the numbers are the CSV's columns 6, 14 and 15.
   std::vector<std::string> series;
+  std::vector<std::vector<const SweepRow*>> rows;
   for (const SweepRow& w : r.rows) {
     const std::string key = w.datacenter + " " + w.plan + " " + w.layout_to;
-    if (std::find(series.begin(), series.end(), key) == series.end()) series.push_back(key);
+    const auto it = std::find(series.begin(), series.end(), key);
+    if (it == series.end()) series.push_back(key), rows.emplace_back();
+    rows[static_cast<std::size_t>(std::find(series.begin(), series.end(), key) - series.begin())].push_back(&w);
+  }
+  const std::string data = out_png + ".dat";
+  {
+    std::ofstream out(data);
+    out << "# from " << csv << ": capacity p99_peak_over_budget hit_rate_after, one block per series\n";
+    char buf[128];
+    for (auto& block : rows) {
+      std::stable_sort(block.begin(), block.end(), [](const SweepRow* a, const SweepRow* b) { return a->capacity < b->capacity; });
+      for (const SweepRow* w : block) {
+        std::snprintf(buf, sizeof buf, "%llu %.4f %.5f\n", static_cast<unsigned long long>(w->capacity),
+                      w->budget_gb > 0 ? w->p99_peak_gb / w->budget_gb : 0.0, w->hit_rate_after);
+        out << buf;
+      }
+      out << "\n\n";
+    }
+    if (!out) {
+      *why = "cannot write " + data;
+      return false;
+    }
   }
   std::string s;
   s += "set terminal pngcairo size 1400,650 noenhanced\n";
   s += "set output '" + out_png + "'\n";
-  s += "set datafile separator ','\nset logscale x\nset grid\nset key outside right top font ',9'\n";
+  s += "set logscale x\nset grid\n";
   s += "set multiplot layout 1,2 title \"" + title + "\"\n";
   s += "set xlabel 'cache capacity (entries)'\nset ylabel 'p99 RSS at its peak / memory budget'\n";
-  s += "set yrange [0:*]\nset arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2 lc rgb 'red'\n";
-  auto plot = [&](const char* column, bool key) {
-    std::string p = "plot ";
+  s += "set yrange [0:*]\nset key inside top left font ',9'\n";
+  auto plot = [&](int column, bool budget) {
+    std::string p = budget ? "plot 1 with lines dt 2 lw 2 lc rgb 'red' title 'budget'" : "plot ";
     for (std::size_t i = 0; i < series.size(); ++i) {
-      if (i) p += ", ";
-      p += "'" + csv + "' every ::1 using 6:(strcol(1).' '.strcol(2).' '.strcol(4) eq '" + series[i] + "' ? " + column +
-           " : 1/0) with linespoints lc " + std::to_string(i + 1) + " title '" + (key ? series[i] : "") + "'";
+      if (i || budget) p += ", ";
+      p += "'" + data + "' index " + std::to_string(i) + " using 1:" + std::to_string(column) +
+           " with linespoints lw 2 lc " + std::to_string(i + 1) + " title '" + series[i] + "'";
     }
     return p + "\n";
   };
-  s += "unset key\n" + plot("$14", false);
-  s += "unset arrow\nset key outside right top font ',9'\nset ylabel 'hit rate after the rollout'\nset yrange [0:1]\n";
-  s += plot("$15", true);
+  s += plot(2, true);
+  s += "unset key\nset ylabel 'hit rate after the rollout'\nset yrange [0:1]\n" + plot(3, false);
   s += "unset multiplot\n";
   return run_gnuplot(s, out_png + ".gp", why);
 }

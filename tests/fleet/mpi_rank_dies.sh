@@ -3,13 +3,7 @@
 # naming it, within the timeout (no hang). Rank 1 aborts on its first curve
 # (DNSARENA_MPI_ABORT_RANK, mpi_task_farm.hpp). Exit 77 (skipped) when MPI was not built.
 set -uo pipefail
-if [ "${HAVE_MPI:-0}" != 1 ] || [ -z "${MPIEXEC:-}" ]; then
-  echo "skipped: dnsarena was built without MPI (install libopenmpi-dev and reconfigure)"
-  exit 77
-fi
-dir=$(mktemp -d /tmp/dnsarena-mpi-test.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+source "$(dirname "$0")/mpi_common.sh"
 start=$(date +%s)
 DNSARENA_MPI_ABORT_RANK=1 timeout 60 "$MPIEXEC" -np 2 --oversubscribe -x DNSARENA_MPI_ABORT_RANK "$DNSARENA" \
   sim rollout --fleet "$DATA/mpi_fleet.yaml" --plan "$DATA/tiny_plan.yaml" --out "$dir/out" >"$dir/log" 2>&1

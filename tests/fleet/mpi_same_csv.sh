@@ -3,13 +3,7 @@
 # process (sim/fleet/distributed_run.hpp). Exit 77 (skipped) when MPI was not built.
 # Env: DNSARENA, HAVE_MPI, MPIEXEC, DATA (tests/fleet/data).
 set -euo pipefail
-if [ "${HAVE_MPI:-0}" != 1 ] || [ -z "${MPIEXEC:-}" ]; then
-  echo "skipped: dnsarena was built without MPI (install libopenmpi-dev and reconfigure)"
-  exit 77
-fi
-dir=$(mktemp -d /tmp/dnsarena-mpi-test.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+source "$(dirname "$0")/mpi_common.sh"
 mpi() { timeout 60 "$MPIEXEC" -np 2 --oversubscribe "$DNSARENA" "$@"; }
 fleet="$DATA/mpi_fleet.yaml" plan="$DATA/tiny_plan.yaml" cal="$dir/calibration.json"
 

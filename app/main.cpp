@@ -48,6 +48,7 @@ constexpr Command kCommands[] = {
     {"sim", dnsarena::sim::add_load_command},             // sim load      load client
     {"sim", dnsarena::sim::fleet::add_rollout_command},   // sim rollout   fleet RSS during a rollout
     {"sim", dnsarena::sim::fleet::add_tune_command},      // sim tune      capacity per datacenter
+    {"sim", dnsarena::sim::fleet::add_sweep_command},     // sim sweep     datacenters x capacities x layouts x plans
     {"sim", dnsarena::sim::fleet::add_validate_command},  // sim validate  real service vs the model (sim/validate)
 };
 

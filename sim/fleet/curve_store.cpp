@@ -1,9 +1,9 @@
 #include "curve_store.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <cmath>
 #include <stdexcept>
+
+#include "curve_job.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -31,13 +31,12 @@ void CurveStore::compute(const std::vector<CurveKey>& keys) {
       curves_[k] = nullptr;
       todo.push_back(k);
     }
-  std::vector<std::shared_ptr<OccupancyCurve>> out(todo.size());
-  tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
-    const CurveKey& k = todo[i];
-    out[i] = std::make_shared<OccupancyCurve>(
-        compute_at(k.dc, k.capacity, bucket_rate(fleet_.datacenters[k.dc].rate_median_qps, k.bucket)));
-  });
-  for (std::size_t i = 0; i < todo.size(); ++i) curves_[todo[i]] = out[i];
+  // The runner in use: this process (oneTBB), or MPI ranks (distributed_run.hpp).
+  std::vector<CurveJob> jobs;
+  for (const CurveKey& k : todo)
+    jobs.push_back(make_curve_job(fleet_, k.dc, k.capacity, bucket_rate(fleet_.datacenters[k.dc].rate_median_qps, k.bucket)));
+  std::vector<OccupancyCurve> out = curve_runner().run(fleet_, jobs);
+  for (std::size_t i = 0; i < todo.size(); ++i) curves_[todo[i]] = std::make_shared<OccupancyCurve>(std::move(out[i]));
 }
 
 const OccupancyCurve& CurveStore::get(const CurveKey& key) const {

@@ -8,6 +8,7 @@
 
 #include "calibration.hpp"
 #include "chart.hpp"
+#include "distributed_run.hpp"
 #include "fleet_commands.hpp"
 #include "rollout_sim.hpp"
 #include "fleet_config.hpp"
@@ -100,7 +101,7 @@ void add_rollout_command(CLI::App& sim) {
       "Simulate fleet RSS (p50/p90/p98/p99 across instances) over time while a layout rolls out.\n"
       "Curves come from the real cache on a SHARDS-sampled trace; bytes per entry from the layouts\n"
       "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.",
-      run);
+      [](const RolloutArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "rollout-out");
   c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);
 }

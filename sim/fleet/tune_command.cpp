@@ -8,6 +8,7 @@
 
 #include "calibration.hpp"
 #include "chart.hpp"
+#include "distributed_run.hpp"
 #include "fleet_commands.hpp"
 #include "sim/command_options.hpp"
 #include "tune_sim.hpp"
@@ -82,7 +83,7 @@ void add_tune_command(CLI::App& sim) {
       "Per datacenter: the largest cache capacity whose p99 RSS stays within the memory budget minus\n"
       "headroom, with hit rate and upstream queries/s at the current and tuned capacity; also the\n"
       "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.",
-      run);
+      [](const TuneArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "tune-out", "Print one JSON array of per-datacenter rows last");
   c->add_option("--headroom", args->headroom, "Share of the budget kept free")->check(CLI::Range(0.0, 0.9))->capture_default_str();
   c->add_option("--layout", args->layout, "Layout running now (default: the fleet file's 'layout')");

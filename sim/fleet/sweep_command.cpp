@@ -91,7 +91,7 @@ void run(const SweepArgs& a) {
 }  // namespace
 
 void add_sweep_command(CLI::App& sim) {
-  auto [c, args] = add_sim_command<SweepArgs>(
+  auto [c, args] = add_command<SweepArgs>(
       sim, "sweep",
       "A planner's sweep: every datacenter x candidate capacity x layout x rollout plan, one row per\n"
       "combination (that datacenter's p99 RSS before, at its peak and after the rollout against its\n"

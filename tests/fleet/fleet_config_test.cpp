@@ -94,7 +94,7 @@ TEST_CASE("stray queries: parsed, and an impossible share is rejected", "[fleet]
   CHECK(m.find("out of range") != std::string::npos);
 }
 
-TEST_CASE("a plan's upgrade is warm or cold (cold by default); anything else is rejected", "[fleet][config]") {
+TEST_CASE("a plan's upgrade is warm or cold (cold by default), anything else is rejected", "[fleet][config]") {
   const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
   CHECK_FALSE(load_plan(kDir + "/data/tiny_plan.yaml", f).warm_upgrade);
   CHECK(load_plan(kDir + "/data/tiny_plan_warm.yaml", f).warm_upgrade);

@@ -168,7 +168,41 @@ std::uint64_t identity_checksum(const SegmentHeader& h) { return XXH64(&h, kIden
 struct Segment::Mapping {
   bip::shared_memory_object shm;
   bip::mapped_region region;
+  void* anonymous = nullptr;  // create_private(): the process's own mapping, unmapped here
+  std::size_t anonymous_bytes = 0;
+  ~Mapping() {
+    if (anonymous) ::munmap(anonymous, anonymous_bytes);
+  }
 };
+
+namespace {
+
+// The header of a new, zero-filled segment of layout `l`, READY.
+void write_new_header(SegmentHeader& h, const SegmentLayout& l) {
+  h.magic = kSegmentMagic;
+  h.format_version = kFormatVersion;
+  h.header_bytes = sizeof(SegmentHeader);
+  h.build_features = kBuildFeatures;
+  h.created_unix = static_cast<std::uint64_t>(std::time(nullptr));
+  h.max_entries = l.max_entries;
+  h.arena_bytes = l.arena_bytes();
+  h.region_bytes = l.region_bytes;
+  h.region_count = l.region_count;
+  h.bucket_count = l.bucket_count;
+  h.stat_slots = l.stat_slots;
+  h.stats_offset = l.stats_offset;
+  h.regions_offset = l.regions_offset;
+  h.index_offset = l.index_offset;
+  h.arena_offset = l.arena_offset;
+  h.total_bytes = l.total_bytes;
+  h.identity_checksum = identity_checksum(h);
+  robust_mutex_init(&h.writer_lock);
+  h.head_and_free.store(pack_head_free(0, l.region_count - 1), std::memory_order_relaxed);
+  h.reclaiming_region.store(kNoRegion, std::memory_order_relaxed);
+  h.init_state.store(kInitReady, std::memory_order_release);
+}
+
+}  // namespace
 
 Segment::Segment() : mapping_(std::make_unique<Mapping>()) {}
 
@@ -269,28 +303,7 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   }
   failpoint(FailStep::create_sized);
   // The object is zero-filled: every counter, region and slot starts at 0.
-  SegmentHeader& h = s.header();
-  h.magic = kSegmentMagic;
-  h.format_version = kFormatVersion;
-  h.header_bytes = sizeof(SegmentHeader);
-  h.build_features = kBuildFeatures;
-  h.created_unix = static_cast<std::uint64_t>(std::time(nullptr));
-  h.max_entries = l.max_entries;
-  h.arena_bytes = l.arena_bytes();
-  h.region_bytes = l.region_bytes;
-  h.region_count = l.region_count;
-  h.bucket_count = l.bucket_count;
-  h.stat_slots = l.stat_slots;
-  h.stats_offset = l.stats_offset;
-  h.regions_offset = l.regions_offset;
-  h.index_offset = l.index_offset;
-  h.arena_offset = l.arena_offset;
-  h.total_bytes = l.total_bytes;
-  h.identity_checksum = identity_checksum(h);
-  robust_mutex_init(&h.writer_lock);
-  h.head_and_free.store(pack_head_free(0, l.region_count - 1), std::memory_order_relaxed);
-  h.reclaiming_region.store(kNoRegion, std::memory_order_relaxed);
-  h.init_state.store(kInitReady, std::memory_order_release);
+  write_new_header(s.header(), l);
   failpoint(FailStep::create_header_written);
   // Publish: link() never replaces an existing name, so of two creators exactly one wins
   // and nobody ever sees a half-made segment under the name.
@@ -301,6 +314,26 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   }
   temporary.published = true;
   ::unlink(shm_path(tmp).c_str());
+  return s;
+}
+
+Segment Segment::create_private(const Geometry& g) {
+  const SegmentLayout l = SegmentLayout::compute(g);
+  constexpr std::size_t kHugePage = 2u << 20;
+  Segment s;
+  s.layout_ = l;
+  // One huge page more than needed, so the segment can start on a huge-page boundary.
+  const std::size_t bytes = static_cast<std::size_t>(l.total_bytes) + kHugePage;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw SegmentError(Kind::system, "cannot map a private segment of " + std::to_string(l.total_bytes) +
+                                         " bytes: " + std::strerror(errno));
+  s.mapping_->anonymous = p;
+  s.mapping_->anonymous_bytes = bytes;
+  s.base_ = reinterpret_cast<std::uint8_t*>(align_up(reinterpret_cast<std::uintptr_t>(p), kHugePage));
+  s.size_ = static_cast<std::size_t>(l.total_bytes);
+  ::madvise(s.base_, s.size_, MADV_HUGEPAGE);
+  write_new_header(s.header(), l);  // anonymous memory is zero-filled, as a new object is
   return s;
 }
 

@@ -104,6 +104,11 @@ struct MigrationReport;
 class Segment {
 public:
   static Segment create(const std::string& name, const Geometry& g, mode_t mode = 0600);
+  // A segment of this process alone (simulators, benchmarks): an anonymous private
+  // mapping, 2 MiB aligned, advised MADV_HUGEPAGE (transparent huge pages apply to it
+  // when /sys/kernel/mm/transparent_hugepage/enabled is always or madvise; shared memory
+  // follows shmem_enabled, often never). No name: nothing to attach or remove.
+  static Segment create_private(const Geometry& g);
   static Segment attach(const std::string& name);
   // `report` (when given) is filled when the outcome is `migrated`.
   static Segment open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome = nullptr,

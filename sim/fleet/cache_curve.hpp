@@ -7,8 +7,9 @@
 // Model: SHARDS-style spatial sampling (sampled_trace.hpp) with a thinned head: the
 // top K names by Zipf rank are always simulated (their keys at a thinned rate, each
 // request standing for several), the tail names are sampled at rate
-// R = sample_entries / capacity. K is sized so the head's keys fill at most 1/8 of the
-// sampled cache (and K <= 1024). Head and tail share one cache::Cache on a private
+// R = sample_entries / capacity. K is sized so the head's expected resident keys (not
+// its possible keys: an ECS name has one per subnet) fill at most 1/8 of the sampled
+// cache (and K <= 1024); ECS head keys are built per request, the others once. Head and tail share one cache::Cache on a private
 // segment with max_entries = H + R * (capacity - H), H = expected head entries at the
 // plateau (TTL-only: a key at lambda with TTL T is present lambda*T/(1+lambda*T) of the
 // time). A simulated clock is passed as `now` (requests evenly spaced at the trace's
@@ -87,7 +88,8 @@ struct OccupancyCurve {
   }
 };
 
-// Runs the real cache. Thread-safe (each call has its own private segment).
+// Runs the real cache. Thread-safe (each call has its own private segment: an anonymous
+// mapping with transparent huge pages, cache::Segment::create_private).
 OccupancyCurve compute_curve(const CurveRequest& req);
 
 }  // namespace dnsarena::sim::fleet

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "cache/format_version.hpp"
+#include "sim/layouts/churn_measure.hpp"
 #include "sim/layouts/layout_measure.hpp"
 
 // NOTE: measure_layouts is referenced weakly so this module links (and its tests run)
@@ -19,24 +20,34 @@
 namespace dnsarena::sim {
 std::vector<LayoutRow> measure_layouts(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed,
                                        bool measure_speed) __attribute__((weak));
+std::vector<ChurnRow> measure_churn(const TrafficProfile& profile, std::uint64_t entries, std::uint64_t seed)
+    __attribute__((weak));
 }  // namespace dnsarena::sim
 
 namespace dnsarena::sim::fleet {
 
 LayoutMeasurer layouts_measurer() {
   return [](const TrafficProfile& p, std::uint64_t entries, std::uint64_t seed) {
-    if (&dnsarena::sim::measure_layouts == nullptr)
+    if (&dnsarena::sim::measure_layouts == nullptr || &dnsarena::sim::measure_churn == nullptr)
       throw std::runtime_error("calibration needs the layouts code (sim/layouts measure_layouts), which is not in this "
                                "build; pass --calibration FILE with measured rows");
     std::vector<LayoutBytes> out;
     for (const LayoutRow& r : dnsarena::sim::measure_layouts(p, entries, seed, false))
       out.push_back({r.layout, r.net_bytes, r.alloc_bytes});
+    for (const ChurnRow& c : dnsarena::sim::measure_churn(p, entries, seed))
+      for (LayoutBytes& b : out)
+        if (b.layout == c.layout && c.measured && c.alloc_bytes > 0) {
+          b.resident_ratio = c.resident_ratio;
+          b.active_ratio = c.active_bytes / c.alloc_bytes;
+          b.retained_ratio = c.retained_bytes / c.alloc_bytes;
+        }
     return out;
   };
 }
 
 std::string build_id() {
-  return std::string("dnsarena-0.1.0/format-") + std::to_string(cache::kFormatVersion);
+  // "churn-1": rows carry the churn-measured resident ratios (files without them are measured again).
+  return std::string("dnsarena-0.1.0/format-") + std::to_string(cache::kFormatVersion) + "/churn-1";
 }
 
 TrafficProfile calibration_profile(const TrafficProfile& traffic, double ecs_entry_share) {
@@ -78,7 +89,9 @@ Calibration::Calibration(std::string path, LayoutMeasurer measurer, std::uint64_
   for (const auto& [key, rows] : j.at("profiles").items()) {
     auto& v = rows_[key];
     for (const auto& r : rows.at("rows"))
-      v.push_back({r.at("layout").get<std::string>(), r.at("net_bytes").get<double>(), r.at("alloc_bytes").get<double>()});
+      v.push_back({r.at("layout").get<std::string>(), r.at("net_bytes").get<double>(), r.at("alloc_bytes").get<double>(),
+                   r.at("resident_ratio").get<double>(), r.at("active_ratio").get<double>(),
+                   r.at("retained_ratio").get<double>()});
   }
 }
 
@@ -135,7 +148,10 @@ void Calibration::save() const {
   auto& profiles = j["profiles"] = nlohmann::json::object();
   for (const auto& [key, rows] : rows_) {
     auto& arr = profiles[key]["rows"] = nlohmann::json::array();
-    for (const auto& r : rows) arr.push_back({{"layout", r.layout}, {"net_bytes", r.net_bytes}, {"alloc_bytes", r.alloc_bytes}});
+    for (const auto& r : rows)
+      arr.push_back({{"layout", r.layout}, {"net_bytes", r.net_bytes}, {"alloc_bytes", r.alloc_bytes},
+                     {"resident_ratio", r.resident_ratio}, {"active_ratio", r.active_ratio},
+                     {"retained_ratio", r.retained_ratio}});
   }
   const std::filesystem::path p(path_);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());

@@ -1,12 +1,18 @@
 // Bytes per entry per layout, measured on each profile's own mix, cached in a file.
 //
+// Beside the bytes, each heap layout's resident / allocated ratio after a fill to
+// capacity and steady churn (expiry + eviction) under jemalloc, measured on the same
+// mix (measure_churn, sim/layouts/churn_measure.hpp): the memory model charges a heap
+// layout allocated bytes x that ratio.
+//
 // The fleet model never uses typed-in byte counts: for each distinct TrafficProfile it asks
 // the layouts code (sim/layouts/layout_measure.hpp, measure_layouts(profile, N, seed,
 // false)) for net and allocated bytes per entry of every layout, and stores the rows in
 // a JSON file keyed by a hash of the profile, N and seed. The file records the build
 // (project version + cache format version); rows from another build are measured again.
 //
-// Cost: one measurement per new profile (seconds for 200,000 entries x 7 layouts);
+// Cost: one measurement per new profile (seconds for 200,000 entries x 7 layouts, plus
+// the churn of 6 heap layouts: about 3 x 200,000 inserts each);
 // afterwards a file read.
 #pragma once
 #include <cstdint>
@@ -23,13 +29,17 @@ struct LayoutBytes {
   std::string layout;
   double net_bytes = 0;    // bytes requested per entry
   double alloc_bytes = 0;  // bytes allocated per entry (jemalloc size classes; arena: segment bytes)
+  // Heap layouts, after fill + steady churn under jemalloc (sim/layouts/churn_measure.hpp),
+  // each per allocated byte: resident (after purging unused dirty pages), active pages,
+  // retained (virtual, not resident). 1, 1, 0 for the arena and when not measured.
+  double resident_ratio = 1, active_ratio = 1, retained_ratio = 0;
 };
 
 // Measures all layouts for a profile (tests inject a fake one).
 using LayoutMeasurer = std::function<std::vector<LayoutBytes>(const TrafficProfile&, std::uint64_t entries, std::uint64_t seed)>;
 
-// The real measurer (measure_layouts from sim/layouts). Throws when that code is not
-// linked into this build.
+// The real measurer (measure_layouts and measure_churn from sim/layouts). Throws when
+// that code is not linked into this build.
 LayoutMeasurer layouts_measurer();
 
 std::string build_id();

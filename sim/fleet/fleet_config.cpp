@@ -148,6 +148,15 @@ RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
       p.capacity_change = "factor";
     }
   }
+  const std::string upgrade = r.text_or("upgrade", "cold");
+  if (upgrade != "warm" && upgrade != "cold") r.fail("upgrade", "expected warm or cold, got '" + upgrade + "'");
+  p.warm_upgrade = upgrade == "warm";
+  if (r.has("published")) {
+    MapReader pub = r.map("published");
+    p.published_p90_after_gb = pub.number_or("p90_after_gb", 0.0, 0.0, 1e6);
+    p.published_p99_after_gb = pub.number_or("p99_after_gb", 0.0, 0.0, 1e6);
+    pub.finish();
+  }
   const YAML::Node waves = r.sequence("waves");
   std::set<std::string> dc_names;
   for (const auto& d : fleet.datacenters) dc_names.insert(d.name);

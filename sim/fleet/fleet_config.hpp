@@ -7,7 +7,9 @@
 // profile file (`from: ../datacenters/x.yaml`) and override keys.
 //
 // A rollout plan names the from- and to-layout, the rollout dates, waves (a cumulative
-// share of instances, or named datacenters) and an optional capacity change at upgrade.
+// share of instances, or named datacenters), an optional capacity change at upgrade,
+// whether the upgrade restarts warm or cold (`upgrade: warm|cold`, default cold), and
+// optionally the published after-state to compare with.
 //
 // Loading is strict (common/yaml_reader.hpp): unknown keys, wrong types and out-of-range values
 // are errors naming file:line:column and key. Cross-field checks (shares summing to 1,
@@ -69,6 +71,13 @@ struct RolloutPlan {
   // bytes_before / bytes_after), or a factor.
   std::string capacity_change = "none";
   double capacity_factor = 1.0;
+  // The upgrade's restart (issue 15): cold starts the new version empty; warm migrates
+  // the cache (the entries the new capacity holds, and with them the hit rate). Random
+  // restarts start cold either way.
+  bool warm_upgrade = false;
+  // Published after-state RSS for this rollout (GB; 0 = none), printed beside the
+  // prediction with its error (`published: {p90_after_gb: .., p99_after_gb: ..}`).
+  double published_p90_after_gb = 0, published_p99_after_gb = 0;
 };
 
 // Throw ConfigError ("file:line:col: key 'k': ...").

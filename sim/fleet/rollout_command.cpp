@@ -20,6 +20,7 @@ namespace {
 
 struct RolloutArgs : FleetRunOptions {
   std::string plan;
+  std::string versus;  // another run's rollout.csv, drawn dashed on the chart
 };
 
 std::string time_of(const RolloutResult& r, std::int64_t minute) {
@@ -41,20 +42,25 @@ void run(const RolloutArgs& a) {
   std::string why;
   const std::string png = a.out + "/rollout.png";
   const bool charted = rollout_chart(csv, png, time_of(r, r.rollout_start_minute), time_of(r, r.rollout_end_minute),
-                                     "RSS per instance, fleet '" + fleet.name + "': " + plan.from + " -> " + plan.to, &why);
+                                     "RSS per instance, fleet '" + fleet.name + "': " + plan.from + " -> " + plan.to +
+                                         (plan.warm_upgrade ? ", warm upgrade" : ", cold upgrade"),
+                                     &why, a.versus,
+                                     std::filesystem::path(a.versus).parent_path().filename().string());
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::printf("fleet %s: %llu instances, %zu steps of %u min, %s -> %s, rollout %s .. %s\n", fleet.name.c_str(),
               static_cast<unsigned long long>(r.instances), r.steps.size(), r.step_minutes, plan.from.c_str(),
               plan.to.c_str(), format_date_days(plan.start_day).c_str(), format_date_days(plan.end_day).c_str());
   std::printf("\nper datacenter (median-rate instance, plateau): real cache (SHARDS) vs Che's approximation\n");
-  std::printf("%-14s %12s %9s %12s %12s %8s %8s %7s %9s %9s\n", "datacenter", "capacity", "R", "entries", "che_entries",
-              "hit", "che_hit", "d_pts", "B/e_from", "B/e_to");
+  std::printf("%-14s %12s %9s %12s %12s %8s %8s %7s %9s %9s %8s %8s\n", "datacenter", "capacity", "R", "entries",
+              "che_entries", "hit", "che_hit", "d_pts", "B/e_from", "B/e_to", "rss/al_f", "rss/al_t");
   for (const auto& c : r.checks)
-    std::printf("%-14s %12llu %9.2e %12.0f %12.0f %8.4f %8.4f %+7.2f %9.1f %9.1f%s\n", c.datacenter.c_str(),
+    std::printf("%-14s %12llu %9.2e %12.0f %12.0f %8.4f %8.4f %+7.2f %9.1f %9.1f %8.3f %8.3f%s\n", c.datacenter.c_str(),
                 static_cast<unsigned long long>(c.capacity), c.sample_rate, c.cache_entries, c.che_entries,
                 c.cache_hit_rate, c.che_hit_rate, 100 * (c.cache_hit_rate - c.che_hit_rate), c.bytes_before,
-                c.bytes_after, c.cache_reached_plateau ? "" : "  (no plateau within curve_max_days)");
+                c.bytes_after, c.resident_ratio_before, c.resident_ratio_after,
+                c.cache_reached_plateau ? "" : "  (no plateau within curve_max_days)");
+  std::printf("(B/e: resident bytes per entry; rss/al: heap layouts' resident / allocated after churn under jemalloc)\n");
   std::printf("\nRSS plateaus (GB): before = mean before the rollout start; after = mean over the last 7 days\n");
   std::printf("%-5s %9s %9s %8s\n", "", "before", "after", "change");
   auto row = [](const char* n, double b, double af) { std::printf("%-5s %9.2f %9.2f %+7.1f%%\n", n, b, af, 100 * (af / b - 1)); };
@@ -62,9 +68,16 @@ void run(const RolloutArgs& a) {
   row("p90", r.p90_before, r.p90_after);
   row("p98", r.p98_before, r.p98_after);
   row("p99", r.p99_before, r.p99_after);
+  auto published = [](const char* n, double predicted, double pub) {
+    if (pub > 0) std::printf("%s after: predicted %.2f GB, published %.2f GB, error %+.1f%%\n", n, predicted, pub, 100 * (predicted / pub - 1));
+  };
+  published("p90", r.p90_after, plan.published_p90_after_gb);
+  published("p99", r.p99_after, plan.published_p99_after_gb);
+  std::printf("upgrade restarts: %s; peak upstream during the rollout %.0f q/s\n", plan.warm_upgrade ? "warm" : "cold",
+              r.peak_upstream_qps);
   std::printf("\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
   const double cache_rate = r.cache_seconds > 0 ? r.sampled_requests / r.cache_seconds : 0;
-  std::printf("timing: %zu curves from the real cache (%llu sampled requests, %.2f M requests/s per core) %.2f s; "
+  std::printf("timing: %zu curves from the real cache (%llu sampled requests, requests_per_s_per_core %.2f M) %.2f s; "
               "fleet steps %.2f s; total %.2f s\n",
               r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
               elapsed);
@@ -79,8 +92,12 @@ void run(const RolloutArgs& a) {
                         {"step_minutes", r.step_minutes}, {"elapsed_s", elapsed},
                         {"curves_s", r.curves_s},        {"fleet_s", r.fleet_s},
                         {"curves", r.curves},            {"sampled_requests", r.sampled_requests},
-                        {"cache_requests_per_s_per_core", cache_rate},
+                        {"requests_per_s_per_core", cache_rate},
+                        {"upgrade", plan.warm_upgrade ? "warm" : "cold"},
+                        {"peak_upstream_qps", r.peak_upstream_qps},
                         {"csv", csv},                    {"chart", charted ? png : ""}};
+    if (plan.published_p90_after_gb > 0) j["published_p90_after_gb"] = plan.published_p90_after_gb;
+    if (plan.published_p99_after_gb > 0) j["published_p99_after_gb"] = plan.published_p99_after_gb;
     auto& dcs = j["datacenters"] = nlohmann::json::array();
     for (const auto& c : r.checks)
       dcs.push_back({{"datacenter", c.datacenter}, {"capacity", c.capacity}, {"sample_rate", c.sample_rate},
@@ -88,6 +105,7 @@ void run(const RolloutArgs& a) {
                      {"cache_hit_rate", c.cache_hit_rate}, {"che_hit_rate", c.che_hit_rate},
                      {"hit_rate_diff_pts", 100 * (c.cache_hit_rate - c.che_hit_rate)},
                      {"bytes_per_entry_from", c.bytes_before}, {"bytes_per_entry_to", c.bytes_after},
+                     {"resident_ratio_from", c.resident_ratio_before}, {"resident_ratio_to", c.resident_ratio_after},
                      {"ecs_entry_share", c.ecs_entry_share}});
     std::cout << j.dump() << std::endl;
   }
@@ -104,6 +122,8 @@ void add_rollout_command(CLI::App& sim) {
       [](const RolloutArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "rollout-out");
   c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);
+  c->add_option("--versus", args->versus, "Another run's rollout.csv, drawn dashed on the chart (e.g. the cold upgrade)")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace dnsarena::sim::fleet

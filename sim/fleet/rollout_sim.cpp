@@ -24,6 +24,8 @@ constexpr double kGB = 1e9;
 struct Event {
   std::int64_t minute;  // since sim start; may be negative (initial uptime)
   std::uint8_t version; // 0 from, 1 to
+  bool warm = false;    // a warm upgrade: the new version starts with the cache migrated
+  std::uint32_t start_age = 0;  // age (steps) on the new curve at the event: 0 cold, else where it holds what was migrated
 };
 
 struct Instance {
@@ -35,7 +37,7 @@ struct Instance {
 
 // RSS (bytes), hit rate by age in steps, for one curve under one layout; past the end: last value.
 struct AgeTable {
-  std::vector<float> rss, hit;
+  std::vector<float> rss, hit, entries;
   std::vector<std::uint32_t> rss_index;  // each rss value's index in the fleet's sorted distinct RSS values
   std::size_t last(std::int64_t age) const { return std::min<std::size_t>(static_cast<std::size_t>(age), rss.size() - 1); }
   bool settled(std::int64_t age) const { return static_cast<std::size_t>(age) + 1 >= rss.size(); }  // constant from here on
@@ -95,8 +97,8 @@ DatacenterSizing size_datacenters(const FleetConfig& fleet, const RolloutPlan& p
     const Datacenter& dc = fleet.datacenters[d];
     const LayoutBytes& before = calibration.layout(mixes[d], plan.from);
     const LayoutBytes& after = calibration.layout(mixes[d], plan.to);
-    sizing.memory_before[d] = layout_memory(before.layout, before.net_bytes, before.alloc_bytes);
-    sizing.memory_after[d] = layout_memory(after.layout, after.net_bytes, after.alloc_bytes);
+    sizing.memory_before[d] = layout_memory(before.layout, before.net_bytes, before.alloc_bytes, before.resident_ratio);
+    sizing.memory_after[d] = layout_memory(after.layout, after.net_bytes, after.alloc_bytes, after.resident_ratio);
     sizing.capacity_before[d] = dc.capacity;
     double factor = 1.0;
     if (plan.capacity_change == "reinvest")
@@ -141,7 +143,7 @@ Instance place_instance(const FleetConfig& fleet, const RolloutPlan& plan, std::
   for (std::int64_t r : restarts)
     if (upgrade < 0 || r < upgrade) in.events.push_back({r, 0});
   if (upgrade >= 0 && upgrade <= total_minutes) {
-    in.events.push_back({upgrade, 1});
+    in.events.push_back({upgrade, 1, plan.warm_upgrade});
     for (std::int64_t r : restarts)
       if (r > upgrade) in.events.push_back({r, 1});
   }
@@ -219,6 +221,7 @@ private:
                                                                                      curve.entries_at(age),
                                                                                      curve.inserted_at(age))));
       t.hit.push_back(static_cast<float>(curve.hit_rate_at(age)));
+      t.entries.push_back(static_cast<float>(curve.entries_at(age)));
     }
     tables_.push_back(std::move(t));
     return it->second;
@@ -231,6 +234,28 @@ private:
   std::map<std::tuple<CurveKey, int>, std::uint32_t> index_;
   std::vector<AgeTable> tables_;
 };
+
+// A warm upgrade keeps the entries the instance held (its age on the old version's curve
+// at the upgrade), less what the new capacity cannot hold (the new curve's most entries):
+// it starts on the new version's curve at the first age holding that many, and so with
+// that age's hit rate and RSS. NOTE: a curve is a cold start; a migrated cache holds
+// the same number of entries but older ones (nearer expiry), so this is optimistic
+// about the hours right after the upgrade.
+void resolve_warm_upgrades(std::vector<Instance>& instances, const std::vector<AgeTable>& tables, std::int64_t step) {
+  for (Instance& in : instances)
+    for (std::size_t e = 1; e < in.events.size(); ++e) {
+      Event& ev = in.events[e];
+      if (!ev.warm) continue;
+      const Event& before = in.events[e - 1];
+      const AgeTable& old_table = tables[in.table[before.version]];
+      const AgeTable& new_table = tables[in.table[ev.version]];
+      const double held = old_table.entries[old_table.last((ev.minute - before.minute) / step + before.start_age)];
+      const float most = *std::max_element(new_table.entries.begin(), new_table.entries.end());
+      const float target = std::min(static_cast<float>(held), most);
+      const auto at = std::find_if(new_table.entries.begin(), new_table.entries.end(), [&](float x) { return x >= target; });
+      ev.start_age = static_cast<std::uint32_t>(at - new_table.entries.begin());
+    }
+}
 
 // Walks steps [first, end) of the fleet: every instance's RSS and hit rate at each step,
 // the exact percentiles of RSS, totals. An instance is revisited only when its value can
@@ -291,7 +316,7 @@ private:
     }
     const Event& ev = in.events[st.event];
     const AgeTable& t = tables_[in.table[ev.version]];
-    const std::int64_t age = (minute - ev.minute) / step_;
+    const std::int64_t age = (minute - ev.minute) / step_ + ev.start_age;
     const std::size_t at = t.last(age);
     st.value = t.rss_index[at];
     st.rss = t.rss[at];
@@ -350,6 +375,12 @@ void summarize_plateaus(RolloutResult& res, std::int64_t total_minutes) {
   res.p90_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p90_gb);
   res.p98_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p98_gb);
   res.p99_after = mean_over(res.steps, after_from, total_minutes + 1, &RolloutStep::p99_gb);
+  res.lowest_hit_rate = 1.0;
+  for (const auto& st : res.steps)
+    if (st.minute >= res.rollout_start_minute) {
+      res.peak_upstream_qps = std::max(res.peak_upstream_qps, st.upstream_qps);
+      res.lowest_hit_rate = std::min(res.lowest_hit_rate, st.mean_hit_rate);
+    }
 }
 
 // Each datacenter's curve at the median rate beside Che's estimate.
@@ -375,6 +406,8 @@ std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const R
     ck.che_fills = che.fills;
     ck.bytes_before = sizing.memory_before[d].bytes_per_entry;
     ck.bytes_after = sizing.memory_after[d].bytes_per_entry;
+    ck.resident_ratio_before = sizing.memory_before[d].resident_ratio;
+    ck.resident_ratio_after = sizing.memory_after[d].resident_ratio;
     ck.ecs_entry_share = che.ecs_entry_share;
     checks.push_back(ck);
   }
@@ -407,6 +440,7 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
 
   AgeTables tables(fleet, store, sizing, step);
   tables.assign(instances);
+  resolve_warm_upgrades(instances, tables.tables(), step);
   const std::vector<float> distinct = tables.index_values();
   res.steps.resize(static_cast<std::size_t>(total_minutes / step + 1));
   walk_steps(instances, tables.tables(), distinct, step, res.steps);

@@ -40,7 +40,8 @@ struct DatacenterCheck {
   double che_entries = 0, che_hit_rate = 0;      // Che's approximation
   bool che_fills = false, cache_reached_plateau = false;
   double sample_rate = 0;
-  double bytes_before = 0, bytes_after = 0;  // per entry, from calibration
+  double bytes_before = 0, bytes_after = 0;  // resident per entry, from calibration
+  double resident_ratio_before = 1, resident_ratio_after = 1;  // heap: measured resident / allocated
   double ecs_entry_share = 0;
 };
 
@@ -51,6 +52,8 @@ struct RolloutResult {
   std::int64_t rollout_start_minute = 0, rollout_end_minute = 0;
   double p50_before = 0, p50_after = 0, p90_before = 0, p90_after = 0, p98_before = 0, p98_after = 0, p99_before = 0,
          p99_after = 0;
+  double peak_upstream_qps = 0;  // most upstream q/s at a step from the rollout start on
+  double lowest_hit_rate = 0;    // lowest fleet hit rate at a step from the rollout start on
   std::uint64_t instances = 0;
   std::size_t curves = 0;
   std::uint64_t sampled_requests = 0;

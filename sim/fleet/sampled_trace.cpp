@@ -54,6 +54,15 @@ std::uint32_t key_ttl(const TrafficProfile& t, const TraceKey& k, std::uint64_t 
   return t.ttl.buckets.back().seconds;
 }
 
+double expected_resident_keys(const TrafficProfile& t, std::uint64_t rank, double name_qps, std::uint64_t seed) {
+  double expected = 0;
+  for_each_name_key(t, rank, name_qps, seed, [&](const TraceKey&, std::uint32_t ttl, double key_qps) {
+    const double requests_per_ttl = key_qps * static_cast<double>(ttl);
+    expected += requests_per_ttl / (1.0 + requests_per_ttl);
+  });
+  return expected;
+}
+
 namespace {
 
 // Thinning bounds (see the header): cycles of a head key per TTL, hits per t_C.
@@ -66,8 +75,7 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
                            double rate_qps, double characteristic_s)
     : t_(t), rate_(rate), seed_(seed), head_(std::min<std::uint64_t>(head, t.names)), rng_(seed ^ 0x5A5A) {
   const double norm = zipf_normalizer(t.names, t.zipf);
-  // Head keys: names 1..K x their qtypes x (ECS names) subnets, the name's rate split
-  // by qtype share (one qtype per name: all of it) and evenly over subnets.
+  // Head keys: names 1..K x their qtypes x (ECS names) subnets (for_each_name_key).
   const double min_rate_tc = std::isfinite(characteristic_s) && characteristic_s > 0
                                  ? kHitsPerCharacteristic / characteristic_s
                                  : 0.0;
@@ -82,29 +90,13 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
     head_rates.push_back(h.sampled_qps);
     head_keys_.push_back(h);
   };
-  for (std::uint64_t r = 1; r <= head_; ++r) {
-    const double name_qps = rate_qps * std::pow(static_cast<double>(r), -t.zipf) / norm;
-    const bool ecs = name_is_ecs(t, r, seed);
-    const std::uint32_t subnets = ecs ? std::max(1u, t.ecs_subnets) : 1u;
-    const std::uint16_t own = t.qtype_per_name ? request_qtype(t, r, seed, 0) : 0;
-    for (const auto& [qtype, share] : qtype_shares(t)) {
-      if (share <= 0 || (own && qtype != own)) continue;
-      for (std::uint32_t s = 0; s < subnets; ++s) {
-        HeadKey h;
-        h.key.name = r;
-        h.key.qtype = qtype;
-        h.key.ecs = ecs;
-        h.key.subnet = ecs ? s : 0;
-        add_head_key(h, key_ttl(t, h.key, seed, nullptr), name_qps * (1.0 - t.stray_share()) * (own ? 1.0 : share) / subnets);
-      }
-    }
-    for (std::uint32_t j = 0; t.stray_share() > 0 && j < t.stray_keys(); ++j) {
-      HeadKey h;
-      h.key.name = r;
-      h.key.qtype = static_cast<std::uint16_t>(kStrayQtype + j);
-      add_head_key(h, t.negative_ttl, name_qps * t.stray_share() / t.stray_keys());
-    }
-  }
+  for (std::uint64_t r = 1; r <= head_; ++r)
+    for_each_name_key(t, r, rate_qps * std::pow(static_cast<double>(r), -t.zipf) / norm, seed,
+                      [&](const TraceKey& k, std::uint32_t ttl, double key_qps) {
+                        HeadKey h;
+                        h.key = k;
+                        add_head_key(h, ttl, key_qps);
+                      });
   head_alias_ = AliasTable(head_rates);
   // Tail names, stratified: ranks K+1..N in blocks of 1/R consecutive ranks, one rank
   // drawn uniformly from each block (every rank is kept with probability R, as with

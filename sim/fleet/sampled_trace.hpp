@@ -43,6 +43,7 @@
 // Costs: build O(K*keys + R*N) time and memory; a draw (next_batch) is O(1): alias tables (one memory
 // access each) for the head keys and the kept tail names, plus a few random numbers.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -90,6 +91,18 @@ struct HeadKey {
   std::uint32_t ttl = 0;
 };
 
+// Calls fn(key, ttl, rate_qps) for every key of head name `rank` requested at `name_qps`
+// in all: its qtypes (by share; one qtype per name: its own) x subnets (ECS names; the
+// rate split evenly), then its stray keys. The trace's head lists exactly these keys.
+template <class Fn>
+void for_each_name_key(const TrafficProfile& t, std::uint64_t rank, double name_qps, std::uint64_t seed, Fn&& fn);
+
+// Expected entries of head name `rank` held at the plateau, TTL-only: a key requested at
+// l (Poisson) with TTL T is present a share l*T / (1 + l*T) of the time. An ECS name has
+// a key per client subnet, most of them requested seldom: this is far below its number
+// of possible keys.
+double expected_resident_keys(const TrafficProfile& t, std::uint64_t rank, double name_qps, std::uint64_t seed);
+
 class SampledTrace {
 public:
   // `rate` is R (tail names kept with this probability), `head` = K, `rate_qps` the
@@ -129,5 +142,29 @@ private:
   std::uint64_t head_threshold_ = 0;  // a draw below this (of 2^64) is a head request
   SplitMix64 rng_;
 };
+
+template <class Fn>
+void for_each_name_key(const TrafficProfile& t, std::uint64_t rank, double name_qps, std::uint64_t seed, Fn&& fn) {
+  const bool ecs = name_is_ecs(t, rank, seed);
+  const std::uint32_t subnets = ecs ? std::max(1u, t.ecs_subnets) : 1u;
+  const std::uint16_t own = t.qtype_per_name ? request_qtype(t, rank, seed, 0) : 0;
+  for (const auto& [qtype, share] : qtype_shares(t)) {
+    if (share <= 0 || (own && qtype != own)) continue;
+    for (std::uint32_t s = 0; s < subnets; ++s) {
+      TraceKey k;
+      k.name = rank;
+      k.qtype = qtype;
+      k.ecs = ecs;
+      k.subnet = ecs ? s : 0;
+      fn(k, key_ttl(t, k, seed, nullptr), name_qps * (1.0 - t.stray_share()) * (own ? 1.0 : share) / subnets);
+    }
+  }
+  for (std::uint32_t j = 0; t.stray_share() > 0 && j < t.stray_keys(); ++j) {
+    TraceKey k;
+    k.name = rank;
+    k.qtype = static_cast<std::uint16_t>(kStrayQtype + j);
+    fn(k, t.negative_ttl, name_qps * t.stray_share() / t.stray_keys());
+  }
+}
 
 }  // namespace dnsarena::sim::fleet

@@ -86,7 +86,7 @@ TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom,
       const Datacenter& dc = fleet.datacenters[d];
       const CheEstimate che = che_estimate(dc.traffic, dc.rate_median_qps, dc.capacity, curve_seed(fleet, d));
       const LayoutBytes& lb = cal.layout(calibration_profile(dc.traffic, che.ecs_entry_share), lay);
-      const LayoutMemory mem = layout_memory(lb.layout, lb.net_bytes, lb.alloc_bytes);
+      const LayoutMemory mem = layout_memory(lb.layout, lb.net_bytes, lb.alloc_bytes, lb.resident_ratio);
       const double p99_rate = dc.rate_median_qps * std::exp(dc.rate_spread * kZ99);
       TuneRow row;
       row.datacenter = dc.name;

@@ -1,5 +1,5 @@
 // HeapLayout<Traits>: the part every heap layout (v0..v5) shares: the hash map, the
-// counter scope, insert-or-replace, find, expiry and the response writer. A layout file
+// counter scope, insert-or-replace, find, erase, expiry and the response writer. A layout file
 // supplies Traits:
 //
 //   static constexpr const char* kName;
@@ -46,6 +46,16 @@ public:
     if (it == map_.end() || Traits::expired(it->second, now)) return {};
     HeapResponseWriter w(in.query, options, out, capacity);
     return Traits::respond(it->first, it->second, now, w);
+  }
+
+  bool erase(const EntryInput& in) override {
+    CounterScope scope(&counter_);
+    std::uint8_t tag[18];
+    const KeyView kv{in.qname, in.qtype, in.flags, {tag, ecs_tag_bytes(in.ecs, tag)}};
+    auto it = map_.find(kv);
+    if (it == map_.end()) return false;
+    map_.erase(it);
+    return true;
   }
 
   LayoutMemory memory() const override {

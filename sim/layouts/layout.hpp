@@ -20,7 +20,8 @@
 //
 // Operations: insert() converts one generated answer into the layout's structures and
 // stores it; lookup_response() finds a key and writes the response (0 size on a miss).
-// memory() reports what the layout holds now.
+// memory() reports what the layout holds now. erase() (heap layouts) removes one key, as
+// expiry or eviction would (churn_measure.hpp).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -66,6 +67,12 @@ public:
                                                 const cache::ResponseOptions& options, std::uint8_t* out,
                                                 std::size_t capacity) = 0;
   virtual LayoutMemory memory() const = 0;
+  // Removes the entry stored under `in`'s key (its answer is not read); false when absent
+  // or when the layout cannot erase one key (the arena: it reclaims by region).
+  virtual bool erase(const EntryInput& in) {
+    (void)in;
+    return false;
+  }
 };
 
 // The ECS part of a heap layout's key tag: family, prefix, then ceil(prefix/8) address

@@ -4,6 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "churn_measure.hpp"
 #include "counting_allocator.hpp"
 #include "layout_measure.hpp"
 #include "layouts_report.hpp"
@@ -18,12 +23,35 @@ struct LayoutsOptions {
   std::uint64_t seed = 42;
   bool json = false;
   bool no_speed = false;
+  bool churn = false;
   TrafficProfile profile = benchmark_mix();
 };
 
 void check_share(const char* flag, double v) {
   if (!(v >= 0.0 && v <= 1.0))
     throw std::invalid_argument(std::string(flag) + " must be between 0 and 1, got " + std::to_string(v));
+}
+
+// The heap layouts' resident memory after fill + churn (churn_measure.hpp).
+void report_churn(const LayoutsOptions& o) {
+  const std::vector<ChurnRow> rows = measure_churn(o.profile, o.entries, o.seed);
+  if (o.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const ChurnRow& r : rows)
+      j.push_back({{"layout", r.layout}, {"live_entries", r.live_entries}, {"alloc_bytes", r.alloc_bytes},
+                   {"active_bytes", r.active_bytes}, {"resident_bytes", r.resident_bytes},
+                   {"resident_unpurged_bytes", r.resident_unpurged_bytes}, {"retained_bytes", r.retained_bytes},
+                   {"resident_ratio", r.resident_ratio}, {"measured", r.measured}});
+    std::cout << nlohmann::json{{"churn", j}}.dump() << "\n";
+    return;
+  }
+  std::printf("\nafter fill to %llu entries + churn of 2 x that (expiry + random eviction), jemalloc, per live entry%s\n",
+              static_cast<unsigned long long>(o.entries), rows.empty() || rows[0].measured ? "" : " (NOT measured: no jemalloc)");
+  std::printf("%-6s %10s %10s %10s %12s %10s %10s\n", "layout", "allocated", "active", "resident", "res_unpurged",
+              "retained", "res/alloc");
+  for (const ChurnRow& r : rows)
+    std::printf("%-6s %10.1f %10.1f %10.1f %12.1f %10.1f %10.3f\n", r.layout.c_str(), r.alloc_bytes, r.active_bytes,
+                r.resident_bytes, r.resident_unpurged_bytes, r.retained_bytes, r.resident_ratio);
 }
 
 void run_layouts(const LayoutsOptions& o) {
@@ -37,6 +65,7 @@ void run_layouts(const LayoutsOptions& o) {
   const std::vector<LayoutRow> rows = measure_layouts_with_live(o.profile, o.entries, o.seed, !o.no_speed, &live);
   if (o.json) {
     std::cout << layouts::rows_json(rows) << "\n";
+    if (o.churn) report_churn(o);
     return;
   }
   layouts::ReportContext ctx;
@@ -47,6 +76,7 @@ void run_layouts(const LayoutsOptions& o) {
   ctx.alloc_estimate = layouts::allocated_bytes_is_estimate();
   ctx.live_entries = live;
   layouts::print_table(std::cout, rows, ctx);
+  if (o.churn) report_churn(o);
 }
 
 }  // namespace
@@ -67,6 +97,9 @@ void add_layouts_command(CLI::App& sim) {
   cmd->add_option("--cname-share", opts->profile.cname_share, "Share of answers behind a CNAME (0..1)")
       ->capture_default_str();
   cmd->add_flag("--no-speed", opts->no_speed, "Measure bytes only (skip insert and lookup timing)");
+  cmd->add_flag("--churn", opts->churn,
+                "Also fill each heap layout to --entries, churn it (expiry + eviction) under jemalloc and print\n"
+                "resident / active / retained bytes per entry and resident / allocated (what `sim rollout` charges)");
   add_json_flag(*cmd, opts->json,
                 "Print a JSON array of rows {layout, net_bytes, alloc_bytes, allocs, insert_per_s, lookup_ns_p50}");
 }

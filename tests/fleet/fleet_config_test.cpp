@@ -21,6 +21,16 @@ std::string fleet_error(const std::string& file) {
   }
   return "no error";
 }
+
+std::string plan_error(const std::string& file) {
+  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+  try {
+    load_plan(kDir + "/bad/" + file, f);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
 }  // namespace
 
 TEST_CASE("unknown key is rejected with its position", "[fleet][config]") {
@@ -58,13 +68,7 @@ TEST_CASE("missing required key", "[fleet][config]") {
 }
 
 TEST_CASE("invalid date in a plan", "[fleet][config]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
-  std::string m = "no error";
-  try {
-    load_plan(kDir + "/bad/plan_bad_date.yaml", f);
-  } catch (const ConfigError& e) {
-    m = e.what();
-  }
+  const std::string m = plan_error("plan_bad_date.yaml");
   CHECK(m.find("plan_bad_date.yaml:4:6:") != std::string::npos);
   CHECK(m.find("not a valid date") != std::string::npos);
 }
@@ -88,4 +92,13 @@ TEST_CASE("stray queries: parsed, and an impossible share is rejected", "[fleet]
   CHECK(m.find("stray_share.yaml:5:") != std::string::npos);
   CHECK(m.find("share") != std::string::npos);
   CHECK(m.find("out of range") != std::string::npos);
+}
+
+TEST_CASE("a plan's upgrade is warm or cold (cold by default), anything else is rejected", "[fleet][config]") {
+  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+  CHECK_FALSE(load_plan(kDir + "/data/tiny_plan.yaml", f).warm_upgrade);
+  CHECK(load_plan(kDir + "/data/tiny_plan_warm.yaml", f).warm_upgrade);
+  const std::string m = plan_error("plan_bad_upgrade.yaml");
+  CHECK(m.find("plan_bad_upgrade.yaml:5:") != std::string::npos);
+  CHECK(m.find("expected warm or cold") != std::string::npos);
 }

@@ -223,13 +223,14 @@ private:
   // One slot with the key's hash tag, read under the seqlock: stale (its region was
   // recycled, or the slot lies above the fill: reload the slots and retry), other (not
   // this key, or not a sane entry) or match (`out` holds a consistent copy of the entry).
+  // Both inline, defined in slot_read.hpp (included by the .cpp files that use them).
   enum class SlotRead { stale, other, match };
-  SlotRead read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> key_blob, EntryCopy& out,
-                           std::size_t copy_limit) const;
+  inline SlotRead read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> key_blob, EntryCopy& out,
+                                  std::size_t copy_limit) const;
   // For a match: expired when `now` is past its expiry, else hit (setting the slot's hit
   // bit by CAS on the value read, s, so it never alters another entry's slot).
-  LookupStatus hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
-                              const EntryCopy& copy);
+  inline LookupStatus hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
+                                     const EntryCopy& copy);
   void prefetch_buckets(std::uint64_t hash) const {
     const IndexPosition pos = index_position(hash, bucket_count_);
     __builtin_prefetch(&buckets_[pos.bucket1]);
@@ -250,7 +251,18 @@ private:
   };
   SlotRef find_linked(std::span<const std::uint8_t> key_blob, std::uint64_t hash) const;
   SlotRef find_slot_of(ArenaOffset off, std::uint64_t hash) const;
-  void place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, ArenaOffset off, bool* replaced);
+  // One pass over a key's two buckets: the slot linking the key (find_linked's), and per
+  // bucket the slots in use and the first free one.
+  struct BucketScan {
+    SlotRef linked;
+    std::atomic<std::uint64_t>* free[2] = {nullptr, nullptr};
+    unsigned used[2] = {0, 0};
+  };
+  BucketScan scan_buckets(std::span<const std::uint8_t> key_blob, std::uint64_t hash) const;
+  // Links the entry at `off` from the slot the scan chose (the key's own slot, a free
+  // one, a cuckoo step or a conflict eviction). REQUIRES: `scan` of this key and hash,
+  // taken under this lock holding with no reclaim since.
+  void place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, bool* replaced);
   void unlink(std::atomic<std::uint64_t>* slot);
   // --- log arena (log_arena.cpp); REQUIRES: writer lock held ---
   ArenaOffset append(std::span<const std::uint8_t> padded, std::uint32_t now);
@@ -292,6 +304,7 @@ private:
     std::uint64_t hash;
   };
   std::vector<PendingEntry> reclaim_scratch_;
+  std::uint64_t reclaims_ = 0;  // regions this process reclaimed (insert_locked: index changed?)
   HashOverride hash_override_;
 };
 

@@ -4,25 +4,30 @@
 // each one touches lines the previous one requested a whole batch earlier:
 //
 //   1. hash      index position of every key; prefetch both bucket lines
-//   2. tags      scan both buckets (acquire loads, as find_and_copy); remember the one
-//                slot whose hash tag matches and prefetch its entry (two lines: most
-//                entries are 64-150 bytes and start anywhere in a line)
+//   2. tags      the first slot of the key's buckets (bucket 1's eight in order, then
+//                bucket 2's) whose hash tag matches: the slot find_and_copy() would read
+//                first; prefetch its entry (two lines: most entries are 64-150 bytes and
+//                start anywhere in a line). Relaxed loads and one acquire fence after
+//                the stage, which orders them before the entry reads as acquire loads do.
 //   3. answer    read that slot's entry under the seqlock (read_slot_entry, the very
-//                checks of find_and_copy), then write the response from the private copy
-//                in one walk (write_response_direct), or write_response() when the entry
-//                needs name compression or TC handling
+//                checks of find_and_copy, inlined from slot_read.hpp), then write the
+//                response from the private copy in one walk (write_response_direct), or
+//                write_response() when the entry needs name compression or TC handling
 //
 // A key with no matching tag is a miss (find_and_copy would return miss on the same slot
-// values). A key with two or more matching tags (about 1 in 2,000) or whose slot turned
-// stale goes to find_and_copy, which reloads the slots and retries as a single lookup.
-// So every lookup here returns what lookup_response() returns for the same slot values.
-// NOTE: before this, the bench's batched round (key build + lookup + response) cost
-// ~1,870 instructions per hit (callgrind), ~23% of them in the std::function callback,
-// RecordView decoding and the name-compression table that most answers never use.
+// values). A key whose first tagged slot holds another key (about 1 in 2,000) or turned
+// stale goes to find_and_copy, which reads the slots again and retries as a single
+// lookup. So every lookup here returns what lookup_response() returns for the same slot
+// values. The batch's counters are added once per stage 3, not once per lookup.
+// NOTE: instructions per batched hit (bench round: key build + lookup + response,
+// callgrind): 1,871 with std::function callbacks and RecordView decoding; 1,255 with the
+// stages (each key's 16 slots scanned in full, the entry read, hit bit and counters
+// through out-of-line calls, the response walk per descriptor bit); 965 as now (README).
 #include <algorithm>
 
 #include "cache.hpp"
 #include "response_direct.hpp"
+#include "slot_read.hpp"
 
 namespace dnsarena::cache {
 
@@ -38,63 +43,76 @@ inline void prefetch_entry_lines(const std::uint8_t* p) {
 void Cache::lookup_responses(std::span<ResponseLookup> batch, std::uint32_t now) {
   thread_local EntryCopy copy;
   IndexPosition pos[kMaxBatch];
-  std::uint64_t tagged[kMaxBatch];       // the matching slot's value; 0: none
-  std::uint8_t tagged_index[kMaxBatch];  // its slot number 0..15 over both buckets; 16+: several
+  std::atomic<std::uint64_t>* tagged[kMaxBatch];  // the first slot with the key's tag; nullptr: none
+  std::uint64_t seen[kMaxBatch];                   // its value
+  Bucket* const buckets = buckets_;
+  std::uint8_t* const arena = seg_.arena();
   const std::uint64_t arena_bytes = seg_.layout().arena_bytes();
+  const bool hash_overridden = static_cast<bool>(hash_override_);
   for (std::size_t first = 0; first < batch.size(); first += kMaxBatch) {
     const std::size_t n = std::min(kMaxBatch, batch.size() - first);
     ResponseLookup* b = batch.data() + first;
     // Stage 1: hash, then both bucket lines.
     for (std::size_t i = 0; i < n; ++i) {
-      pos[i] = index_position(key_hash(*b[i].key), bucket_count_);
-      __builtin_prefetch(&buckets_[pos[i].bucket1]);
-      __builtin_prefetch(&buckets_[pos[i].bucket2]);
+      const CacheKey& key = *b[i].key;
+      pos[i] = index_position(hash_overridden ? hash_override_(key) : key.hash(), bucket_count_);
+      __builtin_prefetch(&buckets[pos[i].bucket1]);
+      __builtin_prefetch(&buckets[pos[i].bucket2]);
     }
-    // Stage 2: tag matches, then their entries' lines.
+    // Stage 2: the first tag match, then its entry's lines.
     for (std::size_t i = 0; i < n; ++i) {
-      tagged[i] = 0;
-      tagged_index[i] = 0;
-      unsigned matches = 0;
-      const std::uint64_t two[2] = {pos[i].bucket1, pos[i].bucket2};
-      for (unsigned h = 0; h < 2; ++h)
+      tagged[i] = nullptr;
+      seen[i] = 0;
+      const std::uint32_t tag = pos[i].hash_tag;
+      auto first_tagged = [&](std::atomic<std::uint64_t>* slots) {
+#pragma GCC unroll 8
         for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
-          const std::uint64_t s = buckets_[two[h]].slots[k].load(std::memory_order_acquire);
-          if (s == 0 || slot_hash_tag(s) != pos[i].hash_tag) continue;
-          ++matches;
-          tagged[i] = s;
-          tagged_index[i] = static_cast<std::uint8_t>(h * kSlotsPerBucket + k);
+          const std::uint64_t s = slots[k].load(std::memory_order_relaxed);
+          if (slot_hash_tag(s) != tag || s == 0) continue;
+          tagged[i] = &slots[k];
+          seen[i] = s;
           const std::uint64_t off = slot_offset(s).byte_offset();
-          if (off < arena_bytes) prefetch_entry_lines(seg_.arena() + off);
+          if (off < arena_bytes) prefetch_entry_lines(arena + off);
+          return true;
         }
-      if (matches > 1) tagged_index[i] = 2 * kSlotsPerBucket;
+        return false;
+      };
+      if (!first_tagged(buckets[pos[i].bucket1].slots)) first_tagged(buckets[pos[i].bucket2].slots);
     }
+    std::atomic_thread_fence(std::memory_order_acquire);
     // Stage 3: copy under the seqlock, then the response.
+    std::uint64_t hits = 0, expired = 0;
     for (std::size_t i = 0; i < n; ++i) {
       ResponseLookup& q = b[i];
+      q.response = {};
       const auto blob = q.key->blob();
       LookupStatus st = LookupStatus::miss;
-      if (tagged[i] != 0 && tagged_index[i] < 2 * kSlotsPerBucket) {
-        const std::uint64_t bucket = tagged_index[i] < kSlotsPerBucket ? pos[i].bucket1 : pos[i].bucket2;
-        std::atomic<std::uint64_t>& slot = buckets_[bucket].slots[tagged_index[i] % kSlotsPerBucket];
-        switch (read_slot_entry(tagged[i], blob, copy, kMaxEntryBytes)) {
-          case SlotRead::match: st = hit_or_expired(slot, tagged[i], now, copy); break;
-          case SlotRead::other: break;  // the only candidate is another key: a miss
+      if (tagged[i] != nullptr) {
+        switch (read_slot_entry(seen[i], blob, copy, kMaxEntryBytes)) {
+          case SlotRead::match: st = hit_or_expired(*tagged[i], seen[i], now, copy); break;
+          case SlotRead::other:  // another key with this tag: a later slot may hold ours
+            st = find_and_copy(*q.key, key_hash(*q.key), now, copy);
+            break;
           case SlotRead::stale:
             count(Counter::lookup_retries);
             st = find_and_copy(*q.key, key_hash(*q.key), now, copy);
             break;
         }
-      } else if (tagged[i] != 0) {
-        st = find_and_copy(*q.key, key_hash(*q.key), now, copy);
       }
-      q.status = counted(st);
-      q.response = {};
+      q.status = st;
+      hits += st == LookupStatus::hit;
+      expired += st == LookupStatus::expired;
       if (st != LookupStatus::hit) continue;
       if (write_response_direct(copy.span(), blob.size(), *q.query, now, *q.options, q.out, q.capacity, &q.response))
         continue;
       EntryReader reader(copy.span(), blob.size());
       if (reader.valid()) q.response = write_response(reader, *q.query, now, *q.options, q.out, q.capacity);
     }
+    // The counters counted() adds per lookup, added once for the batch.
+    count(Counter::lookups, n);
+    count(Counter::hits, hits);
+    count(Counter::misses, n - hits);
+    if (expired != 0) count(Counter::expired_on_lookup, expired);
   }
 }
 

@@ -22,6 +22,7 @@ namespace dnsarena::cache {
 void Cache::insert_batch(std::span<InsertItem> items, std::uint32_t now) {
   if (batch_encoded_.size() < kMaxBatch) batch_encoded_.resize(kMaxBatch);
   std::uint64_t hashes[kMaxBatch];
+  std::size_t sizes[kMaxBatch];  // padded size of batch_encoded_[i]
   for (std::size_t first = 0; first < items.size(); first += kMaxBatch) {
     const std::size_t n = std::min(kMaxBatch, items.size() - first);
     InsertItem* b = items.data() + first;
@@ -30,9 +31,8 @@ void Cache::insert_batch(std::span<InsertItem> items, std::uint32_t now) {
     for (std::size_t i = 0; i < n; ++i) {
       hashes[i] = key_hash(*b[i].key);
       prefetch_buckets(hashes[i]);
-      std::vector<std::uint8_t>& enc = batch_encoded_[i];
-      const bool ok = encode_entry(*b[i].key, *b[i].answer, now, enc) != 0 && !enc.empty() &&
-                      enc.size() % kEntryAlignment == 0 && enc.size() <= region_bytes_;
+      const bool ok = encode_entry_into(*b[i].key, *b[i].answer, now, batch_encoded_[i], &sizes[i]) != 0 &&
+                      sizes[i] % kEntryAlignment == 0 && sizes[i] <= region_bytes_;
       b[i].status = ok ? InsertStatus::inserted : InsertStatus::rejected;
       to_write += ok;
     }
@@ -50,7 +50,7 @@ void Cache::insert_batch(std::span<InsertItem> items, std::uint32_t now) {
         for (std::size_t i = 0; i < n; ++i) {
           if (b[i].status == InsertStatus::rejected) continue;
           bool replaced = false;
-          insert_locked(b[i].key->blob(), hashes[i], batch_encoded_[i], now, &replaced);
+          insert_locked(b[i].key->blob(), hashes[i], {batch_encoded_[i].data(), sizes[i]}, now, &replaced);
           if (replaced) b[i].status = InsertStatus::replaced;
         }
       }

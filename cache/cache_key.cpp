@@ -1,5 +1,10 @@
 #include "cache_key.hpp"
 
+// XXH3 inlined into hash_blob (the same function as libxxhash's, so the same values and
+// index positions): a key is hashed once per lookup and per reclaimed entry, and the
+// call through the shared library cost a fifth of the hash. XXH64 (segment.cpp) stays
+// linked.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <cstring>
@@ -11,31 +16,54 @@ namespace dnsarena::cache {
 
 namespace {
 std::size_t ecs_bytes(std::uint8_t prefix) { return (prefix + 7u) / 8u; }
+unsigned max_ecs_prefix(EcsFamily f) { return f == EcsFamily::ipv4 ? 32 : f == EcsFamily::ipv6 ? 128 : 0; }
 }  // namespace
 
 CacheKey::CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags,
                    const EcsTag& ecs) {
+  if (assign(qname_wire, qtype, flags, ecs)) return;
   const std::size_t name_len = wire_name_length(qname_wire);
   if (name_len == 0 || name_len != qname_wire.size())
     throw std::invalid_argument("cache key: qname is not a valid uncompressed wire name");
-  const std::uint8_t max_prefix = ecs.family == EcsFamily::ipv4 ? 32 : ecs.family == EcsFamily::ipv6 ? 128 : 0;
   if (ecs.family != EcsFamily::none && ecs.family != EcsFamily::ipv4 && ecs.family != EcsFamily::ipv6)
     throw std::invalid_argument("cache key: unknown ECS family");
-  if (ecs.prefix > max_prefix) throw std::invalid_argument("cache key: ECS prefix longer than the address");
+  throw std::invalid_argument("cache key: ECS prefix longer than the address");
+}
+
+bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags,
+                      const EcsTag& ecs) {
+  size_ = 0;
+  const std::size_t name_len = qname_wire.size();
+  if (name_len == 0 || name_len > kMaxNameWire) return false;
+  if (ecs.family != EcsFamily::none && ecs.family != EcsFamily::ipv4 && ecs.family != EcsFamily::ipv6) return false;
+  if (ecs.prefix > max_ecs_prefix(ecs.family)) return false;  // any prefix but 0 without a family
+  const std::uint8_t prefix = ecs.prefix;
+  // The labels: each length 1..63 and the root label exactly at the end (no pointer, no
+  // bytes after it); a name of at most 255 bytes. Hops over the labels, not the bytes.
+  const std::uint8_t* src = qname_wire.data();
+  std::size_t at = 0;
+  while (src[at] != 0) {
+    if (src[at] > 63) return false;
+    at += 1u + src[at];
+    if (at >= name_len) return false;
+  }
+  if (at + 1 != name_len) return false;
   bytes_[0] = static_cast<std::uint8_t>(qtype);
   bytes_[1] = static_cast<std::uint8_t>(qtype >> 8);
   bytes_[2] = static_cast<std::uint8_t>((flags & 0x07) | (static_cast<std::uint8_t>(ecs.family) << 3));
-  bytes_[3] = ecs.family == EcsFamily::none ? 0 : ecs.prefix;
+  bytes_[3] = prefix;
   bytes_[4] = static_cast<std::uint8_t>(name_len);
   std::size_t pos = kKeyFixedBytes;
-  const std::size_t abytes = ecs_bytes(bytes_[3]);
-  std::memcpy(&bytes_[pos], ecs.address.data(), abytes);
-  clear_bits_past_prefix({&bytes_[pos], abytes}, bytes_[3]);
-  pos += abytes;
+  if (prefix != 0) {
+    const std::size_t abytes = ecs_bytes(prefix);
+    std::memcpy(&bytes_[pos], ecs.address.data(), abytes);
+    clear_bits_past_prefix({&bytes_[pos], abytes}, prefix);
+    pos += abytes;
+  }
   lowercase_copy(&bytes_[pos], qname_wire);
-  pos += name_len;
-  size_ = static_cast<std::uint16_t>(pos);
+  size_ = static_cast<std::uint16_t>(pos + name_len);
   hash_ = hash_blob(blob());
+  return true;
 }
 
 std::size_t CacheKey::blob_length(std::span<const std::uint8_t> b) {

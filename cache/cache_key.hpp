@@ -44,6 +44,12 @@ public:
   // Throws std::invalid_argument for an invalid name or ECS prefix.
   CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
            const EcsTag& ecs = {});
+  // The same key built in place (no temporary to copy; a worker's batch reuses its keys):
+  // false, leaving the key empty, where the constructor throws. One walk over the name:
+  // the bytes are copied and lowercased eight at a time while the label lengths are
+  // checked, then the blob is hashed once (XXH3, inlined).
+  bool assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
+              const EcsTag& ecs = {});
   // Rebuilds a key from a blob stored in an entry. Returns false when it is malformed.
   static bool from_blob(std::span<const std::uint8_t> blob, CacheKey& out);
 

@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "cache.hpp"
-#include "relaxed_copy.hpp"
+#include "slot_read.hpp"
 
 namespace dnsarena::cache {
 
@@ -77,47 +77,6 @@ Cache::Cache(Segment& segment, SlotRole role, std::uint64_t worker_index)
 Cache::~Cache() {
   // The slot keeps its counters; pid 0 marks it free for the next process.
   if (owns_slot_) slot_->owner_pid.store(0, std::memory_order_release);
-}
-
-Cache::SlotRead Cache::read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> blob, EntryCopy& out,
-                                       std::size_t copy_limit) const {
-  const ArenaOffset off = slot_offset(s);
-  const std::uint64_t byte_off = off.byte_offset();
-  const std::uint32_t region = static_cast<std::uint32_t>(byte_off >> region_shift_);
-  if (region >= region_count_) return SlotRead::other;  // never published by a correct writer
-  const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
-  if (generation_tag(g1) != slot_gen_tag(s)) return SlotRead::stale;  // recycled: the slot is about to change
-  // Only bytes below the published fill are complete in this generation (the fill is
-  // stored with release after the copy-in). A slot above it is stale: its region was
-  // recycled under us and the tag matches again; reload the slot.
-  const std::size_t in_region = byte_off & (region_bytes_ - 1);
-  const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
-  if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) return SlotRead::stale;
-  const std::uint8_t* src = entry_address(off);
-  std::size_t len = relaxed_load_u16(src);
-  const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= fill;
-  if (sane) relaxed_copy_out(out.bytes.data(), src, std::min(len, copy_limit));
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (regions_[region].generation.load(std::memory_order_relaxed) != g1) return SlotRead::stale;
-  if (!sane) return SlotRead::other;
-  // The copy is now a consistent snapshot of a published entry.
-  const std::size_t klen = blob.size();
-  if (len < kEntryKeyOffset + klen || std::memcmp(out.bytes.data() + kEntryKeyOffset, blob.data(), klen) != 0)
-    return SlotRead::other;  // same tag, other key
-  out.length = len;
-  return SlotRead::match;
-}
-
-LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
-                                   const EntryCopy& copy) {
-  std::uint32_t expire;
-  std::memcpy(&expire, copy.bytes.data() + kEntryExpireOffset, 4);
-  if (now >= expire) return LookupStatus::expired;
-  if (!slot_hit(s)) {
-    std::uint64_t expected = s;
-    slot.compare_exchange_strong(expected, s | kSlotHitBit, std::memory_order_relaxed);
-  }
-  return LookupStatus::hit;
 }
 
 LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out,

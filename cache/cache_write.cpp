@@ -57,31 +57,48 @@ void Cache::unlink(std::atomic<std::uint64_t>* slot) {
   hdr_.live_entries.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Cache::place(std::span<const std::uint8_t> key_blob, std::uint64_t hash, ArenaOffset off, bool* replaced) {
+Cache::BucketScan Cache::scan_buckets(std::span<const std::uint8_t> key_blob, std::uint64_t hash) const {
+  const IndexPosition pos = index_position(hash, bucket_count_);
+  BucketScan scan;
+  for (unsigned h = 0; h < 2; ++h) {
+    Bucket& bucket = buckets_[h == 0 ? pos.bucket1 : pos.bucket2];
+    for (auto& slot : bucket.slots) {
+      const std::uint64_t s = slot.load(std::memory_order_relaxed);
+      if (s == 0) {
+        if (scan.free[h] == nullptr) scan.free[h] = &slot;
+        continue;
+      }
+      ++scan.used[h];
+      if (slot_hash_tag(s) != pos.hash_tag || scan.linked.slot != nullptr) continue;
+      const std::uint8_t* p = entry_address(slot_offset(s));
+      const std::size_t len = std::size_t{p[0]} | (std::size_t{p[1]} << 8);
+      if (len >= kEntryKeyOffset + key_blob.size() &&
+          std::memcmp(p + kEntryKeyOffset, key_blob.data(), key_blob.size()) == 0)
+        scan.linked = {&slot, s};
+    }
+  }
+  return scan;
+}
+
+void Cache::place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, bool* replaced) {
   const IndexPosition pos = index_position(hash, bucket_count_);
   const std::uint64_t value =
       make_slot(off, generation_tag(regions_[region_of(off)].generation.load(std::memory_order_relaxed)), pos.hash_tag);
   *replaced = false;
-  if (SlotRef old = find_linked(key_blob, hash); old.slot) {
-    old.slot->store(value, std::memory_order_release);
+  if (scan.linked.slot != nullptr) {
+    scan.linked.slot->store(value, std::memory_order_release);
     failpoint(FailStep::place_replaced);
     *replaced = true;
     return;
   }
-  auto load_of = [&](std::uint64_t b) {
-    unsigned n = 0;
-    for (auto& slot : buckets_[b].slots) n += slot.load(std::memory_order_relaxed) != 0;
-    return n;
-  };
-  const std::uint64_t first = load_of(pos.bucket2) < load_of(pos.bucket1) ? pos.bucket2 : pos.bucket1;
-  for (const std::uint64_t b : {first, first == pos.bucket1 ? pos.bucket2 : pos.bucket1})
-    for (auto& slot : buckets_[b].slots)
-      if (slot.load(std::memory_order_relaxed) == 0) {
-        slot.store(value, std::memory_order_release);
-        failpoint(FailStep::place_linked);
-        hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
+  // The less loaded bucket's first free slot (bucket 1 on a tie), else the other's.
+  const unsigned first = scan.used[1] < scan.used[0] ? 1 : 0;
+  if (std::atomic<std::uint64_t>* slot = scan.free[first] ? scan.free[first] : scan.free[1 - first]) {
+    slot->store(value, std::memory_order_release);
+    failpoint(FailStep::place_linked);
+    hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   // Both buckets full. First try one cuckoo step: move a resident whose other bucket has
   // room. The new entry takes the resident's slot first, then the resident is linked
   // from its other bucket: a reader may miss the resident for an instant, and a writer
@@ -132,11 +149,12 @@ InsertStatus Cache::insert(const CacheKey& key, const Answer& answer, std::uint3
   // The index lines are requested first, so encoding overlaps their trip from memory.
   const std::uint64_t hash = key_hash(key);
   prefetch_buckets(hash);
-  if (encode_entry(key, answer, now, scratch_) == 0) {
+  std::size_t padded = 0;
+  if (encode_entry_into(key, answer, now, scratch_, &padded) == 0) {
     count(Counter::rejected_inserts);
     return InsertStatus::rejected;
   }
-  return insert_hashed(key, hash, scratch_, now);
+  return insert_hashed(key, hash, {scratch_.data(), padded}, now);
 }
 
 InsertStatus Cache::insert_encoded(const CacheKey& key, std::span<const std::uint8_t> padded, std::uint32_t now) {
@@ -168,11 +186,15 @@ void Cache::insert_locked(std::span<const std::uint8_t> key_blob, std::uint64_t 
                           std::span<const std::uint8_t> padded, std::uint32_t now, bool* replaced) {
   if (now > hdr_.clock_high_water.load(std::memory_order_relaxed))
     hdr_.clock_high_water.store(now, std::memory_order_relaxed);
-  if (hdr_.live_entries.load(std::memory_order_relaxed) >= seg_.layout().max_entries &&
-      !find_linked(key_blob, hash).slot)
+  // One pass over the key's buckets serves both the room check and the placement, unless
+  // a reclaim (making room, or advancing the head) changed the index in between.
+  const std::uint64_t reclaims = reclaims_;
+  BucketScan scan = scan_buckets(key_blob, hash);
+  if (hdr_.live_entries.load(std::memory_order_relaxed) >= seg_.layout().max_entries && scan.linked.slot == nullptr)
     make_room_for_one(now);
   const ArenaOffset off = append(padded, now);
-  place(key_blob, hash, off, replaced);
+  if (reclaims_ != reclaims) scan = scan_buckets(key_blob, hash);
+  place(scan, hash, off, replaced);
 }
 
 void Cache::writer_lock_unavailable(LockResult r, const std::string& error) {

@@ -50,6 +50,18 @@ constexpr std::size_t kMaxRecordOverhead = 1 + 2 + 2 + 4 + 2;
 // through a pointer halves that.
 std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_t now,
                          std::vector<std::uint8_t>& out) {
+  std::size_t padded = 0;
+  const std::size_t len = encode_entry_into(key, answer, now, out, &padded);
+  out.resize(padded);  // 0 when it cannot be represented
+  return len;
+}
+
+// NOTE: resizing the caller's vector to the worst case and back to the padded size
+// zero-filled the difference on every insert (~60 instructions of the batched insert's
+// ~1,600, callgrind); the buffer now only grows.
+std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::uint32_t now,
+                              std::vector<std::uint8_t>& buf, std::size_t* padded_size) {
+  *padded_size = 0;
   std::uint32_t entry_ttl = answer.ttl;
   std::size_t worst = kEntryHeaderBytes + key.blob().size() + 6 + 8;
   bool any = false;
@@ -65,8 +77,8 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
   }
   if (entry_ttl == 0) entry_ttl = any ? min_ttl : 0;
   const bool wide = answer.sections[0].size() > 255 || answer.sections[1].size() > 255 || answer.sections[2].size() > 255;
-  out.resize(worst);
-  std::uint8_t* const base = out.data();
+  if (buf.size() < worst) buf.resize(worst);
+  std::uint8_t* const base = buf.data();
   base[kEntryInfoOffset] = static_cast<std::uint8_t>((answer.rcode & kInfoRcodeMask) | (wide ? kInfoWideCounts : 0) |
                                                      (answer.authentic_data ? kInfoAuthenticData : 0));
   base[3] = 0;
@@ -86,10 +98,7 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
   for (const auto& sec : answer.sections) {
     for (const RecordData& r : sec) {
       const bool owner_q = r.owner.empty() || wire_names_equal_ci(r.owner, qname);
-      if (!owner_q && wire_name_length(r.owner) != r.owner.size()) {
-        out.clear();
-        return 0;
-      }
+      if (!owner_q && wire_name_length(r.owner) != r.owner.size()) return 0;
       std::uint8_t desc = 0;
       if (owner_q) desc |= kDescOwnerIsQname;
       if (r.type == qtype) desc |= kDescTypeIsQtype;
@@ -115,14 +124,11 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
     }
   }
   const std::size_t len = static_cast<std::size_t>(p - base);
-  if (len > kMaxEntryBytes) {
-    out.clear();
-    return 0;
-  }
+  if (len > kMaxEntryBytes) return 0;
   store_u16le(base + kEntryLenOffset, static_cast<std::uint16_t>(len));
   const std::size_t padded = padded_entry_size(len);
   std::memset(base + len, 0, padded - len);  // worst includes 8 bytes of slack for this
-  out.resize(padded);
+  *padded_size = padded;
   return len;
 }
 

@@ -39,6 +39,11 @@ struct Answer {
 // invalid owner name, rdata over 65535 bytes).
 std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_t now,
                          std::vector<std::uint8_t>& out);
+// The same bytes into buf[0, *padded_size): `buf` is only grown (never shrunk or
+// cleared), so a reused buffer costs no zero-filling. Returns the unpadded length, 0
+// (and *padded_size 0) when it cannot be represented.
+std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::uint32_t now,
+                              std::vector<std::uint8_t>& buf, std::size_t* padded_size);
 
 // A decoded record: spans point into the entry bytes the reader was built on.
 struct RecordView {

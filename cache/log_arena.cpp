@@ -23,6 +23,12 @@
 
 namespace dnsarena::cache {
 
+namespace {
+// How many entries ahead reclaim's pass 2 prefetches index buckets: enough to cover a
+// memory round trip (~100-250 ns here) with the work of the entries in between.
+constexpr std::size_t kReclaimAhead = 16;
+}  // namespace
+
 std::uint32_t Cache::tail_region() const {
   const std::uint64_t hf = hdr_.head_and_free.load(std::memory_order_relaxed);
   return static_cast<std::uint32_t>((std::uint64_t{head_of(hf)} + 1 + free_of(hf)) % region_count_);
@@ -86,12 +92,16 @@ void Cache::reclaim_tail(std::uint32_t now, bool second_chances) {
 }
 
 void Cache::reclaim_region(std::uint32_t r, std::uint32_t now, bool second_chances) {
+  ++reclaims_;
   hdr_.reclaiming_region.store(r, std::memory_order_relaxed);
   const std::uint32_t fill = regions_[r].fill.load(std::memory_order_relaxed);
   const std::uint64_t region_base = std::uint64_t{r} * region_bytes_;
-  // Pass 1: walk the region sequentially, hash every entry's key and prefetch its two
-  // buckets, so pass 2 finds most index lines in cache instead of one memory round trip
-  // per entry. NOTE: measured on 1 MiB regions of the seed mix (~7,000 entries).
+  // Pass 1: walk the region sequentially and hash every entry's key. Pass 2 prefetches
+  // the two buckets of the entry kReclaimAhead places ahead of the one it deals with, so
+  // it finds most index lines in cache instead of one memory round trip per entry.
+  // NOTE: pass 1 used to prefetch every entry's buckets itself: on 1 MiB regions of the
+  // seed mix (~7,000 entries, 14,000 lines, 900 KB) the first ones were evicted again
+  // before pass 2 reached them.
   bool intact = true;
   reclaim_scratch_.clear();
   for (std::uint32_t pos = 0; pos < fill;) {
@@ -102,13 +112,14 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now, bool second_chanc
       break;
     }
     const std::uint64_t hash = entry_hash_at(ArenaOffset::from_byte_offset(region_base + pos));
-    prefetch_buckets(hash);
+    if (reclaim_scratch_.size() < kReclaimAhead) prefetch_buckets(hash);
     reclaim_scratch_.push_back({pos, hash});
     pos += static_cast<std::uint32_t>(padded_entry_size(len));
   }
   // Pass 2: expire, give a second chance, or evict each entry still linked.
   std::size_t done = 0;
   for (const PendingEntry& pending : reclaim_scratch_) {
+    if (done + kReclaimAhead < reclaim_scratch_.size()) prefetch_buckets(reclaim_scratch_[done + kReclaimAhead].hash);
     failpoint(FailStep::reclaim_entry, done);
     ++done;
     const std::uint8_t* p = seg_.arena() + region_base + pending.pos;

@@ -25,6 +25,7 @@ inline void relaxed_copy_out(std::uint8_t* dst, const std::uint8_t* src, std::si
 // REQUIRES: dst 8-byte aligned; `bytes` a multiple of 8.
 inline void relaxed_copy_in(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
   auto* d = reinterpret_cast<std::uint64_t*>(dst);
+#pragma GCC unroll 4
   for (std::size_t i = 0; i < bytes / 8; ++i) {
     std::uint64_t w;
     std::memcpy(&w, src + 8 * i, 8);

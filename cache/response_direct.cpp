@@ -9,15 +9,49 @@ namespace dnsarena::cache {
 
 namespace {
 
-inline void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
 inline std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 inline std::uint32_t le32(const std::uint8_t* p) {
   std::uint32_t v;
   std::memcpy(&v, p, 4);
   return v;  // x86-64 and every target we build for are little-endian (entry_format.hpp)
+}
+inline std::uint64_t swap16_at(std::uint32_t v, unsigned shift) {
+  return std::uint64_t{__builtin_bswap16(static_cast<std::uint16_t>(v))} << shift;
+}
+
+// Copies n bytes without a library call when n is small: whole words, the last one
+// overlapping the one before (no byte past dst + n is written). Longer runs (TXT rdata)
+// go to memcpy, which moves them 32 bytes at a time.
+inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  if (n > 32) {
+    std::memcpy(dst, src, n);
+  } else if (n >= 8) {
+    std::uint64_t w;
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&w, src + i, 8);
+      std::memcpy(dst + i, &w, 8);
+    }
+    std::memcpy(&w, src + n - 8, 8);
+    std::memcpy(dst + n - 8, &w, 8);
+  } else if (n >= 4) {
+    std::uint32_t w;
+    std::memcpy(&w, src, 4);
+    std::memcpy(dst, &w, 4);
+    std::memcpy(&w, src + n - 4, 4);
+    std::memcpy(dst + n - 4, &w, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+// The 12 fixed bytes of a record whose owner is the question's name:
+// |C0 0C|type|class|ttl|rdlength| (big-endian), as one u64 and one u32 store.
+inline void put_record_head(std::uint8_t* p, std::uint16_t type, std::uint16_t rclass, std::uint32_t ttl,
+                            std::size_t rdlen) {
+  const std::uint64_t w0 = 0x0CC0u | swap16_at(type, 16) | swap16_at(rclass, 32) | swap16_at(ttl >> 16, 48);
+  const std::uint32_t w1 = static_cast<std::uint32_t>(swap16_at(ttl & 0xFFFF, 0) | swap16_at(static_cast<std::uint32_t>(rdlen), 16));
+  std::memcpy(p, &w0, 8);
+  std::memcpy(p + 8, &w1, 4);
 }
 
 }  // namespace
@@ -42,62 +76,68 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
 
   const std::size_t limit = capacity < o.max_size ? capacity : o.max_size;
   const std::size_t question_end = 12 + q.qname.size() + 4;
-  const std::size_t opt = opt_record_size(o);
+  const std::size_t opt = o.edns ? 11 + o.edns_options.size() : 0;  // opt_record_size()
   if (question_end + opt > limit) return false;
   const std::size_t records_limit = limit - opt;
 
-  std::memcpy(out + 12, q.qname.data(), q.qname.size());
-  put16(out + 12 + q.qname.size(), q.qtype);
-  put16(out + 14 + q.qname.size(), q.qclass);
+  copy_bytes(out + 12, q.qname.data(), q.qname.size());
+  const std::uint32_t qtype_qclass = static_cast<std::uint32_t>(swap16_at(q.qtype, 0) | swap16_at(q.qclass, 16));
+  std::memcpy(out + 12 + q.qname.size(), &qtype_qclass, 4);
   std::size_t pos = question_end;
   std::uint32_t records = 0;
+  // Most records carry every elision bit (owner, type, TTL and class the entry's): their
+  // rdata length is all that changes, and its checks are the only per-record work.
+  const std::uint32_t entry_rttl = remaining_ttl(entry_ttl, inserted, now);
+  const std::size_t qtype_rdlen = qtype == kTypeA ? 4 : qtype == kTypeAAAA ? 16 : 0;
+  const bool qtype_plain = compressible_rdata(qtype).names == 0;
+  constexpr std::uint8_t kElided = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn;
   while (at < len) {
     const std::uint8_t desc = e[at++];
     // Owners other than the qname are compressed by write_response(): not here.
     if ((desc & kDescReservedMask) != 0 || (desc & kDescOwnerIsQname) == 0) return false;
     std::uint16_t type = qtype, rclass = 1;
-    std::uint32_t ttl = entry_ttl;
-    if (!(desc & kDescTypeIsQtype)) {
-      if (at + 2 > len) return false;
-      type = be16(e + at);
-      at += 2;
-    }
-    if (!(desc & kDescClassIn)) {
-      if (at + 2 > len) return false;
-      rclass = be16(e + at);
-      at += 2;
-    }
-    if (!(desc & kDescTtlIsEntryTtl)) {
-      if (at + 4 > len) return false;
-      ttl = (std::uint32_t{be16(e + at)} << 16) | be16(e + at + 2);
-      at += 4;
-    }
+    std::uint32_t rttl = entry_rttl;
     std::size_t rdlen;
-    if (desc & kDescRdlenImplied) {
-      rdlen = type == kTypeA ? 4 : type == kTypeAAAA ? 16 : 0;
+    bool plain = qtype_plain;
+    if ((desc & kElided) == kElided && (desc & kDescRdlenImplied)) {
+      rdlen = qtype_rdlen;
       if (rdlen == 0) return false;
-    } else if (desc & kDescRdlenU8) {
+    } else if ((desc & kElided) == kElided && (desc & kDescRdlenU8)) {
       if (at + 1 > len) return false;
       rdlen = e[at++];
     } else {
-      if (at + 2 > len) return false;
-      rdlen = be16(e + at);
-      at += 2;
+      if (!(desc & kDescTypeIsQtype)) {
+        if (at + 2 > len) return false;
+        type = be16(e + at);
+        at += 2;
+        plain = compressible_rdata(type).names == 0;
+      }
+      if (!(desc & kDescClassIn)) {
+        if (at + 2 > len) return false;
+        rclass = be16(e + at);
+        at += 2;
+      }
+      if (!(desc & kDescTtlIsEntryTtl)) {
+        if (at + 4 > len) return false;
+        rttl = remaining_ttl((std::uint32_t{be16(e + at)} << 16) | be16(e + at + 2), inserted, now);
+        at += 4;
+      }
+      if (desc & kDescRdlenImplied) {
+        rdlen = type == kTypeA ? 4 : type == kTypeAAAA ? 16 : 0;
+        if (rdlen == 0) return false;
+      } else if (desc & kDescRdlenU8) {
+        if (at + 1 > len) return false;
+        rdlen = e[at++];
+      } else {
+        if (at + 2 > len) return false;
+        rdlen = be16(e + at);
+        at += 2;
+      }
     }
-    if (at + rdlen > len || compressible_rdata(type).names != 0) return false;
+    if (at + rdlen > len || !plain) return false;
     if (pos + 12 + rdlen > records_limit) return false;  // TC or left-out records: write_response()
-    // The 12 fixed bytes |C0 0C|type|class|ttl|rdlength| (big-endian) in two stores.
-    const std::uint32_t rttl = remaining_ttl(ttl, inserted, now);
-    const std::uint64_t w0 = 0x0CC0u | std::uint64_t{__builtin_bswap16(type)} << 16 |
-                             std::uint64_t{__builtin_bswap16(rclass)} << 32 |
-                             std::uint64_t{__builtin_bswap16(static_cast<std::uint16_t>(rttl >> 16))} << 48;
-    const std::uint32_t w1 = std::uint32_t{__builtin_bswap16(static_cast<std::uint16_t>(rttl))} |
-                             std::uint32_t{__builtin_bswap16(static_cast<std::uint16_t>(rdlen))} << 16;
-    std::memcpy(out + pos, &w0, 8);
-    std::memcpy(out + pos + 8, &w1, 4);
-    if (rdlen == 4) std::memcpy(out + pos + 12, e + at, 4);  // A: no library call
-    else if (rdlen == 16) std::memcpy(out + pos + 12, e + at, 16);  // AAAA
-    else std::memcpy(out + pos + 12, e + at, rdlen);
+    put_record_head(out + pos, type, rclass, rttl, rdlen);
+    copy_bytes(out + pos + 12, e + at, rdlen);
     pos += 12 + rdlen;
     at += rdlen;
     ++records;
@@ -107,17 +147,17 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
                                                    (info & kInfoRcodeMask));
   if ((info & kInfoAuthenticData) && (o.edns_do || (q.flags & kFlagAd))) flags |= kFlagAd;
-  std::uint16_t additional = counts[2];
+  std::uint32_t additional = counts[2];
   if (o.edns) {
     pos += write_opt_record(o, out + pos);
     ++additional;
   }
-  put16(out, q.id);
-  put16(out + 2, flags);
-  put16(out + 4, 1);
-  put16(out + 6, counts[0]);
-  put16(out + 8, counts[1]);
-  put16(out + 10, additional);
+  // |id|flags| and |qdcount 1|ancount|nscount|arcount|, big-endian, in two stores.
+  const std::uint32_t id_flags = static_cast<std::uint32_t>(swap16_at(q.id, 0) | swap16_at(flags, 16));
+  const std::uint64_t section_counts =
+      swap16_at(1, 0) | swap16_at(counts[0], 16) | swap16_at(counts[1], 32) | swap16_at(additional, 48);
+  std::memcpy(out, &id_flags, 4);
+  std::memcpy(out + 4, &section_counts, 8);
   *result = {pos, false};
   return true;
 }

@@ -23,14 +23,11 @@
 
 namespace dnsarena::cache {
 
-inline constexpr std::uint16_t kFlagQr = 0x8000;
-inline constexpr std::uint16_t kFlagAa = 0x0400;
-inline constexpr std::uint16_t kFlagTc = 0x0200;
-inline constexpr std::uint16_t kFlagRd = 0x0100;
-inline constexpr std::uint16_t kFlagRa = 0x0080;
-inline constexpr std::uint16_t kFlagAd = 0x0020;
-inline constexpr std::uint16_t kFlagCd = 0x0010;
-inline constexpr std::uint16_t kOpcodeMask = 0x7800;
+// The header's flags word: |QR|opcode(4)|AA|TC|RD|RA|Z|AD|CD|rcode(4)| (the same bits as
+// dns/wire.hpp, which cache/ cannot include: it sits below dns/).
+inline constexpr std::uint16_t kFlagQr = 0x8000, kFlagAa = 0x0400, kFlagTc = 0x0200, kFlagRd = 0x0100,
+                               kFlagRa = 0x0080, kFlagAd = 0x0020, kFlagCd = 0x0010;
+inline constexpr std::uint16_t kOpcodeMask = 0x7800;  // opcode bits of the flags word
 
 struct QueryInfo {
   std::uint16_t id = 0;

@@ -1,0 +1,73 @@
+// A lookup's read of one index slot's entry under the seqlock, and the hit-or-expired
+// verdict: Cache::read_slot_entry() and Cache::hit_or_expired() (cache.hpp), defined
+// inline here so that both lookups (cache_read.cpp) and the batched one
+// (cache_batch_read.cpp) compile them into their loops: a call each cost the batched
+// hit ~40 instructions of argument shuffling (callgrind). Not installed; include it only
+// from the cache's .cpp files.
+// FORMAT-DEPENDENT: reads the entry header (entry_format.hpp) and the slot (index_slot.hpp).
+#pragma once
+#include <atomic>
+#include <cstring>
+
+#include "cache.hpp"
+#include "relaxed_copy.hpp"
+
+namespace dnsarena::cache {
+
+// a[0..n) == b[0..n), eight bytes at a time with an overlapping last word (n >= 8), no
+// library call: key blobs are 6-260 bytes, most 20-40.
+inline bool key_bytes_equal(const std::uint8_t* a, const std::uint8_t* b, std::size_t n) {
+  if (n < 8) return std::memcmp(a, b, n) == 0;
+  std::uint64_t diff = 0, x, y;
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    diff |= x ^ y;
+  }
+  std::memcpy(&x, a + n - 8, 8);
+  std::memcpy(&y, b + n - 8, 8);
+  return (diff | (x ^ y)) == 0;
+}
+
+inline Cache::SlotRead Cache::read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> blob, EntryCopy& out,
+                                              std::size_t copy_limit) const {
+  const ArenaOffset off = slot_offset(s);
+  const std::uint64_t byte_off = off.byte_offset();
+  const std::uint32_t region = static_cast<std::uint32_t>(byte_off >> region_shift_);
+  if (region >= region_count_) return SlotRead::other;  // never published by a correct writer
+  const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
+  if (generation_tag(g1) != slot_gen_tag(s)) return SlotRead::stale;  // recycled: the slot is about to change
+  // Only bytes below the published fill are complete in this generation (the fill is
+  // stored with release after the copy-in). A slot above it is stale: its region was
+  // recycled under us and the tag matches again; reload the slot.
+  const std::size_t in_region = byte_off & (region_bytes_ - 1);
+  const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
+  if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) return SlotRead::stale;
+  const std::uint8_t* src = entry_address(off);
+  std::size_t len = relaxed_load_u16(src);
+  const bool sane = len >= kEntryHeaderBytes + kKeyFixedBytes && in_region + len <= fill;
+  if (sane) relaxed_copy_out(out.bytes.data(), src, std::min(len, copy_limit));
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (regions_[region].generation.load(std::memory_order_relaxed) != g1) return SlotRead::stale;
+  if (!sane) return SlotRead::other;
+  // The copy is now a consistent snapshot of a published entry.
+  const std::size_t klen = blob.size();
+  if (len < kEntryKeyOffset + klen || !key_bytes_equal(out.bytes.data() + kEntryKeyOffset, blob.data(), klen))
+    return SlotRead::other;  // same tag, other key
+  out.length = len;
+  return SlotRead::match;
+}
+
+inline LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
+                                          const EntryCopy& copy) {
+  std::uint32_t expire;
+  std::memcpy(&expire, copy.bytes.data() + kEntryExpireOffset, 4);
+  if (now >= expire) return LookupStatus::expired;
+  if (!slot_hit(s)) {
+    std::uint64_t expected = s;
+    slot.compare_exchange_strong(expected, s | kSlotHitBit, std::memory_order_relaxed);
+  }
+  return LookupStatus::hit;
+}
+
+}  // namespace dnsarena::cache

@@ -5,7 +5,7 @@
 set -uo pipefail
 source "$(dirname "$0")/mpi_common.sh"
 start=$(date +%s)
-DNSARENA_MPI_ABORT_RANK=1 timeout 60 "$MPIEXEC" -np 2 --oversubscribe -x DNSARENA_MPI_ABORT_RANK "$DNSARENA" \
+DNSARENA_MPI_ABORT_RANK=1 "${mpi_rank_env[@]}" timeout 60 "$MPIEXEC" -np 2 --oversubscribe -x DNSARENA_MPI_ABORT_RANK "$DNSARENA" \
   sim rollout --fleet "$DATA/mpi_fleet.yaml" --plan "$DATA/tiny_plan.yaml" --out "$dir/out" >"$dir/log" 2>&1
 rc=$?
 cat "$dir/log"

@@ -4,7 +4,7 @@
 # Env: DNSARENA, HAVE_MPI, MPIEXEC, DATA (tests/fleet/data).
 set -euo pipefail
 source "$(dirname "$0")/mpi_common.sh"
-mpi() { timeout 60 "$MPIEXEC" -np 2 --oversubscribe "$DNSARENA" "$@"; }
+mpi() { "${mpi_rank_env[@]}" timeout 60 "$MPIEXEC" -np 2 --oversubscribe "$DNSARENA" "$@"; }
 fleet="$DATA/mpi_fleet.yaml" plan="$DATA/tiny_plan.yaml" cal="$dir/calibration.json"
 
 "$DNSARENA" sim rollout --fleet "$fleet" --plan "$plan" --out "$dir/one" --calibration "$cal" >"$dir/one.log"

@@ -25,8 +25,7 @@ NofileChange raise_nofile_soft_limit(rlim_t want) {
   change.before = change.after = lim.rlim_cur;
   change.hard = lim.rlim_max;
   const rlim_t target = lim.rlim_max == RLIM_INFINITY ? want : std::min(lim.rlim_max, want);
-  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur >= target) return change;
-  if (lim.rlim_cur == RLIM_INFINITY) return change;
+  if (lim.rlim_cur >= target) return change;  // RLIM_INFINITY is the largest rlim_t
   lim.rlim_cur = target;
   if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) change.after = target;
   else change.failed = true;

@@ -1,10 +1,8 @@
 #include "curve_codec.hpp"
 
 #include <cstdint>
-#include <cstring>
-#include <stdexcept>
-#include <type_traits>
-#include <vector>
+
+#include "byte_codec.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -14,70 +12,6 @@ static_assert(sizeof(OccupancyCurve) == 5 * sizeof(std::vector<float>) + 12 * 8,
               "OccupancyCurve changed: encode/decode the new field in curve_codec.cpp, then update this size");
 static_assert(sizeof(CurveJob) == 2 * sizeof(std::string) + 6 * 8,
               "CurveJob changed: encode/decode the new field in curve_codec.cpp, then update this size");
-
-namespace {
-
-class Writer {
-public:
-  template <class T>
-  void pod(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  void str(const std::string& s) {
-    pod(static_cast<std::uint64_t>(s.size()));
-    out_ += s;
-  }
-  void floats(const std::vector<float>& v) {
-    pod(static_cast<std::uint64_t>(v.size()));
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-  }
-  std::string take() { return std::move(out_); }
-
-private:
-  std::string out_;
-};
-
-class Reader {
-public:
-  Reader(const std::string& in, const char* what) : in_(in), what_(what) {}
-  template <class T>
-  T pod() {
-    T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
-    return v;
-  }
-  std::string str() {
-    const auto n = pod<std::uint64_t>();
-    return std::string(take(n), n);
-  }
-  std::vector<float> floats() {
-    const auto n = pod<std::uint64_t>();
-    if (n > in_.size()) fail();
-    std::vector<float> v(n);
-    std::memcpy(v.data(), take(n * sizeof(float)), n * sizeof(float));
-    return v;
-  }
-  void finish() const {
-    if (at_ != in_.size()) throw std::runtime_error(std::string(what_) + " message: " + std::to_string(in_.size() - at_) + " bytes left over");
-  }
-
-private:
-  const char* take(std::size_t n) {
-    if (n > in_.size() - at_) fail();
-    const char* p = in_.data() + at_;
-    at_ += n;
-    return p;
-  }
-  [[noreturn]] void fail() const {
-    throw std::runtime_error(std::string(what_) + " message truncated (" + std::to_string(in_.size()) + " bytes)");
-  }
-  const std::string& in_;
-  const char* what_;
-  std::size_t at_ = 0;
-};
-
-}  // namespace
 
 std::string encode_job(const CurveJob& j) {
   Writer w;
@@ -109,11 +43,11 @@ CurveJob decode_job(const std::string& bytes) {
 
 std::string encode_curve(const OccupancyCurve& c) {
   Writer w;
-  w.floats(c.entries);
-  w.floats(c.hit_rate);
-  w.floats(c.hit_rate_raw);
-  w.floats(c.inserted);
-  w.floats(c.unexpired);
+  w.vec(c.entries);
+  w.vec(c.hit_rate);
+  w.vec(c.hit_rate_raw);
+  w.vec(c.inserted);
+  w.vec(c.unexpired);
   w.pod(c.plateau_entries);
   w.pod(c.plateau_unexpired);
   w.pod(c.plateau_hit_rate);
@@ -132,11 +66,11 @@ std::string encode_curve(const OccupancyCurve& c) {
 OccupancyCurve decode_curve(const std::string& bytes) {
   Reader r(bytes, "curve");
   OccupancyCurve c;
-  c.entries = r.floats();
-  c.hit_rate = r.floats();
-  c.hit_rate_raw = r.floats();
-  c.inserted = r.floats();
-  c.unexpired = r.floats();
+  c.entries = r.vec<float>();
+  c.hit_rate = r.vec<float>();
+  c.hit_rate_raw = r.vec<float>();
+  c.inserted = r.vec<float>();
+  c.unexpired = r.vec<float>();
   c.plateau_entries = r.pod<double>();
   c.plateau_unexpired = r.pod<double>();
   c.plateau_hit_rate = r.pod<double>();

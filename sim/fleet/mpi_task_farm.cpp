@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -28,7 +29,7 @@ namespace dnsarena::sim::fleet {
 
 namespace {
 
-constexpr int kTagHello = 1, kTagTask = 2, kTagResult = 3, kTagStop = 4;
+constexpr int kTagHello = 1, kTagTask = 2, kTagResult = 3, kTagStop = 4, kTagContext = 5;
 
 std::string with_id(std::uint64_t id, const std::string& payload) {
   std::string m(sizeof id, '\0');
@@ -44,6 +45,8 @@ std::uint64_t id_of(const std::string& m) {
 }
 
 void send_bytes(const std::string& m, int dest, int tag) {
+  if (m.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("MPI message of " + std::to_string(m.size()) + " bytes: over the 2 GiB a message can hold");
   MPI_Send(m.data(), static_cast<int>(m.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD);
 }
 
@@ -88,6 +91,19 @@ std::vector<std::string> MpiTaskFarm::run(const std::vector<std::string>& tasks,
   std::atomic<std::size_t> local_count{0};
   std::exception_ptr local_error;
   std::mutex error_mutex;
+  std::vector<unsigned> outstanding(static_cast<std::size_t>(ranks_), 0);
+  std::size_t in_flight = 0;
+  // Every free slot of the other ranks takes the next task.
+  const auto fill = [&] {
+    for (int r = 1; r < ranks_; ++r)
+      while (outstanding[static_cast<std::size_t>(r)] < slots_[static_cast<std::size_t>(r)]) {
+        const std::size_t i = next.fetch_add(1);
+        if (i >= n) break;
+        send_bytes(with_id(order[i], tasks[order[i]]), r, kTagTask);
+        ++outstanding[static_cast<std::size_t>(r)], ++in_flight;
+      }
+  };
+  fill();  // before this rank's threads start: every rank gets work while there is enough
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < slots_[0]; ++t)
     threads.emplace_back([&] {
@@ -105,16 +121,8 @@ std::vector<std::string> MpiTaskFarm::run(const std::vector<std::string>& tasks,
       local_running.fetch_sub(1);
     });
 
-  std::vector<unsigned> outstanding(static_cast<std::size_t>(ranks_), 0);
-  std::size_t in_flight = 0;
   for (;;) {
-    for (int r = 1; r < ranks_; ++r)
-      while (outstanding[static_cast<std::size_t>(r)] < slots_[static_cast<std::size_t>(r)]) {
-        const std::size_t i = next.fetch_add(1);
-        if (i >= n) break;
-        send_bytes(with_id(order[i], tasks[order[i]]), r, kTagTask);
-        ++outstanding[static_cast<std::size_t>(r)], ++in_flight;
-      }
+    fill();
     int flag = 0;
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &flag, &status);
@@ -136,6 +144,11 @@ std::vector<std::string> MpiTaskFarm::run(const std::vector<std::string>& tasks,
   return results;
 }
 
+void MpiTaskFarm::broadcast(const std::string& bytes) {
+  await_hellos();
+  for (int r = 1; r < ranks_; ++r) send_bytes(bytes, r, kTagContext);
+}
+
 void MpiTaskFarm::stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -143,7 +156,7 @@ void MpiTaskFarm::stop() {
   for (int r = 1; r < ranks_; ++r) MPI_Send(nullptr, 0, MPI_BYTE, r, kTagStop, MPI_COMM_WORLD);
 }
 
-void serve_tasks(int rank, const TaskHandler& handler) {
+void serve_tasks(int rank, const TaskHandler& handler, const ContextHandler& context) {
   unsigned threads = threads_per_rank();
   MPI_Send(&threads, 1, MPI_UNSIGNED, 0, kTagHello, MPI_COMM_WORLD);
   const bool fail_here = failpoint_rank() == rank;
@@ -186,6 +199,16 @@ void serve_tasks(int rank, const TaskHandler& handler) {
       busy = true;
       std::string msg = receive_bytes(status);
       if (status.MPI_TAG == kTagStop) break;
+      if (status.MPI_TAG == kTagContext) {
+        try {
+          context(msg);  // no task is running: the previous run's results are all back
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "dnsarena: rank %d: error: %s\n", rank, e.what());
+          std::fflush(stderr);
+          MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        continue;
+      }
       if (fail_here) {
         std::fprintf(stderr, "dnsarena: rank %d: DNSARENA_MPI_ABORT_RANK=%d: aborting on purpose (failpoint)\n", rank, rank);
         std::abort();
@@ -223,9 +246,10 @@ MpiTaskFarm::MpiTaskFarm(int) { throw std::logic_error("MpiTaskFarm: built witho
 std::vector<std::string> MpiTaskFarm::run(const std::vector<std::string>&, const std::vector<double>&, const TaskHandler&) {
   throw std::logic_error("MpiTaskFarm: built without MPI");
 }
+void MpiTaskFarm::broadcast(const std::string&) {}
 void MpiTaskFarm::stop() {}
 void MpiTaskFarm::await_hellos() {}
-void serve_tasks(int, const TaskHandler&) { throw std::logic_error("serve_tasks: built without MPI"); }
+void serve_tasks(int, const TaskHandler&, const ContextHandler&) { throw std::logic_error("serve_tasks: built without MPI"); }
 
 #endif
 

@@ -78,9 +78,9 @@ void run(const RolloutArgs& a) {
   std::printf("\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
   const double cache_rate = r.cache_seconds > 0 ? r.sampled_requests / r.cache_seconds : 0;
   std::printf("timing: %zu curves from the real cache (%llu sampled requests, requests_per_s_per_core %.2f M) %.2f s; "
-              "fleet steps %.2f s; total %.2f s\n",
+              "fleet steps %.2f s (%.1f CPU s in this process); total %.2f s\n",
               r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
-              elapsed);
+              r.fleet_cpu_s, elapsed);
   std::printf("wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
   if (!charted) std::printf("chart: %s\n", why.c_str());
   if (a.json) {
@@ -91,6 +91,7 @@ void run(const RolloutArgs& a) {
                         {"instances", r.instances},      {"steps", r.steps.size()},
                         {"step_minutes", r.step_minutes}, {"elapsed_s", elapsed},
                         {"curves_s", r.curves_s},        {"fleet_s", r.fleet_s},
+                        {"curves_cpu_s", r.curves_cpu_s}, {"fleet_cpu_s", r.fleet_cpu_s},
                         {"curves", r.curves},            {"sampled_requests", r.sampled_requests},
                         {"requests_per_s_per_core", cache_rate},
                         {"upgrade", plan.warm_upgrade ? "warm" : "cold"},

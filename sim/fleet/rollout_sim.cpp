@@ -1,17 +1,16 @@
 #include "rollout_sim.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
 #include "che_model.hpp"
 #include "memory_model.hpp"
-#include "rank_histogram.hpp"
+#include "fleet_walk.hpp"
 #include "sampled_trace.hpp"
 #include "fleet_config.hpp"
 
@@ -35,20 +34,19 @@ struct Instance {
   std::vector<Event> events;        // sorted by minute
 };
 
-// RSS (bytes), hit rate by age in steps, for one curve under one layout; past the end: last value.
+// RSS (bytes), hit rate by age in steps, for one curve under one layout; past the end: last value
+// (the walk takes them as rows: fleet_walk.hpp).
 struct AgeTable {
   std::vector<float> rss, hit, entries;
   std::vector<std::uint32_t> rss_index;  // each rss value's index in the fleet's sorted distinct RSS values
   std::size_t last(std::int64_t age) const { return std::min<std::size_t>(static_cast<std::size_t>(age), rss.size() - 1); }
-  bool settled(std::int64_t age) const { return static_cast<std::size_t>(age) + 1 >= rss.size(); }  // constant from here on
 };
 
-// One instance's state while a span of steps is walked.
-struct InstanceState {
-  std::size_t event = 0;       // index of the instance's latest event
-  std::uint32_t value = 0;     // RSS value index
-  float rss = 0, hit = 0;
-};
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
 
@@ -257,110 +255,28 @@ void resolve_warm_upgrades(std::vector<Instance>& instances, const std::vector<A
     }
 }
 
-// Walks steps [first, end) of the fleet: every instance's RSS and hit rate at each step,
-// the exact percentiles of RSS, totals. An instance is revisited only when its value can
-// change: every step while it is on its curve, then at its next event (restart, upgrade).
-class SpanWalker {
-public:
-  SpanWalker(const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, const std::vector<float>& distinct,
-             std::int64_t step, std::int64_t first, std::int64_t end)
-      : instances_(instances),
-        tables_(tables),
-        distinct_(distinct),
-        step_(step),
-        first_(first),
-        end_(end),
-        histogram_(distinct.size()),
-        state_(instances.size()),
-        wake_(static_cast<std::size_t>(end - first)) {}
-
-  void walk(const std::size_t (&ranks)[4], std::vector<RolloutStep>& steps) {
-    const std::size_t count = instances_.size();
-    for (std::size_t i = 0; i < count; ++i) {
-      visit(i, first_, true);
-      requests_ += instances_[i].rate;
-    }
-    for (std::int64_t s = first_; s < end_; ++s) {
-      if (s > first_)
-        for (std::uint32_t i : wake_[static_cast<std::size_t>(s - first_)]) visit(i, s, false);
-      std::uint32_t pick[4];
-      histogram_.select(ranks, 4, pick);
-      RolloutStep& st = steps[static_cast<std::size_t>(s)];
-      st.minute = s * step_;
-      st.p50_gb = distinct_[pick[0]] / kGB, st.p90_gb = distinct_[pick[1]] / kGB;
-      st.p98_gb = distinct_[pick[2]] / kGB, st.p99_gb = distinct_[pick[3]] / kGB;
-      st.fleet_total_gb = total_rss_ / kGB;
-      st.mean_hit_rate = requests_ > 0 ? hits_ / requests_ : 0;
-      st.upstream_qps = requests_ - hits_;
-      st.share_upgraded = upgraded_ / static_cast<double>(count);
-    }
+// The walk's input: the tables as rows (RSS index, RSS, hit rate), the instances' rates
+// and events with each event's table resolved from its version.
+FleetWalk make_walk(const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, std::vector<float> distinct,
+                    std::int64_t step, std::int64_t steps) {
+  FleetWalk w;
+  w.step_minutes = step;
+  w.steps = steps;
+  w.distinct = std::move(distinct);
+  for (const AgeTable& t : tables) {
+    w.table_start.push_back(w.rows.size());
+    for (std::size_t age = 0; age < t.rss.size(); ++age) w.rows.push_back({t.rss_index[age], t.rss[age], t.hit[age]});
   }
-
-private:
-  // Sets instance i's value at step s and schedules its next visit within the span.
-  void visit(std::size_t i, std::int64_t s, bool first) {
-    const Instance& in = instances_[i];
-    InstanceState& st = state_[i];
-    const std::int64_t minute = s * step_;
-    if (first) {
-      st.event = static_cast<std::size_t>(std::upper_bound(in.events.begin(), in.events.end(), minute,
-                                                           [](std::int64_t m, const Event& ev) { return m < ev.minute; }) -
-                                          in.events.begin()) -
-                 1;
-    } else {
-      histogram_.remove(st.value);
-      total_rss_ -= st.rss;
-      hits_ -= in.rate * st.hit;
-      upgraded_ -= in.events[st.event].version;  // re-added below: the version may change
-      while (st.event + 1 < in.events.size() && in.events[st.event + 1].minute <= minute) ++st.event;
-    }
-    const Event& ev = in.events[st.event];
-    const AgeTable& t = tables_[in.table[ev.version]];
-    const std::int64_t age = (minute - ev.minute) / step_ + ev.start_age;
-    const std::size_t at = t.last(age);
-    st.value = t.rss_index[at];
-    st.rss = t.rss[at];
-    st.hit = t.hit[at];
-    histogram_.add(st.value);
-    total_rss_ += st.rss;
-    hits_ += in.rate * st.hit;
-    upgraded_ += ev.version;
-    // Next visit: the next step while on the curve, else the step of the next event.
-    std::int64_t next = s + 1;
-    if (t.settled(age)) {
-      if (st.event + 1 >= in.events.size()) return;
-      next = std::max(s + 1, (in.events[st.event + 1].minute + step_ - 1) / step_);
-    }
-    if (next < end_) wake_[static_cast<std::size_t>(next - first_)].push_back(static_cast<std::uint32_t>(i));
+  w.table_start.push_back(w.rows.size());
+  w.rate.reserve(instances.size());
+  w.event_start.reserve(instances.size() + 1);
+  for (const Instance& in : instances) {
+    w.rate.push_back(in.rate);
+    w.event_start.push_back(w.events.size());
+    for (const Event& ev : in.events) w.events.push_back({ev.minute, in.table[ev.version], ev.start_age, ev.version});
   }
-
-  const std::vector<Instance>& instances_;
-  const std::vector<AgeTable>& tables_;
-  const std::vector<float>& distinct_;
-  std::int64_t step_, first_, end_;
-  RankHistogram histogram_;
-  std::vector<InstanceState> state_;
-  std::vector<std::vector<std::uint32_t>> wake_;
-  double total_rss_ = 0, hits_ = 0, requests_ = 0, upgraded_ = 0;
-};
-
-// The steps, cut into spans walked in parallel.
-void walk_steps(const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, const std::vector<float>& distinct,
-                std::int64_t step, std::vector<RolloutStep>& steps) {
-  const std::int64_t count = static_cast<std::int64_t>(steps.size());
-  const std::size_t n = instances.size();
-  std::size_t ranks[4];
-  const double quantiles[4] = {0.50, 0.90, 0.98, 0.99};
-  for (int q = 0; q < 4; ++q) {
-    // Nearest rank: the smallest value with at least q * n values at or below it.
-    const double rank = std::ceil(quantiles[q] * static_cast<double>(n));
-    ranks[q] = std::min(n - 1, static_cast<std::size_t>(std::max(1.0, rank)) - 1);
-  }
-  const std::int64_t spans = std::min<std::int64_t>(count, 32);
-  tbb::parallel_for(std::int64_t{0}, spans, [&](std::int64_t span) {
-    SpanWalker walker(instances, tables, distinct, step, count * span / spans, count * (span + 1) / spans);
-    walker.walk(ranks, steps);
-  });
+  w.event_start.push_back(w.events.size());
+  return w;
 }
 
 // Plateaus: before = mean over the span before the rollout; after = mean over the last
@@ -418,6 +334,7 @@ std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const R
 
 RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration) {
   const auto start = std::chrono::steady_clock::now();
+  const double start_cpu = process_cpu_seconds();
   RolloutResult res;
   res.step_minutes = plan.step_minutes;
   res.sim_start_day = plan.sim_start_day;
@@ -437,14 +354,16 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.cache_seconds = store.cache_seconds();
   const auto curves_done = std::chrono::steady_clock::now();
   res.curves_s = std::chrono::duration<double>(curves_done - start).count();
+  const double curves_cpu = process_cpu_seconds();
+  res.curves_cpu_s = curves_cpu - start_cpu;
 
   AgeTables tables(fleet, store, sizing, step);
   tables.assign(instances);
   resolve_warm_upgrades(instances, tables.tables(), step);
-  const std::vector<float> distinct = tables.index_values();
-  res.steps.resize(static_cast<std::size_t>(total_minutes / step + 1));
-  walk_steps(instances, tables.tables(), distinct, step, res.steps);
+  const FleetWalk walk = make_walk(instances, tables.tables(), tables.index_values(), step, total_minutes / step + 1);
+  span_runner().run(walk, res.steps);
   res.fleet_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - curves_done).count();
+  res.fleet_cpu_s = process_cpu_seconds() - curves_cpu;
 
   summarize_plateaus(res, total_minutes);
   res.checks = datacenter_checks(fleet, plan, store, sizing);

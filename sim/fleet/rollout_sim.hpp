@@ -9,9 +9,9 @@
 //
 // Operations and costs: curves are computed once per (datacenter, capacity, rate
 // bucket); each curve is turned into an RSS-by-age table per version, so one
-// instance-step is a table lookup. Steps are processed in blocks in parallel (oneTBB);
-// per step the percentiles are exact (nth_element over all instances). Instances are
-// independent: sharding them over nodes would need mergeable sketches for percentiles.
+// instance-step is a table lookup. The steps are cut into spans walked independently
+// (fleet_walk.hpp: on threads, or over MPI ranks under mpirun); per step the percentiles
+// are exact (a rank histogram over the tables' distinct RSS values).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -58,7 +58,8 @@ struct RolloutResult {
   std::size_t curves = 0;
   std::uint64_t sampled_requests = 0;
   double cache_seconds = 0;  // summed over threads
-  double curves_s = 0, fleet_s = 0;
+  double curves_s = 0, fleet_s = 0;          // wall: layouts calibration + curves; fleet steps
+  double curves_cpu_s = 0, fleet_cpu_s = 0;  // this process's CPU time (all threads) in each
   std::vector<DatacenterCheck> checks;
 };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `mpirun -np 2 dnsarena sim rollout|sweep` writes the same CSV, byte for byte, as one
-# process (sim/fleet/distributed_run.hpp). Exit 77 (skipped) when MPI was not built.
+# process (sim/fleet/distributed_run.hpp): curves and fleet steps computed on both ranks. Exit 77 (skipped) when MPI was not built.
 # Env: DNSARENA, HAVE_MPI, MPIEXEC, DATA (tests/fleet/data).
 set -euo pipefail
 source "$(dirname "$0")/mpi_common.sh"
@@ -11,8 +11,10 @@ fleet="$DATA/mpi_fleet.yaml" plan="$DATA/tiny_plan.yaml" cal="$dir/calibration.j
 mpi sim rollout --fleet "$fleet" --plan "$plan" --out "$dir/two" --calibration "$cal" >"$dir/two.log" 2>"$dir/two.err"
 cat "$dir/two.err"
 cmp "$dir/one/rollout.csv" "$dir/two/rollout.csv"
-# Both ranks computed curves (the farm's report on rank 0's stderr).
+# Both ranks computed curves, and both walked fleet spans (the farm's report on rank 0's
+# stderr): the CSV above is the same although rank 1 walked some of its steps.
 grep -Eq "mpi: 2 ranks; curves computed per rank \(threads\): 0:[0-9]+ \([0-9]+\) 1:[1-9]" "$dir/two.err"
+grep -Eq "fleet spans walked per rank: 0:[0-9]+ 1:[1-9]" "$dir/two.err"
 echo "rollout: same CSV ($(wc -l <"$dir/one/rollout.csv") lines) with 1 and 2 ranks"
 
 sweep=(sim sweep --fleet "$fleet" --plans "$plan" --capacities 0.5x,1x --layouts v5,arena --calibration "$cal")

@@ -1,5 +1,7 @@
 #include "distributed_run.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -69,7 +71,11 @@ class MpiSpanRunner final : public SpanRunner {
 public:
   explicit MpiSpanRunner(MpiTaskFarm& farm) : farm_(farm), per_rank_(farm) {}
   void run(const FleetWalk& walk, std::vector<RolloutStep>& steps) override {
-    farm_.broadcast(encode_walk(walk));
+    const auto start = std::chrono::steady_clock::now();
+    const std::string bytes = encode_walk(walk);
+    farm_.broadcast(bytes);
+    walk_bytes_ = std::max(walk_bytes_, bytes.size());
+    send_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::int64_t spans = span_count(walk.steps);
     std::vector<std::string> tasks;
     std::vector<double> costs;
@@ -97,19 +103,24 @@ public:
     }
   }
   const PerRank& per_rank() const { return per_rank_; }
+  std::size_t walk_bytes() const { return walk_bytes_; }  // the largest walk sent
+  double send_s() const { return send_s_; }               // encoding and sending walks, all runs
 
 private:
   MpiTaskFarm& farm_;
   PerRank per_rank_;
+  std::size_t walk_bytes_ = 0;
+  double send_s_ = 0;
 };
 
-void report(const MpiTaskFarm& farm, const PerRank& curves, const PerRank& spans, int ranks) {
+void report(const MpiTaskFarm& farm, const PerRank& curves, const MpiSpanRunner& spans, int ranks) {
   std::fprintf(stderr, "mpi: %d ranks; curves computed per rank (threads):", ranks);
   for (int r = 0; r < ranks; ++r)
     std::fprintf(stderr, " %d:%zu (%u)", r, curves.done()[static_cast<std::size_t>(r)], farm.threads_of(r));
   std::fprintf(stderr, "; fleet spans walked per rank:");
-  for (int r = 0; r < ranks; ++r) std::fprintf(stderr, " %d:%zu", r, spans.done()[static_cast<std::size_t>(r)]);
-  std::fprintf(stderr, "\n");
+  for (int r = 0; r < ranks; ++r) std::fprintf(stderr, " %d:%zu", r, spans.per_rank().done()[static_cast<std::size_t>(r)]);
+  std::fprintf(stderr, " (fleet walk %.1f MB to each rank, %.2f s to encode and send)\n", spans.walk_bytes() / 1e6,
+               spans.send_s());
 }
 
 // Failpoint for tests: DNSARENA_MPI_ABORT_SPAN_RANK=N makes rank N abort() on its first span.
@@ -169,7 +180,7 @@ void run_distributed(const std::string& fleet_path, const std::function<void()>&
     throw;
   }
   farm.stop();
-  report(farm, curves.per_rank(), spans.per_rank(), session.size());
+  report(farm, curves.per_rank(), spans, session.size());
 }
 
 }  // namespace dnsarena::sim::fleet

@@ -96,7 +96,7 @@ void add_sweep_command(CLI::App& sim) {
       "A planner's sweep: every datacenter x candidate capacity x layout x rollout plan, one row per\n"
       "combination (that datacenter's p99 RSS before, at its peak and after the rollout against its\n"
       "budget; hit rate and upstream queries after). Writes DIR/sweep.csv and DIR/sweep.png.\n"
-      "Under `mpirun -np N` the curve runs are spread over the ranks; the CSV is the same.",
+      "Under `mpirun -np N` the curve runs and fleet steps are spread over the ranks; the CSV is the same.",
       [](const SweepArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });
   add_fleet_run_options(*c, *args, "sweep-out");
   c->add_option("--plans", args->plans, "Rollout plan YAML files, comma-separated (e.g. configs/rollout/example.yaml)")

@@ -41,6 +41,15 @@ private:
   std::vector<std::size_t> done_;
 };
 
+// A span task (kind byte, SpanTask) -> its rows as bytes.
+std::string run_span_task(const FleetWalk& walk, const std::string& task) {
+  const SpanTask span = decode_span(task.substr(1));
+  if (span.end > walk.steps) throw std::runtime_error("a fleet span past the walk's steps");
+  std::vector<RolloutStep> rows(static_cast<std::size_t>(span.end - span.first));
+  walk_span(walk, span.first, span.end, rows.data());
+  return encode_steps(rows.data(), rows.size());
+}
+
 // Rank 0's runner: each batch through the task farm.
 class MpiCurveRunner final : public CurveRunner {
 public:
@@ -86,12 +95,7 @@ public:
     }
     std::vector<std::string> out;
     per_rank_.count([&] {
-      out = farm_.run(tasks, costs, [&walk](const std::string& t) {
-        const SpanTask span = decode_span(t.substr(1));
-        std::vector<RolloutStep> rows(static_cast<std::size_t>(span.end - span.first));
-        walk_span(walk, span.first, span.end, rows.data());
-        return encode_steps(rows.data(), rows.size());
-      });
+      out = farm_.run(tasks, costs, [&walk](const std::string& t) { return run_span_task(walk, t); });
     });
     steps.resize(static_cast<std::size_t>(walk.steps));
     for (std::int64_t k = 0; k < spans; ++k) {
@@ -143,11 +147,7 @@ void serve(int rank, const std::string& fleet_path) {
         if (task[0] == kSpanTask) {
           span_failpoint(rank);
           if (!walk) throw std::runtime_error("a fleet span before the fleet walk");
-          const SpanTask span = decode_span(task.substr(1));
-          if (span.end > walk->steps) throw std::runtime_error("a fleet span past the walk's steps");
-          std::vector<RolloutStep> rows(static_cast<std::size_t>(span.end - span.first));
-          walk_span(*walk, span.first, span.end, rows.data());
-          return encode_steps(rows.data(), rows.size());
+          return run_span_task(*walk, task);
         }
         if (task[0] != kCurveTask) throw std::runtime_error("unknown task kind");
         std::call_once(loaded, [&] { fleet = load_fleet(fleet_path); });

@@ -4,7 +4,7 @@
 //
 // The steps are cut into kSpans spans (fewer when there are fewer steps), each walked on
 // its own from the instances' events: a span's rows do not depend on the others, so the
-// spans run on threads (walk_steps) or MPI ranks (distributed_run.hpp) in any order, and
+// spans run on threads (walk_all_spans) or MPI ranks (distributed_run.hpp) in any order, and
 // the rows are the same bit for bit. The cut itself is part of the result (each span
 // starts its running sums afresh), so it depends only on the step count.
 //

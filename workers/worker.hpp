@@ -2,7 +2,8 @@
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):
 //   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams (headers
-//                built once), answer hits in the same pass, one sendmmsg for the batch;
+//                built once), each checked and parsed, the plain-key ones looked up as one
+//                batch (Cache::lookup_responses), one sendmmsg for the batch;
 //                a full batch is followed by another recvmmsg (up to 4) before epoll.
 //                DNSARENA_RECV_HISTOGRAM=FILE: batch sizes at exit (recv_histogram.hpp).
 //   TCP          tcp_server.hpp, same port, same query path.

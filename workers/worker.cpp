@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <spdlog/spdlog.h>
 
@@ -76,6 +77,8 @@ public:
     // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
     // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
     cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
+    // The coalescing nap is short: the default 50 us timer slack would add half again.
+    if (cfg.udp_coalesce_us) ::prctl(PR_SET_TIMERSLACK, 1000ul);
   }
 
   void run() {
@@ -85,9 +88,20 @@ public:
       std::uint64_t now_us = monotonic_us();
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
+      // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
+      // datagrams say at least one more will arrive within the nap (rate x nap >= 1),
+      // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.
+      if (cfg_.udp_coalesce_us && udp_last_batch_ > 0 && udp_last_batch_ < kBatch &&
+          std::uint64_t{udp_last_batch_} * cfg_.udp_coalesce_us >= wakeup_gap_us_) {
+        const timespec nap{0, static_cast<long>(cfg_.udp_coalesce_us) * 1000};
+        ::clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
+      }
+      udp_last_batch_ = 0;
       const int n = ::epoll_wait(epfd_, events, 64, timeout);
       recv_hist_.wakeup();
       now_us = monotonic_us();
+      wakeup_gap_us_ = now_us - last_wakeup_us_;
+      last_wakeup_us_ = now_us;
       now_ = cache::wall_clock_now();
       for (int i = 0; i < n; ++i) {
         const std::uint64_t d = events[i].data.u64;
@@ -259,6 +273,7 @@ private:
       for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
       const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
       recv_hist_.received(n);
+      if (n > 0) udp_last_batch_ += static_cast<unsigned>(n);
       in_used_ = n > 0 ? static_cast<unsigned>(n) : 0;
       if (n <= 0) return;
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
@@ -426,6 +441,9 @@ private:
   mmsghdr in_msgs_[kBatch];  // recvmmsg's headers over in_ and peers_, built once
   iovec in_iov_[kBatch];
   unsigned in_used_ = 0;     // headers the last recvmmsg filled (their namelen to reset)
+  unsigned udp_last_batch_ = 0;       // datagrams received since the last epoll_wait
+  std::uint64_t last_wakeup_us_ = 0;  // when epoll_wait last returned
+  std::uint64_t wakeup_gap_us_ = 0;   // between the last two returns (naps included)
   // answer_batch's per-datagram state (index i: in_[i]); batch_lookup_[b] is the b-th
   // query looked up in the batch, datagram batch_index_[b].
   ClientQuery batch_query_[kBatch];

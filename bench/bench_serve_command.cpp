@@ -6,7 +6,8 @@
 //      the same names (`dnsarena sim load --write-dnsperf`, Zipf stream).
 //   2. Each server in turn (serve with 1 worker; unbound with 1 thread; kresd, one
 //      process), forwarding to that upstream: warm its cache with one pass of the file,
-//      pin it to CPU 0, then run dnsperf pinned to CPU 1 at each offered load (--loads,
+//      pin it to CPU 0 (--realtime: also SCHED_FIFO, so on a busy machine it wakes at
+//      once as on an idle core), then run dnsperf pinned to CPU 1 at each offered load (--loads,
 //      default 30,000 and 60,000 q/s: dnsperf -Q) and at saturation (no limit), each for
 //      --duration seconds.
 //   3. Per run: queries/s, latency, losses, the server's CPU time (utime+stime of its
@@ -37,9 +38,11 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -69,6 +72,7 @@ struct BenchOptions {
   bool no_unbound = false;
   bool no_kresd = false;
   std::string segment;     // serve's segment; empty: dnsarena-bench-serve-PID
+  bool realtime = false;   // each server SCHED_FIFO while measured (wakes at once on a busy machine)
   unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd at +0..+3
 };
 
@@ -166,12 +170,17 @@ std::pair<std::uint64_t, std::uint64_t> user_time(const std::string& segment) {
 
 // Pins each process's main thread (the one that serves: serve's worker, unbound with one
 // thread, kresd) to CPU 0.
-void pin_to_cpu0(const std::vector<pid_t>& pids) {
+// With `realtime`, also SCHED_FIFO priority 1: a woken server runs at once instead of
+// waiting behind other jobs, as on an idle core (--realtime; needs CAP_SYS_NICE).
+void pin_to_cpu0(const std::vector<pid_t>& pids, bool realtime) {
   for (pid_t p : pids) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(0, &set);
     ::sched_setaffinity(p, sizeof set, &set);
+    const sched_param fifo{1};
+    if (realtime && ::sched_setscheduler(p, SCHED_FIFO, &fifo) != 0)
+      throw std::runtime_error(std::string("--realtime: sched_setscheduler: ") + std::strerror(errno));
   }
 }
 
@@ -181,7 +190,7 @@ void measure_server(const std::string& server, std::uint16_t port, const std::ve
                     const std::string& segment, const BenchOptions& o, const std::string& file,
                     const std::string& dir, std::vector<ServerRun>& runs) {
   dnsperf(port, file, {"-n", "1", "-c", "4", "-q", "200"}, dir + "/warm-" + server + ".log", -1);
-  pin_to_cpu0(pids);
+  pin_to_cpu0(pids, o.realtime);
   std::vector<unsigned> loads = o.loads;
   loads.push_back(0);
   for (unsigned offered : loads) {
@@ -339,6 +348,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   double load[3] = {0, 0, 0};
   if (::getloadavg(load, 3) == 3) j["load_average"] = {load[0], load[1], load[2]};
   j["duration_s"] = o.duration;
+  j["realtime"] = o.realtime;
   j["judged_load_qps"] = at;
   j["qps"] = d_sat ? d_sat->perf.qps : 0.0;  // saturation, 1 worker on one core
   j["cpu_us_per_query"] = or_null(d_at, &ServerRun::cpu_us_per_query);
@@ -410,6 +420,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
   std::printf("dnsarena bench serve: %.0f s per run, %u queries in the file, dnsperf -c %u on CPU 1, each server "
               "on CPU 0",
               o.duration, o.queries_in_file, o.clients);
+  if (o.realtime) std::printf(" (SCHED_FIFO)");
   if (j.contains("load_average"))
     std::printf(", load average %.2f %.2f %.2f", j["load_average"][0].get<double>(), j["load_average"][1].get<double>(),
                 j["load_average"][2].get<double>());
@@ -514,6 +525,9 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--port-base", o->port_base,
                   "fixed ports: the upstream, serve, unbound and kresd on N..N+3 (default: free ports)")
       ->check(CLI::Range(1024u, 65532u));
+  cmd->add_flag("--realtime", o->realtime,
+                "run each server SCHED_FIFO (priority 1) on CPU 0 while measured: on a busy machine it then "
+                "wakes at once, as on an idle core (root or CAP_SYS_NICE)");
   cmd->add_option("--segment", o->segment, "serve's segment name (default dnsarena-bench-serve-PID)");
   cmd->add_flag("--no-unbound", o->no_unbound, "skip the unbound comparison");
   cmd->add_flag("--no-kresd", o->no_kresd, "skip the Knot Resolver comparison");

@@ -245,6 +245,7 @@ ServeConfig load_serve_config(const std::string& path) {
   read_section(r, "udp", [&](MapReader& s) {
     c.udp_receive_buffer = size_or(s, "receive_buffer", c.udp_receive_buffer);
     c.udp_send_buffer = size_or(s, "send_buffer", c.udp_send_buffer);
+    c.udp_coalesce_us = integer_or(s, "coalesce_us", c.udp_coalesce_us, 1000);
   });
   read_access_control(r, c);
   read_section(r, "rate_limit", [&](MapReader& s) {

@@ -23,6 +23,11 @@
 //                                  subnet) in flight on the host, all workers together
 //   upstream_case_randomization: true   0x20: random qname case, echoed exactly
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
+//   udp: {coalesce_us: 100}        at a rate of at least one datagram per coalesce_us, a
+//                                  worker naps this long after a batch before waiting
+//                                  again, so one wakeup takes several datagrams (as a
+//                                  NIC's interrupt moderation); 0 = off, at most 1000.
+//                                  Adds up to this much latency under such rates only
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
 //   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
 //                table_size: 65536}        per client subnet over UDP; 0 = off
@@ -92,6 +97,7 @@ struct ServeConfig {
   bool upstream_case_randomization = true;
   std::uint64_t udp_receive_buffer = 4u << 20;  // 0: the system's default
   std::uint64_t udp_send_buffer = 4u << 20;
+  unsigned udp_coalesce_us = 100;  // 0: off (worker.cpp, README: serve)
   AccessControl access_control;  // default: loopback only
   RateLimitConfig rate_limit;
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <spdlog/spdlog.h>
 
@@ -76,6 +77,8 @@ public:
     // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
     // uncached. A normal critical section, even a 1 MiB region's reclaim, is far shorter.
     cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
+    // The coalescing nap is short: the default 50 us timer slack would add half again.
+    if (cfg.udp_coalesce_us) ::prctl(PR_SET_TIMERSLACK, 1000ul);
   }
 
   void run() {
@@ -85,9 +88,20 @@ public:
       std::uint64_t now_us = monotonic_us();
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
+      // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
+      // datagrams say at least one more will arrive within the nap (rate x nap >= 1),
+      // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.
+      if (cfg_.udp_coalesce_us && udp_last_batch_ > 0 && udp_last_batch_ < kBatch &&
+          std::uint64_t{udp_last_batch_} * cfg_.udp_coalesce_us >= wakeup_gap_us_) {
+        const timespec nap{0, static_cast<long>(cfg_.udp_coalesce_us) * 1000};
+        ::clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
+      }
+      udp_last_batch_ = 0;
       const int n = ::epoll_wait(epfd_, events, 64, timeout);
       recv_hist_.wakeup();
       now_us = monotonic_us();
+      wakeup_gap_us_ = now_us - last_wakeup_us_;
+      last_wakeup_us_ = now_us;
       now_ = cache::wall_clock_now();
       for (int i = 0; i < n; ++i) {
         const std::uint64_t d = events[i].data.u64;
@@ -118,35 +132,52 @@ private:
     std::uint64_t conn_id = 0;
   };
 
+  // What check() decided for a query: `lookup` false means the answer (or nothing, size
+  // 0) is already decided; true means the cache is asked next, with these parameters.
+  struct Checked {
+    bool lookup = false;
+    std::size_t size = 0;
+    EcsOption ecs;           // what a miss sends upstream (ecs.hpp); present: ECS keys first
+    std::size_t limit = 0;   // the client's answer size limit
+    std::uint8_t flags = 0;  // the key flags (DO, CD)
+  };
+
   // Answers `wire` into `out`. Returns the answer size, or 0 when there is nothing to
   // send now (dropped, or forwarded upstream).
   std::size_t handle(std::uint8_t* wire, std::size_t len, const Source& src, std::uint8_t* out, std::size_t cap) {
+    ClientQuery q;
+    const Checked c = check(wire, len, src, q, out, cap);
+    return c.lookup ? resolve(q, c, src, nullptr, out, cap) : c.size;
+  }
+
+  // Everything before the cache: access control, parsing, the rate limit, error answers.
+  Checked check(std::uint8_t* wire, std::size_t len, const Source& src, ClientQuery& q, std::uint8_t* out,
+                std::size_t cap) {
     const sockaddr_storage& client = src.tcp ? tcp_peer_ : *src.addr;
     const AccessAction access = cfg_.access_control.check(client);
     if (access == AccessAction::deny) {
       cache_.count(cache::Counter::refused);
-      return 0;
+      return {};
     }
-    ClientQuery q;
     const ParseVerdict v = parse_query(wire, len, q);
     if (v == ParseVerdict::drop) {
       cache_.count(cache::Counter::formerr);
-      return 0;
+      return {};
     }
     if (!src.tcp && rate_limiter_.enabled()) {
       // Over the subnet's rate: dropped, or (slip) TC so a real client retries over TCP.
       const RateLimiter::Verdict rl = rate_limiter_.check(client, now_);
       if (rl != RateLimiter::Verdict::answer) {
         cache_.count(cache::Counter::rate_limited);
-        if (rl == RateLimiter::Verdict::drop) return 0;
+        if (rl == RateLimiter::Verdict::drop) return {};
         const std::size_t n = write_error_response(q, kRcodeNoError, out, cap);
         if (n) out[2] |= 0x02;
-        return n;
+        return {false, n};
       }
     }
     if (access == AccessAction::refuse) {
       cache_.count(cache::Counter::refused);
-      return write_error_response(q, kRcodeRefused, out, cap);
+      return {false, write_error_response(q, kRcodeRefused, out, cap)};
     }
     if (v != ParseVerdict::ok) {
       cache_.count(cache::Counter::formerr);
@@ -154,30 +185,42 @@ private:
                                   : v == ParseVerdict::notimp ? kRcodeNotImp
                                   : v == ParseVerdict::badvers ? kRcodeBadVers
                                                                : kRcodeRefused;
-      return write_error_response(q, rcode, out, cap);
+      return {false, write_error_response(q, rcode, out, cap)};
     }
     if (q.qtype == kTypeAny && !src.tcp) cache_.count(cache::Counter::any_minimal);
-    const EcsOption ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
-    std::uint8_t flags = 0;
-    if (q.do_bit) flags |= cache::kKeyDo;
-    if (q.cd()) flags |= cache::kKeyCd;
-    const std::size_t limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+    Checked c;
+    c.lookup = true;
+    c.ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
+    if (q.do_bit) c.flags |= cache::kKeyDo;
+    if (q.cd()) c.flags |= cache::kKeyCd;
+    c.limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+    return c;
+  }
+
+  // The cache, then upstream. `plain_missed`: the caller already looked the plain key up
+  // (the batched UDP path, for a query without ECS keys) and it missed: it is not looked
+  // up again.
+  std::size_t resolve(const ClientQuery& q, const Checked& c, const Source& src, const cache::CacheKey* plain_missed,
+                      std::uint8_t* out, std::size_t cap) {
+    const EcsOption& ecs = c.ecs;
     // ECS lookup order (ecs.hpp): the client's subnet at its source prefix, the shared
     // key, then shorter prefixes; a /0 source: the shared key, then the /0 key.
     try {
-      const cache::CacheKey plain(q.qname(), q.qtype, flags);
+      const cache::CacheKey plain = plain_missed ? *plain_missed : cache::CacheKey(q.qname(), q.qtype, c.flags);
       auto try_prefix = [&](std::uint8_t prefix) {
-        const cache::CacheKey k(q.qname(), q.qtype, flags, ecs_tag(ecs, prefix));
-        return try_key(k, q, prefix, limit, !src.tcp, out, cap);
+        const cache::CacheKey k(q.qname(), q.qtype, c.flags, ecs_tag(ecs, prefix));
+        return try_key(k, q, prefix, c.limit, !src.tcp, out, cap);
       };
-      if (ecs.present && ecs.source_prefix > 0)
-        if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
-      if (std::size_t n = try_key(plain, q, 0, limit, !src.tcp, out, cap)) return n;
-      if (ecs.present && ecs.source_prefix == 0)
-        if (std::size_t n = try_prefix(0)) return n;
-      if (ecs.present)
-        for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
-          if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
+      if (!plain_missed) {
+        if (ecs.present && ecs.source_prefix > 0)
+          if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
+        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap)) return n;
+        if (ecs.present && ecs.source_prefix == 0)
+          if (std::size_t n = try_prefix(0)) return n;
+        if (ecs.present)
+          for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
+            if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
+      }
       Waiter w;
       w.query = q;
       w.tcp = src.tcp;
@@ -230,18 +273,18 @@ private:
       for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
       const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
       recv_hist_.received(n);
+      if (n > 0) udp_last_batch_ += static_cast<unsigned>(n);
       in_used_ = n > 0 ? static_cast<unsigned>(n) : 0;
       if (n <= 0) return;
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
+      std::size_t sizes[kBatch];
+      answer_batch(static_cast<unsigned>(n), sizes);
       mmsghdr out_msgs[kBatch];
       iovec out_iov[kBatch];
       unsigned nout = 0;
       for (int i = 0; i < n; ++i) {
-        cache_.count(cache::Counter::queries_udp);
-        Source src{false, &peers_[i], msgs[i].msg_hdr.msg_namelen, 0};
-        const std::size_t len = handle(in_[i], msgs[i].msg_len, src, out_[nout], sizeof out_[nout]);
-        if (len == 0) continue;
-        out_iov[nout] = {out_[nout], len};
+        if (sizes[i] == 0) continue;
+        out_iov[nout] = {out_[i], sizes[i]};
         std::memset(&out_msgs[nout], 0, sizeof(mmsghdr));
         out_msgs[nout].msg_hdr.msg_iov = &out_iov[nout];
         out_msgs[nout].msg_hdr.msg_iovlen = 1;
@@ -272,6 +315,59 @@ private:
         }
       }
       if (static_cast<std::size_t>(n) < kBatch) return;
+    }
+  }
+
+  // Answers the n datagrams of in_ into out_ (sizes[i]: the answer to in_[i], 0: none).
+  // Each query is checked in order; those that ask the cache under the plain key alone
+  // (no ECS keys: most queries) have their keys built in place and are looked up
+  // together (Cache::lookup_responses: the batch's memory accesses overlap); the others,
+  // and the plain-key misses, take resolve() one by one (ECS keys, then upstream).
+  void answer_batch(unsigned n, std::size_t* sizes) {
+    unsigned batched = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      cache_.count(cache::Counter::queries_udp);
+      sizes[i] = 0;
+      const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
+      ClientQuery& q = batch_query_[i];
+      const Checked& c = batch_checked_[i] = check(in_[i], in_msgs_[i].msg_len, src, q, out_[i], kUdpAnswerMax);
+      if (!c.lookup) {
+        sizes[i] = c.size;
+        continue;
+      }
+      if (c.ecs.present) {
+        sizes[i] = resolve(q, c, src, nullptr, out_[i], kUdpAnswerMax);
+        continue;
+      }
+      cache::CacheKey& key = batch_key_[i];
+      if (!key.assign(q.qname(), q.qtype, c.flags)) {  // a name the cache key refuses
+        cache_.count(cache::Counter::formerr);
+        sizes[i] = write_error_response(q, kRcodeFormErr, out_[i], kUdpAnswerMax);
+        continue;
+      }
+      batch_info_[i] = {q.id, q.flags, q.qname(), q.qtype, q.qclass};
+      batch_options_[i] = response_options(q, 0, c.limit, batch_ecs_opt_[i], true);
+      cache::ResponseLookup& l = batch_lookup_[batched++];
+      l = {};
+      l.key = &key;
+      l.query = &batch_info_[i];
+      l.options = &batch_options_[i];
+      l.out = out_[i];
+      l.capacity = kUdpAnswerMax;
+      batch_index_[batched - 1] = i;
+    }
+    if (batched == 0) return;
+    cache_.lookup_responses({batch_lookup_, batched}, now_);
+    for (unsigned b = 0; b < batched; ++b) {
+      const cache::ResponseLookup& l = batch_lookup_[b];
+      const unsigned i = batch_index_[b];
+      if (l.response.truncated) cache_.count(cache::Counter::truncated);
+      if (l.response.size) {
+        sizes[i] = l.response.size;
+        continue;
+      }
+      const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
+      sizes[i] = resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
     }
   }
 
@@ -345,6 +441,19 @@ private:
   mmsghdr in_msgs_[kBatch];  // recvmmsg's headers over in_ and peers_, built once
   iovec in_iov_[kBatch];
   unsigned in_used_ = 0;     // headers the last recvmmsg filled (their namelen to reset)
+  unsigned udp_last_batch_ = 0;       // datagrams received since the last epoll_wait
+  std::uint64_t last_wakeup_us_ = 0;  // when epoll_wait last returned
+  std::uint64_t wakeup_gap_us_ = 0;   // between the last two returns (naps included)
+  // answer_batch's per-datagram state (index i: in_[i]); batch_lookup_[b] is the b-th
+  // query looked up in the batch, datagram batch_index_[b].
+  ClientQuery batch_query_[kBatch];
+  Checked batch_checked_[kBatch];
+  cache::CacheKey batch_key_[kBatch];
+  cache::QueryInfo batch_info_[kBatch];
+  cache::ResponseOptions batch_options_[kBatch];
+  std::uint8_t batch_ecs_opt_[kBatch][32];
+  cache::ResponseLookup batch_lookup_[kBatch];
+  unsigned batch_index_[kBatch];
   std::uint8_t reply_buf_[65535];
 };
 

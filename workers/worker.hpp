@@ -2,9 +2,13 @@
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):
 //   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams (headers
-//                built once), answer hits in the same pass, one sendmmsg for the batch;
+//                built once), each checked and parsed, the plain-key ones looked up as one
+//                batch (Cache::lookup_responses), one sendmmsg for the batch;
 //                a full batch is followed by another recvmmsg (up to 4) before epoll.
 //                DNSARENA_RECV_HISTOGRAM=FILE: batch sizes at exit (recv_histogram.hpp).
+//                Coalescing (udp.coalesce_us): at a rate of >= 1 datagram per nap, a nap
+//                after the batch and before epoll_wait, so a wakeup (costly here: README,
+//                serve) carries several datagrams; TCP and upstream events wait as long.
 //   TCP          tcp_server.hpp, same port, same query path.
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.

@@ -72,6 +72,15 @@ TEST_CASE("config errors of the strict reader: sizes, lists, nested keys, duplic
   CHECK_THROWS_WITH(load_serve_config("/nonexistent/serve.yaml"), Catch::Contains("cannot open"));
 }
 
+TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  CHECK(load_serve_config(write_file("workers: 1\n")).udp_coalesce_us == 100);
+  CHECK(load_serve_config(write_file("udp:\n  coalesce_us: 0\n")).udp_coalesce_us == 0);
+  CHECK(load_serve_config(write_file("udp:\n  coalesce_us: 1000\n")).udp_coalesce_us == 1000);
+  const std::string over = write_file("udp:\n  coalesce_us: 1001\n");
+  CHECK_THROWS_WITH(load_serve_config(over), Catch::Contains(":2:16") && Catch::Contains("'udp.coalesce_us'"));
+}
+
 TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][stats]") {
   const std::uint16_t metrics_port = free_port();
   Service s;

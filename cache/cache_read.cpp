@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "cache.hpp"
+#include "response_direct.hpp"
 #include "slot_read.hpp"
 
 namespace dnsarena::cache {
@@ -145,6 +146,10 @@ ResponseResult Cache::lookup_response(const CacheKey& key, const QueryInfo& quer
   const LookupStatus st = lookup(key, now, copy);
   if (status) *status = st;
   if (st != LookupStatus::hit) return {};
+  // The one-walk writer first, as the batched lookup does (cache_batch_read.cpp); the
+  // general writer for what it gives up on. Both give byte-identical responses.
+  ResponseResult direct;
+  if (write_response_direct(copy.span(), key.blob().size(), query, now, options, out, capacity, &direct)) return direct;
   EntryReader reader(copy.span(), key.blob().size());
   if (!reader.valid()) return {};
   return write_response(reader, query, now, options, out, capacity);

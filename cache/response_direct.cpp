@@ -94,18 +94,21 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   const bool qtype_plain = compressible_rdata(qtype).names == 0;
   const std::uint64_t elided_word0 = record_head_word0(qtype, 1, entry_rttl);
   constexpr std::uint8_t kElided = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn;
+  constexpr std::uint8_t kImpliedAll = kElided | kDescRdlenImplied;
+  constexpr std::uint8_t kImpliedMask = kImpliedAll | kDescReservedMask;
   while (at < len) {
     const std::uint8_t desc = e[at++];
-    // Owners other than the qname are compressed by write_response(): not here.
-    if ((desc & kDescReservedMask) != 0 || (desc & kDescOwnerIsQname) == 0) return false;
     std::uint16_t type = qtype, rclass = 1;
     std::uint32_t rttl = entry_rttl;
     std::size_t rdlen;
     std::uint64_t word0 = elided_word0;
     bool plain = qtype_plain;
-    if ((desc & kElided) == kElided && (desc & kDescRdlenImplied)) {
+    if ((desc & kImpliedMask) == kImpliedAll) {
+      // The commonest record (A or AAAA, every elision bit, no reserved bit): one test.
       rdlen = qtype_rdlen;
       if (rdlen == 0) return false;
+    } else if ((desc & kDescReservedMask) != 0 || (desc & kDescOwnerIsQname) == 0) {
+      return false;  // owners other than the qname are compressed by write_response(): not here
     } else if ((desc & kElided) == kElided && (desc & kDescRdlenU8)) {
       if (at + 1 > len) return false;
       rdlen = e[at++];

@@ -19,7 +19,6 @@ namespace dnsarena::cache {
 
 namespace {
 std::size_t ecs_bytes(std::uint8_t prefix) { return (prefix + 7u) / 8u; }
-unsigned max_ecs_prefix(EcsFamily f) { return f == EcsFamily::ipv4 ? 32 : f == EcsFamily::ipv6 ? 128 : 0; }
 
 // lowercase_copy() (dns_name.hpp), sixteen bytes at a time where SSE2 is there (every
 // x86-64): a byte in 'A'..'Z' gets 0x20 ORed in, the last block overlapping the one
@@ -63,8 +62,11 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
   size_ = 0;
   const std::size_t name_len = qname_wire.size();
   if (name_len == 0 || name_len > kMaxNameWire) return false;
-  if (ecs.family != EcsFamily::none && ecs.family != EcsFamily::ipv4 && ecs.family != EcsFamily::ipv6) return false;
-  if (ecs.prefix > max_ecs_prefix(ecs.family)) return false;  // any prefix but 0 without a family
+  // A known family (none, IPv4, IPv6) and a prefix no longer than its address (any prefix
+  // but 0 without a family): one table look-up instead of a compare chain and a call.
+  static constexpr std::uint8_t kMaxPrefix[3] = {0, 32, 128};
+  const auto family = static_cast<unsigned>(ecs.family);
+  if (family > 2 || ecs.prefix > kMaxPrefix[family]) return false;
   const std::uint8_t prefix = ecs.prefix;
   // The labels: each length 1..63 and the root label exactly at the end (no pointer, no
   // bytes after it); a name of at most 255 bytes. Hops over the labels, not the bytes.

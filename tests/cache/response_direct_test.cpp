@@ -18,27 +18,6 @@ namespace {
 
 constexpr std::uint32_t kInserted = 1'000'000;
 
-// Options that reach each give-up and each accepted shape: EDNS with and without DO and
-// an option, client limits that force TC, RFC 8482 mode, buffers too small.
-ResponseOptions options_for(std::uint64_t r, std::size_t* capacity, Bytes* edns_option) {
-  ResponseOptions o;
-  *capacity = 4096;
-  switch (r % 7) {
-    case 0: break;
-    case 1: o.edns = true; o.edns_do = true; break;
-    case 2: o.max_size = 512; break;
-    case 3: o.max_size = 60 + r % 80; o.edns = true; break;
-    case 4: o.one_answer_rrset = true; break;
-    case 5:
-      o.edns = true;
-      *edns_option = bytes_of({0, 8, 0, 7, 0, 1, 24, 0, 198, 51, 100});  // ECS
-      o.edns_options = *edns_option;
-      break;
-    default: *capacity = 20 + r % 120; break;
-  }
-  return o;
-}
-
 struct Compared {
   bool accepted = false;
 };
@@ -84,7 +63,7 @@ TEST_CASE("write_response_direct: write_response's bytes on every entry of the s
     const std::uint32_t now = kInserted + static_cast<std::uint32_t>(rng.next() % 5000);  // TTLs count down
     std::size_t capacity;
     Bytes edns_option;
-    const ResponseOptions o = options_for(rng.next(), &capacity, &edns_option);
+    const ResponseOptions o = varied_response_options(rng.next(), &capacity, &edns_option);
     INFO("entry " << i);
     accepted += compare(entry, key, q, now, o, capacity).accepted;
     ++tried;

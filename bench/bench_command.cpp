@@ -107,7 +107,7 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   row("lookups/s 1 process", r.lookups_per_s_1proc, 0, "%.0f");
   row("lookups/s 2 processes", r.lookups_per_s_2proc, 0, "%.0f");
   std::printf("\n(ratio: naive / dnsarena; insert and lookup ratios below 1 mean dnsarena is faster)\n");
-  std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2)\n",
+  std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2 and the TLB)\n",
               static_cast<unsigned long long>(r.zipf_hot_entries));
   std::printf("hit ratio %.4f, evictions %llu, second chances %llu, bucket-conflict evictions %llu\n\n", r.hit_ratio,
               static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.second_chances),

@@ -23,10 +23,13 @@ using cache::CacheKey;
 
 constexpr std::uint32_t kNow = 1'800'000'000;  // a fixed simulated clock: TTLs never run out
 constexpr std::size_t kBatch = 32;
-// The hot set of the in-cache Zipf figure: 2,048 entries. A single lookup touches its
+// The hot set of the in-cache Zipf figure: 1,024 entries. A single lookup touches its
 // bucket's line, the second bucket's (prefetched), and the entry's 2-3 lines (136 B mean,
-// any alignment): ~300 B, so ~600 KiB in all, within this machine's 1 MiB L2 (README).
-constexpr std::uint64_t kZipfHotEntries = 2048;
+// any alignment): ~300 B, so ~300 KiB in all, within this machine's 1 MiB L2; and ~3,000
+// distinct 4 KiB pages, within the reach of its second-level TLB (a pointer chase one line
+// per page: 9 ns at 2,048 pages, 17 ns at 4,096, 57 ns at 6,144; README). 2,048 entries
+// (~6,000 pages) fit the L2 but not the TLB.
+constexpr std::uint64_t kZipfHotEntries = 1024;
 
 // Zipf(s) over ranks 1..n by inverse CDF (binary search in a precomputed table); rank r is
 // mapped to a pseudo-random entry of [0, universe) so popularity is not correlated with

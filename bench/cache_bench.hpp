@@ -8,8 +8,8 @@
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
 //              batched (32 keys through lookup_responses, the pipelined path);
-//              Zipf(0.9) popularity over all entries, and over the 2,048 hottest (a hot
-//              set that fits in L2: the in-cache figure)
+//              Zipf(0.9) popularity over all entries, and over the 1,024 hottest (a hot
+//              set that fits in L2 and the TLB's reach: the in-cache figure)
 //   dram       pointer chasing over a buffer as large as the segment: one dependent
 //              chain (latency) and 8 or 16 independent chains (the MLP limit, mlp_ns)
 //   2 procs    lookups/s of one process, then of two forked processes at once

@@ -8,7 +8,8 @@
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
 //              batched (32 keys through lookup_responses, the pipelined path);
-//              Zipf(0.9) popularity
+//              Zipf(0.9) popularity over all entries, and over the 1,024 hottest (a hot
+//              set that fits in L2 and the TLB's reach: the in-cache figure)
 //   dram       pointer chasing over a buffer as large as the segment: one dependent
 //              chain (latency) and 8 or 16 independent chains (the MLP limit, mlp_ns)
 //   2 procs    lookups/s of one process, then of two forked processes at once
@@ -49,7 +50,9 @@ struct CacheBenchResult {
   double evict_insert_per_s = 0;
   double lookup_ns_p50 = 0, lookup_ns_p99 = 0;
   double lookup_batched_ns = 0;
-  double lookup_zipf_ns_p50 = 0;
+  double lookup_zipf_ns_p50 = 0;        // Zipf(0.9) over all entries
+  double lookup_zipf_hot_ns_p50 = 0;    // Zipf(0.9) over the hottest zipf_hot_entries only
+  std::uint64_t zipf_hot_entries = 0;
   double dram_ns = 0;                   // one dependent chain: ns per access
   double mlp8_ns = 0, mlp16_ns = 0;     // 8 / 16 independent chains: ns per access
   double mlp_ns = 0;                    // the faster of the two

@@ -12,8 +12,8 @@
 // owner other than the qname, a type whose rdata names write_response() compresses, a
 // response that does not fit (TC handling), RFC 8482 single-RRset mode, or any malformed
 // byte. The caller then runs write_response(), which rewrites the whole buffer. So every
-// response is byte-identical to write_response()'s (tests/cache/batch_lookup_test.cpp
-// compares them on every entry of its model).
+// response is byte-identical to write_response()'s (tests/cache/response_direct_test.cpp
+// compares them on 3,000 entries of the seed mix and on hand-made ones).
 #pragma once
 #include <cstddef>
 #include <cstdint>

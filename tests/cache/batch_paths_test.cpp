@@ -45,22 +45,6 @@ struct Population {
   std::deque<CacheKey> keys;
 };
 
-// Response options that reach every branch of write_response: EDNS or not, a client
-// limit that forces TC or drops additional records, RFC 8482 mode, a tiny buffer.
-ResponseOptions options_for(std::uint64_t r, std::size_t* capacity) {
-  ResponseOptions o;
-  *capacity = 4096;
-  switch (r % 6) {
-    case 0: break;
-    case 1: o.edns = true; o.edns_do = true; break;
-    case 2: o.max_size = 512; break;
-    case 3: o.max_size = 60 + r % 80; o.edns = true; break;
-    case 4: o.one_answer_rrset = true; break;
-    default: *capacity = 20 + r % 120; break;
-  }
-  return o;
-}
-
 void insert_all(Cache& c, Population& pop, std::uint64_t n, std::uint32_t now) {
   std::vector<RecordData> recs;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -105,7 +89,7 @@ void compare_lookups(std::uint64_t seed, std::uint32_t regions, const HashChoice
       queries[i].qname = qnames[i];
       queries[i].qtype = e.qtype;
       std::size_t capacity;
-      options[i] = options_for(rng.next(), &capacity);
+      options[i] = varied_response_options(rng.next(), &capacity);
       single[i].assign(capacity, 0xAA);
       batched[i].assign(capacity, 0x55);
       batch[i] = {&pop.key(k), &queries[i], &options[i], batched[i].data(), capacity};

@@ -91,3 +91,28 @@ TEST_CASE("ECS variants of one name are kept apart", "[key][ecs]") {
     check_invariants(c);
   }
 }
+
+TEST_CASE("key building folds exactly 'A'..'Z' for every byte value at every name length", "[key]") {
+  // Names of 2..255 wire bytes made of 63-byte labels (and a shorter last one), label
+  // bytes cycling through all 256 values: the key's qname must be the byte-at-a-time
+  // ascii_lower() of the input, whichever block size the key build uses.
+  for (std::size_t total = 2; total <= kMaxNameWire; ++total) {
+    std::vector<std::uint8_t> name;
+    std::uint8_t next = static_cast<std::uint8_t>(total * 7);
+    while (name.size() + 1 < total) {
+      const std::size_t label = std::min<std::size_t>(63, total - 1 - name.size() - 1);
+      if (label == 0) break;
+      name.push_back(static_cast<std::uint8_t>(label));
+      for (std::size_t i = 0; i < label; ++i) name.push_back(next++);
+    }
+    name.push_back(0);
+    if (name.size() != total) continue;  // a length these labels cannot make exactly
+    std::vector<std::uint8_t> expected(name);
+    for (auto& c : expected) c = ascii_lower(c);
+    CacheKey key;
+    REQUIRE(key.assign(name, kA));
+    INFO("name length " << total);
+    REQUIRE(hex_of(key.qname()) == hex_of(expected));
+    REQUIRE(key.hash() == CacheKey::hash_blob(key.blob()));
+  }
+}

@@ -10,6 +10,7 @@
 
 #include "cache/dns_name.hpp"
 #include "cache/entry_codec.hpp"
+#include "cache/response_writer.hpp"
 #include "common/bytes.hpp"
 
 namespace dnsarena::test {
@@ -140,6 +141,29 @@ inline void require_entry_matches(std::span<const std::uint8_t> entry, std::span
   }
   REQUIRE_FALSE(r.next(v));
   REQUIRE(r.records_valid());
+}
+
+// Response options that reach every branch of write_response, picked by r: EDNS or not,
+// a client limit that forces TC or drops additional records, RFC 8482 mode, a tiny
+// buffer; with `edns_option`, also EDNS with an ECS option (kept in *edns_option).
+inline cache::ResponseOptions varied_response_options(std::uint64_t r, std::size_t* capacity,
+                                                      Bytes* edns_option = nullptr) {
+  cache::ResponseOptions o;
+  *capacity = 4096;
+  switch (r % (edns_option ? 7 : 6)) {
+    case 0: break;
+    case 1: o.edns = true; o.edns_do = true; break;
+    case 2: o.max_size = 512; break;
+    case 3: o.max_size = 60 + r % 80; o.edns = true; break;
+    case 4: o.one_answer_rrset = true; break;
+    case 6:
+      o.edns = true;
+      *edns_option = bytes_of({0, 8, 0, 7, 0, 1, 24, 0, 198, 51, 100});  // ECS 198.51.100.0/24
+      o.edns_options = *edns_option;
+      break;
+    default: *capacity = 20 + r % 120; break;
+  }
+  return o;
 }
 
 }  // namespace dnsarena::test

@@ -367,15 +367,18 @@ public:
     curve_.sampled_requests = requests;
   }
 
+  double memory_accesses() const { return memory_accesses_; }
   const std::vector<double>& hits_per_min() const { return hits_per_min_; }
   const std::vector<double>& lookups_per_min() const { return lookups_per_min_; }
 
 private:
   static constexpr std::uint32_t kClockStart = 1'000'000;  // simulated seconds at the restart
   // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
-  // one request after another, in order, batch k+1 has been drawn, its keys built and
-  // its index buckets prefetched; its entries are prefetched right after.
+  // one request after another, in trace order (so a later request of a key sees an
+  // earlier request's insert), batch k+2 is drawn, its keys built and its index buckets
+  // prefetched, and batch k+1's entries are prefetched (its buckets arrived meanwhile).
   static constexpr std::size_t kBatch = 16;
+  static constexpr std::size_t kDepth = 3;  // batches in flight
   struct Batch {
     SampledTrace::Draw draws[kBatch];
     cache::CacheKey built_keys[kBatch];  // keys built for this batch (tail, ECS head)
@@ -405,22 +408,22 @@ private:
   MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests) {
     MinuteCounts counts;
     const std::uint32_t minute_start = kClockStart + static_cast<std::uint32_t>((minute - 1) * 60);
-    Batch batches[2];
-    if (requests > 0) {
-      prepare_batch(cache, batches[0], requests);
-      prefetch_entries(cache, batches[0]);
-    }
-    for (std::uint64_t first = 0, k = 0; first < requests; first += kBatch, ++k) {
-      Batch& current = batches[k & 1];
-      Batch& next = batches[(k + 1) & 1];
-      const bool more = first + kBatch < requests;
-      if (more) prepare_batch(cache, next, requests - (first + kBatch));
+    // Batch k is served (in order) while k + 1's entries and k + 2's buckets are on their
+    // way: a bucket line has two batches' work to arrive before prefetch_entries reads it.
+    Batch batches[kDepth];
+    const std::uint64_t count = (requests + kBatch - 1) / kBatch;
+    auto prepare = [&](std::uint64_t k) { prepare_batch(cache, batches[k % kDepth], requests - k * kBatch); };
+    for (std::uint64_t k = 0; k < std::min<std::uint64_t>(count, kDepth - 1); ++k) prepare(k);
+    if (count > 0) prefetch_entries(cache, batches[0]);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      if (k + kDepth - 1 < count) prepare(k + kDepth - 1);
+      const Batch& current = batches[k % kDepth];
       for (std::size_t j = 0; j < current.size; ++j) {
-        const std::uint64_t request = first + j;
+        const std::uint64_t request = k * kBatch + j;
         const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
         serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
       }
-      if (more) prefetch_entries(cache, next);
+      if (k + 1 < count) prefetch_entries(cache, batches[(k + 1) % kDepth]);
     }
     return counts;
   }
@@ -431,7 +434,11 @@ private:
                      const cache::CacheKey& key, std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
     const bool in_head = draw.head_index >= 0;
     counts.tail_lookups += !in_head;
-    const bool hit = cache.probe(key, now) == cache::LookupStatus::hit;
+    const cache::LookupStatus status = cache.probe(key, now);
+    const bool hit = status == cache::LookupStatus::hit;
+    // Random lines touched (access_limit.hpp): a tail draw's alias cell, two buckets, the
+    // entry when one matched.
+    memory_accesses_ += (in_head ? 2.0 : 3.0) + (status != cache::LookupStatus::miss ? 1.0 : 0.0);
     if (in_head) {
       // A thinned hit stands for w hits; a thinned miss for 1 miss and w - 1 hits.
       const double weight = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)].weight;
@@ -443,6 +450,7 @@ private:
     if (hit || !builder_.encode(key, draw.key, now, scratch_)) return;
     scratch_.resize(cache::padded_entry_size(scratch_.size()), 0);
     if (cache.insert_encoded(key, scratch_, now) == cache::InsertStatus::rejected) return;
+    memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
     if (in_head) {
       const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
       ledger.head_inserted(head_index, now + trace_.head_keys()[head_index].ttl, minute);
@@ -477,6 +485,7 @@ private:
   std::vector<cache::CacheKey> head_cache_keys_;  // the head's keys without ECS, built once
   std::vector<std::int32_t> head_key_slot_;         // per head key: its index there, -1 for ECS keys
   std::vector<double> hits_per_min_, lookups_per_min_;
+  double memory_accesses_ = 0;
 };
 
 // Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
@@ -547,6 +556,8 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   const double cpu_start = thread_cpu_seconds();
   run.run(cache, plateau);
   c.run_seconds = thread_cpu_seconds() - cpu_start;
+  c.memory_accesses = run.memory_accesses();
+  c.segment_bytes = cache.stats().segment_bytes;
   smooth_hit_rates(c, run.hits_per_min(), run.lookups_per_min());
   summarize_plateau(c, run.hits_per_min(), run.lookups_per_min());
   return c;

@@ -79,6 +79,8 @@ struct OccupancyCurve {
   std::uint64_t sampled_requests = 0;  // cache lookups performed
   double run_seconds = 0;              // CPU time of the cache run (its thread's)
   double mean_entry_bytes = 0;         // mean padded arena bytes of this profile's entries
+  double memory_accesses = 0;          // random cache-line accesses of the run (access_limit.hpp)
+  std::uint64_t segment_bytes = 0;     // the private segment's size
 
   double entries_at(std::size_t minute) const { return minute < entries.size() ? entries[minute] : plateau_entries; }
   double hit_rate_at(std::size_t minute) const { return minute < hit_rate.size() ? hit_rate[minute] : plateau_hit_rate; }

@@ -178,7 +178,7 @@ double probe_mean_entry_bytes(const TrafficProfile& t, const SampledTrace& trace
   SplitMix64 pick(seed ^ 0x99);
   double sum = 0;
   int probes = 0;
-  const std::uint64_t blocks = trace.tail_blocks();
+  const std::uint64_t blocks = trace.tail_names();
   for (int i = 0; i < kProbes && blocks + head > 0; ++i, ++probes) {
     TraceKey key;
     const std::uint64_t slot = pick.next() % (blocks + head);
@@ -340,7 +340,8 @@ public:
   AnswerBuilder& builder() { return builder_; }
   std::vector<std::uint8_t>& scratch() { return scratch_; }
 
-  // Runs minutes 1.. until the plateau rule holds or max_days pass.
+  // Runs minutes 1.. until the plateau rule holds or max_days pass. Requests come in
+  // arrival order (their own times); a minute ends when the first request after it is due.
   void run(cache::Cache& cache, const PlateauRule& plateau) {
     const double scale = 1.0 / curve_.sample_rate;  // weight of a tail request, entry or insert
     const std::size_t max_minutes = std::size_t{req_.max_days} * 1440;
@@ -350,32 +351,57 @@ public:
     curve_.entries.push_back(0);
     curve_.inserted.push_back(0);
     curve_.unexpired.push_back(0);
-    double carry = 0;
     std::uint64_t requests = 0;
-    for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
-      carry += trace_.sampled_qps() * 60.0;
-      const std::uint64_t minute_requests = static_cast<std::uint64_t>(carry);
-      carry -= static_cast<double>(minute_requests);
-      const MinuteCounts counts = run_minute(cache, ledger, minute, minute_requests);
-      requests += minute_requests;
-      record_minute(cache, ledger, minute, counts, scale);
-      if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
-        curve_.reached_plateau = true;
-        break;
+    std::size_t minute = 1;
+    MinuteCounts counts;
+    // Ends minutes until `time_s` falls in the current one; false once the run is over.
+    auto reach = [&](double time_s) {
+      while (time_s >= static_cast<double>(minute) * 60.0) {
+        record_minute(cache, ledger, minute, counts, scale);
+        counts = MinuteCounts{};
+        if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
+          curve_.reached_plateau = true;
+          return false;
+        }
+        if (minute == max_minutes) return false;
+        ++minute;
       }
+      return true;
+    };
+    // Batch k is served (in order) while k + 1's entries and k + 2's buckets are on their
+    // way: a bucket line has two batches' work to arrive before prefetch_entries reads it.
+    Batch batches[kDepth];
+    for (std::size_t k = 0; k + 1 < kDepth; ++k) prepare_batch(cache, batches[k]);
+    prefetch_entries(cache, batches[0]);
+    for (std::uint64_t k = 0;; ++k) {
+      prepare_batch(cache, batches[(k + kDepth - 1) % kDepth]);
+      const Batch& current = batches[k % kDepth];
+      for (std::size_t j = 0; j < kBatch; ++j) {
+        const double time_s = current.draws[j].time_s;
+        if (!reach(time_s)) {
+          curve_.sampled_requests = requests;
+          return;
+        }
+        const std::uint32_t now = kClockStart + static_cast<std::uint32_t>(time_s);
+        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
+        ++requests;
+      }
+      prefetch_entries(cache, batches[(k + 1) % kDepth]);
     }
-    curve_.sampled_requests = requests;
   }
 
+  double memory_accesses() const { return memory_accesses_; }
   const std::vector<double>& hits_per_min() const { return hits_per_min_; }
   const std::vector<double>& lookups_per_min() const { return lookups_per_min_; }
 
 private:
   static constexpr std::uint32_t kClockStart = 1'000'000;  // simulated seconds at the restart
   // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
-  // one request after another, in order, batch k+1 has been drawn, its keys built and
-  // its index buckets prefetched; its entries are prefetched right after.
+  // one request after another, in trace order (so a later request of a key sees an
+  // earlier request's insert), batch k+2 is drawn, its keys built and its index buckets
+  // prefetched, and batch k+1's entries are prefetched (its buckets arrived meanwhile).
   static constexpr std::size_t kBatch = 16;
+  static constexpr std::size_t kDepth = 3;  // batches in flight
   struct Batch {
     SampledTrace::Draw draws[kBatch];
     cache::CacheKey built_keys[kBatch];  // keys built for this batch (tail, ECS head)
@@ -383,8 +409,8 @@ private:
     std::size_t size = 0;
   };
 
-  void prepare_batch(cache::Cache& cache, Batch& batch, std::uint64_t remaining) {
-    batch.size = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, remaining));
+  void prepare_batch(cache::Cache& cache, Batch& batch) {
+    batch.size = kBatch;
     trace_.next_batch(batch.draws, batch.size);
     for (std::size_t j = 0; j < batch.size; ++j) {
       const std::int64_t head_index = batch.draws[j].head_index;
@@ -402,36 +428,17 @@ private:
     for (std::size_t j = 0; j < batch.size; ++j) cache.prefetch_entries_of(*batch.keys[j]);
   }
 
-  MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests) {
-    MinuteCounts counts;
-    const std::uint32_t minute_start = kClockStart + static_cast<std::uint32_t>((minute - 1) * 60);
-    Batch batches[2];
-    if (requests > 0) {
-      prepare_batch(cache, batches[0], requests);
-      prefetch_entries(cache, batches[0]);
-    }
-    for (std::uint64_t first = 0, k = 0; first < requests; first += kBatch, ++k) {
-      Batch& current = batches[k & 1];
-      Batch& next = batches[(k + 1) & 1];
-      const bool more = first + kBatch < requests;
-      if (more) prepare_batch(cache, next, requests - (first + kBatch));
-      for (std::size_t j = 0; j < current.size; ++j) {
-        const std::uint64_t request = first + j;
-        const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
-        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
-      }
-      if (more) prefetch_entries(cache, next);
-    }
-    return counts;
-  }
-
   // One lookup; on a miss the key's answer is inserted, as a resolver would after its
   // upstream answered.
   void serve_request(cache::Cache& cache, ExpiryLedger& ledger, const SampledTrace::Draw& draw,
                      const cache::CacheKey& key, std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
     const bool in_head = draw.head_index >= 0;
     counts.tail_lookups += !in_head;
-    const bool hit = cache.probe(key, now) == cache::LookupStatus::hit;
+    const cache::LookupStatus status = cache.probe(key, now);
+    const bool hit = status == cache::LookupStatus::hit;
+    // Random lines touched (access_limit.hpp): a tail draw's alias cell, two buckets, the
+    // entry when one matched.
+    memory_accesses_ += (in_head ? 2.0 : 3.0) + (status != cache::LookupStatus::miss ? 1.0 : 0.0);
     if (in_head) {
       // A thinned hit stands for w hits; a thinned miss for 1 miss and w - 1 hits.
       const double weight = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)].weight;
@@ -443,6 +450,7 @@ private:
     if (hit || !builder_.encode(key, draw.key, now, scratch_)) return;
     scratch_.resize(cache::padded_entry_size(scratch_.size()), 0);
     if (cache.insert_encoded(key, scratch_, now) == cache::InsertStatus::rejected) return;
+    memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
     if (in_head) {
       const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
       ledger.head_inserted(head_index, now + trace_.head_keys()[head_index].ttl, minute);
@@ -477,6 +485,7 @@ private:
   std::vector<cache::CacheKey> head_cache_keys_;  // the head's keys without ECS, built once
   std::vector<std::int32_t> head_key_slot_;         // per head key: its index there, -1 for ECS keys
   std::vector<double> hits_per_min_, lookups_per_min_;
+  double memory_accesses_ = 0;
 };
 
 // Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
@@ -547,6 +556,8 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   const double cpu_start = thread_cpu_seconds();
   run.run(cache, plateau);
   c.run_seconds = thread_cpu_seconds() - cpu_start;
+  c.memory_accesses = run.memory_accesses();
+  c.segment_bytes = cache.stats().segment_bytes;
   smooth_hit_rates(c, run.hits_per_min(), run.lookups_per_min());
   summarize_plateau(c, run.hits_per_min(), run.lookups_per_min());
   return c;

@@ -12,8 +12,8 @@
 // cache (and K <= 1024); ECS head keys are built per request, the others once. Head and tail share one cache::Cache on a private
 // segment with max_entries = H + R * (capacity - H), H = expected head entries at the
 // plateau (TTL-only: a key at lambda with TTL T is present lambda*T/(1+lambda*T) of the
-// time). A simulated clock is passed as `now` (requests evenly spaced at the trace's
-// rate). A miss inserts the key's answer (deterministic records of the profile's mix),
+// time). A simulated clock is passed as `now` (each request at its own Poisson arrival
+// time: the trace is a merge of independent streams, sampled_trace.hpp). A miss inserts the key's answer (deterministic records of the profile's mix),
 // like a resolver after its upstream answered. Counts are scaled back with weights:
 // a head request counts its thinning weight w (a miss: 1 miss and w - 1 hits), head
 // inserts and entries count 1; tail requests, hits, inserts and entries 1/R.
@@ -79,6 +79,8 @@ struct OccupancyCurve {
   std::uint64_t sampled_requests = 0;  // cache lookups performed
   double run_seconds = 0;              // CPU time of the cache run (its thread's)
   double mean_entry_bytes = 0;         // mean padded arena bytes of this profile's entries
+  double memory_accesses = 0;          // random cache-line accesses of the run (access_limit.hpp)
+  std::uint64_t segment_bytes = 0;     // the private segment's size
 
   double entries_at(std::size_t minute) const { return minute < entries.size() ? entries[minute] : plateau_entries; }
   double hit_rate_at(std::size_t minute) const { return minute < hit_rate.size() ? hit_rate[minute] : plateau_hit_rate; }

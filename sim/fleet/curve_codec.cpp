@@ -8,7 +8,7 @@ namespace dnsarena::sim::fleet {
 
 // A field added to either struct must be added to the codec below too (else a curve
 // from another rank silently lacks it): the sizes make the compiler say so.
-static_assert(sizeof(OccupancyCurve) == 5 * sizeof(std::vector<float>) + 12 * 8,
+static_assert(sizeof(OccupancyCurve) == 5 * sizeof(std::vector<float>) + 14 * 8,
               "OccupancyCurve changed: encode/decode the new field in curve_codec.cpp, then update this size");
 static_assert(sizeof(CurveJob) == 2 * sizeof(std::string) + 6 * 8,
               "CurveJob changed: encode/decode the new field in curve_codec.cpp, then update this size");
@@ -60,6 +60,8 @@ std::string encode_curve(const OccupancyCurve& c) {
   w.pod(c.sampled_requests);
   w.pod(c.run_seconds);
   w.pod(c.mean_entry_bytes);
+  w.pod(c.memory_accesses);
+  w.pod(c.segment_bytes);
   return w.take();
 }
 
@@ -83,6 +85,8 @@ OccupancyCurve decode_curve(const std::string& bytes) {
   c.sampled_requests = r.pod<std::uint64_t>();
   c.run_seconds = r.pod<double>();
   c.mean_entry_bytes = r.pod<double>();
+  c.memory_accesses = r.pod<double>();
+  c.segment_bytes = r.pod<std::uint64_t>();
   r.finish();
   return c;
 }

@@ -57,4 +57,18 @@ double CurveStore::cache_seconds() const {
   return s;
 }
 
+double CurveStore::memory_accesses() const {
+  double n = 0;
+  for (const auto& [k, c] : curves_) n += c ? c->memory_accesses : 0;
+  return n;
+}
+
+double CurveStore::request_weighted_segment_bytes() const {
+  double bytes = 0, requests = 0;
+  for (const auto& [k, c] : curves_)
+    if (c) bytes += static_cast<double>(c->segment_bytes) * static_cast<double>(c->sampled_requests),
+           requests += static_cast<double>(c->sampled_requests);
+  return requests > 0 ? bytes / requests : 0;
+}
+
 }  // namespace dnsarena::sim::fleet

@@ -43,6 +43,10 @@ public:
   OccupancyCurve compute_at(std::size_t dc, std::uint64_t capacity, double rate) const;
   std::uint64_t sampled_requests() const;
   double cache_seconds() const;
+  // Random memory accesses of the curve runs, and their segments' size weighted by
+  // requests (access_limit.hpp).
+  double memory_accesses() const;
+  double request_weighted_segment_bytes() const;
   std::size_t size() const { return curves_.size(); }
 
 private:

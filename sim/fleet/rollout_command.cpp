@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "access_limit.hpp"
 #include "calibration.hpp"
 #include "chart.hpp"
 #include "distributed_run.hpp"
@@ -81,6 +82,18 @@ void run(const RolloutArgs& a) {
               "fleet steps %.2f s (%.1f CPU s in this process); total %.2f s\n",
               r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
               r.fleet_cpu_s, elapsed);
+  // The machine's limit for the curves' memory pattern, measured now (access_limit.hpp).
+  constexpr double kTargetRate = 5e6;  // issue 14 part 3
+  const RequestRateLimit limit =
+      request_rate_limit(r.memory_accesses, static_cast<double>(r.sampled_requests), r.segment_bytes, fleet.seed);
+  const char* verdict = cache_rate >= kTargetRate ? "met"
+                        : limit.requests_per_s < kTargetRate ? "not met: above this machine's memory limit"
+                                                             : "not met: below the memory limit (CPU work per request binds)";
+  std::printf("limit: %.2f random accesses/request x %.2f ns/access (%s chains, thread CPU time, over %.1f MB with THP; "
+              "one chain %.1f ns) = %.2f M requests/s per core; measured %.2f M (%.0f%% of the limit); 5 M target %s\n",
+              limit.accesses_per_request, limit.access.independent_ns, "8/16 independent", limit.access.bytes / 1e6,
+              limit.access.dependent_ns, limit.requests_per_s / 1e6, cache_rate / 1e6,
+              limit.requests_per_s > 0 ? 100 * cache_rate / limit.requests_per_s : 0.0, verdict);
   std::printf("wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
   if (!charted) std::printf("chart: %s\n", why.c_str());
   if (a.json) {
@@ -94,6 +107,16 @@ void run(const RolloutArgs& a) {
                         {"curves_cpu_s", r.curves_cpu_s}, {"fleet_cpu_s", r.fleet_cpu_s},
                         {"curves", r.curves},            {"sampled_requests", r.sampled_requests},
                         {"requests_per_s_per_core", cache_rate},
+                        {"requests_per_s_limit", limit.requests_per_s},
+                        {"requests_per_s_limit_from",
+                         {{"accesses_per_request", limit.accesses_per_request},
+                          {"ns_per_access", limit.access.independent_ns},
+                          {"ns_per_dependent_access", limit.access.dependent_ns},
+                          {"buffer_bytes", limit.access.bytes},
+                          {"formula", "1e9 / (accesses_per_request x ns_per_access)"}}},
+                        {"requests_per_s_target", kTargetRate},
+                        {"requests_per_s_target_met", cache_rate >= kTargetRate},
+                        {"requests_per_s_verdict", verdict},
                         {"upgrade", plan.warm_upgrade ? "warm" : "cold"},
                         {"peak_upstream_qps", r.peak_upstream_qps},
                         {"csv", csv},                    {"chart", charted ? png : ""}};

@@ -352,6 +352,8 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.curves = store.size();
   res.sampled_requests = store.sampled_requests();
   res.cache_seconds = store.cache_seconds();
+  res.memory_accesses = store.memory_accesses();
+  res.segment_bytes = store.request_weighted_segment_bytes();
   const auto curves_done = std::chrono::steady_clock::now();
   res.curves_s = std::chrono::duration<double>(curves_done - start).count();
   const double curves_cpu = process_cpu_seconds();

@@ -58,6 +58,7 @@ struct RolloutResult {
   std::size_t curves = 0;
   std::uint64_t sampled_requests = 0;
   double cache_seconds = 0;  // summed over threads
+  double memory_accesses = 0, segment_bytes = 0;  // curves' random accesses; request-weighted segment size
   double curves_s = 0, fleet_s = 0;          // wall: layouts calibration + curves; fleet steps
   double curves_cpu_s = 0, fleet_cpu_s = 0;  // this process's CPU time (all threads) in each
   std::vector<DatacenterCheck> checks;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "sim/fleet/access_limit.hpp"
 #include "sim/fleet/cache_curve.hpp"
 #include "sim/fleet/che_model.hpp"
 
@@ -107,4 +108,43 @@ TEST_CASE("stray queries lower the hit rate by about their share", "[fleet][curv
   CHECK(a.plateau_hit_rate - b.plateau_hit_rate < 0.06);
   CHECK(che_b < che_a);
   CHECK(std::fabs((a.plateau_hit_rate - b.plateau_hit_rate) - (che_a - che_b)) < 0.02);
+}
+
+TEST_CASE("pipelined batches: a later request of a key sees the earlier request's insert", "[fleet][curve][batch]") {
+  // 8 names x 3 qtypes = 24 keys, TTLs of a day, room for all, no sampling (R = 1): at
+  // 100 q/s every batch of requests repeats keys. Served in trace order, each key misses
+  // once and is inserted once; a pipeline that looked a batch up before inserting its
+  // misses would insert a key again for each repeat within the batch.
+  TrafficProfile t;
+  t.names = 8;
+  t.zipf = 0.5;
+  t.ttl = dnsarena::sim::TtlDistribution::from_buckets({{86'400, 1.0}});
+  const OccupancyCurve c = run(t, 1'000, 100, 4096);
+  REQUIRE(c.sample_rate == 1.0);
+  REQUIRE(c.head_names == 0);
+  REQUIRE(c.sampled_requests > 100'000);
+  CHECK(c.inserted.back() == 24.0f);
+  CHECK(c.plateau_entries == Approx(24.0));
+  CHECK(c.plateau_hit_rate == Approx(1.0));
+}
+
+TEST_CASE("the run counts its random memory accesses and its segment (the requests/s limit)", "[fleet][curve][limit]") {
+  const TrafficProfile t = small_profile();
+  const OccupancyCurve c = run(t, 20'000, 200, 4096);
+  REQUIRE(c.sampled_requests > 0);
+  // access_limit.hpp: 2 or 3 per lookup (head, tail), +1 on a match, +2 per insert.
+  const double per_request = c.memory_accesses / static_cast<double>(c.sampled_requests);
+  CHECK(per_request >= 2.0);
+  CHECK(per_request <= 6.0);
+  CHECK(c.segment_bytes > c.sampled_capacity * 64);
+}
+
+TEST_CASE("requests/s limit = 1e9 / (accesses per request x ns per access), measured on a buffer", "[fleet][limit]") {
+  const RequestRateLimit l = request_rate_limit(3.0e6, 1.0e6, 4 << 20, 1);
+  CHECK(l.accesses_per_request == Approx(3.0));
+  CHECK(l.access.bytes == Approx(4 << 20));
+  REQUIRE(l.access.independent_ns > 0);
+  REQUIRE(l.access.dependent_ns > 0);
+  CHECK(l.requests_per_s == Approx(1e9 / (3.0 * l.access.independent_ns)));
+  CHECK(request_rate_limit(0, 0, 4 << 20, 1).requests_per_s == 0);  // no requests: no limit
 }

@@ -58,6 +58,8 @@ TEST_CASE("curve round trip and damaged messages", "[mpi]") {
   c.sampled_requests = 123456789;
   c.run_seconds = 1.25;
   c.mean_entry_bytes = 96.5;
+  c.memory_accesses = 3.5e6;
+  c.segment_bytes = 17'500'000;
   const std::string bytes = encode_curve(c);
   const OccupancyCurve d = decode_curve(bytes);
   CHECK(d.entries == c.entries);
@@ -71,6 +73,8 @@ TEST_CASE("curve round trip and damaged messages", "[mpi]") {
   CHECK(d.head_names == c.head_names);
   CHECK(d.sampled_requests == c.sampled_requests);
   CHECK(same_bits(d.mean_entry_bytes, c.mean_entry_bytes));
+  CHECK(same_bits(d.memory_accesses, c.memory_accesses));
+  CHECK(d.segment_bytes == c.segment_bytes);
   CHECK(encode_curve(d) == bytes);
   CHECK_THROWS_WITH(decode_curve(bytes.substr(0, bytes.size() - 1)), Catch::Contains("truncated"));
   CHECK_THROWS_WITH(decode_curve(bytes + "x"), Catch::Contains("left over"));

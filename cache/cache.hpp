@@ -22,8 +22,8 @@
 //   insert          encode into a reused scratch buffer (no lock), then under the writer
 //                   lock: make room, append to the head region, publish with one atomic
 //                   store into the index.
-//   insert_batch    the same for many entries: all encoded (buckets prefetched) before
-//                   one lock acquisition, then appended and published one by one.
+//   insert_batch    the same for many entries: all hashed and their buckets loaded, all
+//                   encoded, then one lock acquisition, appended and published one by one.
 //   erase           under the writer lock: one atomic store.
 //
 // Liveness: inserts and erases never throw for the lock's sake and never wait longer than
@@ -169,7 +169,7 @@ public:
   InsertStatus insert(const CacheKey& key, const Answer& answer, std::uint32_t now);
   // Inserts every item in order, with the same result as insert() one by one (statuses,
   // counters, evictions, what a later lookup finds): encodes up to kMaxBatch entries
-  // outside the lock while prefetching their buckets, then appends and publishes them
+  // outside the lock after loading their buckets, then appends and publishes them
   // all under one acquisition of the writer lock (cache_batch_write.cpp). Any size.
   void insert_batch(std::span<InsertItem> items, std::uint32_t now);
   // Inserts already encoded entry bytes (padded), as produced by encode_entry.

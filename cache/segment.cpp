@@ -233,6 +233,20 @@ void Segment::map() {
   size_ = mapping_->region.get_size();
 }
 
+// NOTE: measured on the 2-core VM (shmem 4 KiB pages, load average ~7): a 1M-entry fill
+// into a fresh segment took 0.036 minor faults per insert (36,000 arena and index pages)
+// and 245 ns of system time per insert (~6.8 us per fault, the page zeroed inside it);
+// populating the same 158 MiB at create took 60-90 ms of CPU (~2 us per page). A process
+// attaching afterwards finds the pages zeroed: its faults only map them (16 at a time,
+// fault-around), yet touching the arena page by page still took ~0.5 s of CPU against
+// 20-40 ms for populate(). attach() does not populate: `check`, `stats` and `top` should
+// not map a whole segment to read part of it.
+void Segment::populate() const {
+#ifdef MADV_POPULATE_WRITE
+  if (base_ != nullptr) ::madvise(base_, size_, MADV_POPULATE_WRITE);  // EINVAL before Linux 5.14
+#endif
+}
+
 Segment::~Segment() {
   if (remove_on_destroy_ && !name_.empty()) bip::shared_memory_object::remove(name_.c_str());
 }
@@ -301,6 +315,7 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
     throw SegmentError(Kind::system, "cannot map segment '" + name + "' (" + std::to_string(l.total_bytes) +
                                          " bytes): " + e.what());
   }
+  s.populate();  // the pages are zeroed here, not in the first inserts' page faults
   failpoint(FailStep::create_sized);
   // The object is zero-filled: every counter, region and slot starts at 0.
   write_new_header(s.header(), l);

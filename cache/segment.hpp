@@ -125,6 +125,14 @@ public:
   // there (rename(2)): how a migrated segment takes over its old name.
   void rename_to(const std::string& name);
 
+  // Maps every page of this process's mapping now, writable, in one system call
+  // (MADV_POPULATE_WRITE), instead of one page fault per 4 KiB page on first touch.
+  // Changes no byte. create() does it (the pages are zeroed there, once); a process that
+  // attaches a segment it will use whole (a serving worker) may call it after attach():
+  // on the 2-core VM, 20-40 ms for a 158 MiB segment, where touching its arena page by
+  // page took ~0.5 s of CPU. A hint: nothing happens where the kernel lacks it.
+  void populate() const;
+
   // When set, the destructor removes the name (private segments of benchmarks and tests).
   void set_remove_on_destroy(bool v) { remove_on_destroy_ = v; }
 

@@ -239,8 +239,11 @@ void Segment::map() {
 // populating the same 158 MiB at create took 60-90 ms of CPU (~2 us per page). A process
 // attaching afterwards finds the pages zeroed: its faults only map them (16 at a time,
 // fault-around), yet touching the arena page by page still took ~0.5 s of CPU against
-// 20-40 ms for populate(). attach() does not populate: `check`, `stats` and `top` should
-// not map a whole segment to read part of it.
+// 20-40 ms for populate(). Neither create() nor attach() populates: the resident memory
+// of a serving cache follows what it has written (the simulator's arena model,
+// sim/fleet/memory_model.hpp, and `sim validate` check that against the real service),
+// and `check`, `stats` and `top` should not map a whole segment to read part of it. The
+// benchmark populates before its fill and prints what that took.
 void Segment::populate() const {
 #ifdef MADV_POPULATE_WRITE
   if (base_ != nullptr) ::madvise(base_, size_, MADV_POPULATE_WRITE);  // EINVAL before Linux 5.14
@@ -315,7 +318,6 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
     throw SegmentError(Kind::system, "cannot map segment '" + name + "' (" + std::to_string(l.total_bytes) +
                                          " bytes): " + e.what());
   }
-  s.populate();  // the pages are zeroed here, not in the first inserts' page faults
   failpoint(FailStep::create_sized);
   // The object is zero-filled: every counter, region and slot starts at 0.
   write_new_header(s.header(), l);

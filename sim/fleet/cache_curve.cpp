@@ -178,7 +178,7 @@ double probe_mean_entry_bytes(const TrafficProfile& t, const SampledTrace& trace
   SplitMix64 pick(seed ^ 0x99);
   double sum = 0;
   int probes = 0;
-  const std::uint64_t blocks = trace.tail_names();
+  const std::uint64_t blocks = trace.tail_blocks();
   for (int i = 0; i < kProbes && blocks + head > 0; ++i, ++probes) {
     TraceKey key;
     const std::uint64_t slot = pick.next() % (blocks + head);
@@ -340,8 +340,7 @@ public:
   AnswerBuilder& builder() { return builder_; }
   std::vector<std::uint8_t>& scratch() { return scratch_; }
 
-  // Runs minutes 1.. until the plateau rule holds or max_days pass. Requests come in
-  // arrival order (their own times); a minute ends when the first request after it is due.
+  // Runs minutes 1.. until the plateau rule holds or max_days pass.
   void run(cache::Cache& cache, const PlateauRule& plateau) {
     const double scale = 1.0 / curve_.sample_rate;  // weight of a tail request, entry or insert
     const std::size_t max_minutes = std::size_t{req_.max_days} * 1440;
@@ -351,43 +350,21 @@ public:
     curve_.entries.push_back(0);
     curve_.inserted.push_back(0);
     curve_.unexpired.push_back(0);
+    double carry = 0;
     std::uint64_t requests = 0;
-    std::size_t minute = 1;
-    MinuteCounts counts;
-    // Ends minutes until `time_s` falls in the current one; false once the run is over.
-    auto reach = [&](double time_s) {
-      while (time_s >= static_cast<double>(minute) * 60.0) {
-        record_minute(cache, ledger, minute, counts, scale);
-        counts = MinuteCounts{};
-        if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
-          curve_.reached_plateau = true;
-          return false;
-        }
-        if (minute == max_minutes) return false;
-        ++minute;
+    for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
+      carry += trace_.sampled_qps() * 60.0;
+      const std::uint64_t minute_requests = static_cast<std::uint64_t>(carry);
+      carry -= static_cast<double>(minute_requests);
+      const MinuteCounts counts = run_minute(cache, ledger, minute, minute_requests);
+      requests += minute_requests;
+      record_minute(cache, ledger, minute, counts, scale);
+      if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
+        curve_.reached_plateau = true;
+        break;
       }
-      return true;
-    };
-    // Batch k is served (in order) while k + 1's entries and k + 2's buckets are on their
-    // way: a bucket line has two batches' work to arrive before prefetch_entries reads it.
-    Batch batches[kDepth];
-    for (std::size_t k = 0; k + 1 < kDepth; ++k) prepare_batch(cache, batches[k]);
-    prefetch_entries(cache, batches[0]);
-    for (std::uint64_t k = 0;; ++k) {
-      prepare_batch(cache, batches[(k + kDepth - 1) % kDepth]);
-      const Batch& current = batches[k % kDepth];
-      for (std::size_t j = 0; j < kBatch; ++j) {
-        const double time_s = current.draws[j].time_s;
-        if (!reach(time_s)) {
-          curve_.sampled_requests = requests;
-          return;
-        }
-        const std::uint32_t now = kClockStart + static_cast<std::uint32_t>(time_s);
-        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
-        ++requests;
-      }
-      prefetch_entries(cache, batches[(k + 1) % kDepth]);
     }
+    curve_.sampled_requests = requests;
   }
 
   double memory_accesses() const { return memory_accesses_; }
@@ -409,8 +386,8 @@ private:
     std::size_t size = 0;
   };
 
-  void prepare_batch(cache::Cache& cache, Batch& batch) {
-    batch.size = kBatch;
+  void prepare_batch(cache::Cache& cache, Batch& batch, std::uint64_t remaining) {
+    batch.size = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, remaining));
     trace_.next_batch(batch.draws, batch.size);
     for (std::size_t j = 0; j < batch.size; ++j) {
       const std::int64_t head_index = batch.draws[j].head_index;
@@ -426,6 +403,29 @@ private:
 
   static void prefetch_entries(cache::Cache& cache, const Batch& batch) {
     for (std::size_t j = 0; j < batch.size; ++j) cache.prefetch_entries_of(*batch.keys[j]);
+  }
+
+  MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests) {
+    MinuteCounts counts;
+    const std::uint32_t minute_start = kClockStart + static_cast<std::uint32_t>((minute - 1) * 60);
+    // Batch k is served (in order) while k + 1's entries and k + 2's buckets are on their
+    // way: a bucket line has two batches' work to arrive before prefetch_entries reads it.
+    Batch batches[kDepth];
+    const std::uint64_t count = (requests + kBatch - 1) / kBatch;
+    auto prepare = [&](std::uint64_t k) { prepare_batch(cache, batches[k % kDepth], requests - k * kBatch); };
+    for (std::uint64_t k = 0; k < std::min<std::uint64_t>(count, kDepth - 1); ++k) prepare(k);
+    if (count > 0) prefetch_entries(cache, batches[0]);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      if (k + kDepth - 1 < count) prepare(k + kDepth - 1);
+      const Batch& current = batches[k % kDepth];
+      for (std::size_t j = 0; j < current.size; ++j) {
+        const std::uint64_t request = k * kBatch + j;
+        const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
+        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
+      }
+      if (k + 1 < count) prefetch_entries(cache, batches[(k + 1) % kDepth]);
+    }
+    return counts;
   }
 
   // One lookup; on a miss the key's answer is inserted, as a resolver would after its

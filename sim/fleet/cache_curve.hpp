@@ -12,8 +12,8 @@
 // cache (and K <= 1024); ECS head keys are built per request, the others once. Head and tail share one cache::Cache on a private
 // segment with max_entries = H + R * (capacity - H), H = expected head entries at the
 // plateau (TTL-only: a key at lambda with TTL T is present lambda*T/(1+lambda*T) of the
-// time). A simulated clock is passed as `now` (each request at its own Poisson arrival
-// time: the trace is a merge of independent streams, sampled_trace.hpp). A miss inserts the key's answer (deterministic records of the profile's mix),
+// time). A simulated clock is passed as `now` (requests evenly spaced at the trace's
+// rate). A miss inserts the key's answer (deterministic records of the profile's mix),
 // like a resolver after its upstream answered. Counts are scaled back with weights:
 // a head request counts its thinning weight w (a miss: 1 miss and w - 1 hits), head
 // inserts and entries count 1; tail requests, hits, inserts and entries 1/R.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 namespace dnsarena::sim::fleet {
 
@@ -74,7 +73,7 @@ constexpr double kHitsPerCharacteristic = 5.0;
 
 SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t seed, std::uint64_t head,
                            double rate_qps, double characteristic_s)
-    : t_(t), rate_(rate), seed_(seed), head_(std::min<std::uint64_t>(head, t.names)) {
+    : t_(t), rate_(rate), seed_(seed), head_(std::min<std::uint64_t>(head, t.names)), rng_(seed ^ 0x5A5A) {
   const double norm = zipf_normalizer(t.names, t.zipf);
   // Head keys: names 1..K x their qtypes x (ECS names) subnets (for_each_name_key).
   const double min_rate_tc = std::isfinite(characteristic_s) && characteristic_s > 0
@@ -98,107 +97,75 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
                         h.key = k;
                         add_head_key(h, ttl, key_qps);
                       });
-  if (head_qps_ > 0) {
-    Stream s;
-    s.head = true;
-    s.alias = AliasTable(head_rates);
-    s.mean_gap_s = 1.0 / head_qps_;
-    s.rng = SplitMix64(mix64(seed ^ 0x4EAD5EED));
-    streams_.push_back(std::move(s));
+  head_alias_ = AliasTable(head_rates);
+  // Tail names, stratified: ranks K+1..N in blocks of 1/R consecutive ranks, one rank
+  // drawn uniformly from each block (every rank is kept with probability R, as with
+  // independent sampling, but the kept Zipf weight no longer depends on luck with the
+  // few heaviest tail names; see the header). Block j's rank is a hash of (seed, j), so
+  // a draw needs only the alias table: no table of ranks to read.
+  block_ = rate < 1.0 ? 1.0 / rate : 1.0;
+  std::vector<double> tail_p;
+  double sum = 0;
+  std::uint64_t previous = 0;
+  for (std::uint64_t j = 0;; ++j) {
+    const std::uint64_t r = tail_rank(j);
+    if (r > t.names) break;
+    // A rank that straddles two blocks could be picked by both: it is kept once.
+    const double p = r == previous ? 0.0 : std::pow(static_cast<double>(r), -t.zipf);
+    previous = r;
+    tail_p.push_back(p);
+    sum += p;
   }
-  // Tail names: u(m) < R, one residue class of m = rank - 1 modulo 2^j per 1-bit j of R
-  // (see the header); u(m) = radical inverse of (m XOR mask), so the class of bit j is
-  // m mod 2^j = reverse_j(R's bits 1..j-1, then 0) XOR (mask mod 2^j).
-  constexpr int kMaxBits = 40;
-  const std::uint64_t mask = mix64(seed ^ 0xD16175F7);
-  auto add_class = [&](std::uint64_t residue, std::uint64_t step, int bits) {
-    Stream s;
-    // First m >= head_ (rank > K) with m = residue (mod step).
-    const std::uint64_t lo = head_;
-    s.first = lo + ((residue + step - lo % step) % step) + 1;  // a rank (1-based)
-    if (s.first > t.names) return;
-    s.step = step;
-    s.count = (t.names - s.first) / step + 1;
-    std::vector<double> w(s.count);
-    double sum = 0;
-    for (std::uint64_t i = 0; i < s.count; ++i) sum += w[i] = std::pow(static_cast<double>(s.first + i * step), -t.zipf);
-    const double qps = rate_qps * sum / norm;
-    if (qps <= 0) return;
-    s.alias = AliasTable(w);
-    s.mean_gap_s = 1.0 / qps;
-    s.rng = SplitMix64(mix64(seed ^ mix64((std::uint64_t(bits) << 48) ^ residue ^ 0x7A11C1A55)));
-    tail_weight_ += sum / norm;
-    tail_qps_ += qps;
-    tail_names_ += s.count;
-    streams_.push_back(std::move(s));
-  };
-  if (rate >= 1.0) {
-    add_class(0, 1, 0);
-  } else {
-    // R = sum of b_j 2^-j; the interval of bit j starts at R's bits 1..j-1.
-    double rest = rate;
-    std::uint64_t prefix = 0;  // u's digits 1..j-1 as m's bits 0..j-2
-    for (int j = 1; j <= kMaxBits && rest > 0; ++j) {
-      const double half = std::ldexp(1.0, -j);
-      const std::uint64_t step = std::uint64_t{1} << j;
-      if (rest >= half) {
-        rest -= half;
-        add_class((prefix ^ mask) & (step - 1), step, j);  // digit j = 0 in this interval
-        prefix |= std::uint64_t{1} << (j - 1);             // then R's digit j is 1
-      }
-      if (step > 4 * t.names) break;  // finer classes hold at most one name each
-    }
-  }
-  for (Stream& s : streams_) schedule(s);
+  tail_alias_ = AliasTable(tail_p);
+  tail_weight_ = sum / norm;
+  tail_qps_ = rate_qps * tail_weight_;
+  const double head_share = sampled_qps() > 0 ? head_qps_ / sampled_qps() : 0.0;
+  head_threshold_ = head_share >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(head_share * 0x1.0p64);
 }
 
-// The stream's next arrival (exponential gap) and its next alias draw, prefetched.
-void SampledTrace::schedule(Stream& s) {
-  s.next_s += -std::log1p(-s.rng.unit()) * s.mean_gap_s;
-  s.pick = s.rng.next();
-  s.alias.prefetch(s.pick);
-}
-
-std::uint64_t SampledTrace::tail_rank(std::uint64_t i) const {
-  for (const Stream& s : streams_) {
-    if (s.head) continue;
-    if (i < s.count) return s.first + i * s.step;
-    i -= s.count;
-  }
-  return t_.names + 1;
-}
-
-void SampledTrace::resolve(Stream& s, Draw& d) {
-  d = Draw{};
-  d.time_s = s.next_s;
-  const std::uint32_t idx = s.alias.draw(s.pick);
-  if (s.head) {
-    d.head_index = idx;
-    d.key = head_keys_[idx].key;
-    return;
-  }
-  d.key.name = s.first + idx * s.step;
-  if (t_.stray_share() > 0 && s.rng.unit() < t_.stray_share()) {
-    d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + s.rng.next() % t_.stray_keys());
-    return;  // stray keys are never ECS-keyed (negative answers have scope 0)
-  }
-  d.key.qtype = request_qtype(t_, d.key.name, seed_, t_.qtype_per_name ? 0.0 : s.rng.unit());
-  d.key.ecs = name_is_ecs(t_, d.key.name, seed_);
-  if (d.key.ecs) d.key.subnet = static_cast<std::uint32_t>(s.rng.next() % std::max(1u, t_.ecs_subnets));
+std::uint64_t SampledTrace::tail_rank(std::uint64_t block) const {
+  // Rank head+1+m covers [m, m+1) on a line cut into blocks [j*B, (j+1)*B); a point drawn
+  // uniformly in each block picks the rank under it.
+  const double u = unit_of(mix64(block * 0x9E3779B97F4A7C15ULL ^ seed_ ^ 0x7A11));
+  return head_ + 1 + static_cast<std::uint64_t>((static_cast<double>(block) + u) * block_);
 }
 
 void SampledTrace::next_batch(Draw* out, std::size_t n) {
+  // Stage 1: head or tail, and the alias cell of each draw (prefetched).
+  std::uint64_t pick[kMaxBatch];
+  bool head[kMaxBatch];
   for (std::size_t i = 0; i < n; ++i) {
-    if (streams_.empty()) {
-      out[i] = Draw{};
-      out[i].time_s = HUGE_VAL;
+    head[i] = rng_.next() < head_threshold_ || tail_alias_.empty();
+    pick[i] = rng_.next();
+    if (!head[i]) tail_alias_.prefetch(pick[i]);
+  }
+  // Stage 2: resolve the draws; prefetch the tail names' ranks.
+  std::uint32_t idx[kMaxBatch];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (head[i]) {
+      idx[i] = head_alias_.empty() ? 0 : head_alias_.draw(pick[i]);
+    } else {
+      idx[i] = tail_alias_.draw(pick[i]);
+    }
+  }
+  // Stage 3: the keys.
+  for (std::size_t i = 0; i < n; ++i) {
+    Draw& d = out[i];
+    d = Draw{};
+    if (head[i]) {
+      if (head_alias_.empty()) continue;
+      d.head_index = idx[i];
+      d.key = head_keys_[idx[i]].key;
       continue;
     }
-    Stream* first = &streams_[0];
-    for (Stream& s : streams_)
-      if (s.next_s < first->next_s) first = &s;
-    resolve(*first, out[i]);
-    schedule(*first);
+    d.key.name = tail_rank(idx[i]);
+    if (t_.stray_share() > 0 && rng_.unit() < t_.stray_share()) {
+      d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + rng_.next() % t_.stray_keys());
+      continue;  // stray keys are never ECS-keyed (negative answers have scope 0)
+    }
+    d.key.qtype = request_qtype(t_, d.key.name, seed_, t_.qtype_per_name ? 0.0 : rng_.unit());
+    d.key.ecs = name_is_ecs(t_, d.key.name, seed_);
+    if (d.key.ecs) d.key.subnet = static_cast<std::uint32_t>(rng_.next() % std::max(1u, t_.ecs_subnets));
   }
 }
 

@@ -7,32 +7,20 @@
 // hash, so a key's answer is always the same.
 //
 // Sampling: the head (Zipf ranks 1..K, K = `head` given by the caller) is always kept;
-// each tail name (rank > K) is kept with probability R by a nested, stratified rule:
-// name m = rank - 1 is kept when u(m) < R, where u(m) is the van der Corput radical
-// inverse of m XOR a seeded mask (a digital shift). Hence:
-//   - nested: the names kept at a smaller R are a subset of those kept at a larger R
-//     (same seed), so capacities (R = sample_entries / capacity) share their names;
-//   - stratified at every scale: u < R is a union of dyadic intervals, one per 1-bit j
-//     of R, and [a/2^j, (a+1)/2^j) is exactly one residue class of m modulo 2^j. So the
-//     kept names are a few arithmetic progressions (step 2^j); the kept Zipf weight is
-//     within a fraction of a percent of R times the tail's (as with the one-per-block
-//     rule used before, which was not nested). R's bits beyond 2^-40 are dropped.
-// Streams and common random numbers: the head's keys and each residue class are
-// independent Poisson request streams (superposition), merged by arrival time; each has
-// its own generator seeded by the seed and the class (j, residue), never by R, and draws
-// a request's name, qtype, subnet and stray key from it. Two capacities whose R share a
-// class (R = 0.1 and 0.07 share [0, 1/16), 89% of the smaller one's tail weight) replay
-// the same requests of that class at the same times; with the same head (K is sized by
-// sample_entries, not capacity) the head stream is the same too. What differs between
-// capacities is then only what their R do not share, and their hit rates differ by the
-// capacity's effect plus far less noise than with independent traces.
-// What remains at small R is the luck of the kept names' own traits (TTLs, ECS, qtypes):
-// the ordinary datacenter's plateau hit rate ranged 0.41..0.56 over seeds at R = 0.001,
-// and 0.451..0.455 at R = 0.008 (sample_entries 32,768, the default; measured with the
-// one-per-block rule). Tail requests arrive at rate lambda*W (W = the Zipf weight of the
-// kept tail names) and stand for 1/R requests each; see cache_curve.hpp for how capacity
-// is weighted. Keeping the head whole removes the dominant variance of name-level
-// sampling (whether one of the few very popular names is in the sample).
+// each tail name (rank > K) is kept with probability R, stratified by rank: the tail is
+// cut into blocks of 1/R consecutive ranks and one rank is drawn uniformly from each
+// (seeded). All keys of a kept name are kept. Independent (hash) sampling keeps each
+// rank with the same probability, but then the kept Zipf weight depends on which of the
+// few heaviest tail names happen to be kept: at R = 0.001 with K = 75 on a 60 M-name
+// Zipf(0.9) universe its relative standard deviation is about 14%. Stratified, the kept
+// weight is within a fraction of a percent of R times the tail's. What remains at small
+// R is the luck of the kept names' own traits (TTLs, ECS, qtypes): the ordinary
+// datacenter's plateau hit rate ranged 0.41..0.56 over seeds at R = 0.001, and
+// 0.451..0.455 at R = 0.008 (sample_entries 32,768, the default). Tail requests arrive
+// at rate lambda*W (W = the Zipf weight of the kept tail names) and stand for 1/R
+// requests each; see cache_curve.hpp for how capacity is weighted. Keeping the head
+// whole removes the dominant variance of name-level sampling (whether one of the few
+// very popular names is in the sample).
 //
 // Head thinning: the head's keys are listed one by one (name x qtype x subnet) with
 // their full request rate l. Simulating every head request would make the head nearly
@@ -52,9 +40,8 @@
 //   (the real stream's requests after the refetch, until the next thinned one, hit), so
 //   a key's misses per cycle stay 1 and its requests per second stay l.
 //
-// Costs: build O(K*keys + R*N) time and memory; a draw (next_batch) is O(streams) (a scan
-// for the earliest of at most ~40 streams) plus one alias-table cell (prefetched when
-// the stream's previous request was drawn), a logarithm and a few random numbers.
+// Costs: build O(K*keys + R*N) time and memory; a draw (next_batch) is O(1): alias tables (one memory
+// access each) for the head keys and the kept tail names, plus a few random numbers.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -126,46 +113,34 @@ public:
   struct Draw {
     TraceKey key;
     std::int64_t head_index = -1;  // index into head_keys(), or -1 for a tail key
-    double time_s = 0;             // arrival, seconds since the restart (non-decreasing)
   };
-  // The next n requests of the trace in time order, each stream's next alias cell
-  // prefetched one request of that stream ahead. REQUIRES: n <= kMaxBatch.
+  // The next n requests of the trace, with the table reads of the batch overlapped
+  // (prefetched). REQUIRES: n <= kMaxBatch.
   static constexpr std::size_t kMaxBatch = 64;
   void next_batch(Draw* out, std::size_t n);
 
   double rate() const { return rate_; }
   std::uint64_t head() const { return head_; }  // ranks 1..head() are kept in full
   const std::vector<HeadKey>& head_keys() const { return head_keys_; }
-  // The kept tail names: tail_rank(i) for i < tail_names(), class by class.
-  std::uint64_t tail_names() const { return tail_names_; }
-  std::uint64_t tail_rank(std::uint64_t i) const;
+  // The kept rank of tail block j (ranks head()+1+j/R .. head()+(j+1)/R); > names when
+  // past the end. Block j is kept unless its rank equals block j-1's.
+  std::uint64_t tail_rank(std::uint64_t block) const;
+  std::uint64_t tail_blocks() const { return tail_alias_.size(); }
   double tail_weight() const { return tail_weight_; }  // share of all requests going to kept tail names
   double sampled_qps() const { return head_qps_ + tail_qps_; }  // requests per second of the trace
 
 private:
-  // One Poisson request stream: the head's keys, or one residue class of tail names
-  // (ranks first, first + step, ...). Its random numbers come from its own generator,
-  // seeded by what it is, not by R (the common random numbers of the header).
-  struct Stream {
-    double next_s = 0;         // its next request's arrival
-    double mean_gap_s = 0;     // 1 / its request rate
-    std::uint64_t pick = 0;    // its next request's alias draw (cell prefetched)
-    SplitMix64 rng{0};
-    AliasTable alias;
-    std::uint64_t first = 0, step = 1, count = 0;  // tail: rank of index i = first + i * step
-    bool head = false;
-  };
-  void schedule(Stream& s);
-  void resolve(Stream& s, Draw& d);
-
   TrafficProfile t_;
   double rate_;
   std::uint64_t seed_;
   std::uint64_t head_;
   std::vector<HeadKey> head_keys_;
-  std::vector<Stream> streams_;  // the head's (if any) first, then the tail classes
-  std::uint64_t tail_names_ = 0;
+  AliasTable head_alias_;
+  double block_ = 1;  // 1/R: ranks per tail block
+  AliasTable tail_alias_;
   double tail_weight_ = 0, head_qps_ = 0, tail_qps_ = 0;
+  std::uint64_t head_threshold_ = 0;  // a draw below this (of 2^64) is a head request
+  SplitMix64 rng_;
 };
 
 template <class Fn>

@@ -58,14 +58,11 @@ TEST_CASE("sim tune: fits the budget, shrinks the tight cache, grows the roomy o
   CHECK(roomy.tuned_capacity > roomy.current_capacity);
   CHECK(roomy.memory_freed_gb < 0);
   // roomy is TTL-bound from ~10,000 entries up (40 q/s against TTLs of 60-600 s): its
-  // modelled hit rate plateaus near 0.365 and more capacity cannot raise it. Curves at
-  // different capacities are sampled at different rates (R = sample_entries / capacity);
-  // with common random numbers (sampled_trace.hpp: nested names, shared streams) they
-  // share most of their requests, and what they do not share, with plateau hours that
-  // end at different minutes, leaves about +-0.5 point (README: "Known limits" of the
-  // fleet model; 20,000 vs 28,500 entries: 0.3666 vs 0.3611, was 0.3699 vs 0.3618 with
-  // independent traces). A tuned hit rate lower by more than a point is a regression.
-  CHECK(roomy.hit_rate_tuned > roomy.hit_rate_current - 0.01);
+  // modelled hit rate plateaus near 0.37 and more capacity cannot raise it. Curves at
+  // different capacities are sampled at different rates (R = sample_entries / capacity),
+  // so on that plateau they scatter by about +-1 point (README: "Known limits" of the
+  // fleet model); a tuned hit rate lower by more than that is a regression.
+  CHECK(roomy.hit_rate_tuned > roomy.hit_rate_current - 0.015);
 
   // Reinvest: the arena's bytes buy more entries within the same budget.
   for (const auto& [name, row] : arena) {

@@ -156,6 +156,18 @@ TEST_CASE("an upstream that does not preserve the name's case: asked again in lo
 
 // Sends n queries at once (query(i) builds the i-th); returns how many got SERVFAIL
 // within a second, i.e. before any upstream attempt could have timed out.
+// Waits until the (only) worker answers UDP: a NOTIFY, answered NOTIMP by the worker
+// itself (no upstream query, no cache entry). wait_ready() proves only that the kernel
+// accepts TCP on the port, which it does before the worker's loop runs; a worker started
+// late (ASan, a loaded CI machine) would otherwise eat into fast_servfails' 1 s budget.
+static void require_worker_answers(Service& s) {
+  std::vector<std::uint8_t> notify = make_query(1, "ready.test", 6);
+  notify[2] = static_cast<std::uint8_t>((notify[2] & 0x87) | (4 << 3));  // opcode NOTIFY
+  for (int attempt = 0; attempt < 20; ++attempt)
+    if (udp_exchange(s.port, notify, std::chrono::milliseconds(500)).answered) return;
+  FAIL("the worker did not answer UDP within 10 s: " << s.serve->log());
+}
+
 static int fast_servfails(Service& s, int n, const std::function<std::vector<std::uint8_t>(int)>& query) {
   std::vector<std::thread> clients;
   std::atomic<int> fast{0};
@@ -175,6 +187,7 @@ TEST_CASE("misses in flight are bounded per worker and per name, and over the bo
     Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "-c",
                write_config("upstream_max_in_flight: 4\n")}, 1);
     s.upstream.set_mode(UpstreamMode::silent);
+    require_worker_answers(s);
     CHECK(fast_servfails(s, 10, [](int i) {
             return make_query(static_cast<std::uint16_t>(70 + i), "f" + std::to_string(i) + ".test", 1);
           }) == 6);
@@ -185,6 +198,7 @@ TEST_CASE("misses in flight are bounded per worker and per name, and over the bo
     Service s({"--upstream-attempts", "1", "--upstream-timeout-ms", "2000", "--ecs", "forward", "-c",
                write_config("upstream_max_per_name: 2\n")}, 1);
     s.upstream.set_mode(UpstreamMode::silent);
+    require_worker_answers(s);
     CHECK(fast_servfails(s, 5, [](int i) {
             return make_ecs_query(static_cast<std::uint16_t>(80 + i), "ecs.test", 1, 24,
                                   {10, static_cast<std::uint8_t>(i), 0, 0});

@@ -17,6 +17,7 @@
 #include "cache/cache.hpp"
 #include "cache/segment_migration.hpp"
 #include "common/process_limits.hpp"
+#include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
@@ -470,6 +471,11 @@ void Supervisor::close_everything() {
 int Supervisor::run() {
   cfg_.validate();
   raise_nofile_limit();
+  // Before the segment: a serve refused for its port must not have touched the cache.
+  if (const std::string taken = listen_port_taken(cfg_.listen, std::chrono::seconds(3)); !taken.empty()) {
+    spdlog::error("cannot serve: {}", taken);
+    return 1;
+  }
   if (!open_segment()) return 1;
   if (!open_listening_sockets()) {
     close_everything();

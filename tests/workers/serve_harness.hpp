@@ -35,6 +35,8 @@ public:
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM and wait; returns the exit status (or -1 when it had to be killed).
   int stop();
+  // True once the process has exited by itself within `limit` (stop() then gives its status).
+  bool wait_exit(std::chrono::milliseconds limit) { return child_.wait_exit(limit); }
   std::vector<pid_t> children() const;
   std::string log() const;
 

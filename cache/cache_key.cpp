@@ -7,6 +7,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #ifdef __SSE2__
@@ -20,29 +21,99 @@ namespace dnsarena::cache {
 namespace {
 std::size_t ecs_bytes(std::uint8_t prefix) { return (prefix + 7u) / 8u; }
 
-// lowercase_copy() (dns_name.hpp), sixteen bytes at a time where SSE2 is there (every
-// x86-64): a byte in 'A'..'Z' gets 0x20 ORed in, the last block overlapping the one
-// before. Names of 16-255 bytes; shorter ones take lowercase_copy's eight-byte words.
-// NOTE: the key build cost ~60 instructions a hit in lower8 words (callgrind, seed mix).
-inline void lowercase_name(std::uint8_t* dst, std::span<const std::uint8_t> src) {
+// The fixed fields (offsets 0-4): qtype, key_flags and ecs_prefix as one little-endian
+// 32-bit store, qname_len a byte. NOTE: five byte stores were merged by the compiler into
+// ~20 instructions of byte shuffling; this is ~10.
+inline void store_fixed(std::uint8_t* blob, std::uint16_t qtype, std::uint8_t key_flags, std::uint8_t prefix,
+                        std::size_t name_len) {
+  const std::uint32_t word = std::uint32_t{qtype} | std::uint32_t{key_flags} << 16 | std::uint32_t{prefix} << 24;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(blob, &word, 4);
+  } else {
+    for (int i = 0; i < 4; ++i) blob[i] = static_cast<std::uint8_t>(word >> (8 * i));
+  }
+  blob[4] = static_cast<std::uint8_t>(name_len);
+}
+
+// XXH3_64bits of a blob (6..276 bytes) with its length dispatch inline: the blobs of the
+// seed's names (20-45 bytes) go straight to the 17-128 byte case. The same function as
+// XXH3_64bits (its own dispatch, xxhash.h XXH3_64bits_internal, with the default secret
+// and seed 0), so the same values; cache_key_test.cpp checks against libxxhash.
+// NOTE: the out-of-line XXH3_64bits call and its dispatch cost ~9 of its ~45 instructions.
+[[gnu::always_inline]] inline std::uint64_t xxh3_blob(const std::uint8_t* blob, std::size_t n) {
+  if (n > 16 && n <= 128) return XXH3_len_17to128_64b(blob, n, XXH3_kSecret, sizeof XXH3_kSecret, 0);
+  if (n <= 16) return XXH3_len_0to16_64b(blob, n, XXH3_kSecret, 0);
+  return XXH3_64bits(blob, n);
+}
+
+// Copies a wire name of n bytes lowercased to `lower` (and unchanged to `raw` when kRaw):
+// a byte in 'A'..'Z' gets 0x20 ORed in (lowercase_copy, dns_name.hpp), sixteen bytes a
+// load with SSE2 (every x86-64). n >= 16: blocks from the start, the last one ending at
+// n (overlapping the one before; lowercasing is idempotent). n < 16: one block when 16
+// bytes may be read (`readable`; the store's bytes past n are spare room), else two
+// overlapping eight-byte (8-15) or four-byte (4-7) words, bytes below that (1 or 3: the
+// only valid names that short). Never reads past `readable` >= n.
+// REQUIRES: `lower` (and `raw`) have room for max(n, 16) bytes.
+// NOTE: the seed's names are 15-40 bytes. With the label hop's one compare, the fixed
+// fields' one store and XXH3's dispatch inline, assign() went from ~166 to ~157
+// instructions a key (callgrind, `dnsarena bench`, README); the one-pass build from the
+// fast parser costs ~37 (the copy) + ~66 (finish_plain) against assign's ~182 in serve.
+template <bool kRaw>
+inline void copy_name_lower(std::uint8_t* lower, std::uint8_t* raw, const std::uint8_t* src, std::size_t n,
+                            std::size_t readable) {
 #ifdef __SSE2__
-  const std::size_t n = src.size();
-  if (n >= 16) {
-    const __m128i shift = _mm_set1_epi8(static_cast<char>(0x80 - 'A'));  // 'A'..'Z' -> -128..-103
-    const __m128i below = _mm_set1_epi8(static_cast<char>(-128 + 26));
-    const __m128i bit = _mm_set1_epi8(0x20);
-    auto lower16 = [&](std::size_t at) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src.data() + at));
-      const __m128i upper = _mm_cmplt_epi8(_mm_add_epi8(v, shift), below);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + at), _mm_or_si128(v, _mm_and_si128(upper, bit)));
-    };
-    std::size_t i = 0;
-    for (; i + 16 <= n; i += 16) lower16(i);
-    if (i < n) lower16(n - 16);
+  const __m128i shift = _mm_set1_epi8(static_cast<char>(0x80 - 'A'));  // 'A'..'Z' -> -128..-103
+  const __m128i below = _mm_set1_epi8(static_cast<char>(-128 + 26));
+  const __m128i bit = _mm_set1_epi8(0x20);
+  auto lower16 = [&](__m128i v) { return _mm_or_si128(v, _mm_and_si128(_mm_cmplt_epi8(_mm_add_epi8(v, shift), below), bit)); };
+  auto block = [&](std::size_t at) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + at));
+    if constexpr (kRaw) _mm_storeu_si128(reinterpret_cast<__m128i*>(raw + at), v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lower + at), lower16(v));
+  };
+  if (n >= 16 || readable >= 16) {
+    block(0);
+    if (n > 16) {
+      for (std::size_t at = 16; at + 16 < n; at += 16) block(at);
+      block(n - 16);
+    }
+    return;
+  }
+  if (n >= 8) {
+    const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
+    const __m128i hi = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + n - 8));
+    if constexpr (kRaw) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(raw + n - 8), hi);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(raw), lo);
+    }
+    const __m128i l = lower16(_mm_unpacklo_epi64(lo, hi));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(lower + n - 8), _mm_unpackhi_epi64(l, l));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(lower), l);
     return;
   }
 #endif
-  lowercase_copy(dst, src);
+  if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, src, 4);
+    std::memcpy(&hi, src + n - 4, 4);
+    if constexpr (kRaw) {
+      std::memcpy(raw + n - 4, &hi, 4);
+      std::memcpy(raw, &lo, 4);
+    }
+    const std::uint64_t l = lower8(std::uint64_t{lo} | std::uint64_t{hi} << 32);
+    const std::uint32_t l_lo = static_cast<std::uint32_t>(l), l_hi = static_cast<std::uint32_t>(l >> 32);
+    std::memcpy(lower + n - 4, &l_hi, 4);
+    std::memcpy(lower, &l_lo, 4);
+    if (n <= 8) return;
+    // n > 8 only without SSE2: the bytes between the two words.
+    lowercase_copy(lower, {src, n});
+    if constexpr (kRaw) std::memcpy(raw, src, n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (kRaw) raw[i] = src[i];
+    lower[i] = ascii_lower(src[i]);
+  }
 }
 }  // namespace
 
@@ -60,6 +131,7 @@ CacheKey::CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype
 bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags,
                       const EcsTag& ecs) {
   size_ = 0;
+  pending_size_ = 0;
   const std::size_t name_len = qname_wire.size();
   if (name_len == 0 || name_len > kMaxNameWire) return false;
   // A known family (none, IPv4, IPv6) and a prefix no longer than its address (any prefix
@@ -69,20 +141,17 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
   if (family > 2 || ecs.prefix > kMaxPrefix[family]) return false;
   const std::uint8_t prefix = ecs.prefix;
   // The labels: each length 1..63 and the root label exactly at the end (no pointer, no
-  // bytes after it); a name of at most 255 bytes. Hops over the labels, not the bytes.
+  // bytes after it); a name of at most 255 bytes. Hops over the labels, not the bytes;
+  // one unsigned compare stops at both the root (0 - 1 wraps) and a length over 63.
   const std::uint8_t* src = qname_wire.data();
   std::size_t at = 0;
-  while (src[at] != 0) {
-    if (src[at] > 63) return false;
-    at += 1u + src[at];
+  unsigned label;
+  while ((label = src[at]) - 1u < 63u) {
+    at += 1u + label;
     if (at >= name_len) return false;
   }
-  if (at + 1 != name_len) return false;
-  bytes_[0] = static_cast<std::uint8_t>(qtype);
-  bytes_[1] = static_cast<std::uint8_t>(qtype >> 8);
-  bytes_[2] = static_cast<std::uint8_t>((flags & 0x07) | (static_cast<std::uint8_t>(ecs.family) << 3));
-  bytes_[3] = prefix;
-  bytes_[4] = static_cast<std::uint8_t>(name_len);
+  if (label != 0 || at + 1 != name_len) return false;
+  store_fixed(bytes_.data(), qtype, static_cast<std::uint8_t>((flags & 0x07) | (family << 3)), prefix, name_len);
   std::size_t pos = kKeyFixedBytes;
   if (prefix != 0) {
     const std::size_t abytes = ecs_bytes(prefix);
@@ -90,9 +159,24 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
     clear_bits_past_prefix({&bytes_[pos], abytes}, prefix);
     pos += abytes;
   }
-  lowercase_name(&bytes_[pos], qname_wire);
+  copy_name_lower<false>(&bytes_[pos], nullptr, src, name_len, name_len);
   size_ = static_cast<std::uint16_t>(pos + name_len);
-  hash_ = XXH3_64bits(bytes_.data(), size_);  // hash_blob(), without the call
+  hash_ = xxh3_blob(bytes_.data(), size_);  // hash_blob(), without the call
+  return true;
+}
+
+void CacheKey::take_validated_name(const std::uint8_t* name, std::size_t n, std::size_t readable, std::uint8_t* raw) {
+  copy_name_lower<true>(&bytes_[kKeyFixedBytes], raw, name, n, readable);
+  pending_size_ = static_cast<std::uint16_t>(kKeyFixedBytes + n);
+}
+
+bool CacheKey::finish_plain(std::uint16_t qtype, std::uint8_t flags) {
+  const std::size_t size = pending_size_;
+  if (size == 0) return false;
+  pending_size_ = 0;
+  store_fixed(bytes_.data(), qtype, flags & 0x07, 0, size - kKeyFixedBytes);  // no ECS family, no prefix
+  size_ = static_cast<std::uint16_t>(size);
+  hash_ = xxh3_blob(bytes_.data(), size);
   return true;
 }
 

@@ -45,11 +45,33 @@ public:
   CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
            const EcsTag& ecs = {});
   // The same key built in place (no temporary to copy; a worker's batch reuses its keys):
-  // false, leaving the key empty, where the constructor throws. One walk over the name:
-  // the bytes are copied and lowercased eight at a time while the label lengths are
-  // checked, then the blob is hashed once (XXH3, inlined).
+  // false, leaving the key empty, where the constructor throws. One hop per label checks
+  // the label lengths, then the name is copied lowercased sixteen bytes at a time (SSE2;
+  // two overlapping eight- or four-byte words below 16) and the blob hashed once (XXH3).
   bool assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
               const EcsTag& ecs = {});
+  // The one-pass build from the wire, for a parser that has validated the name itself
+  // (dns/fast_query_parser.hpp, the worker's batch path). Two steps, because the key's
+  // flags are known only once the rest of the packet is read:
+  //
+  //   key.take_validated_name(name, n, readable, raw);  // while parsing: one read of the name
+  //   ...                                                 // the OPT record: DO
+  //   key.finish_plain(qtype, flags);                     // the key without an ECS tag
+  //
+  // take_validated_name copies the name unchanged to `raw` (the parser's own copy) and
+  // lowercased into the key in the same loads, sixteen bytes at a time; it checks nothing.
+  // finish_plain writes the fixed fields and hashes the blob: the same blob and hash as
+  // assign(name, qtype, flags) (tests/cache/cache_key_test.cpp compares them). It returns
+  // false, changing nothing, when no name was taken since the last finish_plain, assign
+  // or drop_name (the caller then builds the key with assign).
+  // REQUIRES: `name` is a valid uncompressed wire name of n bytes (labels 1..63, the root
+  // label last, n <= 255); `readable` >= n bytes may be read at `name` (the packet's bytes
+  // from there: more lets short names take one 16-byte load); `raw` has room for
+  // max(n, 16) bytes (bytes past n may be overwritten).
+  void take_validated_name(const std::uint8_t* name, std::size_t n, std::size_t readable, std::uint8_t* raw);
+  bool finish_plain(std::uint16_t qtype, std::uint8_t flags);
+  void drop_name() { pending_size_ = 0; }
+
   // Rebuilds a key from a blob stored in an entry. Returns false when it is malformed.
   static bool from_blob(std::span<const std::uint8_t> blob, CacheKey& out);
 
@@ -76,6 +98,7 @@ public:
 private:
   std::array<std::uint8_t, kMaxKeyBytes> bytes_;  // only [0, size_) is meaningful
   std::uint16_t size_ = 0;
+  std::uint16_t pending_size_ = 0;  // take_validated_name's blob size for finish_plain; 0: none
   std::uint64_t hash_ = 0;
 };
 

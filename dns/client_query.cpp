@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache/cache_key.hpp"
 #include "dns/fast_query_parser.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/opt_record.hpp"
@@ -9,8 +10,9 @@
 
 namespace dnsarena::dns {
 
-ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q) {
-  if (parse_query_fast(wire, len, q)) return ParseVerdict::ok;
+ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q, cache::CacheKey* key) {
+  if (parse_query_fast(wire, len, q, key)) return ParseVerdict::ok;
+  if (key) key->drop_name();  // the fast path may have taken the name before it declined
   return parse_query_knot(wire, len, q);
 }
 

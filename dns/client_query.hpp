@@ -18,6 +18,10 @@
 #include "dns/ecs_option.hpp"
 #include "dns/wire.hpp"
 
+namespace dnsarena::cache {
+class CacheKey;
+}
+
 namespace dnsarena::dns {
 
 struct ClientQuery {
@@ -50,7 +54,10 @@ enum class ParseVerdict {
 // `wire` may be modified by the parser (libknot takes a non-const buffer).
 // The common query takes the hand-written path (fast_query_parser.hpp); every other packet,
 // and every verdict other than ok, comes from parse_query_knot.
-ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q);
+// With `key` (the worker's batch path): when the fast path takes the packet, the key holds
+// the lowercased name for CacheKey::finish_plain; otherwise it holds none (finish_plain
+// returns false and the caller uses assign).
+ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q, cache::CacheKey* key = nullptr);
 // The same with libknot alone (the reference the fast path is tested against).
 ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& q);
 

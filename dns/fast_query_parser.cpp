@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cache/cache_key.hpp"
 #include "dns/wire.hpp"
 
 namespace dnsarena::dns {
@@ -38,7 +39,7 @@ bool read_ecs(const std::uint8_t* p, std::size_t n, EcsOption& out) {
 
 }  // namespace
 
-bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q) {
+bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q, cache::CacheKey* key) {
   // A question needs 12 + 1 + 4 bytes; 65535 is the largest packet libknot reads.
   if (len < kHeaderBytes + 5 || len > 65535) return false;
   const std::uint16_t flags = get16(wire + 2);
@@ -69,7 +70,9 @@ bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q)
 
   q.id = get16(wire);
   q.flags = flags;
-  std::memcpy(q.qname_storage.data(), wire + kHeaderBytes, qname_len);
+  // The name's one copy: into q as it is, and lowercased into the key when there is one.
+  if (key) key->take_validated_name(wire + kHeaderBytes, qname_len, len - kHeaderBytes, q.qname_storage.data());
+  else std::memcpy(q.qname_storage.data(), wire + kHeaderBytes, qname_len);
   q.qname_len = static_cast<std::uint8_t>(qname_len);
   q.qtype = qtype;
   q.qclass = qclass;

@@ -27,18 +27,28 @@
 // accepts with the same ClientQuery.
 //
 // Costs: one pass over the packet, no allocation, no writes to it; about a tenth of the
-// libknot path's instructions (README: serve, instructions per query).
+// libknot path's instructions (README: serve, instructions per query). Given a cache key,
+// the name's one copy also lowercases it into the key, so the worker's plain key needs no
+// second walk of the name (README: serve, the one-pass key).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "dns/client_query.hpp"
 
+namespace dnsarena::cache {
+class CacheKey;
+}
+
 namespace dnsarena::dns {
 
 // Reads `wire` when it has the shape above: fills `q` (as parse_query_knot would, verdict
 // ok) and returns true. Otherwise returns false; `q` may then hold partial values and
 // must be parsed again by parse_query_knot.
-bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q);
+// With `key`, the question name is copied into `q` and lowercased into the key in one
+// pass (CacheKey::take_validated_name: the labels were checked here); the caller completes
+// it with key->finish_plain once it knows the key's flags. When this returns false the key
+// may hold a taken name: the caller drops it (parse_query does).
+bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q, cache::CacheKey* key = nullptr);
 
 }  // namespace dnsarena::dns

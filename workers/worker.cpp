@@ -151,15 +151,16 @@ private:
   }
 
   // Everything before the cache: access control, parsing, the rate limit, error answers.
+  // `key` (the batch path): the fast parser takes the name into it (parse_query).
   Checked check(std::uint8_t* wire, std::size_t len, const Source& src, ClientQuery& q, std::uint8_t* out,
-                std::size_t cap) {
+                std::size_t cap, cache::CacheKey* key = nullptr) {
     const sockaddr_storage& client = src.tcp ? tcp_peer_ : *src.addr;
     const AccessAction access = cfg_.access_control.check(client);
     if (access == AccessAction::deny) {
       cache_.count(cache::Counter::refused);
       return {};
     }
-    const ParseVerdict v = parse_query(wire, len, q);
+    const ParseVerdict v = parse_query(wire, len, q, key);
     if (v == ParseVerdict::drop) {
       cache_.count(cache::Counter::formerr);
       return {};
@@ -330,7 +331,9 @@ private:
       sizes[i] = 0;
       const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
       ClientQuery& q = batch_query_[i];
-      const Checked& c = batch_checked_[i] = check(in_[i], in_msgs_[i].msg_len, src, q, out_[i], kUdpAnswerMax);
+      cache::CacheKey& key = batch_key_[i];
+      const Checked& c = batch_checked_[i] =
+          check(in_[i], in_msgs_[i].msg_len, src, q, out_[i], kUdpAnswerMax, &key);
       if (!c.lookup) {
         sizes[i] = c.size;
         continue;
@@ -339,8 +342,9 @@ private:
         sizes[i] = resolve(q, c, src, nullptr, out_[i], kUdpAnswerMax);
         continue;
       }
-      cache::CacheKey& key = batch_key_[i];
-      if (!key.assign(q.qname(), q.qtype, c.flags)) {  // a name the cache key refuses
+      // The key in one pass: the fast parser lowercased the name into it as it copied it;
+      // a packet libknot parsed has its key built from the name here.
+      if (!key.finish_plain(q.qtype, c.flags) && !key.assign(q.qname(), q.qtype, c.flags)) {  // a name the key refuses
         cache_.count(cache::Counter::formerr);
         sizes[i] = write_error_response(q, kRcodeFormErr, out_[i], kUdpAnswerMax);
         continue;

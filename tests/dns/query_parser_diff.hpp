@@ -6,7 +6,9 @@
 // copy; they must agree on the verdict, on every ClientQuery field a worker reads (id,
 // flags, question bytes, type, class, EDNS, payload size, DO, ECS), on the cache key
 // bytes built from the query (plain and ECS-tagged, as workers/ builds them), and on the
-// error response written for it. When the fast path accepts, libknot must say ok.
+// error response written for it. When the fast path accepts, libknot must say ok. The
+// one-pass key (parse_query with a key, then finish_plain: the worker's batch path) must
+// be byte-identical, hash included, to the key CacheKey builds from the parsed name.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -68,6 +70,38 @@ inline std::string describe(ParseVerdict v, const ClientQuery& q) {
   return s;
 }
 
+// The worker's batch path: parse_query with a key (the fast parser lowercases the name
+// into it as it copies it), then finish_plain, or assign when libknot parsed the packet.
+// It must agree with libknot (`knot_described`) and give the same key bytes and hash as
+// the CacheKey constructor; a packet the fast path took must leave its name in the key.
+inline std::string diff_one_pass_key(const std::uint8_t* data, std::size_t size, bool fast_taken,
+                                     const std::string& knot_described) {
+  std::vector<std::uint8_t> w(data, data + size);
+  ClientQuery q;
+  cache::CacheKey key;
+  const std::vector<std::uint8_t> stale = {3, 'o', 'l', 'd', 0};  // a name taken for an earlier packet
+  std::uint8_t raw[255];
+  key.take_validated_name(stale.data(), stale.size(), stale.size(), raw);
+  const ParseVerdict v = parse_query(w.data(), w.size(), q, &key);
+  const std::string d = describe(v, q);
+  if (d != knot_described) return "parse_query with a key: " + d + "\nlibknot:              " + knot_described;
+  std::uint8_t flags = 0;
+  if (q.do_bit) flags |= cache::kKeyDo;
+  if (q.cd()) flags |= cache::kKeyCd;
+  const bool one_pass = key.finish_plain(q.qtype, flags);
+  if (one_pass != fast_taken) return one_pass ? "a key name left by a declined packet" : "the fast path took no key name";
+  if (v != ParseVerdict::ok) return {};
+  if (!one_pass && !key.assign(q.qname(), q.qtype, flags)) return key_bytes(q) == "invalid" ? "" : "assign refused";
+  try {
+    const cache::CacheKey plain(q.qname(), q.qtype, flags);
+    auto bytes = [](const cache::CacheKey& k) { return std::string(k.blob().begin(), k.blob().end()); };
+    if (bytes(key) != bytes(plain) || key.hash() != plain.hash()) return "one-pass key differs from CacheKey()";
+  } catch (const std::invalid_argument&) {
+    return "one-pass key built for a name CacheKey() refuses";
+  }
+  return {};
+}
+
 struct DiffResult {
   bool fast_taken = false;  // the fast path accepted the packet
   std::string mismatch;     // empty: both paths agree
@@ -91,6 +125,7 @@ inline DiffResult diff_parsers(const std::uint8_t* data, std::size_t size) {
   }
   if (r.mismatch.empty() && std::vector<std::uint8_t>(data, data + size) != a)
     r.mismatch = "the fast path wrote to the packet";
+  if (r.mismatch.empty()) r.mismatch = diff_one_pass_key(data, size, r.fast_taken, k);
   return r;
 }
 

@@ -27,7 +27,7 @@
 // callgrind): 1,871 with std::function callbacks and RecordView decoding; 1,255 with the
 // stages (each key's 16 slots scanned in full, the entry read, hit bit and counters
 // through out-of-line calls, the response walk per descriptor bit); 965 after the
-// cachehot round, 863.6 after lookuphot's, 823.7 with the fused read (README).
+// cachehot round, 863.6 after lookuphot's, 801.5 with the fused read (README).
 #include <algorithm>
 
 #include "cache.hpp"

@@ -71,10 +71,11 @@ inline LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std:
   return LookupStatus::hit;
 }
 
-inline Cache::FusedRead Cache::read_slot_response(std::atomic<std::uint64_t>& slot, std::uint64_t s,
-                                                  std::span<const std::uint8_t> blob, const QueryInfo& q,
-                                                  std::uint32_t now, const ResponseOptions& o, std::uint8_t* out,
-                                                  std::size_t capacity, ResponseResult* result) {
+// NOTE: forced inline into both lookups: 823.7 -> 801.5 instructions per batched hit and
+// 588.7 -> 559.8 a single lookup (callgrind), the call's argument shuffling and spills gone.
+[[gnu::always_inline]] inline Cache::FusedRead Cache::read_slot_response(
+    std::atomic<std::uint64_t>& slot, std::uint64_t s, std::span<const std::uint8_t> blob, const QueryInfo& q,
+    std::uint32_t now, const ResponseOptions& o, std::uint8_t* out, std::size_t capacity, ResponseResult* result) {
   const ArenaOffset off = slot_offset(s);
   const std::uint64_t byte_off = off.byte_offset();
   const std::uint32_t region = static_cast<std::uint32_t>(byte_off >> region_shift_);

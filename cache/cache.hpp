@@ -231,6 +231,20 @@ private:
   // bit by CAS on the value read, s, so it never alters another entry's slot).
   inline LookupStatus hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
                                      const EntryCopy& copy);
+  // The fused read (idea: no private copy): the slot's entry read in the arena and its
+  // response written straight into out, then the seqlock check. hit: `result` holds the
+  // response and the hit bit is set; expired: nothing written; fallback: anything else
+  // (the region recycled, another key, an entry the arena walk does not handle, a
+  // response that does not fit): whatever was written to out is garbage and the caller
+  // takes the copying path (read_slot_entry / find_and_copy). Inline, in slot_read.hpp.
+  enum class FusedRead { hit, expired, fallback };
+  inline FusedRead read_slot_response(std::atomic<std::uint64_t>& slot, std::uint64_t s,
+                                      std::span<const std::uint8_t> key_blob, const QueryInfo& query, std::uint32_t now,
+                                      const ResponseOptions& options, std::uint8_t* out, std::size_t capacity,
+                                      ResponseResult* result);
+  // The first slot of bucket 1 then bucket 2 whose hash tag matches (its value in
+  // *value), loaded relaxed; nullptr when none. Inline, in slot_read.hpp.
+  inline std::atomic<std::uint64_t>* first_tagged_slot(const IndexPosition& pos, std::uint64_t* value) const;
   void prefetch_buckets(std::uint64_t hash) const {
     const IndexPosition pos = index_position(hash, bucket_count_);
     __builtin_prefetch(&buckets_[pos.bucket1]);
@@ -306,6 +320,10 @@ private:
   std::vector<PendingEntry> reclaim_scratch_;
   std::uint64_t reclaims_ = 0;  // regions this process reclaimed (insert_locked: index changed?)
   HashOverride hash_override_;
+  // Test hook (CacheTestHooks): called by read_slot_response between its walk and its
+  // seqlock re-check, where a test recycles the region under the reader.
+  void (*after_arena_walk_)(void*) = nullptr;
+  void* after_arena_walk_arg_ = nullptr;
 };
 
 // Wall-clock seconds, the `now` used by workers and tools.

@@ -149,6 +149,31 @@ LookupStatus Cache::probe(const CacheKey& key, std::uint32_t now) {
 ResponseResult Cache::lookup_response(const CacheKey& key, const QueryInfo& query, std::uint32_t now,
                                       const ResponseOptions& options, std::uint8_t* out, std::size_t capacity,
                                       LookupStatus* status) {
+  // The fused read on the first slot with the key's tag (what find_and_copy reads
+  // first); the copying path for anything it gives up on.
+  const IndexPosition pos = index_position(key_hash(key), bucket_count_);
+  __builtin_prefetch(&buckets_[pos.bucket2]);
+  std::uint64_t s = 0;
+  if (std::atomic<std::uint64_t>* slot = first_tagged_slot(pos, &s)) {
+    std::atomic_thread_fence(std::memory_order_acquire);  // the slot load ordered before the entry's, as acquire
+    ResponseResult fused;
+    switch (read_slot_response(*slot, s, key.blob(), query, now, options, out, capacity, &fused)) {
+      case FusedRead::hit:
+        if (status) *status = LookupStatus::hit;
+        counted(LookupStatus::hit);
+        return fused;
+      case FusedRead::expired:
+        if (status) *status = LookupStatus::expired;
+        counted(LookupStatus::expired);
+        return {};
+      case FusedRead::fallback: break;
+    }
+  } else {
+    // No slot with the key's tag: a miss, as find_and_copy would say on these slot values.
+    if (status) *status = LookupStatus::miss;
+    counted(LookupStatus::miss);
+    return {};
+  }
   thread_local EntryCopy copy;
   const LookupStatus st = lookup(key, now, copy);
   if (status) *status = st;

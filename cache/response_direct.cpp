@@ -16,46 +16,6 @@ inline std::uint32_t le32(const std::uint8_t* p) {
   return v;  // x86-64 and every target we build for are little-endian (entry_format.hpp)
 }
 
-// Copies n bytes without a library call when n is small: whole words, the last one
-// overlapping the one before (no byte past dst + n is written). Longer runs (TXT rdata)
-// go to memcpy, which moves them 32 bytes at a time.
-inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
-  if (n > 32) {
-    std::memcpy(dst, src, n);
-  } else if (n >= 8) {
-    std::uint64_t w;
-    for (std::size_t i = 0; i + 8 < n; i += 8) {
-      std::memcpy(&w, src + i, 8);
-      std::memcpy(dst + i, &w, 8);
-    }
-    std::memcpy(&w, src + n - 8, 8);
-    std::memcpy(dst + n - 8, &w, 8);
-  } else if (n >= 4) {
-    std::uint32_t w;
-    std::memcpy(&w, src, 4);
-    std::memcpy(dst, &w, 4);
-    std::memcpy(&w, src + n - 4, 4);
-    std::memcpy(dst + n - 4, &w, 4);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
-  }
-}
-
-// The 12 fixed bytes of a record whose owner is the question's name:
-// |C0 0C|type|class|ttl|rdlength| (big-endian), as one u64 and one u32 store. The first
-// word depends on type, class and TTL only, so a run of records with every elision bit
-// shares one (record_head_word0, computed once per entry); each byte swap is one bswap
-// where building the words from 16-bit swaps cost ~15 instructions a record (callgrind).
-inline std::uint64_t record_head_word0(std::uint16_t type, std::uint16_t rclass, std::uint32_t ttl) {
-  return __builtin_bswap64((std::uint64_t{0xC00C} << 48) | (std::uint64_t{type} << 32) | (std::uint64_t{rclass} << 16) |
-                           (ttl >> 16));
-}
-inline void put_record_head(std::uint8_t* p, std::uint64_t word0, std::uint32_t ttl, std::size_t rdlen) {
-  const std::uint32_t w1 = __builtin_bswap32((ttl << 16) | static_cast<std::uint32_t>(rdlen));
-  std::memcpy(p, &word0, 8);
-  std::memcpy(p + 8, &w1, 4);
-}
-
 }  // namespace
 
 bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_length, const QueryInfo& q,
@@ -76,16 +36,9 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   const std::uint8_t counts[3] = {e[at], e[at + 1], e[at + 2]};
   at += 3;
 
-  const std::size_t limit = capacity < o.max_size ? capacity : o.max_size;
-  const std::size_t question_end = 12 + q.qname.size() + 4;
-  const std::size_t opt = o.edns ? 11 + o.edns_options.size() : 0;  // opt_record_size()
-  if (question_end + opt > limit) return false;
-  const std::size_t records_limit = limit - opt;
-
-  copy_bytes(out + 12, q.qname.data(), q.qname.size());
-  const std::uint32_t qtype_qclass = __builtin_bswap32((std::uint32_t{q.qtype} << 16) | q.qclass);
-  std::memcpy(out + 12 + q.qname.size(), &qtype_qclass, 4);
-  std::size_t pos = question_end;
+  const std::size_t records_limit = direct_write_question(q, o, out, capacity);
+  if (records_limit == 0) return false;
+  std::size_t pos = 12 + q.qname.size() + 4;
   std::uint32_t records = 0;
   // Most records carry every elision bit (owner, type, TTL and class the entry's): their
   // rdata length is all that changes, and its checks are the only per-record work.
@@ -152,21 +105,7 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   }
   if (records != std::uint32_t{counts[0]} + counts[1] + counts[2]) return false;
 
-  std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
-                                                   (info & kInfoRcodeMask));
-  if ((info & kInfoAuthenticData) && (o.edns_do || (q.flags & kFlagAd))) flags |= kFlagAd;
-  std::uint32_t additional = counts[2];
-  if (o.edns) {
-    pos += write_opt_record(o, out + pos);
-    ++additional;
-  }
-  // |id|flags| and |qdcount 1|ancount|nscount|arcount|, big-endian, in two stores.
-  const std::uint32_t id_flags = __builtin_bswap32((std::uint32_t{q.id} << 16) | flags);
-  const std::uint64_t section_counts = __builtin_bswap64((std::uint64_t{1} << 48) | (std::uint64_t{counts[0]} << 32) |
-                                                         (std::uint64_t{counts[1]} << 16) | additional);
-  std::memcpy(out, &id_flags, 4);
-  std::memcpy(out + 4, &section_counts, 8);
-  *result = {pos, false};
+  direct_write_header(info, counts, q, o, out, pos, result);
   return true;
 }
 

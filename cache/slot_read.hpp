@@ -11,6 +11,7 @@
 
 #include "cache.hpp"
 #include "relaxed_copy.hpp"
+#include "response_in_arena.hpp"
 
 namespace dnsarena::cache {
 
@@ -68,6 +69,65 @@ inline LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std:
     slot.compare_exchange_strong(expected, s | kSlotHitBit, std::memory_order_relaxed);
   }
   return LookupStatus::hit;
+}
+
+// NOTE: forced inline into both lookups: 823.7 -> 801.5 instructions per batched hit and
+// 588.7 -> 559.8 a single lookup (callgrind), the call's argument shuffling and spills gone.
+[[gnu::always_inline]] inline Cache::FusedRead Cache::read_slot_response(
+    std::atomic<std::uint64_t>& slot, std::uint64_t s, std::span<const std::uint8_t> blob, const QueryInfo& q,
+    std::uint32_t now, const ResponseOptions& o, std::uint8_t* out, std::size_t capacity, ResponseResult* result) {
+  const ArenaOffset off = slot_offset(s);
+  const std::uint64_t byte_off = off.byte_offset();
+  const std::uint32_t region = static_cast<std::uint32_t>(byte_off >> region_shift_);
+  if (region >= region_count_) return FusedRead::fallback;
+  const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
+  if (generation_tag(g1) != slot_gen_tag(s)) return FusedRead::fallback;
+  const std::size_t in_region = byte_off & (region_bytes_ - 1);
+  const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
+  if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) return FusedRead::fallback;
+  // The header in two words, each loaded once: |len|info|reserved|expire| and |ttl|key...|.
+  const auto* w = reinterpret_cast<const std::uint64_t*>(entry_address(off));
+  const std::uint64_t h0 = __atomic_load_n(w, __ATOMIC_RELAXED);
+  const std::uint64_t h1 = __atomic_load_n(w + 1, __ATOMIC_RELAXED);
+  const std::size_t len = h0 & 0xFFFF;
+  const std::size_t k = blob.size();
+  // From here on every read is of bytes below len, and len keeps the entry below the
+  // fill: a torn len cannot take the walk outside the region.
+  if (k < 8 || len < kEntryKeyOffset + k + 3 || in_region + len > fill || ((h0 >> 24) & 0xFF) != 0)
+    return FusedRead::fallback;
+  if (!key_equal_in_arena(w, blob.data(), k)) return FusedRead::fallback;  // another key: find_and_copy decides
+  const auto expire = static_cast<std::uint32_t>(h0 >> 32);
+  const bool expired = now >= expire;
+  const bool written =
+      expired || write_response_in_arena(w, len, k, static_cast<std::uint8_t>(h0 >> 16), expire,
+                                         static_cast<std::uint32_t>(h1), static_cast<std::uint16_t>(blob[0] | (blob[1] << 8)),
+                                         q, now, o, out, capacity, result);
+  if (after_arena_walk_ != nullptr) after_arena_walk_(after_arena_walk_arg_);
+  // The seqlock: only if the generation is unchanged were the bytes read a published
+  // entry's; otherwise the response (possibly torn) is thrown away by the caller's
+  // fallback, which rewrites the whole buffer or answers a miss.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (regions_[region].generation.load(std::memory_order_relaxed) != g1 || !written) return FusedRead::fallback;
+  if (expired) return FusedRead::expired;
+  if (!slot_hit(s)) {
+    std::uint64_t expected = s;
+    slot.compare_exchange_strong(expected, s | kSlotHitBit, std::memory_order_relaxed);
+  }
+  return FusedRead::hit;
+}
+
+inline std::atomic<std::uint64_t>* Cache::first_tagged_slot(const IndexPosition& pos, std::uint64_t* value) const {
+  for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
+    std::atomic<std::uint64_t>* slots = buckets_[b].slots;
+#pragma GCC unroll 8
+    for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
+      const std::uint64_t s = slots[k].load(std::memory_order_relaxed);
+      if (slot_hash_tag(s) != pos.hash_tag || s == 0) continue;
+      *value = s;
+      return &slots[k];
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace dnsarena::cache

@@ -46,6 +46,12 @@ public:
   AnswerBuilder(const TrafficProfile& t, std::uint64_t seed) : t_(t), seed_(seed) {}
 
   cache::CacheKey key(const TraceKey& k) {
+    cache::CacheKey out;
+    key_into(k, out);
+    return out;
+  }
+  // The same key built in place (no 300-byte temporary copied into a batch slot).
+  void key_into(const TraceKey& k, cache::CacheKey& out) {
     qname_.clear();
     // "n<rank base36>.example."
     char label[16];
@@ -72,7 +78,8 @@ public:
       ecs.address = {static_cast<std::uint8_t>(net >> 24), static_cast<std::uint8_t>(net >> 16),
                      static_cast<std::uint8_t>(net >> 8), static_cast<std::uint8_t>(net)};
     }
-    return cache::CacheKey(qname_, k.qtype, 0, ecs);
+    // The name and prefix are valid by construction; the constructor's check, kept.
+    if (!out.assign(qname_, k.qtype, 0, ecs)) out = cache::CacheKey(qname_, k.qtype, 0, ecs);
   }
 
   // Encodes the key's answer into `out`; returns false if it cannot be encoded.
@@ -394,7 +401,7 @@ private:
       if (head_index >= 0 && head_key_slot_[static_cast<std::size_t>(head_index)] >= 0) {
         batch.keys[j] = &head_cache_keys_[static_cast<std::size_t>(head_key_slot_[static_cast<std::size_t>(head_index)])];
       } else {
-        batch.built_keys[j] = builder_.key(batch.draws[j].key);
+        builder_.key_into(batch.draws[j].key, batch.built_keys[j]);
         batch.keys[j] = &batch.built_keys[j];
       }
       cache.prefetch_buckets_of(*batch.keys[j]);

@@ -82,10 +82,21 @@ public:
     if (!out.assign(qname_, k.qtype, 0, ecs)) out = cache::CacheKey(qname_, k.qtype, 0, ecs);
   }
 
-  // Encodes the key's answer into `out`; returns false if it cannot be encoded.
+  // Encodes the key's answer into `out` (resized to the padded entry); returns false if
+  // it cannot be encoded.
   bool encode(const cache::CacheKey& ckey, const TraceKey& k, std::uint32_t now, std::vector<std::uint8_t>& out) {
+    std::size_t padded = 0;
+    const bool ok = encode_into(ckey, k, now, out, &padded, nullptr);
+    out.resize(padded);
+    return ok;
+  }
+  // The same bytes into out[0, *padded) (cache::encode_entry_into: `out` only grows, no
+  // zero-filling); *ttl_out, when given, is the answer's TTL (key_ttl).
+  bool encode_into(const cache::CacheKey& ckey, const TraceKey& k, std::uint32_t now, std::vector<std::uint8_t>& out,
+                   std::size_t* padded, std::uint32_t* ttl_out) {
     bool negative = false;
     const std::uint32_t ttl = key_ttl(t_, k, seed_, &negative);
+    if (ttl_out) *ttl_out = ttl;
     SplitMix64 rng(mix64(k.id() ^ seed_ ^ 0xABCD));
     records_.clear();
     rdata_.clear();
@@ -99,7 +110,7 @@ public:
       records_.push_back(soa_record(kApex, ttl, kSoa));
       a.rcode = 3;
       a.sections[cache::kAuthority] = records_;
-      return cache::encode_entry(ckey, a, now, out) != 0;
+      return cache::encode_entry_into(ckey, a, now, out, padded) != 0;
     }
     const unsigned n = static_cast<unsigned>(rng.range(t_.records_min, t_.records_max));
     rdata_.reserve(n * 256);
@@ -127,7 +138,7 @@ public:
       records_.push_back(rd);
     }
     a.sections[cache::kAnswer] = records_;
-    return cache::encode_entry(ckey, a, now, out) != 0;
+    return cache::encode_entry_into(ckey, a, now, out, padded) != 0;
   }
 
 private:
@@ -454,16 +465,19 @@ private:
     } else {
       counts.tail_hits += hit;
     }
-    if (hit || !builder_.encode(key, draw.key, now, scratch_)) return;
-    scratch_.resize(cache::padded_entry_size(scratch_.size()), 0);
-    if (cache.insert_encoded(key, scratch_, now) == cache::InsertStatus::rejected) return;
+    std::size_t padded = 0;
+    std::uint32_t ttl = 0;
+    if (hit || !builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
+    // encode_entry_into pads to 8 bytes (cache::padded_entry_size) with zeros.
+    if (cache.insert_encoded(key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
+        cache::InsertStatus::rejected)
+      return;
     memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
     if (in_head) {
       const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
       ledger.head_inserted(head_index, now + trace_.head_keys()[head_index].ttl, minute);
     } else {
-      bool negative = false;
-      ledger.tail_inserted(now + key_ttl(profile_, draw.key, req_.seed, &negative));
+      ledger.tail_inserted(now + ttl);
     }
   }
 

@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <memory>
 #include <cmath>
 #include <string>
@@ -52,24 +54,24 @@ public:
   }
   // The same key built in place (no 300-byte temporary copied into a batch slot).
   void key_into(const TraceKey& k, cache::CacheKey& out) {
-    qname_.clear();
-    // "n<rank base36>.example."
-    char label[16];
-    int n = 0;
-    label[n++] = 'n';
-    std::uint64_t r = k.name;
+    // "n<rank base36>.example." written straight into a fixed buffer (callgrind: ~120
+    // instructions per request through a growing byte string before).
     char digits[14];
     int d = 0;
+    std::uint64_t r = k.name;
     do {
       const unsigned v = static_cast<unsigned>(r % 36);
       digits[d++] = static_cast<char>(v < 10 ? '0' + v : 'a' + v - 10);
       r /= 36;
     } while (r);
-    while (d) label[n++] = digits[--d];
-    qname_.push_back(static_cast<std::uint8_t>(n));
-    qname_.append(reinterpret_cast<const std::uint8_t*>(label), n);
-    static const std::uint8_t kSuffix[] = {7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
-    qname_.append(kSuffix, sizeof kSuffix);
+    std::size_t n = 0;
+    qname_[n++] = static_cast<std::uint8_t>(d + 1);
+    qname_[n++] = 'n';
+    while (d) qname_[n++] = static_cast<std::uint8_t>(digits[--d]);
+    static constexpr std::uint8_t kSuffix[] = {7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
+    std::memcpy(qname_.data() + n, kSuffix, sizeof kSuffix);
+    n += sizeof kSuffix;
+    const std::span<const std::uint8_t> qname(qname_.data(), n);
     cache::EcsTag ecs;
     if (k.ecs) {
       ecs.family = cache::EcsFamily::ipv4;
@@ -79,7 +81,7 @@ public:
                      static_cast<std::uint8_t>(net >> 8), static_cast<std::uint8_t>(net)};
     }
     // The name and prefix are valid by construction; the constructor's check, kept.
-    if (!out.assign(qname_, k.qtype, 0, ecs)) out = cache::CacheKey(qname_, k.qtype, 0, ecs);
+    if (!out.assign(qname, k.qtype, 0, ecs)) out = cache::CacheKey(qname, k.qtype, 0, ecs);
   }
 
   // Encodes the key's answer into `out` (resized to the padded entry); returns false if
@@ -114,19 +116,23 @@ public:
     }
     const unsigned n = static_cast<unsigned>(rng.range(t_.records_min, t_.records_max));
     rdata_.reserve(n * 256);
-    std::size_t offsets[65];
+    // Content does not matter to the cache, only the size: taken from fixed pools, in
+    // place (a span into the pool) except TXT, whose length byte goes first (copied).
+    const std::uint8_t* source[64];  // in place: its pool bytes; TXT: nullptr (in rdata_)
+    std::size_t offsets[65], lengths[64];
     for (unsigned i = 0; i < n; ++i) {
       offsets[i] = rdata_.size();
       const unsigned len = k.qtype == 1 ? 4 : k.qtype == 28 ? 16
                                                             : static_cast<unsigned>(rng.range(t_.other_rdata_min, t_.other_rdata_max));
-      // Content does not matter to the cache, only the size: copied from fixed pools.
       const std::uint8_t* pool = kPools.bytes + rng.next() % kPools.kSpan;
       if (k.qtype == 16) {
+        source[i] = nullptr;
         rdata_.push_back(static_cast<std::uint8_t>(std::min(255u, len - 1)));
         pool = kPools.letters + (pool - kPools.bytes);
         rdata_.insert(rdata_.end(), pool, pool + (len - 1));
       } else {
-        rdata_.insert(rdata_.end(), pool, pool + len);
+        source[i] = pool;
+        lengths[i] = len;
       }
     }
     offsets[n] = rdata_.size();
@@ -134,7 +140,8 @@ public:
       cache::RecordData rd;
       rd.type = k.qtype;
       rd.ttl = ttl;
-      rd.rdata = std::span<const std::uint8_t>(rdata_.data() + offsets[i], offsets[i + 1] - offsets[i]);
+      rd.rdata = source[i] ? std::span<const std::uint8_t>(source[i], lengths[i])
+                           : std::span<const std::uint8_t>(rdata_.data() + offsets[i], offsets[i + 1] - offsets[i]);
       records_.push_back(rd);
     }
     a.sections[cache::kAnswer] = records_;
@@ -144,7 +151,7 @@ public:
 private:
   const TrafficProfile& t_;
   std::uint64_t seed_;
-  Bytes qname_;
+  std::array<std::uint8_t, 32> qname_;  // 1 + 1 + 13 base36 digits + 9 ("example.")
   std::vector<std::uint8_t> rdata_;
   std::vector<cache::RecordData> records_;
 };

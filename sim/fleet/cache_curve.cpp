@@ -466,7 +466,7 @@ private:
     memory_accesses_ += (in_head ? 2.0 : 3.0) + (status != cache::LookupStatus::miss ? 1.0 : 0.0);
     if (in_head) {
       // A thinned hit stands for w hits; a thinned miss for 1 miss and w - 1 hits.
-      const double weight = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)].weight;
+      const double weight = draw.weight;
       counts.head_lookups += weight;
       counts.head_hits += hit ? weight : weight - 1.0;
     } else {
@@ -482,7 +482,7 @@ private:
     memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
     if (in_head) {
       const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
-      ledger.head_inserted(head_index, now + trace_.head_keys()[head_index].ttl, minute);
+      ledger.head_inserted(head_index, now + draw.ttl, minute);
     } else {
       ledger.tail_inserted(now + ttl);
     }

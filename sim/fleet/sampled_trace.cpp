@@ -98,8 +98,8 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
                         add_head_key(h, ttl, key_qps);
                       });
   head_alias_ = AliasTable(head_rates);
-  head_trace_keys_.reserve(head_keys_.size());
-  for (const HeadKey& h : head_keys_) head_trace_keys_.push_back(h.key);
+  head_draws_.reserve(head_keys_.size());
+  for (const HeadKey& h : head_keys_) head_draws_.push_back({h.key, h.weight, h.ttl});
   // Tail names, stratified: ranks K+1..N in blocks of 1/R consecutive ranks, one rank
   // drawn uniformly from each block (every rank is kept with probability R, as with
   // independent sampling, but the kept Zipf weight no longer depends on luck with the
@@ -156,7 +156,7 @@ void SampledTrace::next_batch(Draw* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     if (pick[i].head) {
       idx[i] = head_alias_.empty() ? 0 : head_alias_.draw(pick[i].value);
-      if (!head_alias_.empty()) __builtin_prefetch(&head_trace_keys_[idx[i]]);
+      if (!head_alias_.empty()) __builtin_prefetch(&head_draws_[idx[i]]);
     } else {
       idx[i] = tail_alias_.draw(pick[i].value);
     }
@@ -179,7 +179,10 @@ void SampledTrace::next_batch(Draw* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     if (!pick[i].head || head_alias_.empty()) continue;
     out[i].head_index = idx[i];
-    out[i].key = head_trace_keys_[idx[i]];
+    const HeadDraw& h = head_draws_[idx[i]];
+    out[i].key = h.key;
+    out[i].weight = h.weight;
+    out[i].ttl = h.ttl;
   }
   // The next batch's picks (assumed the same size), drawn from a copy of the generator
   // and their cells prefetched now: they arrive while the caller works on this batch.

@@ -115,6 +115,8 @@ public:
   struct Draw {
     TraceKey key;
     std::int64_t head_index = -1;  // index into head_keys(), or -1 for a tail key
+    double weight = 1;             // a head key's HeadKey::weight (1 for a tail key)
+    std::uint32_t ttl = 0;         // a head key's HeadKey::ttl (0 for a tail key)
   };
   // The next n requests of the trace, with the table reads of the batch overlapped
   // (prefetched). REQUIRES: n <= kMaxBatch.
@@ -155,8 +157,14 @@ private:
   void draw_picks(SplitMix64& rng, Pick* out, std::size_t n) const;
   Pick ahead_[kMaxBatch];         // the next call's first picks, drawn from a copy of rng_
   std::size_t ahead_count_ = 0;
-  // head_keys_[i].key, packed (24 bytes, not 56) on huge pages: the draw reads one per head request.
-  std::vector<TraceKey, HugePageAllocator<TraceKey>> head_trace_keys_;
+  // What a draw copies of head_keys_[i] (key, weight, TTL: 40 bytes, not 56), packed on
+  // huge pages: one read per head request.
+  struct HeadDraw {
+    TraceKey key;
+    double weight = 1;
+    std::uint32_t ttl = 0;
+  };
+  std::vector<HeadDraw, HugePageAllocator<HeadDraw>> head_draws_;
 };
 
 template <class Fn>

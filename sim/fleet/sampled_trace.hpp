@@ -125,6 +125,9 @@ public:
   // of its generator and prefetches their alias cells: the sequence of draws is the same
   // whatever the sizes of the calls.
   void next_batch(Draw* out, std::size_t n);
+  // Forgets the picks drawn ahead (the next call draws them again from the generator):
+  // the draws stay the same; tests compare the two.
+  void drop_lookahead() { ahead_count_ = 0; }
 
   double rate() const { return rate_; }
   std::uint64_t head() const { return head_; }  // ranks 1..head() are kept in full

@@ -5,10 +5,13 @@
 // cell's own index, scaled to 2^32) and the alias (u32). A draw takes the cell from the
 // high 32 bits of the random number (multiply-shift, no division) and compares the low
 // 32 bits with the threshold: one memory access per draw.
-// Costs: build O(n) time, 8n bytes. Weights need not be normalized; n < 2^32.
+// Costs: build O(n) time, 8n bytes (2 MiB huge pages from 2 MiB on: huge_page_allocator.hpp).
+// Weights need not be normalized; n < 2^32.
 #pragma once
 #include <cstdint>
 #include <vector>
+
+#include "huge_page_allocator.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -65,7 +68,7 @@ private:
     std::uint32_t threshold;
     std::uint32_t alias;
   };
-  std::vector<Cell> cells_;
+  std::vector<Cell, HugePageAllocator<Cell>> cells_;
 };
 
 }  // namespace dnsarena::sim::fleet

@@ -41,10 +41,10 @@
 // whichever is shorter; W is the horizon in whole hours, 1 to 6.
 //
 // Costs: O(head keys + R * names) to build the trace, then one Cache::probe (and on a
-// miss one insert) per sampled request, in batches of 16 whose index buckets and
-// entries are prefetched one batch ahead; speed is reported as sampled requests per
-// second of the curve's thread CPU time (memory-bound on this VM: ~3.5-4.5 M/s at
-// R = 0.008, 7-10 M/s at R = 0.001).
+// miss one insert) per sampled request, in batches of 16 whose index buckets are
+// prefetched two batches ahead (the trace's alias cells one batch ahead); speed is
+// reported as sampled requests per second of the curve's thread CPU time (README:
+// simulator figures, with the instructions per request and where they go).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -98,6 +98,8 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
                         add_head_key(h, ttl, key_qps);
                       });
   head_alias_ = AliasTable(head_rates);
+  head_draws_.reserve(head_keys_.size());
+  for (const HeadKey& h : head_keys_) head_draws_.push_back({h.key, h.weight, h.ttl});
   // Tail names, stratified: ranks K+1..N in blocks of 1/R consecutive ranks, one rank
   // drawn uniformly from each block (every rank is kept with probability R, as with
   // independent sampling, but the kept Zipf weight no longer depends on luck with the
@@ -130,34 +132,41 @@ std::uint64_t SampledTrace::tail_rank(std::uint64_t block) const {
   return head_ + 1 + static_cast<std::uint64_t>((static_cast<double>(block) + u) * block_);
 }
 
-void SampledTrace::next_batch(Draw* out, std::size_t n) {
-  // Stage 1: head or tail, and the alias cell of each draw (prefetched).
-  std::uint64_t pick[kMaxBatch];
-  bool head[kMaxBatch];
+void SampledTrace::draw_picks(SplitMix64& rng, Pick* out, std::size_t n) const {
   for (std::size_t i = 0; i < n; ++i) {
-    head[i] = rng_.next() < head_threshold_ || tail_alias_.empty();
-    pick[i] = rng_.next();
-    if (!head[i]) tail_alias_.prefetch(pick[i]);
+    out[i].head = rng.next() < head_threshold_ || tail_alias_.empty();
+    out[i].value = rng.next();
+    if (!out[i].head) tail_alias_.prefetch(out[i].value);
+    else if (!head_alias_.empty()) head_alias_.prefetch(out[i].value);
   }
-  // Stage 2: resolve the draws; prefetch the tail names' ranks.
+}
+
+void SampledTrace::next_batch(Draw* out, std::size_t n) {
+  // Stage 1: head or tail, and the alias cell of each draw. The picks drawn ahead at the
+  // end of the previous call are the same random numbers (a copy of the generator drew
+  // them): taken here, the generator skips past them; any beyond them are drawn now.
+  Pick pick[kMaxBatch];
+  const std::size_t ahead = std::min(n, ahead_count_);
+  std::copy(ahead_, ahead_ + ahead, pick);
+  rng_.state += 2 * ahead * 0x9E3779B97F4A7C15ULL;  // SplitMix64: two next() per pick
+  draw_picks(rng_, pick + ahead, n - ahead);
+  // Stage 2: resolve the draws (their cells were prefetched, most a batch ago); prefetch
+  // the head keys.
   std::uint32_t idx[kMaxBatch];
   for (std::size_t i = 0; i < n; ++i) {
-    if (head[i]) {
-      idx[i] = head_alias_.empty() ? 0 : head_alias_.draw(pick[i]);
+    if (pick[i].head) {
+      idx[i] = head_alias_.empty() ? 0 : head_alias_.draw(pick[i].value);
+      if (!head_alias_.empty()) __builtin_prefetch(&head_draws_[idx[i]]);
     } else {
-      idx[i] = tail_alias_.draw(pick[i]);
+      idx[i] = tail_alias_.draw(pick[i].value);
     }
   }
-  // Stage 3: the keys.
+  // Stage 3: the keys, the tail ones first (computed, no memory read) while the head
+  // keys arrive.
   for (std::size_t i = 0; i < n; ++i) {
     Draw& d = out[i];
     d = Draw{};
-    if (head[i]) {
-      if (head_alias_.empty()) continue;
-      d.head_index = idx[i];
-      d.key = head_keys_[idx[i]].key;
-      continue;
-    }
+    if (pick[i].head) continue;
     d.key.name = tail_rank(idx[i]);
     if (t_.stray_share() > 0 && rng_.unit() < t_.stray_share()) {
       d.key.qtype = static_cast<std::uint16_t>(kStrayQtype + rng_.next() % t_.stray_keys());
@@ -167,6 +176,19 @@ void SampledTrace::next_batch(Draw* out, std::size_t n) {
     d.key.ecs = name_is_ecs(t_, d.key.name, seed_);
     if (d.key.ecs) d.key.subnet = static_cast<std::uint32_t>(rng_.next() % std::max(1u, t_.ecs_subnets));
   }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!pick[i].head || head_alias_.empty()) continue;
+    out[i].head_index = idx[i];
+    const HeadDraw& h = head_draws_[idx[i]];
+    out[i].key = h.key;
+    out[i].weight = h.weight;
+    out[i].ttl = h.ttl;
+  }
+  // The next batch's picks (assumed the same size), drawn from a copy of the generator
+  // and their cells prefetched now: they arrive while the caller works on this batch.
+  SplitMix64 peek = rng_;
+  ahead_count_ = n;
+  draw_picks(peek, ahead_, n);
 }
 
 }  // namespace dnsarena::sim::fleet

@@ -41,7 +41,8 @@
 //   a key's misses per cycle stay 1 and its requests per second stay l.
 //
 // Costs: build O(K*keys + R*N) time and memory; a draw (next_batch) is O(1): alias tables (one memory
-// access each) for the head keys and the kept tail names, plus a few random numbers.
+// access each, on huge pages, prefetched one batch ahead) for the head keys and the kept
+// tail names, plus a few random numbers.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -50,6 +51,7 @@
 #include <vector>
 
 #include "alias_table.hpp"
+#include "huge_page_allocator.hpp"
 #include "fleet_config.hpp"
 #include "sim/workload/entry_generator.hpp"
 
@@ -113,11 +115,19 @@ public:
   struct Draw {
     TraceKey key;
     std::int64_t head_index = -1;  // index into head_keys(), or -1 for a tail key
+    double weight = 1;             // a head key's HeadKey::weight (1 for a tail key)
+    std::uint32_t ttl = 0;         // a head key's HeadKey::ttl (0 for a tail key)
   };
   // The next n requests of the trace, with the table reads of the batch overlapped
   // (prefetched). REQUIRES: n <= kMaxBatch.
   static constexpr std::size_t kMaxBatch = 64;
+  // Each call also draws the next call's picks ahead (assuming the same n) from a copy
+  // of its generator and prefetches their alias cells: the sequence of draws is the same
+  // whatever the sizes of the calls.
   void next_batch(Draw* out, std::size_t n);
+  // Forgets the picks drawn ahead (the next call draws them again from the generator):
+  // the draws stay the same; tests compare the two.
+  void drop_lookahead() { ahead_count_ = 0; }
 
   double rate() const { return rate_; }
   std::uint64_t head() const { return head_; }  // ranks 1..head() are kept in full
@@ -141,6 +151,23 @@ private:
   double tail_weight_ = 0, head_qps_ = 0, tail_qps_ = 0;
   std::uint64_t head_threshold_ = 0;  // a draw below this (of 2^64) is a head request
   SplitMix64 rng_;
+  // One draw's first step: head or tail, and the random number its alias cell is read by.
+  struct Pick {
+    bool head = false;
+    std::uint64_t value = 0;
+  };
+  // Draws n picks from `rng` (two numbers each) and prefetches their alias cells.
+  void draw_picks(SplitMix64& rng, Pick* out, std::size_t n) const;
+  Pick ahead_[kMaxBatch];         // the next call's first picks, drawn from a copy of rng_
+  std::size_t ahead_count_ = 0;
+  // What a draw copies of head_keys_[i] (key, weight, TTL: 40 bytes, not 56), packed on
+  // huge pages: one read per head request.
+  struct HeadDraw {
+    TraceKey key;
+    double weight = 1;
+    std::uint32_t ttl = 0;
+  };
+  std::vector<HeadDraw, HugePageAllocator<HeadDraw>> head_draws_;
 };
 
 template <class Fn>

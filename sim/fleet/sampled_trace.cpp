@@ -81,11 +81,11 @@ SampledTrace::SampledTrace(const TrafficProfile& t, double rate, std::uint64_t s
                                  : 0.0;
   std::vector<double> head_rates;
   // Lists a head key with its TTL and full rate, thinned (see the header).
-  auto add_head_key = [&](HeadKey h, std::uint32_t ttl, double rate) {
+  auto add_head_key = [&](HeadKey h, std::uint32_t ttl, double key_rate) {
     h.ttl = ttl;
-    h.rate_qps = rate;
-    h.sampled_qps = std::min(rate, std::max(kCyclesPerTtl / std::max(1u, ttl), min_rate_tc));
-    h.weight = h.sampled_qps > 0 ? rate / h.sampled_qps : 1.0;
+    h.rate_qps = key_rate;
+    h.sampled_qps = std::min(key_rate, std::max(kCyclesPerTtl / std::max(1u, ttl), min_rate_tc));
+    h.weight = h.sampled_qps > 0 ? key_rate / h.sampled_qps : 1.0;
     head_qps_ += h.sampled_qps;
     head_rates.push_back(h.sampled_qps);
     head_keys_.push_back(h);

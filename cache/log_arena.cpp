@@ -21,6 +21,7 @@
 #include "failpoint.hpp"
 #include "bucket_touch.hpp"
 #include "relaxed_copy.hpp"
+#include "writer_counter.hpp"
 
 namespace dnsarena::cache {
 
@@ -60,7 +61,7 @@ bool Cache::append_without_reclaim(std::span<const std::uint8_t> padded, ArenaOf
   // Bytes first, fill next, the index slot last (by the caller, with release).
   regions_[head].fill.store(fill + static_cast<std::uint32_t>(padded.size()), std::memory_order_release);
   failpoint(FailStep::append_published);
-  hdr_.bytes_in_use.fetch_add(padded.size(), std::memory_order_relaxed);
+  writer_add(hdr_.bytes_in_use, padded.size());
   *off = ArenaOffset::from_byte_offset(byte_off);
   return true;
 }
@@ -163,7 +164,7 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now, bool second_chanc
         }
       }
   }
-  hdr_.bytes_in_use.fetch_sub(fill, std::memory_order_relaxed);
+  writer_sub(hdr_.bytes_in_use, fill);
   regions_[r].fill.store(0, std::memory_order_relaxed);
   failpoint(FailStep::reclaim_region_emptied);
   // From here on readers holding an old slot into r see a new generation and retry.

@@ -45,10 +45,13 @@ Cache::SlotRef Cache::find_linked(std::span<const std::uint8_t> key_blob, std::u
 
 Cache::SlotRef Cache::find_slot_of(ArenaOffset off, std::uint64_t hash) const {
   const IndexPosition pos = index_position(hash, bucket_count_);
+  // A zero slot's offset is the null offset, never an entry's: no separate test for it.
+  static_assert(ArenaOffset{}.raw() == 0, "slot 0 holds the null offset");
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2})
+#pragma GCC unroll 8
     for (auto& slot : buckets_[b].slots) {
       const std::uint64_t s = slot.load(std::memory_order_relaxed);
-      if (s != 0 && slot_offset(s) == off) return {&slot, s};
+      if (slot_offset(s) == off) return {&slot, s};
     }
   return {};
 }

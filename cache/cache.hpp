@@ -313,8 +313,12 @@ private:
   // insert_batch's encoded entries, one reused buffer per batch position (no heap once
   // they have grown), and their key hashes.
   std::vector<std::vector<std::uint8_t>> batch_encoded_;
+  // Reclaim's pass 1 record of one entry: what pass 2 needs, so that pass 2 reads the
+  // entry's bytes again only to copy a second chance (the region is as large as L2).
   struct PendingEntry {
     std::uint32_t pos;
+    std::uint32_t padded;
+    std::uint32_t expire;
     std::uint64_t hash;
   };
   std::vector<PendingEntry> reclaim_scratch_;

@@ -7,7 +7,7 @@
 //      b. encode each entry into that position's reused buffer
 //   2. one writer-lock acquisition: for each item in order, insert_locked() (make room,
 //      append the bytes, publish the slot), exactly the steps of a single insert
-//   3. counters, outside the lock
+//   3. outcomes tallied, outside the lock; the counters get one add each per batch
 // Crash safety is that of insert(): each entry is written bytes first, fill next, its
 // slot last with one atomic store; a writer killed between two items leaves the earlier
 // ones published and the later ones absent. Stage 1a only reads. No new write
@@ -33,6 +33,7 @@ void Cache::insert_batch(std::span<InsertItem> items, std::uint32_t now) {
   if (batch_encoded_.size() < kMaxBatch) batch_encoded_.resize(kMaxBatch);
   std::uint64_t hashes[kMaxBatch];
   std::size_t sizes[kMaxBatch];  // padded size of batch_encoded_[i]
+  std::uint64_t n_rejected = 0, n_inserted = 0, n_replaced = 0;
   for (std::size_t first = 0; first < items.size(); first += kMaxBatch) {
     const std::size_t n = std::min(kMaxBatch, items.size() - first);
     InsertItem* b = items.data() + first;
@@ -69,13 +70,17 @@ void Cache::insert_batch(std::span<InsertItem> items, std::uint32_t now) {
         }
       }
     }
-    // Stage 3: counters, as insert() counts them.
+    // Stage 3: the chunk's outcomes, tallied here and added to the counters once per batch.
     for (std::size_t i = 0; i < n; ++i) {
-      if (b[i].status == InsertStatus::rejected) count(Counter::rejected_inserts);
-      if (b[i].status == InsertStatus::inserted || b[i].status == InsertStatus::replaced) count(Counter::inserts);
-      if (b[i].status == InsertStatus::replaced) count(Counter::replaces);
+      n_rejected += b[i].status == InsertStatus::rejected;
+      n_inserted += b[i].status == InsertStatus::inserted || b[i].status == InsertStatus::replaced;
+      n_replaced += b[i].status == InsertStatus::replaced;
     }
   }
+  // As insert() counts them, one add per counter instead of one per item.
+  if (n_rejected != 0) count(Counter::rejected_inserts, n_rejected);
+  if (n_inserted != 0) count(Counter::inserts, n_inserted);
+  if (n_replaced != 0) count(Counter::replaces, n_replaced);
 }
 
 }  // namespace dnsarena::cache

@@ -9,6 +9,7 @@
 
 #include "failpoint.hpp"
 #include "robust_mutex.hpp"
+#include "writer_counter.hpp"
 
 namespace dnsarena::cache {
 
@@ -44,24 +45,31 @@ Cache::SlotRef Cache::find_linked(std::span<const std::uint8_t> key_blob, std::u
 
 Cache::SlotRef Cache::find_slot_of(ArenaOffset off, std::uint64_t hash) const {
   const IndexPosition pos = index_position(hash, bucket_count_);
+  // A zero slot's offset is the null offset, never an entry's: no separate test for it.
+  static_assert(ArenaOffset{}.raw() == 0, "slot 0 holds the null offset");
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2})
+#pragma GCC unroll 8
     for (auto& slot : buckets_[b].slots) {
       const std::uint64_t s = slot.load(std::memory_order_relaxed);
-      if (s != 0 && slot_offset(s) == off) return {&slot, s};
+      if (slot_offset(s) == off) return {&slot, s};
     }
   return {};
 }
 
 void Cache::unlink(std::atomic<std::uint64_t>* slot) {
   slot->store(0, std::memory_order_release);
-  hdr_.live_entries.fetch_sub(1, std::memory_order_relaxed);
+  writer_sub(hdr_.live_entries, 1);
 }
 
 Cache::BucketScan Cache::scan_buckets(std::span<const std::uint8_t> key_blob, std::uint64_t hash) const {
   const IndexPosition pos = index_position(hash, bucket_count_);
   BucketScan scan;
+  // NOTE: unrolled, the slot loop costs ~11.4 instructions a slot instead of ~13.5 (183
+  // against 216 an insert, callgrind). A branch-free version that built bit masks of free
+  // and matching slots took ~27 a slot at -O2 (setcc, shifts by the slot number): dropped.
   for (unsigned h = 0; h < 2; ++h) {
     Bucket& bucket = buckets_[h == 0 ? pos.bucket1 : pos.bucket2];
+#pragma GCC unroll 8
     for (auto& slot : bucket.slots) {
       const std::uint64_t s = slot.load(std::memory_order_relaxed);
       if (s == 0) {
@@ -96,7 +104,7 @@ void Cache::place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, b
   if (std::atomic<std::uint64_t>* slot = scan.free[first] ? scan.free[first] : scan.free[1 - first]) {
     slot->store(value, std::memory_order_release);
     failpoint(FailStep::place_linked);
-    hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
+    writer_add(hdr_.live_entries, 1);
     return;
   }
   // Both buckets full. First try one cuckoo step: move a resident whose other bucket has
@@ -120,7 +128,7 @@ void Cache::place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, b
           failpoint(FailStep::displace_new_linked);
           free_slot.store(resident, std::memory_order_release);
           failpoint(FailStep::displace_done);
-          hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
+          writer_add(hdr_.live_entries, 1);
           count(Counter::index_displacements);
           return;
         }
@@ -142,7 +150,7 @@ void Cache::place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, b
   failpoint(FailStep::conflict_unlinked);
   count(Counter::conflict_evictions);
   victim->store(value, std::memory_order_release);
-  hdr_.live_entries.fetch_add(1, std::memory_order_relaxed);
+  writer_add(hdr_.live_entries, 1);
 }
 
 InsertStatus Cache::insert(const CacheKey& key, const Answer& answer, std::uint32_t now) {
@@ -217,7 +225,7 @@ bool Cache::erase(const CacheKey& key) {
   if (!ref.slot) return false;
   ref.slot->store(0, std::memory_order_release);
   failpoint(FailStep::erase_unlinked);
-  hdr_.live_entries.fetch_sub(1, std::memory_order_relaxed);
+  writer_sub(hdr_.live_entries, 1);
   return true;
 }
 

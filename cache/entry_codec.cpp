@@ -62,6 +62,7 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
 std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::uint32_t now,
                               std::vector<std::uint8_t>& buf, std::size_t* padded_size) {
   *padded_size = 0;
+  if (key.blob().size() < kKeyFixedBytes) return 0;  // an empty key: no entry can hold it
   std::uint32_t entry_ttl = answer.ttl;
   std::size_t worst = kEntryHeaderBytes + key.blob().size() + 6 + 8;
   bool any = false;
@@ -93,11 +94,24 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
     if (wide) p = put_u16be(p, static_cast<std::uint16_t>(sec.size()));
     else *p++ = static_cast<std::uint8_t>(sec.size());
   }
-  const auto qname = key.qname();
+  // The qname is the blob's tail, its length in the blob's byte 4 (cache_key.hpp).
+  const std::span<const std::uint8_t> qname = blob.last(blob[4]);
   const std::uint16_t qtype = key.qtype();
+  const std::size_t qtype_rdlen = implied_rdlength(qtype);
   for (const auto& sec : answer.sections) {
     for (const RecordData& r : sec) {
-      const bool owner_q = r.owner.empty() || wire_names_equal_ci(r.owner, qname);
+      // The common record (an A or AAAA of the qname, class IN, the entry's TTL) is one
+      // descriptor byte and its rdata.
+      if (qtype_rdlen != 0 && r.owner.empty() && r.type == qtype && r.rclass == 1 && r.ttl == entry_ttl &&
+          r.rdata.size() == qtype_rdlen) {
+        *p++ = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn | kDescRdlenImplied;
+        if (qtype_rdlen == 4) std::memcpy(p, r.rdata.data(), 4);
+        else std::memcpy(p, r.rdata.data(), 16);
+        p += qtype_rdlen;
+        continue;
+      }
+      const bool owner_q =
+          r.owner.empty() || (r.owner.size() == qname.size() && wire_names_equal_ci(r.owner, qname));
       if (!owner_q && wire_name_length(r.owner) != r.owner.size()) return 0;
       std::uint8_t desc = 0;
       if (owner_q) desc |= kDescOwnerIsQname;
@@ -119,7 +133,10 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
         if (desc & kDescRdlenU8) *p++ = static_cast<std::uint8_t>(r.rdata.size());
         else p = put_u16be(p, static_cast<std::uint16_t>(r.rdata.size()));
       }
-      if (!r.rdata.empty()) std::memcpy(p, r.rdata.data(), r.rdata.size());
+      // A and AAAA (most records): fixed-size copies the compiler inlines.
+      if (r.rdata.size() == 4) std::memcpy(p, r.rdata.data(), 4);
+      else if (r.rdata.size() == 16) std::memcpy(p, r.rdata.data(), 16);
+      else if (!r.rdata.empty()) std::memcpy(p, r.rdata.data(), r.rdata.size());
       p += r.rdata.size();
     }
   }
@@ -127,7 +144,8 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
   if (len > kMaxEntryBytes) return 0;
   store_u16le(base + kEntryLenOffset, static_cast<std::uint16_t>(len));
   const std::size_t padded = padded_entry_size(len);
-  std::memset(base + len, 0, padded - len);  // worst includes 8 bytes of slack for this
+  // Zero padding: one 8-byte store covers [len, padded); worst includes 8 bytes of slack.
+  std::memset(base + len, 0, 8);
   *padded_size = padded;
   return len;
 }

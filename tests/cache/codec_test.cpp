@@ -242,3 +242,30 @@ TEST_CASE("the reader refuses truncated or damaged entry bytes", "[codec]") {
   more[counts_at] = 3;
   REQUIRE_FALSE(EntryReader(more).validate_all());
 }
+
+TEST_CASE("A and AAAA records that miss the one-byte path by one field round-trip", "[codec]") {
+  // encode_entry_into writes the common record (owner the qname, type the qtype, class IN,
+  // the entry's TTL, implied length) as one descriptor byte and its rdata; each record
+  // below differs from it in exactly one field and must take the general walk.
+  for (const std::uint16_t qtype : {kA, kAAAA}) {
+    const Bytes rd(qtype == kA ? 4 : 16, 0x7F);
+    const CacheKey key(wire("fast.example"), qtype);
+    OwnedAnswer a;
+    a.ttl = 300;
+    a.add(kAnswer, {}, qtype, 300, rd);                         // the one-byte path
+    a.add(kAnswer, {}, qtype, 301, rd);                         // TTL
+    a.add(kAnswer, {}, qtype, 300, rd, 3);                      // class CH
+    a.add(kAnswer, wire("FAST.example"), qtype, 300, rd);       // owner the qname, other case
+    a.add(kAnswer, wire("other.example"), qtype, 300, rd);      // another owner
+    a.add(kAnswer, {}, qtype == kA ? kAAAA : kA, 300, rd);      // type (length not implied)
+    a.add(kAnswer, {}, qtype, 300, Bytes(rd.size() + 1, 0x01));  // unusual length
+    const auto buf = round_trip(key, a.answer());
+    SECTION("one-byte record alone: descriptor and rdata only") {
+      OwnedAnswer one;
+      one.ttl = 300;
+      one.add(kAnswer, {}, qtype, 300, rd);
+      const auto e = round_trip(key, one.answer());
+      REQUIRE((std::size_t{e[0]} | (std::size_t{e[1]} << 8)) == kEntryHeaderBytes + key.blob().size() + 3 + 1 + rd.size());
+    }
+  }
+}

@@ -95,12 +95,15 @@ inline LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std:
   // fill: a torn len cannot take the walk outside the region.
   if (k < 8 || len < kEntryKeyOffset + k + 3 || in_region + len > fill || ((h0 >> 24) & 0xFF) != 0)
     return FusedRead::fallback;
+  const auto qtype = static_cast<std::uint16_t>(blob[0] | (blob[1] << 8));
+  if (const std::size_t first = kEntryKeyOffset + k + 3; first < len && !in_arena_first_record_ok(w, first, qtype))
+    return FusedRead::fallback;  // a form the walk gives up on: the copying path at once
   if (!key_equal_in_arena(w, blob.data(), k)) return FusedRead::fallback;  // another key: find_and_copy decides
   const auto expire = static_cast<std::uint32_t>(h0 >> 32);
   const bool expired = now >= expire;
   const bool written =
       expired || write_response_in_arena(w, len, k, static_cast<std::uint8_t>(h0 >> 16), expire,
-                                         static_cast<std::uint32_t>(h1), static_cast<std::uint16_t>(blob[0] | (blob[1] << 8)),
+                                         static_cast<std::uint32_t>(h1), qtype,
                                          q, now, o, out, capacity, result);
   if (after_arena_walk_ != nullptr) after_arena_walk_(after_arena_walk_arg_);
   // The seqlock: only if the generation is unchanged were the bytes read a published

@@ -172,6 +172,12 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   return r;
 }
 
+bool udp_answered_within(std::uint16_t port, const std::vector<std::uint8_t>& packet, int attempts) {
+  for (int i = 0; i < attempts; ++i)
+    if (udp_exchange(port, packet, std::chrono::milliseconds(500)).answered) return true;
+  return false;
+}
+
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout,
                       const char* source) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

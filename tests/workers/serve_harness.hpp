@@ -83,6 +83,9 @@ std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& na
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
                       const char* source = nullptr);
+// Sends `packet` over UDP up to `attempts` times, 500 ms apart, until one is answered:
+// a service's workers answer, not just the kernel's TCP accept (wait_ready).
+bool udp_answered_within(std::uint16_t port, const std::vector<std::uint8_t>& packet, int attempts = 20);
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire);

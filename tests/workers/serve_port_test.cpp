@@ -71,10 +71,7 @@ TEST_CASE("kill -9 of the supervisor: a new serve on the same port waits for the
   CHECK(s.serve->log().find("already bound") == std::string::npos);
   for (pid_t p : orphans) CHECK(!running(p));  // gone (the new serve waited for that)
   // The log line comes before the workers are forked (slowly, under ASan): wait for an answer.
-  bool answered = false;
-  for (int i = 0; i < 20 && !answered; ++i)
-    answered = udp_exchange(s.port, make_query(1, "a.test", 1), std::chrono::milliseconds(500)).answered;
-  REQUIRE(answered);
+  REQUIRE(udp_answered_within(s.port, make_query(1, "a.test", 1)));
   CHECK(s.serve->children().size() == 2);
   for (int i = 0; i < 20; ++i) CHECK(udp_exchange(s.port, make_query(static_cast<std::uint16_t>(i), "a.test", 1)).rcode() == 0);
   CHECK(s.upstream.queries() == asked);

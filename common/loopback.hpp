@@ -10,8 +10,23 @@ namespace dnsarena::common {
 // 127.0.0.1:port (port in host order).
 sockaddr_in loopback_v4(std::uint16_t port);
 
+// Where free_loopback_port() keeps its reservations: one byte per port.
+inline constexpr const char* kPortLockFile = "/tmp/dnsarena-ports.lock";
+
 // A port free for both UDP and TCP on 127.0.0.1 right now (the kernel picks the UDP one;
-// up to 50 tries until TCP can bind it too). Throws std::runtime_error when none is found.
+// TCP must bind it too), and reserved for this process: no other call of this function,
+// in this process or another one on the host (test processes under `ctest -j`), returns
+// it while this process lives. The reservation is an open-file-description write lock
+// (fcntl F_OFD_SETLK) on byte `port` of kPortLockFile, which the kernel drops when the
+// process exits, kill -9 included; nothing accumulates on disk.
+// NOTE: before the reservation, two test processes probing at the same time could be
+// handed the same port (bind(0), close, the kernel reuses it), and one's server then
+// answered the other's queries (CI, session 23: a TCP test got no answer from its own
+// serve, still waiting in its port grace).
+// Not reserved against processes that do not call this (an ephemeral client socket may
+// still take the port before the caller binds it). When the lock file cannot be opened
+// (read-only /tmp) ports are returned unreserved, and stderr says so once.
+// Throws std::runtime_error when no port is found in 200 tries.
 std::uint16_t free_loopback_port();
 
 }  // namespace dnsarena::common

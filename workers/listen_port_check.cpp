@@ -1,14 +1,12 @@
 #include "listen_port_check.hpp"
 
-#include <dirent.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <thread>
+
+#include "common/socket_owners.hpp"
 
 namespace dnsarena::workers {
 
@@ -26,63 +24,6 @@ bool bind_refused(const Endpoint& listen, bool tcp) {
   return refused;
 }
 
-// Inodes of the sockets bound to local port `port` in /proc/net/{udp,tcp}{,6}.
-std::set<std::string> socket_inodes(bool tcp, std::uint16_t port) {
-  std::set<std::string> inodes;
-  char hex_port[8];
-  std::snprintf(hex_port, sizeof hex_port, ":%04X", port);
-  for (const char* v : {"", "6"}) {
-    std::ifstream f(std::string("/proc/net/") + (tcp ? "tcp" : "udp") + v);
-    std::string line;
-    std::getline(f, line);  // header
-    while (std::getline(f, line)) {
-      std::istringstream in(line);
-      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      if (!(in >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode)) continue;
-      if (local.size() > 5 && local.compare(local.size() - 5, 5, hex_port) == 0 && (!tcp || state == "0A")) inodes.insert(inode);
-    }
-  }
-  return inodes;
-}
-
-// "pid 812 (unbound), pid 9653 (dnsarena)" for the processes holding one of `inodes`,
-// as far as /proc lets us look ("" when it does not).
-std::string holders(const std::set<std::string>& inodes) {
-  std::string out;
-  if (inodes.empty()) return out;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return out;
-  const pid_t self = ::getpid();
-  while (dirent* d = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(d->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == self) continue;
-    const std::string fd_dir = std::string("/proc/") + d->d_name + "/fd";
-    DIR* fds = ::opendir(fd_dir.c_str());
-    if (fds == nullptr) continue;
-    bool holds = false;
-    while (dirent* e = ::readdir(fds)) {
-      char target[64];
-      const ssize_t n = ::readlink((fd_dir + "/" + e->d_name).c_str(), target, sizeof target - 1);
-      if (n <= 9) continue;
-      target[n] = '\0';
-      const std::string t(target);  // "socket:[12345]"
-      if (t.rfind("socket:[", 0) == 0 && inodes.count(t.substr(8, t.size() - 9)) != 0) {
-        holds = true;
-        break;
-      }
-    }
-    ::closedir(fds);
-    if (!holds) continue;
-    std::ifstream comm(std::string("/proc/") + d->d_name + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    out += (out.empty() ? "" : ", ") + std::string("pid ") + d->d_name + " (" + name + ")";
-  }
-  ::closedir(proc);
-  return out;
-}
-
 }  // namespace
 
 std::string listen_port_taken(const Endpoint& listen, std::chrono::milliseconds grace) {
@@ -93,7 +34,8 @@ std::string listen_port_taken(const Endpoint& listen, std::chrono::milliseconds 
     const bool tcp_taken = !udp_taken && bind_refused(listen, true);
     if (!udp_taken && !tcp_taken) return "";
     if (std::chrono::steady_clock::now() >= deadline) {
-      const std::string who = holders(socket_inodes(tcp_taken, listen.port()));
+      const std::string who =
+          common::describe_holders(common::socket_holders(common::bound_socket_inodes(tcp_taken, listen.port())));
       return std::string(tcp_taken ? "TCP " : "UDP ") + listen.text + " is already bound by " +
              (who.empty() ? "another process" : who) +
              "; a second server on the same port would split its queries with the first (SO_REUSEPORT), so "

@@ -20,9 +20,10 @@
 #include "cache/dns_name.hpp"
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
+#include "common/loopback.hpp"
+#include "common/socket_owners.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/wire.hpp"
-#include "common/loopback.hpp"
 
 namespace dnsarena::test {
 
@@ -61,7 +62,9 @@ bool ServeProcess::wait_ready(std::chrono::milliseconds timeout) {
   const std::uint64_t deadline = now_ms() + static_cast<std::uint64_t>(timeout.count());
   while (now_ms() < deadline) {
     if (!child_.running()) return false;
-    if (common::accepts_tcp(port_)) return true;
+    // Our serve's own listener: another process that holds the same port would accept
+    // too (and answer our queries) while ours still waits in its port grace.
+    if (common::accepts_tcp(port_) && common::process_listens_tcp(child_.pid(), port_)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;

@@ -15,7 +15,8 @@
 
 namespace dnsarena::test {
 
-// A port free for both UDP and TCP on 127.0.0.1 at the time of the call.
+// A port free for both UDP and TCP on 127.0.0.1 at the time of the call, reserved for
+// this test process (common::free_loopback_port).
 std::uint16_t free_port();
 // Writes `text` to a new file under /tmp (unique to this process) and returns its path.
 std::string write_config(const std::string& text);
@@ -31,7 +32,8 @@ public:
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
   pid_t pid() const { return child_.pid(); }
-  // Waits until a worker accepts TCP on the port. False after `timeout`.
+  // Waits until this serve (its supervisor's own listening socket, per /proc) accepts TCP
+  // on the port. False after `timeout`, or at once when the process exited.
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM and wait; returns the exit status (or -1 when it had to be killed).
   int stop();

@@ -20,8 +20,10 @@ namespace dnsarena::sim {
 // Every sim command is registered through common::add_command.
 using common::add_command;
 
-// --json: one machine-readable object (or array) printed last.
-inline void add_json_flag(CLI::App& cmd, bool& json, const char* what = "Print one JSON object last") {
+// --json: one machine-readable JSON document, alone on stdout (a command that also prints
+// its human report then sends the report to stderr), so `... --json | jq` works.
+inline void add_json_flag(CLI::App& cmd, bool& json,
+                          const char* what = "Print one JSON document on stdout (the human report goes to stderr)") {
   cmd.add_flag("--json", json, what);
 }
 

@@ -31,6 +31,8 @@ std::string time_of(const RolloutResult& r, std::int64_t minute) {
 }
 
 void run(const RolloutArgs& a) {
+  // With --json, stdout carries the one JSON document alone; the human report goes to stderr.
+  FILE* const report = a.json ? stderr : stdout;
   const auto t0 = std::chrono::steady_clock::now();
   const FleetConfig fleet = load_fleet(a.fleet);
   const RolloutPlan plan = load_plan(a.plan, fleet);
@@ -49,36 +51,36 @@ void run(const RolloutArgs& a) {
                                      std::filesystem::path(a.versus).parent_path().filename().string());
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::printf("fleet %s: %llu instances, %zu steps of %u min, %s -> %s, rollout %s .. %s\n", fleet.name.c_str(),
+  std::fprintf(report, "fleet %s: %llu instances, %zu steps of %u min, %s -> %s, rollout %s .. %s\n", fleet.name.c_str(),
               static_cast<unsigned long long>(r.instances), r.steps.size(), r.step_minutes, plan.from.c_str(),
               plan.to.c_str(), format_date_days(plan.start_day).c_str(), format_date_days(plan.end_day).c_str());
-  std::printf("\nper datacenter (median-rate instance, plateau): real cache (SHARDS) vs Che's approximation\n");
-  std::printf("%-14s %12s %9s %12s %12s %8s %8s %7s %9s %9s %8s %8s\n", "datacenter", "capacity", "R", "entries",
+  std::fprintf(report, "\nper datacenter (median-rate instance, plateau): real cache (SHARDS) vs Che's approximation\n");
+  std::fprintf(report, "%-14s %12s %9s %12s %12s %8s %8s %7s %9s %9s %8s %8s\n", "datacenter", "capacity", "R", "entries",
               "che_entries", "hit", "che_hit", "d_pts", "B/e_from", "B/e_to", "rss/al_f", "rss/al_t");
   for (const auto& c : r.checks)
-    std::printf("%-14s %12llu %9.2e %12.0f %12.0f %8.4f %8.4f %+7.2f %9.1f %9.1f %8.3f %8.3f%s\n", c.datacenter.c_str(),
+    std::fprintf(report, "%-14s %12llu %9.2e %12.0f %12.0f %8.4f %8.4f %+7.2f %9.1f %9.1f %8.3f %8.3f%s\n", c.datacenter.c_str(),
                 static_cast<unsigned long long>(c.capacity), c.sample_rate, c.cache_entries, c.che_entries,
                 c.cache_hit_rate, c.che_hit_rate, 100 * (c.cache_hit_rate - c.che_hit_rate), c.bytes_before,
                 c.bytes_after, c.resident_ratio_before, c.resident_ratio_after,
                 c.cache_reached_plateau ? "" : "  (no plateau within curve_max_days)");
-  std::printf("(B/e: resident bytes per entry; rss/al: heap layouts' resident / allocated after churn under jemalloc)\n");
-  std::printf("\nRSS plateaus (GB): before = mean before the rollout start; after = mean over the last 7 days\n");
-  std::printf("%-5s %9s %9s %8s\n", "", "before", "after", "change");
-  auto row = [](const char* n, double b, double af) { std::printf("%-5s %9.2f %9.2f %+7.1f%%\n", n, b, af, 100 * (af / b - 1)); };
+  std::fprintf(report, "(B/e: resident bytes per entry; rss/al: heap layouts' resident / allocated after churn under jemalloc)\n");
+  std::fprintf(report, "\nRSS plateaus (GB): before = mean before the rollout start; after = mean over the last 7 days\n");
+  std::fprintf(report, "%-5s %9s %9s %8s\n", "", "before", "after", "change");
+  auto row = [report](const char* n, double b, double af) { std::fprintf(report, "%-5s %9.2f %9.2f %+7.1f%%\n", n, b, af, 100 * (af / b - 1)); };
   row("p50", r.p50_before, r.p50_after);
   row("p90", r.p90_before, r.p90_after);
   row("p98", r.p98_before, r.p98_after);
   row("p99", r.p99_before, r.p99_after);
-  auto published = [](const char* n, double predicted, double pub) {
-    if (pub > 0) std::printf("%s after: predicted %.2f GB, published %.2f GB, error %+.1f%%\n", n, predicted, pub, 100 * (predicted / pub - 1));
+  auto published = [report](const char* n, double predicted, double pub) {
+    if (pub > 0) std::fprintf(report, "%s after: predicted %.2f GB, published %.2f GB, error %+.1f%%\n", n, predicted, pub, 100 * (predicted / pub - 1));
   };
   published("p90", r.p90_after, plan.published_p90_after_gb);
   published("p99", r.p99_after, plan.published_p99_after_gb);
-  std::printf("upgrade restarts: %s; peak upstream during the rollout %.0f q/s\n", plan.warm_upgrade ? "warm" : "cold",
+  std::fprintf(report, "upgrade restarts: %s; peak upstream during the rollout %.0f q/s\n", plan.warm_upgrade ? "warm" : "cold",
               r.peak_upstream_qps);
-  std::printf("\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
+  std::fprintf(report, "\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
   const double cache_rate = r.cache_seconds > 0 ? r.sampled_requests / r.cache_seconds : 0;
-  std::printf("timing: %zu curves from the real cache (%llu sampled requests, requests_per_s_per_core %.2f M) %.2f s; "
+  std::fprintf(report, "timing: %zu curves from the real cache (%llu sampled requests, requests_per_s_per_core %.2f M) %.2f s; "
               "fleet steps %.2f s (%.1f CPU s in this process); total %.2f s\n",
               r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
               r.fleet_cpu_s, elapsed);
@@ -89,13 +91,13 @@ void run(const RolloutArgs& a) {
   const char* verdict = cache_rate >= kTargetRate ? "met"
                         : limit.requests_per_s < kTargetRate ? "not met: above this machine's memory limit"
                                                              : "not met: below the memory limit (CPU work per request binds)";
-  std::printf("limit: %.2f random accesses/request x %.2f ns/access (%s chains, thread CPU time, over %.1f MB with THP; "
+  std::fprintf(report, "limit: %.2f random accesses/request x %.2f ns/access (%s chains, thread CPU time, over %.1f MB with THP; "
               "one chain %.1f ns) = %.2f M requests/s per core; measured %.2f M (%.0f%% of the limit); 5 M target %s\n",
               limit.accesses_per_request, limit.access.independent_ns, "8/16 independent", limit.access.bytes / 1e6,
               limit.access.dependent_ns, limit.requests_per_s / 1e6, cache_rate / 1e6,
               limit.requests_per_s > 0 ? 100 * cache_rate / limit.requests_per_s : 0.0, verdict);
-  std::printf("wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
-  if (!charted) std::printf("chart: %s\n", why.c_str());
+  std::fprintf(report, "wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
+  if (!charted) std::fprintf(report, "chart: %s\n", why.c_str());
   if (a.json) {
     nlohmann::json j = {{"p50_before_gb", r.p50_before}, {"p50_after_gb", r.p50_after},
                         {"p90_before_gb", r.p90_before}, {"p90_after_gb", r.p90_after},

@@ -25,6 +25,8 @@ struct SweepArgs : FleetRunOptions {
 };
 
 void run(const SweepArgs& a) {
+  // With --json, stdout carries the one JSON document alone; the human report goes to stderr.
+  FILE* const report = a.json ? stderr : stdout;
   const auto t0 = std::chrono::steady_clock::now();
   const FleetConfig fleet = load_fleet(a.fleet);
   const std::vector<SweepCapacity> capacities = parse_capacities(a.capacities);
@@ -54,23 +56,23 @@ void run(const SweepArgs& a) {
   const bool charted = sweep_chart(r, csv, png, "Sweep, fleet '" + fleet.name + "': p99 RSS peak and hit rate by capacity", &why);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::printf("fleet %s: %zu datacenters x %zu capacities x %zu plans x %zu layouts = %zu rollouts\n", fleet.name.c_str(),
+  std::fprintf(report, "fleet %s: %zu datacenters x %zu capacities x %zu plans x %zu layouts = %zu rollouts\n", fleet.name.c_str(),
               fleet.datacenters.size(), capacities.size(), plans.size(), layouts.empty() ? 1 : layouts.size(),
               r.rows.size());
-  std::printf("%-14s %-10s %-11s %8s %12s %8s %8s %8s %8s %8s %7s %11s %s\n", "datacenter", "plan", "layouts", "cap",
+  std::fprintf(report, "%-14s %-10s %-11s %8s %12s %8s %8s %8s %8s %8s %7s %11s %s\n", "datacenter", "plan", "layouts", "cap",
               "capacity", "budget", "p99pre", "p99peak", "p99post", "peak/bud", "hit", "upstream", "fits");
   for (const SweepRow& w : r.rows)
-    std::printf("%-14s %-10s %-11s %8s %12llu %8.2f %8.2f %8.2f %8.2f %8.3f %7.4f %11.0f %s\n", w.datacenter.c_str(),
+    std::fprintf(report, "%-14s %-10s %-11s %8s %12llu %8.2f %8.2f %8.2f %8.2f %8.3f %7.4f %11.0f %s\n", w.datacenter.c_str(),
                 w.plan.c_str(), (w.layout_from + "->" + w.layout_to).c_str(), w.capacity_label.c_str(),
                 static_cast<unsigned long long>(w.capacity), w.budget_gb, w.p99_before_gb, w.p99_peak_gb,
                 w.p99_after_gb, w.p99_peak_gb / w.budget_gb, w.hit_rate_after, w.upstream_qps_after,
                 w.fits ? "yes" : "NO");
-  std::printf("(GB per instance; p99 across the datacenter's instances; peak = highest step; hit and upstream "
+  std::fprintf(report, "(GB per instance; p99 across the datacenter's instances; peak = highest step; hit and upstream "
               "after the rollout)\n");
-  std::printf("timing: %zu distinct curves; curves %.2f s, fleet steps %.2f s, total %.2f s\n", r.curves_computed,
+  std::fprintf(report, "timing: %zu distinct curves; curves %.2f s, fleet steps %.2f s, total %.2f s\n", r.curves_computed,
               r.curves_s, r.fleet_s, elapsed);
-  std::printf("wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
-  if (!charted) std::printf("chart: %s\n", why.c_str());
+  std::fprintf(report, "wrote %s%s\n", csv.c_str(), charted ? (" and " + png).c_str() : "");
+  if (!charted) std::fprintf(report, "chart: %s\n", why.c_str());
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const SweepRow& w : r.rows)

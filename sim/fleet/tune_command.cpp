@@ -23,6 +23,8 @@ struct TuneArgs : FleetRunOptions {
 };
 
 void run(const TuneArgs& a) {
+  // With --json, stdout carries the one JSON document alone; the human report goes to stderr.
+  FILE* const report = a.json ? stderr : stdout;
   const FleetConfig fleet = load_fleet(a.fleet);
   std::filesystem::create_directories(a.out);
   Calibration cal(a.calibration.empty() ? a.out + "/calibration.json" : a.calibration, layouts_measurer(),
@@ -30,9 +32,9 @@ void run(const TuneArgs& a) {
   const std::string layout = a.layout.empty() ? fleet.layout : a.layout;
   const TuneResult r = run_tune(fleet, cal, a.headroom, layout, a.reinvest);
 
-  std::printf("fleet %s, headroom %.0f%%: largest capacity with p99 RSS <= budget x (1 - headroom)\n", fleet.name.c_str(),
+  std::fprintf(report, "fleet %s, headroom %.0f%%: largest capacity with p99 RSS <= budget x (1 - headroom)\n", fleet.name.c_str(),
               100 * a.headroom);
-  std::printf("%-14s %-6s %12s %12s %8s %8s %8s %7s %7s %11s %11s %9s  %s\n", "datacenter", "layout", "capacity",
+  std::fprintf(report, "%-14s %-6s %12s %12s %8s %8s %8s %7s %7s %11s %11s %9s  %s\n", "datacenter", "layout", "capacity",
               "tuned", "limitGB", "p99GB", "p99GB'", "hit", "hit'", "upstream", "upstream'", "freedGB", "note");
   const std::string csv = a.out + "/tune.csv";
   std::ofstream out(csv);
@@ -40,7 +42,7 @@ void run(const TuneArgs& a) {
          "hit_rate_current,hit_rate_tuned,upstream_qps_current,upstream_qps_tuned,memory_freed_gb,note\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : r.rows) {
-    std::printf("%-14s %-6s %12llu %12llu %8.2f %8.2f %8.2f %7.4f %7.4f %11.0f %11.0f %+9.2f  %s\n", t.datacenter.c_str(),
+    std::fprintf(report, "%-14s %-6s %12llu %12llu %8.2f %8.2f %8.2f %7.4f %7.4f %11.0f %11.0f %+9.2f  %s\n", t.datacenter.c_str(),
                 t.layout.c_str(), static_cast<unsigned long long>(t.current_capacity),
                 static_cast<unsigned long long>(t.tuned_capacity), t.limit_gb, t.p99_rss_current_gb, t.p99_rss_tuned_gb,
                 t.hit_rate_current, t.hit_rate_tuned, t.upstream_qps_current, t.upstream_qps_tuned, t.memory_freed_gb,
@@ -56,7 +58,7 @@ void run(const TuneArgs& a) {
                     {"upstream_qps_current", t.upstream_qps_current}, {"upstream_qps_tuned", t.upstream_qps_tuned},
                     {"memory_freed_gb", t.memory_freed_gb}, {"note", t.note}});
   }
-  std::printf("(' = at the tuned capacity; hit rates request-weighted over instances; freed = p99 current - tuned)\n");
+  std::fprintf(report, "(' = at the tuned capacity; hit rates request-weighted over instances; freed = p99 current - tuned)\n");
   const std::string curve_csv = a.out + "/tune_hit_rate.csv";
   std::ofstream cc(curve_csv);
   cc << "datacenter,capacity,hit_rate,upstream_qps_median_instance\n";
@@ -69,9 +71,9 @@ void run(const TuneArgs& a) {
   std::string why;
   const std::string png = a.out + "/tune_hit_rate.png";
   const bool charted = tune_chart(curve_csv, names, png, &why);
-  std::printf("wrote %s, %s%s (%.1f s)\n", csv.c_str(), curve_csv.c_str(), charted ? (", " + png).c_str() : "",
+  std::fprintf(report, "wrote %s, %s%s (%.1f s)\n", csv.c_str(), curve_csv.c_str(), charted ? (", " + png).c_str() : "",
               r.elapsed_s);
-  if (!charted) std::printf("chart: %s\n", why.c_str());
+  if (!charted) std::fprintf(report, "chart: %s\n", why.c_str());
   if (a.json) std::cout << rows.dump() << std::endl;
 }
 

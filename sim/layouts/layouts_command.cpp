@@ -33,16 +33,15 @@ void check_share(const char* flag, double v) {
 }
 
 // The heap layouts' resident memory after fill + churn (churn_measure.hpp).
-void report_churn(const LayoutsOptions& o) {
+void report_churn(const LayoutsOptions& o, nlohmann::json* json) {
   const std::vector<ChurnRow> rows = measure_churn(o.profile, o.entries, o.seed);
-  if (o.json) {
-    nlohmann::json j = nlohmann::json::array();
+  if (json != nullptr) {
+    nlohmann::json& j = (*json)["churn"] = nlohmann::json::array();
     for (const ChurnRow& r : rows)
       j.push_back({{"layout", r.layout}, {"live_entries", r.live_entries}, {"alloc_bytes", r.alloc_bytes},
                    {"active_bytes", r.active_bytes}, {"resident_bytes", r.resident_bytes},
                    {"resident_unpurged_bytes", r.resident_unpurged_bytes}, {"retained_bytes", r.retained_bytes},
                    {"resident_ratio", r.resident_ratio}, {"measured", r.measured}});
-    std::cout << nlohmann::json{{"churn", j}}.dump() << "\n";
     return;
   }
   std::printf("\nafter fill to %llu entries + churn of 2 x that (expiry + random eviction), jemalloc, per live entry%s\n",
@@ -64,8 +63,9 @@ void run_layouts(const LayoutsOptions& o) {
   std::vector<std::uint64_t> live;
   const std::vector<LayoutRow> rows = measure_layouts_with_live(o.profile, o.entries, o.seed, !o.no_speed, &live);
   if (o.json) {
-    std::cout << layouts::rows_json(rows) << "\n";
-    if (o.churn) report_churn(o);
+    nlohmann::json j = {{"entries", o.entries}, {"seed", o.seed}, {"layouts", layouts::rows_json(rows)}};
+    if (o.churn) report_churn(o, &j);
+    std::cout << j.dump(2) << "\n";
     return;
   }
   layouts::ReportContext ctx;
@@ -76,7 +76,7 @@ void run_layouts(const LayoutsOptions& o) {
   ctx.alloc_estimate = layouts::allocated_bytes_is_estimate();
   ctx.live_entries = live;
   layouts::print_table(std::cout, rows, ctx);
-  if (o.churn) report_churn(o);
+  if (o.churn) report_churn(o, nullptr);
 }
 
 }  // namespace
@@ -101,7 +101,8 @@ void add_layouts_command(CLI::App& sim) {
                 "Also fill each heap layout to --entries, churn it (expiry + eviction) under jemalloc and print\n"
                 "resident / active / retained bytes per entry and resident / allocated (what `sim rollout` charges)");
   add_json_flag(*cmd, opts->json,
-                "Print a JSON array of rows {layout, net_bytes, alloc_bytes, allocs, insert_per_s, lookup_ns_p50}");
+                "Print one JSON object instead of the table: {entries, seed, layouts: [{layout, net_bytes,\n"
+                "alloc_bytes, allocs, insert_per_s, lookup_ns_p50}], churn: [...] with --churn}");
 }
 
 }  // namespace dnsarena::sim

@@ -111,7 +111,7 @@ void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const Rep
         "arena lookups faster than every heap layout: " + fmt("%.0f", arena->lookup_ns_p50) + " ns vs best heap " + fmt("%.0f", best_lookup) + " ns");
 }
 
-std::string rows_json(const std::vector<LayoutRow>& rows) {
+nlohmann::json rows_json(const std::vector<LayoutRow>& rows) {
   nlohmann::json a = nlohmann::json::array();
   for (const LayoutRow& r : rows)
     a.push_back({{"layout", r.layout},
@@ -120,7 +120,7 @@ std::string rows_json(const std::vector<LayoutRow>& rows) {
                  {"allocs", r.allocs},
                  {"insert_per_s", r.insert_per_s},
                  {"lookup_ns_p50", r.lookup_ns_p50}});
-  return a.dump(2);
+  return a;
 }
 
 }  // namespace dnsarena::sim::layouts

@@ -2,6 +2,7 @@
 // beside v0 and v5, our v5/v0 ratios against theirs, and the targets checked)
 // and the JSON array of rows.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct ReportContext {
 };
 
 void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const ReportContext& ctx);
-std::string rows_json(const std::vector<LayoutRow>& rows);
+// The rows as a JSON array (sim layouts --json puts it under "layouts").
+nlohmann::json rows_json(const std::vector<LayoutRow>& rows);
 
 }  // namespace dnsarena::sim::layouts

@@ -146,8 +146,9 @@ void run(const ValidateArgs& a) {
   const ValidateReport rep = compare(run, pred, a.sample_every_s);
   if (!a.out.empty()) write_csv(a.out, run, rep);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << report_table(setup, run, pred, rep, wall);
-  if (!a.out.empty()) std::cout << "wrote " << a.out << "/validate_minutes.csv, validate_samples.csv\n";
+  std::ostream& report = a.json ? std::cerr : std::cout;  // --json: the JSON alone on stdout
+  report << report_table(setup, run, pred, rep, wall);
+  if (!a.out.empty()) report << "wrote " << a.out << "/validate_minutes.csv, validate_samples.csv\n";
   if (a.json) std::cout << report_json(setup, run, pred, rep, wall).dump() << std::endl;
 }
 

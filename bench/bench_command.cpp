@@ -46,6 +46,8 @@ nlohmann::json to_json(const CacheBenchOptions& o, const CacheBenchResult& r) {
                    {"lookup_ns_p50", r.lookup_ns_p50},
                    {"lookup_ns_p99", r.lookup_ns_p99},
                    {"lookup_batched_ns", r.lookup_batched_ns},
+                   {"lookup_batched_hot_ns", r.lookup_batched_hot_ns},
+                   {"lookup_batched_hot_over_mlp", r.lookup_batched_hot_ns / r.mlp_ns},
                    {"lookup_zipf_ns_p50", r.lookup_zipf_ns_p50},
                    {"lookup_zipf_hot_ns_p50", r.lookup_zipf_hot_ns_p50},
                    {"zipf_hot_entries", r.zipf_hot_entries},
@@ -99,6 +101,7 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   row("lookup ns p50", r.lookup_ns_p50, r.baseline.lookup_ns_p50, "%.0f");
   row("lookup ns p99", r.lookup_ns_p99, 0, "%.0f");
   row("lookup ns batched", r.lookup_batched_ns, 0, "%.1f");
+  row("lookup ns batched, hot", r.lookup_batched_hot_ns, 0, "%.1f");
   row("lookup ns zipf p50", r.lookup_zipf_ns_p50, 0, "%.0f");
   row("lookup ns zipf hot p50", r.lookup_zipf_hot_ns_p50, 0, "%.0f");
   row("DRAM ns (pointer chase)", r.dram_ns, 0, "%.1f");
@@ -107,8 +110,11 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   row("lookups/s 1 process", r.lookups_per_s_1proc, 0, "%.0f");
   row("lookups/s 2 processes", r.lookups_per_s_2proc, 0, "%.0f");
   std::printf("\n(ratio: naive / dnsarena; insert and lookup ratios below 1 mean dnsarena is faster)\n");
-  std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2 and the TLB)\n",
-              static_cast<unsigned long long>(r.zipf_hot_entries));
+  std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2 and the TLB);\n"
+              "batched, hot: the batched rounds over %llu in-cache entries, the compute per hit (%.1fx mlp_ns:\n"
+              "the floor of batched / mlp_ns that prefetching cannot lower)\n",
+              static_cast<unsigned long long>(r.zipf_hot_entries), static_cast<unsigned long long>(r.zipf_hot_entries),
+              r.lookup_batched_hot_ns / r.mlp_ns);
   std::printf("hit ratio %.4f, evictions %llu, second chances %llu, bucket-conflict evictions %llu\n\n", r.hit_ratio,
               static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.second_chances),
               static_cast<unsigned long long>(r.conflict_evictions));

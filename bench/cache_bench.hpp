@@ -50,6 +50,7 @@ struct CacheBenchResult {
   double evict_insert_per_s = 0;
   double lookup_ns_p50 = 0, lookup_ns_p99 = 0;
   double lookup_batched_ns = 0;
+  double lookup_batched_hot_ns = 0;     // the same over zipf_hot_entries in-cache entries: compute per hit
   double lookup_zipf_ns_p50 = 0;        // Zipf(0.9) over all entries
   double lookup_zipf_hot_ns_p50 = 0;    // Zipf(0.9) over the hottest zipf_hot_entries only
   std::uint64_t zipf_hot_entries = 0;

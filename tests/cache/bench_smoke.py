@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""`dnsarena bench` runs end to end on a small cache (the CI builds and runs the benchmark,
+not only its parts): --json is one object on stdout with every figure and target, the
+lookups all hit, the sizes are sane. Figures are not judged here (speed targets live in the
+benchmark's own output); only what must hold on any machine.
+Usage: bench_smoke.py DNSARENA"""
+import json
+import subprocess
+import sys
+
+out = subprocess.run([sys.argv[1], "bench", "--entries", "20000", "--lookups", "20000", "--json"],
+                     check=True, capture_output=True, text=True, timeout=240).stdout
+d = json.loads(out)  # the whole of stdout
+for k in ["bytes_per_entry", "insert_per_s", "evict_insert_per_s", "lookup_ns_p50", "lookup_batched_ns",
+          "lookup_batched_hot_ns", "lookup_batched_hot_over_mlp", "lookup_zipf_hot_ns_p50", "mlp_ns", "dram_ns",
+          "lookup_2proc_speedup", "targets"]:
+    assert k in d, f"missing {k}"
+assert d["hit_ratio"] == 1.0, d["hit_ratio"]
+assert 20 < d["bytes_per_entry"] < 400, d["bytes_per_entry"]
+assert d["entries"] > 19000, d["entries"]
+for k in ["lookup_batched_ns", "lookup_batched_hot_ns", "mlp_ns", "insert_per_s", "evict_insert_per_s"]:
+    assert d[k] > 0, (k, d[k])
+for name, t in d["targets"].items():
+    assert {"value", "target", "met"} <= t.keys(), name
+print(f"bench: {d['entries']} entries, {d['bytes_per_entry']:.1f} B/entry, batched {d['lookup_batched_ns']:.0f} ns "
+      f"(in-cache {d['lookup_batched_hot_ns']:.0f} ns), {len(d['targets'])} targets reported")

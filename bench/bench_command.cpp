@@ -64,7 +64,8 @@ nlohmann::json to_json(const CacheBenchOptions& o, const CacheBenchResult& r) {
                    {"evictions", r.evictions},
                    {"second_chances", r.second_chances},
                    {"conflict_evictions", r.conflict_evictions},
-                   {"segment_bytes", r.segment_bytes}};
+                   {"segment_bytes", r.segment_bytes},
+                   {"segment_huge_page_share", r.segment_huge_page_share}};
   if (r.baseline.measured)
     j["baseline"] = {{"bytes_per_entry", r.baseline.bytes_per_entry},
                      {"bytes_from_allocator", r.baseline.bytes_from_allocator},
@@ -115,6 +116,10 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
               "the floor of batched / mlp_ns that prefetching cannot lower)\n",
               static_cast<unsigned long long>(r.zipf_hot_entries), static_cast<unsigned long long>(r.zipf_hot_entries),
               r.lookup_batched_hot_ns / r.mlp_ns);
+  std::printf("segment pages: %.0f%% of it on 2 MiB pages (DRAM and MLP chases on the same page size)%s\n",
+              100 * r.segment_huge_page_share,
+              r.segment_huge_page_share < 0.5 ? "; shmem_enabled=advise in /sys/kernel/mm/transparent_hugepage gives it huge pages"
+                                              : "");
   std::printf("hit ratio %.4f, evictions %llu, second chances %llu, bucket-conflict evictions %llu\n\n", r.hit_ratio,
               static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.second_chances),
               static_cast<unsigned long long>(r.conflict_evictions));

@@ -12,6 +12,7 @@
 
 #include "baseline_cache.hpp"
 #include "cache/cache.hpp"
+#include "common/proc_stats.hpp"
 #include "measure.hpp"
 
 namespace dnsarena::bench {
@@ -309,6 +310,11 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   const double create_ms = seconds_since(create_t0) * 1e3;
   seg.set_remove_on_destroy(true);
   r.segment_bytes = seg.layout().total_bytes;
+  // How much of the populated segment the kernel mapped with 2 MiB pages: none from
+  // /dev/shm unless /sys/kernel/mm/transparent_hugepage/shmem_enabled allows it (the
+  // segment asks with MADV_HUGEPAGE). The pointer chases below use the same page size.
+  const common::MappingPages pages = common::mapping_pages(seg.base());
+  r.segment_huge_page_share = pages.resident ? static_cast<double>(pages.huge) / static_cast<double>(pages.resident) : 0;
   progress << "arena: mean entry " << mean << " B, segment " << (r.segment_bytes >> 20) << " MiB created and populated in "
            << static_cast<long>(create_ms) << " ms, filling " << o.entries << " entries\n"
            << std::flush;
@@ -391,7 +397,9 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   }
 
   progress << "dram: pointer chasing over " << (r.segment_bytes >> 20) << " MiB\n" << std::flush;
-  const MlpResult mlp = mlp_ns_per_access(r.segment_bytes, o.seed);
+  const MlpResult mlp = mlp_ns_per_access(
+      r.segment_bytes, o.seed,
+      r.segment_huge_page_share >= 0.5 ? common::PageAdvice::huge_pages : common::PageAdvice::small_pages);
   r.dram_ns = mlp.dependent_ns;
   r.mlp8_ns = mlp.chains8_ns;
   r.mlp16_ns = mlp.chains16_ns;

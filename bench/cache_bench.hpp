@@ -62,6 +62,7 @@ struct CacheBenchResult {
   double hit_ratio = 0;                 // of the uniform lookups (should be ~1)
   std::uint64_t conflict_evictions = 0, evictions = 0, second_chances = 0;
   std::uint64_t segment_bytes = 0;
+  double segment_huge_page_share = 0;   // of its resident bytes, on 2 MiB pages (the chases match it)
   BaselineResult baseline;
 };
 

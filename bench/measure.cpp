@@ -84,13 +84,8 @@ std::uint64_t heap_allocated_bytes() {
 #endif
 }
 
-double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps) {
-  const common::LineCycle buf(bytes, seed ^ 0xD7A4, common::PageAdvice::small_pages);  // as /dev/shm segments here
-  return buf.chase<1>(steps, steady_ns);
-}
-
-MlpResult mlp_ns_per_access(std::size_t bytes, std::uint64_t seed, std::size_t steps) {
-  const common::LineCycle buf(bytes, seed ^ 0xD7A4, common::PageAdvice::small_pages);
+MlpResult mlp_ns_per_access(std::size_t bytes, std::uint64_t seed, common::PageAdvice pages, std::size_t steps) {
+  const common::LineCycle buf(bytes, seed ^ 0xD7A4, pages);
   MlpResult r;
   r.dependent_ns = buf.chase<1>(steps, steady_ns);
   r.chains8_ns = buf.chase<8>(steps, steady_ns);

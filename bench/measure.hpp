@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/line_cycle.hpp"
+
 namespace dnsarena::bench {
 
 // Reads the time-stamp counter; calibrated against steady_clock once.
@@ -44,9 +46,6 @@ ProcMemory read_proc_memory(pid_t pid = 0);  // 0 = this process
 std::uint64_t heap_allocated_bytes();
 bool heap_accounting_available();
 
-// Nanoseconds per dependent random access over `bytes` of 4 KiB pages (no huge pages,
-// like the shared segment), `steps` accesses.
-double dram_latency_ns(std::size_t bytes, std::uint64_t seed, std::size_t steps = 4'000'000);
 
 // The memory-level-parallelism limit over the same kind of buffer: k independent pointer
 // chains advanced in lock step (k = 8 and 16), nanoseconds per access; and the dependent
@@ -56,7 +55,10 @@ struct MlpResult {
   double dependent_ns = 0, chains8_ns = 0, chains16_ns = 0;
   double fastest() const { return chains8_ns < chains16_ns ? chains8_ns : chains16_ns; }
 };
-MlpResult mlp_ns_per_access(std::size_t bytes, std::uint64_t seed, std::size_t steps = 4'000'000);
+// `pages`: the page size the measured segment got (4 KiB /dev/shm pages unless shmem
+// huge pages are on), so that the chase pays the same address translation.
+MlpResult mlp_ns_per_access(std::size_t bytes, std::uint64_t seed, common::PageAdvice pages,
+                            std::size_t steps = 4'000'000);
 
 double seconds_since(std::uint64_t steady_ns_start);
 std::uint64_t steady_ns();

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -61,6 +62,35 @@ std::uint64_t nofile_soft_limit(pid_t pid) {
     return soft == "unlimited" ? ~0ull : std::stoull(soft);
   }
   return 0;
+}
+
+MappingPages mapping_pages(const void* addr) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  std::ifstream f("/proc/self/smaps");
+  std::string line;
+  MappingPages m;
+  bool inside = false;
+  while (std::getline(f, line)) {
+    // A mapping's first line: "start-end perms offset dev inode [path]" (hex addresses).
+    const auto dash = line.find('-');
+    const auto space = line.find(' ');
+    if (dash != std::string::npos && space != std::string::npos && dash < space && line.find(':') > space) {
+      if (inside) break;  // the fields of our mapping are done
+      const std::uintptr_t start = std::stoull(line.substr(0, dash), nullptr, 16);
+      const std::uintptr_t end = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
+      inside = a >= start && a < end;
+      if (inside) m.size = end - start;
+      continue;
+    }
+    if (!inside) continue;
+    std::istringstream in(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (!(in >> key >> kib)) continue;
+    if (key == "Rss:") m.resident = kib << 10;
+    if (key == "AnonHugePages:" || key == "ShmemPmdMapped:" || key == "FilePmdMapped:") m.huge += kib << 10;
+  }
+  return m;
 }
 
 }  // namespace dnsarena::common

@@ -17,4 +17,14 @@ unsigned open_fds(pid_t pid);
 // The soft "Max open files" of /proc/PID/limits (UINT64_MAX when unlimited).
 std::uint64_t nofile_soft_limit(pid_t pid);
 
+// The mapping of this process that contains `addr`, from /proc/self/smaps: its size and
+// how many of its resident bytes are mapped by huge pages (AnonHugePages + ShmemPmdMapped
+// + FilePmdMapped). All zero when no mapping contains it.
+struct MappingPages {
+  std::uint64_t size = 0;
+  std::uint64_t resident = 0;
+  std::uint64_t huge = 0;
+};
+MappingPages mapping_pages(const void* addr);
+
 }  // namespace dnsarena::common

@@ -11,11 +11,12 @@ import sys
 out = subprocess.run([sys.argv[1], "bench", "--entries", "20000", "--lookups", "20000", "--json"],
                      check=True, capture_output=True, text=True, timeout=240).stdout
 d = json.loads(out)  # the whole of stdout
-for k in ["bytes_per_entry", "insert_per_s", "evict_insert_per_s", "lookup_ns_p50", "lookup_batched_ns",
+for k in ["bytes_per_entry", "insert_per_s", "evict_insert_per_s", "lookup_ns_p50", "lookup_batched_ns", "segment_huge_page_share",
           "lookup_batched_hot_ns", "lookup_batched_hot_over_mlp", "lookup_zipf_hot_ns_p50", "mlp_ns", "dram_ns",
           "lookup_2proc_speedup", "targets"]:
     assert k in d, f"missing {k}"
 assert d["hit_ratio"] == 1.0, d["hit_ratio"]
+assert 0 <= d["segment_huge_page_share"] <= 1, d["segment_huge_page_share"]
 assert 20 < d["bytes_per_entry"] < 400, d["bytes_per_entry"]
 assert d["entries"] > 19000, d["entries"]
 for k in ["lookup_batched_ns", "lookup_batched_hot_ns", "mlp_ns", "insert_per_s", "evict_insert_per_s"]:

@@ -93,4 +93,13 @@ MappingPages mapping_pages(const void* addr) {
   return m;
 }
 
+std::string shmem_huge_page_mode() {
+  std::ifstream f(kShmemHugePageFile);
+  std::string modes;
+  std::getline(f, modes);
+  const auto open = modes.find('[');
+  const auto close = modes.find(']', open);
+  return open == std::string::npos || close == std::string::npos ? "" : modes.substr(open + 1, close - open - 1);
+}
+
 }  // namespace dnsarena::common

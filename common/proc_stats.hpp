@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace dnsarena::common {
 
@@ -26,5 +27,12 @@ struct MappingPages {
   std::uint64_t huge = 0;
 };
 MappingPages mapping_pages(const void* addr);
+
+// The kernel's policy for huge pages of shared memory (/dev/shm segments): the bracketed
+// word of /sys/kernel/mm/transparent_hugepage/shmem_enabled ("never", "advise", "always",
+// "within_size", "deny", "force"), or "" when it cannot be read. Under "never" and
+// "deny" a segment's MADV_HUGEPAGE has no effect and it lives on 4 KiB pages.
+std::string shmem_huge_page_mode();
+inline constexpr const char* kShmemHugePageFile = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
 
 }  // namespace dnsarena::common

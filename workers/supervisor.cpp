@@ -16,6 +16,7 @@
 
 #include "cache/cache.hpp"
 #include "cache/segment_migration.hpp"
+#include "common/proc_stats.hpp"
 #include "common/process_limits.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
@@ -203,6 +204,10 @@ bool Supervisor::open_segment() {
                                                                : "recreated (format or geometry changed)";
   spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg_.segment, what, cache_->stats().live_entries,
                seg_->size() >> 20);
+  if (const std::string mode = common::shmem_huge_page_mode(); mode == "never" || mode == "deny")
+    spdlog::info("segment '{}' is on 4 KiB pages: shared-memory huge pages are '{}' ({}); 'advise' lets it use 2 MiB "
+                 "pages (fewer TLB misses per lookup)",
+                 cfg_.segment, mode, common::kShmemHugePageFile);
   return true;
 }
 

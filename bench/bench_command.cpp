@@ -117,12 +117,9 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
               "the floor of batched / mlp_ns that prefetching cannot lower)\n",
               static_cast<unsigned long long>(r.zipf_hot_entries), static_cast<unsigned long long>(r.zipf_hot_entries),
               r.lookup_batched_hot_ns / r.mlp_ns);
-  const std::string mode = common::shmem_huge_page_mode();
-  std::printf("segment pages: %.0f%% of it on 2 MiB pages (DRAM and MLP chases on the same page size)%s\n",
-              100 * r.segment_huge_page_share,
-              r.segment_huge_page_share < 0.5 && (mode == "never" || mode == "deny")
-                  ? ("; shared-memory huge pages are '" + mode + "' (" + common::kShmemHugePageFile + "): 'advise' gives the segment 2 MiB pages").c_str()
-                  : "");
+  const std::string no_huge = r.segment_huge_page_share < 0.5 ? common::shm_huge_pages_unavailable() : "";
+  std::printf("segment pages: %.0f%% of it on 2 MiB pages (DRAM and MLP chases on the same page size)%s%s\n",
+              100 * r.segment_huge_page_share, no_huge.empty() ? "" : "; 4 KiB because ", no_huge.c_str());
   std::printf("hit ratio %.4f, evictions %llu, second chances %llu, bucket-conflict evictions %llu\n\n", r.hit_ratio,
               static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.second_chances),
               static_cast<unsigned long long>(r.conflict_evictions));

@@ -93,13 +93,23 @@ MappingPages mapping_pages(const void* addr) {
   return m;
 }
 
-std::string shmem_huge_page_mode() {
-  std::ifstream f(kShmemHugePageFile);
+std::string shm_huge_pages_unavailable() {
+  std::ifstream sysfs("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
   std::string modes;
-  std::getline(f, modes);
-  const auto open = modes.find('[');
-  const auto close = modes.find(']', open);
-  return open == std::string::npos || close == std::string::npos ? "" : modes.substr(open + 1, close - open - 1);
+  std::getline(sysfs, modes);
+  if (modes.find("[force]") != std::string::npos) return "";
+  if (modes.find("[deny]") != std::string::npos)
+    return "/sys/kernel/mm/transparent_hugepage/shmem_enabled is 'deny'";
+  std::ifstream mounts("/proc/mounts");
+  std::string device, dir, type, options;
+  while (mounts >> device >> dir >> type >> options) {
+    mounts.ignore(1 << 16, '\n');
+    if (dir != "/dev/shm") continue;
+    for (const char* on : {"huge=always", "huge=within_size", "huge=advise"})
+      if (options.find(on) != std::string::npos) return "";
+    return "the tmpfs at /dev/shm is mounted without huge=advise (as root: mount -o remount,huge=advise /dev/shm)";
+  }
+  return "no tmpfs is mounted at /dev/shm";
 }
 
 }  // namespace dnsarena::common

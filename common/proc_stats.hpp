@@ -28,11 +28,13 @@ struct MappingPages {
 };
 MappingPages mapping_pages(const void* addr);
 
-// The kernel's policy for huge pages of shared memory (/dev/shm segments): the bracketed
-// word of /sys/kernel/mm/transparent_hugepage/shmem_enabled ("never", "advise", "always",
-// "within_size", "deny", "force"), or "" when it cannot be read. Under "never" and
-// "deny" a segment's MADV_HUGEPAGE has no effect and it lives on 4 KiB pages.
-std::string shmem_huge_page_mode();
-inline constexpr const char* kShmemHugePageFile = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
+// Why segments in /dev/shm cannot get 2 MiB pages here, or "" when they can. A tmpfs
+// gives huge pages only when mounted with huge=always, within_size or advise (/dev/shm is
+// mounted without: huge=never), unless /sys/kernel/mm/transparent_hugepage/shmem_enabled
+// says "deny" (none anywhere) or "force" (everywhere); shmem_enabled's other words govern
+// only the kernel's internal mount (SysV and anonymous shared memory), not /dev/shm.
+// NOTE: checked here: with shmem_enabled "advise" a MADV_HUGEPAGE'd /dev/shm mapping still
+// had ShmemPmdMapped 0; after `mount -o remount,huge=advise /dev/shm`, 16 of 16 MiB.
+std::string shm_huge_pages_unavailable();
 
 }  // namespace dnsarena::common

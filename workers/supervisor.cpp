@@ -204,10 +204,8 @@ bool Supervisor::open_segment() {
                                                                : "recreated (format or geometry changed)";
   spdlog::info("segment '{}' {}: {} live entries, {} MiB", cfg_.segment, what, cache_->stats().live_entries,
                seg_->size() >> 20);
-  if (const std::string mode = common::shmem_huge_page_mode(); mode == "never" || mode == "deny")
-    spdlog::info("segment '{}' is on 4 KiB pages: shared-memory huge pages are '{}' ({}); 'advise' lets it use 2 MiB "
-                 "pages (fewer TLB misses per lookup)",
-                 cfg_.segment, mode, common::kShmemHugePageFile);
+  if (const std::string why = common::shm_huge_pages_unavailable(); !why.empty())
+    spdlog::info("segment '{}' is on 4 KiB pages ({}); 2 MiB pages mean fewer TLB misses per lookup", cfg_.segment, why);
   return true;
 }
 

@@ -19,11 +19,16 @@
 //   probe           lookup's search, counters and hit bit, copying only the entry's header
 //                   and key: hit or miss without an answer (the fleet simulator).
 //   prefetch_*_of   hints: a key's buckets, then its candidate entries (no effect).
+//   prefetch_position, probe_at  the simulator's probe (cache_trace_run.cpp): the key's
+//                   index position mapped once when its buckets are prefetched, the
+//                   entry's header and key compared in place under the seqlock.
 //   insert          encode into a reused scratch buffer (no lock), then under the writer
 //                   lock: make room, append to the head region, publish with one atomic
 //                   store into the index.
 //   insert_batch    the same for many entries: all hashed and their buckets loaded, all
 //                   encoded, then one lock acquisition, appended and published one by one.
+//   insert_encoded_held  insert_encoded under a WriterHold: the writer lock taken once
+//                   for many inserts (a simulator curve's private segment), probes between.
 //   erase           under the writer lock: one atomic store.
 //
 // Liveness: inserts and erases never throw for the lock's sake and never wait longer than
@@ -40,7 +45,8 @@
 // to the head, hit bit cleared), the rest are evicted. The live-entry limit is enforced
 // the same way. No fragmentation, no per-entry allocation header.
 //
-// Lock order: there is one lock, the writer lock in the segment header. It is robust
+// Lock order: there is one lock, the writer lock in the segment header (also held by a
+// Cache::WriterHold for its lifetime; probes and lookups never take it). It is robust
 // (robust_mutex.hpp): a process killed while holding it is detected by the next writer,
 // which runs repair() before going on. No lock is ever held across I/O.
 //
@@ -54,6 +60,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cache_key.hpp"
@@ -148,6 +155,26 @@ public:
   // the index without validating it and change nothing.
   void prefetch_buckets_of(const CacheKey& key) const { prefetch_buckets(key_hash(key)); }
   void prefetch_entries_of(const CacheKey& key) const;
+
+  // --- the fleet simulator's trace run (cache_trace_run.cpp) ---
+  // The key's index position (buckets and tag of key_hash(key)), both buckets
+  // prefetched: a caller that knows its keys some steps ahead keeps it for probe_at().
+  IndexPosition prefetch_position(const CacheKey& key) const {
+    const IndexPosition pos = index_position(key_hash(key), bucket_count_);
+    __builtin_prefetch(&buckets_[pos.bucket1]);
+    __builtin_prefetch(&buckets_[pos.bucket2]);
+    return pos;
+  }
+  // probe() from the position prefetch_position(key) gave: the same outcome, counters
+  // and hit bit; the entry's header and key are compared in place (no copy).
+  LookupStatus probe_at(const CacheKey& key, const IndexPosition& pos, std::uint32_t now);
+  // The writer lock held across a run of inserts (the simulator holds it for a minute of
+  // its trace: one acquisition instead of one per miss); declared below the class.
+  class WriterHold;
+  // insert_encoded() under a hold: the same checks, entry, placement, counters and
+  // result; `skipped` (counted) when the hold did not get the lock.
+  InsertStatus insert_encoded_held(WriterHold& hold, const CacheKey& key, std::span<const std::uint8_t> padded_entry,
+                                   std::uint32_t now);
 
   // Looks up `key` and writes the response for `query` into `out`. Returns the response
   // size (0 on miss or when it does not fit; see ResponseResult).
@@ -328,6 +355,29 @@ private:
   // seqlock re-check, where a test recycles the region under the reader.
   void (*after_arena_walk_)(void*) = nullptr;
   void* after_arena_walk_arg_ = nullptr;
+};
+
+// The writer lock taken once for many insert_encoded_held() calls (cache_trace_run.cpp):
+// the bounded wait (set_writer_lock_timeout) and the dead-owner repair of insert(), then
+// held until destruction. Lock-free reads (probe_at, lookups) go on meanwhile in any
+// process; this thread may probe while it holds the lock. Each insert still writes its
+// bytes first and publishes them with one atomic store, so a holder killed between or
+// inside inserts leaves what insert() would (repair() runs in the next writer).
+// REQUIRES: no I/O and no waiting while held (other writers wait for the whole hold: meant
+// for a private segment, such as a simulator curve's); one thread uses it.
+class Cache::WriterHold {
+public:
+  explicit WriterHold(Cache& cache);
+  ~WriterHold() = default;  // the guard unlocks
+  WriterHold(const WriterHold&) = delete;
+  WriterHold& operator=(const WriterHold&) = delete;
+  bool owns() const { return guard_.owns(); }
+
+private:
+  friend class Cache;
+  Cache& cache_;
+  std::string error_;  // the repair's message when it failed (writer_lock_unavailable)
+  RobustLockGuard guard_;
 };
 
 // Wall-clock seconds, the `now` used by workers and tools.

@@ -401,8 +401,9 @@ private:
   // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
   // one request after another, in trace order (so a later request of a key sees an
   // earlier request's insert), batch k+2 is drawn, its keys built and its index buckets
-  // prefetched. The entries are not prefetched: a probe reads its entry when a tag
-  // matches (a dependent miss on a hit).
+  // prefetched (their positions kept for Cache::probe_at: the hash is mapped once). The
+  // entries are not prefetched: a probe reads its entry when a tag matches (a dependent
+  // miss on a hit).
   // NOTE: until issue 13 batch k+1's entries were prefetched too (Cache::prefetch_entries_of
   // after batch k): that scan of 16 slots cost ~196 instructions per request (callgrind)
   // and stalled on the bucket lines, more than the entry miss it hid: 3.16 against
@@ -413,6 +414,7 @@ private:
     SampledTrace::Draw draws[kBatch];
     cache::CacheKey built_keys[kBatch];  // keys built for this batch (tail, ECS head)
     const cache::CacheKey* keys[kBatch];
+    cache::IndexPosition positions[kBatch];  // each key's buckets and tag, for probe_at
     std::size_t size = 0;
   };
 
@@ -427,7 +429,7 @@ private:
         builder_.key_into(batch.draws[j].key, batch.built_keys[j]);
         batch.keys[j] = &batch.built_keys[j];
       }
-      cache.prefetch_buckets_of(*batch.keys[j]);
+      batch.positions[j] = cache.prefetch_position(*batch.keys[j]);
     }
   }
 
@@ -440,13 +442,19 @@ private:
     const std::uint64_t count = (requests + kBatch - 1) / kBatch;
     auto prepare = [&](std::uint64_t k) { prepare_batch(cache, batches[k % kDepth], requests - k * kBatch); };
     for (std::uint64_t k = 0; k < std::min<std::uint64_t>(count, kDepth - 1); ++k) prepare(k);
+    // The writer lock taken once for the minute's inserts (the segment is this curve's
+    // alone; probes take no lock). NOTE: taken per miss (insert_encoded) before branch
+    // simprobe: ~94 instructions a request (lock, unlock, the guard's std::function and
+    // std::string; callgrind, golden test).
+    cache::Cache::WriterHold hold(cache);
     for (std::uint64_t k = 0; k < count; ++k) {
       if (k + kDepth - 1 < count) prepare(k + kDepth - 1);
       const Batch& current = batches[k % kDepth];
       for (std::size_t j = 0; j < current.size; ++j) {
         const std::uint64_t request = k * kBatch + j;
         const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
-        serve_request(cache, ledger, current.draws[j], *current.keys[j], now, minute, counts);
+        serve_request(cache, hold, ledger, current.draws[j], *current.keys[j], current.positions[j], now, minute,
+                      counts);
       }
     }
     return counts;
@@ -454,11 +462,12 @@ private:
 
   // One lookup; on a miss the key's answer is inserted, as a resolver would after its
   // upstream answered.
-  void serve_request(cache::Cache& cache, ExpiryLedger& ledger, const SampledTrace::Draw& draw,
-                     const cache::CacheKey& key, std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
+  void serve_request(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+                     const SampledTrace::Draw& draw, const cache::CacheKey& key, const cache::IndexPosition& pos,
+                     std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
     const bool in_head = draw.head_index >= 0;
     counts.tail_lookups += !in_head;
-    const cache::LookupStatus status = cache.probe(key, now);
+    const cache::LookupStatus status = cache.probe_at(key, pos, now);
     const bool hit = status == cache::LookupStatus::hit;
     // Random lines touched (access_limit.hpp): a tail draw's alias cell, two buckets, the
     // entry when one matched.
@@ -475,7 +484,7 @@ private:
     std::uint32_t ttl = 0;
     if (hit || !builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
     // encode_entry_into pads to 8 bytes (cache::padded_entry_size) with zeros.
-    if (cache.insert_encoded(key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
+    if (cache.insert_encoded_held(hold, key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
         cache::InsertStatus::rejected)
       return;
     memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves

@@ -40,11 +40,12 @@
 // cache fills, 2 x Che's characteristic time (an entry not hit within t_C is evicted),
 // whichever is shorter; W is the horizon in whole hours, 1 to 6.
 //
-// Costs: O(head keys + R * names) to build the trace, then one Cache::probe (and on a
-// miss one insert) per sampled request, in batches of 16 whose index buckets are
-// prefetched two batches ahead (the trace's alias cells one batch ahead); speed is
-// reported as sampled requests per second of the curve's thread CPU time (README:
-// simulator figures, with the instructions per request and where they go).
+// Costs: O(head keys + R * names) to build the trace, then one Cache::probe_at (and on a
+// miss one insert_encoded_held, the writer lock held for the minute) per sampled request,
+// in batches of 16 whose index buckets are prefetched two batches ahead (the trace's
+// alias cells one batch ahead); speed is reported as sampled requests per second of the
+// curve's thread CPU time (README: simulator figures, with the instructions per request
+// and where they go).
 #pragma once
 #include <cstdint>
 #include <vector>

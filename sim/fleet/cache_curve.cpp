@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cache/cache.hpp"
+#include "cache/uniform_entry_writer.hpp"
 #include "che_model.hpp"
 #include "sampled_trace.hpp"
 
@@ -100,11 +101,10 @@ public:
     const std::uint32_t ttl = key_ttl(t_, k, seed_, &negative);
     if (ttl_out) *ttl_out = ttl;
     SplitMix64 rng(mix64(k.id() ^ seed_ ^ 0xABCD));
-    records_.clear();
-    rdata_.clear();
-    cache::Answer a;
-    a.ttl = ttl;
     if (negative) {
+      records_.clear();
+      cache::Answer a;
+      a.ttl = ttl;
       static const std::uint8_t kApex[] = {7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
       static const std::uint8_t kSoa[] = {2, 'n', 's', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
                                           4, 'h', 'o', 's', 't', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
@@ -115,45 +115,42 @@ public:
       return cache::encode_entry_into(ckey, a, now, out, padded) != 0;
     }
     const unsigned n = static_cast<unsigned>(rng.range(t_.records_min, t_.records_max));
-    rdata_.reserve(n * 256);
-    // Content does not matter to the cache, only the size: taken from fixed pools, in
-    // place (a span into the pool) except TXT, whose length byte goes first (copied).
-    const std::uint8_t* source[64];  // in place: its pool bytes; TXT: nullptr (in rdata_)
-    std::size_t offsets[65], lengths[64];
+    // Content does not matter to the cache, only the size: taken from fixed pools and
+    // written straight into the entry (cache::UniformEntryWriter: every record at the
+    // qname, of the qtype, at the entry's TTL), a TXT's length byte first.
+    // NOTE: before branch simprobe the records were gathered as RecordData spans (TXT
+    // copied into a buffer first) and encoded by encode_entry_into, which sizes the
+    // buffer in one pass over the records and tests each record's owner, type, class and
+    // TTL in the next: ENCODE_FIGURES.
+    const std::uint8_t* source[64];
+    std::size_t lengths[64];
+    std::size_t rdata_bytes = 0;
     for (unsigned i = 0; i < n; ++i) {
-      offsets[i] = rdata_.size();
       const unsigned len = k.qtype == 1 ? 4 : k.qtype == 28 ? 16
                                                             : static_cast<unsigned>(rng.range(t_.other_rdata_min, t_.other_rdata_max));
-      const std::uint8_t* pool = kPools.bytes + rng.next() % kPools.kSpan;
+      const std::size_t offset = rng.next() % kPools.kSpan;
+      source[i] = (k.qtype == 16 ? kPools.letters : kPools.bytes) + offset;
+      lengths[i] = len;
+      rdata_bytes += len;
+    }
+    cache::UniformEntryWriter writer(ckey, ttl, now, n, rdata_bytes, out);
+    for (unsigned i = 0; i < n; ++i) {
+      std::uint8_t* at = writer.add_record(lengths[i]);
       if (k.qtype == 16) {
-        source[i] = nullptr;
-        rdata_.push_back(static_cast<std::uint8_t>(std::min(255u, len - 1)));
-        pool = kPools.letters + (pool - kPools.bytes);
-        rdata_.insert(rdata_.end(), pool, pool + (len - 1));
+        at[0] = static_cast<std::uint8_t>(std::min<std::size_t>(255, lengths[i] - 1));
+        std::memcpy(at + 1, source[i], lengths[i] - 1);
       } else {
-        source[i] = pool;
-        lengths[i] = len;
+        std::memcpy(at, source[i], lengths[i]);
       }
     }
-    offsets[n] = rdata_.size();
-    for (unsigned i = 0; i < n; ++i) {
-      cache::RecordData rd;
-      rd.type = k.qtype;
-      rd.ttl = ttl;
-      rd.rdata = source[i] ? std::span<const std::uint8_t>(source[i], lengths[i])
-                           : std::span<const std::uint8_t>(rdata_.data() + offsets[i], offsets[i + 1] - offsets[i]);
-      records_.push_back(rd);
-    }
-    a.sections[cache::kAnswer] = records_;
-    return cache::encode_entry_into(ckey, a, now, out, padded) != 0;
+    return writer.finish(padded) != 0;
   }
 
 private:
   const TrafficProfile& t_;
   std::uint64_t seed_;
   std::array<std::uint8_t, 32> qname_;  // 1 + 1 + 13 base36 digits + 9 ("example.")
-  std::vector<std::uint8_t> rdata_;
-  std::vector<cache::RecordData> records_;
+  std::vector<cache::RecordData> records_;  // a negative answer's SOA
 };
 
 }  // namespace
@@ -483,7 +480,7 @@ private:
     std::size_t padded = 0;
     std::uint32_t ttl = 0;
     if (hit || !builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
-    // encode_entry_into pads to 8 bytes (cache::padded_entry_size) with zeros.
+    // Both encoders pad to 8 bytes (cache::padded_entry_size) with zeros.
     if (cache.insert_encoded_held(hold, key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
         cache::InsertStatus::rejected)
       return;

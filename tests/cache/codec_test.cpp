@@ -1,8 +1,10 @@
 // Entry codec round trips: encode_entry, then EntryReader gives back every record.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <map>
 
 #include "cache/entry_codec.hpp"
+#include "cache/uniform_entry_writer.hpp"
 #include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
@@ -266,6 +268,49 @@ TEST_CASE("A and AAAA records that miss the one-byte path by one field round-tri
       one.add(kAnswer, {}, qtype, 300, rd);
       const auto e = round_trip(key, one.answer());
       REQUIRE((std::size_t{e[0]} | (std::size_t{e[1]} << 8)) == kEntryHeaderBytes + key.blob().size() + 3 + 1 + rd.size());
+    }
+  }
+}
+
+TEST_CASE("UniformEntryWriter writes encode_entry_into's bytes", "[codec][uniform]") {
+  sim::SplitMix64 rng(16);
+  EcsTag ecs;
+  ecs.family = EcsFamily::ipv4;
+  ecs.prefix = 24;
+  ecs.address = {10, 1, 2, 0};
+  const std::vector<CacheKey> keys = {CacheKey(wire("u.example"), kA), CacheKey(wire("u.example"), kAAAA),
+                                      CacheKey(wire("n1z.example"), kTXT), CacheKey(wire("a"), kMX),
+                                      CacheKey(wire("e.example"), kA, kKeyDo, ecs)};
+  for (const CacheKey& key : keys) {
+    for (std::size_t count : {0, 1, 2, 4, 255, 256, 300}) {
+      for (std::uint32_t ttl : {0u, 60u, 86400u, 0xFFFFFFF0u}) {
+        // Rdata sizes around the elided (4, 16) and one-byte-length (< 256) limits.
+        std::vector<Bytes> rdata;
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+          static constexpr std::size_t kSizes[] = {4, 16, 0, 1, 3, 5, 17, 64, 224, 255, 256, 700};
+          const std::size_t n = kSizes[rng.next() % (count > 16 ? 4 : std::size(kSizes))];
+          Bytes b(n, 0);
+          for (auto& x : b) x = static_cast<std::uint8_t>(rng.next());
+          total += n;
+          rdata.push_back(std::move(b));
+        }
+        OwnedAnswer a;
+        a.ttl = ttl;
+        for (const Bytes& b : rdata) a.add(kAnswer, {}, key.qtype(), ttl, b);
+        INFO("qtype " << key.qtype() << " count " << count << " ttl " << ttl);
+        std::vector<std::uint8_t> want(3, 0xAA), got(5, 0xBB);  // reused, dirty buffers
+        std::size_t want_padded = 0, got_padded = 0;
+        const std::size_t want_len = encode_entry_into(key, a.answer(), kNow, want, &want_padded);
+        UniformEntryWriter w(key, ttl, kNow, count, total, got);
+        for (const Bytes& b : rdata) {
+          std::uint8_t* at = w.add_record(b.size());
+          if (!b.empty()) std::memcpy(at, b.data(), b.size());
+        }
+        REQUIRE(w.finish(&got_padded) == want_len);
+        REQUIRE(got_padded == want_padded);
+        REQUIRE(hex_of({got.data(), got_padded}) == hex_of({want.data(), want_padded}));
+      }
     }
   }
 }

@@ -311,8 +311,9 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   seg.set_remove_on_destroy(true);
   r.segment_bytes = seg.layout().total_bytes;
   // How much of the populated segment the kernel mapped with 2 MiB pages: none from
-  // /dev/shm unless /sys/kernel/mm/transparent_hugepage/shmem_enabled allows it (the
-  // segment asks with MADV_HUGEPAGE). The pointer chases below use the same page size.
+  // /dev/shm unless its tmpfs is mounted huge=within_size or huge=always (the segment's
+  // pages are reserved by posix_fallocate, which MADV_HUGEPAGE does not reach:
+  // common::shm_huge_pages_unavailable). The pointer chases below use the same page size.
   const common::MappingPages pages = common::mapping_pages(seg.base());
   r.segment_huge_page_share = pages.resident ? static_cast<double>(pages.huge) / static_cast<double>(pages.resident) : 0;
   progress << "arena: mean entry " << mean << " B, segment " << (r.segment_bytes >> 20) << " MiB created and populated in "

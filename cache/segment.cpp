@@ -34,9 +34,11 @@ namespace dnsarena::cache {
 
 namespace {
 
-// Huge pages where the system allows them (shmem_enabled = advise or always): at
-// millions of entries a lookup's cost is dominated by TLB misses on 4 KiB pages.
-// A no-op, not an error, where shmem huge pages are off.
+// Asks for huge pages: at millions of entries a lookup's cost is dominated by TLB misses
+// on 4 KiB pages. A no-op, not an error, where shmem huge pages are off. NOTE: for a
+// /dev/shm segment the advice matters only where the pages are allocated at fault; the
+// create path reserves them with posix_fallocate first, so they are 2 MiB only when the
+// tmpfs is mounted huge=within_size or huge=always (common::shm_huge_pages_unavailable).
 void advise_huge_pages(const bip::mapped_region& region) {
   ::madvise(region.get_address(), region.get_size(), MADV_HUGEPAGE);
 }

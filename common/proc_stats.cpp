@@ -93,23 +93,40 @@ MappingPages mapping_pages(const void* addr) {
   return m;
 }
 
+std::string shm_huge_pages_unavailable(const std::string& shmem_enabled, std::istream& mounts) {
+  if (shmem_enabled.find("[force]") != std::string::npos) return "";
+  if (shmem_enabled.find("[deny]") != std::string::npos)
+    return "/sys/kernel/mm/transparent_hugepage/shmem_enabled is 'deny'";
+  // The last mount on /dev/shm is the one a path under it reaches (it hides earlier ones).
+  std::string device, dir, type, options, shm_type, shm_options;
+  bool found = false;
+  while (mounts >> device >> dir >> type >> options) {
+    mounts.ignore(1 << 16, '\n');
+    if (dir != "/dev/shm") continue;
+    found = true;
+    shm_type = type;
+    shm_options = options;
+  }
+  if (!found) return "no tmpfs is mounted at /dev/shm";
+  if (shm_type != "tmpfs") return "/dev/shm is a " + shm_type + " mount, not a tmpfs";
+  std::istringstream words(shm_options);
+  std::string huge = "huge=never";  // a tmpfs's default
+  for (std::string word; std::getline(words, word, ',');)
+    if (word.rfind("huge=", 0) == 0) huge = word;
+  if (huge == "huge=always" || huge == "huge=within_size") return "";
+  if (huge == "huge=advise")
+    return "the tmpfs at /dev/shm is mounted huge=advise, which does not reach memory reserved by posix_fallocate "
+           "(as root: mount -o remount,huge=within_size /dev/shm)";
+  return "the tmpfs at /dev/shm is mounted without huge=within_size (as root: mount -o remount,huge=within_size "
+         "/dev/shm)";
+}
+
 std::string shm_huge_pages_unavailable() {
   std::ifstream sysfs("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
   std::string modes;
   std::getline(sysfs, modes);
-  if (modes.find("[force]") != std::string::npos) return "";
-  if (modes.find("[deny]") != std::string::npos)
-    return "/sys/kernel/mm/transparent_hugepage/shmem_enabled is 'deny'";
   std::ifstream mounts("/proc/mounts");
-  std::string device, dir, type, options;
-  while (mounts >> device >> dir >> type >> options) {
-    mounts.ignore(1 << 16, '\n');
-    if (dir != "/dev/shm") continue;
-    for (const char* on : {"huge=always", "huge=within_size", "huge=advise"})
-      if (options.find(on) != std::string::npos) return "";
-    return "the tmpfs at /dev/shm is mounted without huge=advise (as root: mount -o remount,huge=advise /dev/shm)";
-  }
-  return "no tmpfs is mounted at /dev/shm";
+  return shm_huge_pages_unavailable(modes, mounts);
 }
 
 }  // namespace dnsarena::common

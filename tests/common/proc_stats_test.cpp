@@ -1,10 +1,12 @@
 // common/proc_stats: mapping_pages() finds the mapping holding an address in
-// /proc/self/smaps and counts its resident and huge-page bytes.
+// /proc/self/smaps and counts its resident and huge-page bytes; shm_huge_pages_unavailable() reads the
+// /dev/shm mount and shmem_enabled right.
 #include <sys/mman.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "common/proc_stats.hpp"
@@ -43,4 +45,34 @@ TEST_CASE("mapping pages: size, resident and huge bytes of the mapping holding a
   } else {
     WARN("transparent huge pages are off here: only the small-page half was checked");
   }
+}
+
+TEST_CASE("shm huge pages: only a /dev/shm tmpfs mounted huge=within_size or always gives segments 2 MiB pages",
+          "[common][proc]") {
+  const std::string advise_mode = "always within_size [advise] never deny force";
+  const std::string never_mode = "always within_size advise [never] deny force";
+  auto why = [](const std::string& mode, const std::string& mounts_text) {
+    std::istringstream mounts(mounts_text);
+    return shm_huge_pages_unavailable(mode, mounts);
+  };
+  const std::string proc = "proc /proc proc rw,nosuid 0 0\n";
+  // Debian's default mount: no huge= option is huge=never.
+  CHECK_THAT(why(never_mode, proc + "tmpfs /dev/shm tmpfs rw,relatime,size=24683664k 0 0\n"),
+             Catch::Contains("without huge=within_size") && Catch::Contains("remount,huge=within_size"));
+  CHECK(why(never_mode, proc + "tmpfs /dev/shm tmpfs rw,relatime,huge=within_size 0 0\n").empty());
+  CHECK(why(never_mode, "tmpfs /dev/shm tmpfs rw,huge=always,size=1g 0 0\n").empty());
+  // huge=advise does not reach the fallocate'd pages of a segment.
+  CHECK_THAT(why(advise_mode, "tmpfs /dev/shm tmpfs rw,huge=advise 0 0\n"), Catch::Contains("huge=advise"));
+  // shmem_enabled's deny and force override every mount; its other words do not count.
+  CHECK_THAT(why("always within_size advise never [deny] force", "tmpfs /dev/shm tmpfs rw,huge=always 0 0\n"),
+             Catch::Contains("'deny'"));
+  CHECK(why("always within_size advise never deny [force]", "tmpfs /dev/shm tmpfs rw 0 0\n").empty());
+  CHECK_FALSE(why("[always] within_size advise never deny force", "tmpfs /dev/shm tmpfs rw 0 0\n").empty());
+  // The last of several mounts on /dev/shm is the one in use; an option that only
+  // contains the word (a size= or a path) is not the huge= option.
+  CHECK(why(never_mode, "tmpfs /dev/shm tmpfs rw 0 0\ntmpfs /dev/shm tmpfs rw,huge=within_size 0 0\n").empty());
+  CHECK_FALSE(why(never_mode, "tmpfs /dev/shm tmpfs rw,huge=within_size 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n").empty());
+  CHECK_FALSE(why(never_mode, "tmpfs /dev/shm tmpfs rw,nohuge=always 0 0\n").empty());
+  CHECK_THAT(why(never_mode, proc), Catch::Contains("no tmpfs"));
+  CHECK_THAT(why(never_mode, "/dev/sda1 /dev/shm ext4 rw 0 0\n"), Catch::Contains("not a tmpfs"));
 }

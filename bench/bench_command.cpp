@@ -49,6 +49,9 @@ nlohmann::json to_json(const CacheBenchOptions& o, const CacheBenchResult& r) {
                    {"lookup_batched_ns", r.lookup_batched_ns},
                    {"lookup_batched_hot_ns", r.lookup_batched_hot_ns},
                    {"lookup_batched_hot_over_mlp", r.lookup_batched_hot_ns / r.mlp_ns},
+                   {"lookup_batched_memory_ns", r.lookup_batched_memory_ns},
+                   {"lookup_batched_memory_over_mlp", r.lookup_batched_memory_ns / r.mlp_ns},
+                   {"lookup_batched_lines", r.lookup_batched_lines},
                    {"lookup_zipf_ns_p50", r.lookup_zipf_ns_p50},
                    {"lookup_zipf_hot_ns_p50", r.lookup_zipf_hot_ns_p50},
                    {"zipf_hot_entries", r.zipf_hot_entries},
@@ -104,6 +107,7 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   row("lookup ns p99", r.lookup_ns_p99, 0, "%.0f");
   row("lookup ns batched", r.lookup_batched_ns, 0, "%.1f");
   row("lookup ns batched, hot", r.lookup_batched_hot_ns, 0, "%.1f");
+  row("lookup ns batched, loads", r.lookup_batched_memory_ns, 0, "%.1f");
   row("lookup ns zipf p50", r.lookup_zipf_ns_p50, 0, "%.0f");
   row("lookup ns zipf hot p50", r.lookup_zipf_hot_ns_p50, 0, "%.0f");
   row("DRAM ns (pointer chase)", r.dram_ns, 0, "%.1f");
@@ -114,9 +118,11 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   std::printf("\n(ratio: naive / dnsarena; insert and lookup ratios below 1 mean dnsarena is faster)\n");
   std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2 and the TLB);\n"
               "batched, hot: the batched rounds over %llu in-cache entries, the compute per hit (%.1fx mlp_ns:\n"
-              "the floor of batched / mlp_ns that prefetching cannot lower)\n",
+              "the floor of batched / mlp_ns that prefetching cannot lower);\n"
+              "batched, loads: the batched rounds' %.2f lines per hit (2 buckets + the entry) loaded with no\n"
+              "other work, independently (%.1fx mlp_ns: the memory floor; batched >= the larger of hot and loads)\n",
               static_cast<unsigned long long>(r.zipf_hot_entries), static_cast<unsigned long long>(r.zipf_hot_entries),
-              r.lookup_batched_hot_ns / r.mlp_ns);
+              r.lookup_batched_hot_ns / r.mlp_ns, r.lookup_batched_lines, r.lookup_batched_memory_ns / r.mlp_ns);
   const std::string no_huge = r.segment_huge_page_share < 0.5 ? common::shm_huge_pages_unavailable() : "";
   std::printf("segment pages: %.0f%% of it on 2 MiB pages (DRAM and MLP chases on the same page size)%s%s\n",
               100 * r.segment_huge_page_share, no_huge.empty() ? "" : "; 4 KiB because ", no_huge.c_str());

@@ -84,6 +84,14 @@ struct EntryCopy {
   std::span<const std::uint8_t> span() const { return {bytes.data(), length}; }
 };
 
+// What one lookup of a key reads from the segment (Cache::lookup_footprint): its two
+// index buckets (one 64-byte line each) and the entry its key matches, if any.
+struct LookupFootprint {
+  const void* buckets[2] = {nullptr, nullptr};
+  const std::uint8_t* entry = nullptr;  // nullptr: no live entry has the key (a miss)
+  std::size_t entry_bytes = 0;          // the entry's length (its lines: [entry, entry + entry_bytes))
+};
+
 struct CacheStats {
   std::uint64_t live_entries = 0;
   std::uint64_t max_entries = 0;
@@ -214,6 +222,11 @@ public:
   // region is reclaimed. Counts nothing, takes no stat slot time.
   // Cost: one pass over the index (bucket_count cache lines) plus one copy per live entry.
   void for_each_entry(const std::function<void(const EntryCopy&, bool hit)>& visit, bool clear_hit_bits = false);
+  // Where a lookup of `key` reads (the benchmark's memory floor: `dnsarena bench` loads
+  // exactly these lines with no other work). Validated as a lookup's read is (the
+  // seqlock), expiry not checked; counts nothing, changes nothing. It reads the buckets
+  // and the candidate entries' header and key, so those lines are cached afterwards.
+  LookupFootprint lookup_footprint(const CacheKey& key) const;
 
   CacheStats stats() const;
   StatSlot& my_stats() { return *slot_; }

@@ -2,6 +2,7 @@
 // count the same counters and set the same hit bit; prefetch hints change nothing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,18 @@ OwnedAnswer answer_with_ttl(std::uint32_t ttl, std::uint8_t last_octet, std::siz
   a.add(kAnswer, {}, kA, ttl, bytes_of({192, 0, 2, last_octet}));
   if (txt_bytes) a.add(kAnswer, {}, kTXT, ttl, Bytes(txt_bytes, 'x'));
   return a;
+}
+
+// Ten keys whose hashes are all equal (the tag cannot tell them apart, only the key
+// compare can); the even ones inserted, the i-th with an i*txt_step-byte TXT record.
+std::vector<CacheKey> colliding_keys_half_inserted(Cache& c, const std::string& prefix, std::size_t txt_step) {
+  CacheTestHooks::set_hash_override(c, [](const CacheKey&) { return std::uint64_t{0x1234'5678'9ABC'DEF0}; });
+  std::vector<CacheKey> keys;
+  for (int i = 0; i < 10; ++i) keys.emplace_back(wire(prefix + std::to_string(i) + ".example"), kA);
+  for (int i = 0; i < 10; i += 2)
+    REQUIRE(c.insert(keys[i], answer_with_ttl(60, static_cast<std::uint8_t>(i), txt_step * i).answer(), kNow) !=
+            InsertStatus::rejected);
+  return keys;
 }
 }  // namespace
 
@@ -49,12 +62,7 @@ TEST_CASE("probe agrees with lookup: hit, expired, miss, same counters", "[probe
 TEST_CASE("probe tells colliding keys apart (every hash equal)", "[probe]") {
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);
-  CacheTestHooks::set_hash_override(c, [](const CacheKey&) { return std::uint64_t{0x1234'5678'9ABC'DEF0}; });
-  std::vector<CacheKey> keys;
-  for (int i = 0; i < 10; ++i) keys.emplace_back(wire("k" + std::to_string(i) + ".example"), kA);
-  for (int i = 0; i < 10; i += 2)
-    REQUIRE(c.insert(keys[i], answer_with_ttl(60, static_cast<std::uint8_t>(i)).answer(), kNow) !=
-            InsertStatus::rejected);
+  const std::vector<CacheKey> keys = colliding_keys_half_inserted(c, "k", 0);
   EntryCopy copy;
   for (int i = 0; i < 10; ++i) {
     INFO("key " << i);
@@ -97,5 +105,40 @@ TEST_CASE("prefetch hints change nothing", "[probe]") {
   CHECK(c.stats().counter(Counter::lookups) == 0);
   CHECK(c.probe(in, kNow) == LookupStatus::hit);
   CHECK(c.probe(out, kNow) == LookupStatus::miss);
+  check_invariants(c);
+}
+
+TEST_CASE("lookup_footprint names the buckets and the very entry a lookup reads, and nothing on a miss", "[probe][footprint]") {
+  TestSegment ts(tiny_geometry(100, 4096, 4));
+  Cache c(ts.seg);
+  // Every hash equal: the footprint must tell the keys apart by the key, not the tag.
+  const std::vector<CacheKey> keys = colliding_keys_half_inserted(c, "f", 20);
+  const std::uint64_t lookups_before = c.stats().counter(Counter::lookups);
+  const LookupFootprint first = c.lookup_footprint(keys[0]);
+  EntryCopy copy;
+  for (int i = 0; i < 10; ++i) {
+    INFO("key " << i);
+    const LookupFootprint f = c.lookup_footprint(keys[i]);
+    // The same hash: the same two buckets for every key, inside the segment.
+    CHECK(f.buckets[0] == first.buckets[0]);
+    CHECK(f.buckets[1] == first.buckets[1]);
+    for (const void* b : f.buckets) {
+      CHECK(static_cast<const std::uint8_t*>(b) >= ts.seg.base());
+      CHECK(static_cast<const std::uint8_t*>(b) < ts.seg.base() + ts.seg.size());
+    }
+    if (i % 2 == 1) {
+      CHECK(f.entry == nullptr);
+      CHECK(f.entry_bytes == 0);
+      continue;
+    }
+    REQUIRE(f.entry != nullptr);
+    REQUIRE(c.lookup(keys[i], kNow, copy) == LookupStatus::hit);
+    CHECK(f.entry_bytes == copy.length);
+    CHECK(std::equal(copy.bytes.begin(), copy.bytes.begin() + copy.length, f.entry));
+  }
+  // It counts nothing (the lookups above are the only ones counted).
+  CHECK(c.stats().counter(Counter::lookups) == lookups_before + 5);
+  REQUIRE(c.erase(keys[2]));
+  CHECK(c.lookup_footprint(keys[2]).entry == nullptr);
   check_invariants(c);
 }

@@ -1,12 +1,14 @@
 // Walking every entry without a lock, for the operator tools (`dnsarena dump`, `top`,
-// `flush`), and one key's footprint for the benchmark (lookup_footprint). The copy follows lookup's seqlock rule (cache_read.cpp, find_and_copy):
-// region generation before, bytes below the published fill, generation again after an
-// acquire fence; a changed generation means the slot is about to change and is reloaded.
+// `flush`), and one key's footprint for the benchmark (lookup_footprint, through
+// lookup's own slot read, slot_read.hpp). The copy follows lookup's seqlock rule
+// (cache_read.cpp, find_and_copy): region generation before, bytes below the published
+// fill, generation again after an acquire fence; a changed generation means the slot is
+// about to change and is reloaded.
 #include <atomic>
-#include <cstring>
 
 #include "cache.hpp"
 #include "relaxed_copy.hpp"
+#include "slot_read.hpp"
 
 namespace dnsarena::cache {
 
@@ -45,33 +47,21 @@ void Cache::for_each_entry(const std::function<void(const EntryCopy&, bool hit)>
 }
 
 LookupFootprint Cache::lookup_footprint(const CacheKey& key) const {
+  thread_local EntryCopy copy;
   const auto blob = key.blob();
   const IndexPosition pos = index_position(key_hash(key), bucket_count_);
   LookupFootprint f;
   f.buckets[0] = &buckets_[pos.bucket1];
   f.buckets[1] = &buckets_[pos.bucket2];
-  alignas(8) std::uint8_t head[kEntryKeyOffset + kMaxKeyBytes + 8];
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
     for (const auto& slot : buckets_[b].slots) {
       const std::uint64_t s = slot.load(std::memory_order_acquire);
       if (s == 0 || slot_hash_tag(s) != pos.hash_tag) continue;
-      const ArenaOffset off = slot_offset(s);
-      const std::uint32_t region = region_of(off);
-      if (region >= region_count_) continue;
-      const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
-      if (generation_tag(g1) != slot_gen_tag(s)) continue;
-      const std::size_t in_region = off.byte_offset() & (region_bytes_ - 1);
-      const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
-      if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) continue;
-      const std::uint8_t* src = entry_address(off);
-      const std::size_t len = relaxed_load_u16(src);
-      const bool fits = len >= kEntryKeyOffset + blob.size() && in_region + len <= fill;
-      if (fits) relaxed_copy_out(head, src, kEntryKeyOffset + blob.size());
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (regions_[region].generation.load(std::memory_order_relaxed) != g1 || !fits) continue;
-      if (std::memcmp(head + kEntryKeyOffset, blob.data(), blob.size()) != 0) continue;
-      f.entry = src;
-      f.entry_bytes = len;
+      // A lookup's validated read, copying only the header and key (a stale slot is
+      // skipped, not retried: the benchmark's segment has no other writer).
+      if (read_slot_entry(s, blob, copy, kEntryKeyOffset + blob.size()) != SlotRead::match) continue;
+      f.entry = entry_address(slot_offset(s));
+      f.entry_bytes = copy.length;
       return f;
     }
   }

@@ -77,8 +77,18 @@ enum class Counter : std::uint32_t {
   user_ns,               // worker: user-space nanoseconds spent on UDP batches, recvmmsg return to
                          // sendmmsg call (TSC, workers/tsc_timer.hpp)
   user_ns_queries,       // worker: queries in those batches (user_ns / user_ns_queries: ns per query)
+  stale_answers,         // worker: answers served from an expired entry (serve-stale, RFC 8767; EDE 3/19)
+  failure_cached,        // worker: misses answered from the host's failure cache, no upstream query
+                         // (RFC 9520): stale when an expired entry is held, else SERVFAIL with EDE
+  deadline_answers,      // worker: clients answered at the response deadline (stale, or SERVFAIL with
+                         // EDE) while their upstream query went on in the background
+  prefetches,            // worker: refreshes started by a hit in the last part of an entry's TTL
+  upstream_joined,       // worker: misses that waited for another worker's upstream query for the same
+                         // name instead of sending their own (one query per name per host)
+  upstream_probes,       // worker: queries sent to an upstream marked down, to learn if it is back
+  upstream_down_skips,   // worker: attempts that passed over an upstream marked down
 };
-inline constexpr std::size_t kCounterCount = 36;
+inline constexpr std::size_t kCounterCount = 43;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -93,7 +103,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "refused",          "rate_limited",   "any_minimal",    "workers_killed_silent",
     "writer_lock_unavailable", "udp_answers_dropped", "udp_answers_unsendable", "upstream_case_fallbacks",
     "upstream_overload_per_name", "upstream_jostled",       "user_ns",
-    "user_ns_queries"};
+    "user_ns_queries",  "stale_answers",  "failure_cached", "deadline_answers",
+    "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

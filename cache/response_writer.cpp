@@ -158,6 +158,8 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   put16(out + 8, counts[1]);
   put16(out + 10, counts[2]);
   res.size = pos;
+  res.expire = entry.expire();
+  res.ttl = entry.ttl();
   return res;
 }
 

@@ -224,7 +224,7 @@ private:
       if (!plain_missed) {
         if (ecs.present && ecs.source_prefix > 0)
           if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
-        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap)) return n;
+        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap, true)) return n;
         if (ecs.present && ecs.source_prefix == 0)
           if (std::size_t n = try_prefix(0)) return n;
         if (ecs.present)
@@ -275,14 +275,27 @@ private:
     }
   }
 
+  // `plain`: the key without ECS (a hit may start a prefetch).
   std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                      bool udp, std::uint8_t* out, std::size_t cap) {
+                      bool udp, std::uint8_t* out, std::size_t cap, bool plain = false) {
     std::uint8_t ecs_opt[32];
     const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt, udp);
     const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
     const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
     if (r.truncated) cache_.count(cache::Counter::truncated);
+    if (r.size && plain) maybe_prefetch(key, r);
     return r.size;
+  }
+
+  // Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL
+  // starts one background refresh of the name, so popular names do not expire in front
+  // of clients. At most one per question on the host (UpstreamClient::refresh: not while
+  // one is in flight here or on another worker, nor while the name is in the failure
+  // cache). Plain keys only: an ECS-scoped entry is refreshed by the next miss.
+  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+    if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
+    if (std::uint64_t{r.expire - now_} * 100 >= std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+    if (upstream_.refresh(plain_key, EcsOption{})) cache_.count(cache::Counter::prefetches);
   }
 
   static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
@@ -522,6 +535,7 @@ private:
       if (l.response.truncated) cache_.count(cache::Counter::truncated);
       if (l.response.size) {
         sizes[i] = l.response.size;
+        maybe_prefetch(batch_key_[i], l.response);
         continue;
       }
       const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};

@@ -30,7 +30,9 @@
 //                                  Adds up to this much latency under such rates only
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
 //   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
-//                table_size: 65536}        per client subnet over UDP; 0 = off
+//                table_size: 65536}        per client subnet over UDP and per host: every
+//                                  worker counts in one shared table (rate_limit_table.hpp);
+//                                  0 = off
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}

@@ -20,6 +20,7 @@
 #include "common/process_limits.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
+#include "workers/rate_limit_table.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
 #include "workers/worker.hpp"
@@ -70,6 +71,8 @@ struct HostTables {
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
+  // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
+  std::unique_ptr<RateLimitTable> rate_limits;
 };
 
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
@@ -90,7 +93,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     try {
       rc = run_worker(cfg, index,
                       WorkerSockets{udp_fds[index], tcp_fd, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims});
+                                    &host.claims, host.rate_limits.get()});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -264,6 +267,7 @@ bool Supervisor::start_metrics() {
 void Supervisor::start_workers() {
   const unsigned n = cfg_.resolved_workers();
   host_ = std::make_unique<HostTables>(n);
+  host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, nullptr);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -368,6 +372,7 @@ void Supervisor::reload() {
     return;
   }
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
+  host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + cfg_.listen.text + " (reloaded)");

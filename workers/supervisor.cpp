@@ -384,7 +384,9 @@ void Supervisor::reload() {
 // What the old worker had in flight (upstream queries, TCP connections) ends with it;
 // clients retry, as after a worker restart. Workers are not told to re-read the file
 // themselves: a fresh process cannot keep half of an old config (sockets to removed
-// upstreams, an old rate-limit table), and worker.cpp needs no reload path.
+// upstreams, old TCP limits), and worker.cpp needs no reload path. The host's shared
+// tables are the supervisor's and outlive the workers (rate_limit_table.hpp says what a
+// reload does to the rate-limit counts).
 void Supervisor::end_retiring_on_row(unsigned row) {
   for (auto it = retiring_.begin(); it != retiring_.end();) {
     if (it->in_flight_row != row) {

@@ -22,6 +22,7 @@
 #include "dns/ecs_option.hpp"
 #include "dns/wire.hpp"
 #include "workers/access_control.hpp"
+#include "workers/descriptor_budget.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
@@ -693,7 +694,10 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                               ? sockets.upstream_claims
                                               : nullptr,
                                           sockets.in_flight_row};
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
+    // The descriptors this worker may still open, split between TCP clients and upstream
+    // queries (descriptor_budget.hpp): the worker runs with those caps.
+    const ServeConfig capped = with_descriptor_budget(cfg, index);
+    auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
                                            sockets.rate_limit_table);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();

@@ -98,7 +98,9 @@ public:
     return static_cast<std::uint64_t>(tag) << (kSecondBits + kCountBits) |
            static_cast<std::uint64_t>(second & ((1u << kSecondBits) - 1)) << kCountBits | (count & kCountMax);
   }
-  static std::uint32_t tag_of(std::uint64_t word) { return static_cast<std::uint32_t>(word >> (kSecondBits + kCountBits)); }
+  static std::uint32_t tag_of(std::uint64_t word) {
+    return static_cast<std::uint32_t>(word >> (kSecondBits + kCountBits));
+  }
   static std::uint32_t second_of(std::uint64_t word) {
     return static_cast<std::uint32_t>(word >> kCountBits) & ((1u << kSecondBits) - 1);
   }
@@ -133,7 +135,8 @@ static_assert(RateLimitTable::kTagBits + RateLimitTable::kSecondBits + RateLimit
               "a bucket is exactly one 64-bit word: one CAS updates tag, window and count together");
 static_assert(offsetof(RateLimitTable::Header, seed) == 0 && offsetof(RateLimitTable::Header, buckets) == 8,
               "header fields at their documented offsets");
-static_assert(sizeof(RateLimitTable::Header) == 64, "bucket 0 starts on its own cache line, 8-byte aligned for atomics");
+static_assert(sizeof(RateLimitTable::Header) == 64,
+              "bucket 0 starts on its own cache line, 8-byte aligned for atomics");
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8, "a bucket is 8 bytes in the mapping");
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "buckets are shared between processes: only lock-free atomics are address-free");

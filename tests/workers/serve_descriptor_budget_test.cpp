@@ -60,7 +60,8 @@ public:
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (std::chrono::steady_clock::now() < deadline) {
       if (!child_.running()) return false;
-      if (dnsarena::common::accepts_tcp(port_) && dnsarena::common::process_listens_tcp(child_.pid(), port_)) return true;
+      if (dnsarena::common::accepts_tcp(port_) && dnsarena::common::process_listens_tcp(child_.pid(), port_))
+        return true;
       std::this_thread::sleep_for(20ms);
     }
     return false;
@@ -95,7 +96,8 @@ void miss_flood(std::uint16_t port, unsigned sockets, unsigned every_us, const s
   std::uint8_t buf[1500];
   for (unsigned i = 0; !stop && !fds.empty(); ++i) {
     const int fd = fds[i % fds.size()];
-    const std::vector<std::uint8_t> q = make_query(static_cast<std::uint16_t>(i), "m" + std::to_string(i) + ".flood", 1);
+    const std::string name = "m" + std::to_string(i) + ".flood";
+    const std::vector<std::uint8_t> q = make_query(static_cast<std::uint16_t>(i), name, 1);
     if (::send(fd, q.data(), q.size(), 0) > 0) ++sent;
     while (::recv(fd, buf, sizeof buf, 0) > 0) {
     }
@@ -153,8 +155,8 @@ TEST_CASE("descriptors: under a low RLIMIT_NOFILE a flood of misses to a silent 
     CHECK(answered == asked);
     // The flood did fill the upstream share: queries were given up or refused to stay in it.
     const nlohmann::json stats = serve_stats(segment);
-    const std::uint64_t bounded =
-        stats["total"]["upstream_jostled"].get<std::uint64_t>() + stats["total"]["upstream_overload"].get<std::uint64_t>();
+    const std::uint64_t bounded = stats["total"]["upstream_jostled"].get<std::uint64_t>() +
+                                  stats["total"]["upstream_overload"].get<std::uint64_t>();
     WARN("upstream_jostled " << stats["total"]["upstream_jostled"] << ", upstream_overload "
                               << stats["total"]["upstream_overload"]);
     CHECK(bounded > 0);

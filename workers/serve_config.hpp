@@ -17,7 +17,8 @@
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
-//                                  upstream_jostle_timeout_ms, else it gets SERVFAIL
+//                                  upstream_jostle_timeout_ms, else it gets SERVFAIL.
+//                                  Capped by the descriptor budget (below)
 //   upstream_jostle_timeout_ms: 200   0 = never replace (as Unbound's jostle-timeout)
 //   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
 //                                  subnet) in flight on the host, all workers together
@@ -30,7 +31,9 @@
 //                                  Adds up to this much latency under such rates only
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
 //   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
-//                table_size: 65536}        per client subnet over UDP; 0 = off
+//                table_size: 65536}        per client subnet over UDP and per host: every
+//                                  worker counts in one shared table (rate_limit_table.hpp);
+//                                  0 = off
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
@@ -55,6 +58,14 @@
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   log_level: info
+//
+// Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
+// its own at start: what it has open plus a margin of 32 first, then tcp.max_connections
+// for TCP clients, and what is left for upstream queries (one socket each), at most
+// upstream_max_in_flight. Worker 0 logs the split once, e.g. "descriptors per worker:
+// limit 1024: 11 open + 32 margin, TCP 256, upstream 725 (of 1024 configured)". A limit
+// that cannot hold tcp.max_connections and 64 upstream queries is warned about with its
+// numbers and split in half between TCP and upstream, so TCP clients still get in.
 //
 // Sizes accept K/M/G suffixes (powers of 1024). Loading is done once per start; cost is
 // irrelevant.

@@ -20,6 +20,7 @@
 #include "common/process_limits.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
+#include "workers/rate_limit_table.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
 #include "workers/worker.hpp"
@@ -70,6 +71,8 @@ struct HostTables {
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
+  // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
+  std::unique_ptr<RateLimitTable> rate_limits;
 };
 
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
@@ -90,7 +93,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     try {
       rc = run_worker(cfg, index,
                       WorkerSockets{udp_fds[index], tcp_fd, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims});
+                                    &host.claims, host.rate_limits.get()});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -264,6 +267,7 @@ bool Supervisor::start_metrics() {
 void Supervisor::start_workers() {
   const unsigned n = cfg_.resolved_workers();
   host_ = std::make_unique<HostTables>(n);
+  host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, nullptr);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -368,6 +372,7 @@ void Supervisor::reload() {
     return;
   }
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
+  host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + cfg_.listen.text + " (reloaded)");
@@ -379,7 +384,9 @@ void Supervisor::reload() {
 // What the old worker had in flight (upstream queries, TCP connections) ends with it;
 // clients retry, as after a worker restart. Workers are not told to re-read the file
 // themselves: a fresh process cannot keep half of an old config (sockets to removed
-// upstreams, an old rate-limit table), and worker.cpp needs no reload path.
+// upstreams, old TCP limits), and worker.cpp needs no reload path. The host's shared
+// tables are the supervisor's and outlive the workers (rate_limit_table.hpp says what a
+// reload does to the rate-limit counts).
 void Supervisor::end_retiring_on_row(unsigned row) {
   for (auto it = retiring_.begin(); it != retiring_.end();) {
     if (it->in_flight_row != row) {

@@ -22,6 +22,7 @@
 #include "dns/ecs_option.hpp"
 #include "dns/wire.hpp"
 #include "workers/access_control.hpp"
+#include "workers/descriptor_budget.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
@@ -53,7 +54,7 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd, UpstreamClient::HostTables host)
+         int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -66,7 +67,7 @@ public:
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
         claims_(host.claims),
         claims_row_(host.row),
-        rate_limiter_(cfg.rate_limit),
+        rate_limiter_(cfg.rate_limit, rate_limit_table),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
     std::memset(in_msgs_, 0, sizeof in_msgs_);
@@ -707,7 +708,11 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                               ? sockets.upstream_claims
                                               : nullptr,
                                           sockets.in_flight_row};
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host);
+    // The descriptors this worker may still open, split between TCP clients and upstream
+    // queries (descriptor_budget.hpp): the worker runs with those caps.
+    const ServeConfig capped = with_descriptor_budget(cfg, index);
+    auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
+                                           sockets.rate_limit_table);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }

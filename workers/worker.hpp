@@ -27,6 +27,7 @@
 #pragma once
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/rate_limit_table.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
 
@@ -55,6 +56,9 @@ struct WorkerSockets {
   // nullptr: private to the worker.
   FailureCache* failure_cache = nullptr;
   UpstreamClaims* upstream_claims = nullptr;
+  // The host's response-rate-limit counts (rate_limit_table.hpp), so the configured rate
+  // holds for all workers together. nullptr: a private table (the rate per worker).
+  RateLimitTable* rate_limit_table = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

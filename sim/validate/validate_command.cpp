@@ -1,4 +1,4 @@
-// `dnsarena sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
+// `dnsarena-lab sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
 //
 // Runs the real service under the profile's load at a small scale (validate_service.hpp),
 // the fleet model on the same scaled profile (validate_model.hpp), and prints predicted

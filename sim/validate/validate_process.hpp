@@ -1,4 +1,4 @@
-// What /proc says about the memory of `dnsarena sim validate`'s child processes.
+// What /proc says about the memory of `dnsarena-lab sim validate`'s child processes.
 //
 // validate runs the real service (`dnsarena-lab sim upstream`, `dnsarena serve`,
 // `dnsarena-lab sim load`) as children of itself (common/child_process.hpp), exec'ing

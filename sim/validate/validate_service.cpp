@@ -134,7 +134,7 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::string config = o.work_dir + "/serve.yaml";
   {
     std::ofstream c(config);
-    c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
+    c << "# written by dnsarena-lab sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }

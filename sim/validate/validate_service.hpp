@@ -1,4 +1,4 @@
-// The measured half of `dnsarena sim validate`: the real service under a paced load.
+// The measured half of `dnsarena-lab sim validate`: the real service under a paced load.
 //
 // Steps (all children of this process, on 127.0.0.1, stopped and reaped at the end or
 // on error or interruption; the segment is removed):
@@ -10,7 +10,7 @@
 //   3. after the workers accept connections: this process attaches the segment (a
 //      cache::Cache with the tool role, which only reads the header and stat slots) and
 //      records the "before load" sample;
-//   4. `dnsarena sim load --rate R --duration D --json` with the same profile and seed.
+//   4. `dnsarena-lab sim load --rate R --duration D --json` with the same profile and seed.
 //      Time 0 is the first query the service counted (polled every 50 ms), so the
 //      samples line up with the load's own clock within that; then every
 //      `sample_every_s` a sample until D, and the load's JSON report at its end.

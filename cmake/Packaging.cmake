@@ -55,17 +55,18 @@ set(CPACK_COMPONENTS_ALL daemon lab)
 set(CPACK_DEBIAN_DAEMON_PACKAGE_NAME dnsarena)
 set(CPACK_DEBIAN_LAB_PACKAGE_NAME dnsarena-lab)
 set(CPACK_DEBIAN_LAB_PACKAGE_DEPENDS "dnsarena (= ${PROJECT_VERSION})")
+# Each package's description: its first line is the Debian synopsis (so no
+# CPACK_PACKAGE_DESCRIPTION_SUMMARY, which CPack would put first in both).
 set(CPACK_COMPONENT_DAEMON_DESCRIPTION "Compact DNS answer cache in shared memory, shared by resolver workers
- dnsarena serve (a supervisor and resolver workers sharing one cache segment), the
- operator commands (stats, check, flush, dump, restore, top, migrate), the cache
- benchmark, the systemd unit and the cache library.")
-set(CPACK_COMPONENT_LAB_DESCRIPTION "dnsarena's fleet simulator and lab benchmarks
- dnsarena-lab: layout experiments, fleet rollout and capacity tuning (TBB, MPI),
- the synthetic upstream and load client, sim validate, and the benchmarks that run
- the dnsarena daemon against other resolvers, under attack, and under kill -9.")
+dnsarena serve (a supervisor and resolver workers sharing one cache segment), the
+operator commands (stats, check, flush, dump, restore, top, migrate), the cache
+benchmark, the systemd unit and the cache library.")
+set(CPACK_COMPONENT_LAB_DESCRIPTION "Fleet simulator and lab benchmarks of the dnsarena DNS cache
+dnsarena-lab: layout experiments, fleet rollout and capacity tuning (TBB, MPI), the
+synthetic upstream and load client, sim validate, and the benchmarks that run the
+dnsarena daemon against other resolvers, under attack, and under kill -9.")
 set(CPACK_PACKAGE_VENDOR "dnsarena")
 set(CPACK_PACKAGE_CONTACT "dnsarena maintainers <dnsarena@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Compact DNS answer cache in shared memory, shared by resolver workers")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_INSTALL_PREFIX /usr)  # with CPACK_SET_DESTDIR: the prefix the install step runs with

@@ -33,7 +33,7 @@
 // else the new miss is refused (upstream_overload). This is Unbound's jostle-timeout: a
 // flood of misses to a server that never answers fills the table with queries that will
 // time out anyway, and refusing every new miss would starve the misses that a working
-// server answers in a millisecond. Measured (`dnsarena bench attack --quick --only flood`,
+// server answers in a millisecond. Measured (`dnsarena-lab bench attack --quick --only flood`,
 // a 1,000 q/s flood for 5 s): refusing new misses alone answered 74 and 85 of 250
 // legitimate misses in two runs, the rest SERVFAIL, as each flood query held its slot
 // for all three attempts (7 s); with the jostle, 250 of 250. NOTE: Unbound gives up only half of its slow queries; ours gives up

@@ -1,4 +1,4 @@
-// `dnsarena sim rollout`, `sim tune` and `sim sweep`: the fleet simulator's commands,
+// `dnsarena-lab sim rollout`, `sim tune` and `sim sweep`: the fleet simulator's commands,
 // registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

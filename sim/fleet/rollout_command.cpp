@@ -1,4 +1,4 @@
-// `dnsarena sim rollout --fleet F --plan P [--out DIR] [--json]`
+// `dnsarena-lab sim rollout --fleet F --plan P [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// `dnsarena sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
+// `dnsarena-lab sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <cstdio>

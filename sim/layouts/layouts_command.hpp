@@ -1,4 +1,4 @@
-// `dnsarena sim layouts`: the published fleet's layout table reproduced on our mix, our arena beside it.
+// `dnsarena-lab sim layouts`: the published fleet's layout table reproduced on our mix, our arena beside it.
 #pragma once
 #include <CLI/CLI.hpp>
 

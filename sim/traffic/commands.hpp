@@ -1,4 +1,4 @@
-// `dnsarena sim upstream` (synthetic authoritative) and `dnsarena sim load` (load client),
+// `dnsarena-lab sim upstream` (synthetic authoritative) and `dnsarena-lab sim load` (load client),
 // registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

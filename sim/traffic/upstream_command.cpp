@@ -1,4 +1,4 @@
-// `dnsarena sim upstream`: command line of the synthetic authoritative server.
+// `dnsarena-lab sim upstream`: command line of the synthetic authoritative server.
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -43,11 +43,11 @@ void run_upstream(const UpstreamArgs& a) {
   }
   traffic::UpstreamServer server(zone, a.server);
   common::install_stop_signals(on_stop_signal);
-  std::cout << "dnsarena sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
+  std::cout << "dnsarena-lab sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
             << " (udp+tcp)" << std::endl;
   server.run(g_stop);
-  std::cout << "dnsarena sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
+  std::cout << "dnsarena-lab sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
 }
 
 }  // namespace

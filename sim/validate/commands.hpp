@@ -1,4 +1,4 @@
-// `dnsarena sim validate`: the real service against the fleet model, registered by the
+// `dnsarena-lab sim validate`: the real service against the fleet model, registered by the
 // command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

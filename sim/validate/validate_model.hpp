@@ -1,4 +1,4 @@
-// The predicted half of `dnsarena sim validate`: the fleet model on the load's profile.
+// The predicted half of `dnsarena-lab sim validate`: the fleet model on the load's profile.
 //
 // The model reads the same traffic profile as `sim upstream` / `sim load`
 // (sim/workload/traffic_profile.hpp). served_traffic() states what the real upstream and

@@ -134,12 +134,12 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::string config = o.work_dir + "/serve.yaml";
   {
     std::ofstream c(config);
-    c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
+    c << "# written by dnsarena-lab sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
   const std::uint16_t port = common::free_loopback_port();
-  const std::vector<std::string> serve_argv = {o.program, "serve", "--config", config,
+  const std::vector<std::string> serve_argv = {o.daemon, "serve", "--config", config,
                                                "--listen", "127.0.0.1:" + std::to_string(port),
                                                "--upstream", "127.0.0.1:" + std::to_string(up_port),
                                                "--workers", std::to_string(o.workers),

@@ -40,7 +40,7 @@ bool read_some(int fd, std::string& out, int ms) {
 }  // namespace
 
 UpstreamProcess::UpstreamProcess(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {DNSARENA_BIN, "sim", "upstream", "--port", "0"};
+  std::vector<std::string> argv = {DNSARENA_LAB_BIN, "sim", "upstream", "--port", "0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   child_ = common::ChildProcess(argv, {.capture_stdout = true});
   std::string out;

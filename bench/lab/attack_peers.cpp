@@ -1,4 +1,4 @@
-#include "bench/attack_peers.hpp"
+#include "bench/lab/attack_peers.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

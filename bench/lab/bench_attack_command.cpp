@@ -1,4 +1,4 @@
-// `dnsarena bench attack`: `dnsarena serve` on a hostile network, one row per scenario.
+// `dnsarena-lab bench attack`: `dnsarena serve` on a hostile network, one row per scenario.
 //
 // Every scenario starts its own serve (2 workers, a private segment removed at the end,
 // loopback only) with forward zones to peers in this process (attack_peers.hpp):
@@ -48,13 +48,14 @@
 #include <optional>
 #include <sstream>
 
-#include "bench/attack_peers.hpp"
-#include "bench/commands.hpp"
+#include "bench/lab/attack_peers.hpp"
+#include "bench/lab/commands.hpp"
 #include "cache/segment.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
 #include "common/process_limits.hpp"
+#include "common/sibling_program.hpp"
 
 namespace dnsarena::bench {
 
@@ -601,7 +602,7 @@ Row cpu_per_hit(const AttackOptions& o, const std::string& bin, const std::strin
 int run_attack(const AttackOptions& o) {
   common::install_stop_signals(on_interrupt);
   common::raise_nofile_soft_limit(o.slow_clients + 1024);
-  const std::string bin = common::self_executable();
+  const std::string bin = common::daemon_program();
   const std::string dir = "/tmp/dnsarena-bench-attack-" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0700);
   std::vector<Row> rows;
@@ -641,7 +642,7 @@ int run_attack(const AttackOptions& o) {
                            {"met", r.met ? nlohmann::json(*r.met) : nlohmann::json(nullptr)}, {"detail", r.detail}});
     std::cout << j.dump() << "\n";
   } else {
-    std::printf("dnsarena bench attack%s: %.0f s, serve with 2 workers on loopback (logs in %s)\n",
+    std::printf("dnsarena-lab bench attack%s: %.0f s, serve with 2 workers on loopback (logs in %s)\n",
                 o.quick ? " --quick" : "", seconds, dir.c_str());
     std::printf("%-13s %-5s %-34s %s\n", "scenario", "met", "target", "figure");
     for (const Row& r : rows)

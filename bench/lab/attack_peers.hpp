@@ -1,4 +1,4 @@
-// The peers of `dnsarena bench attack`, in this process, on loopback: a small
+// The peers of `dnsarena-lab bench attack`, in this process, on loopback: a small
 // authoritative upstream whose data is known in advance (so every answer can be checked),
 // a black-hole upstream that never answers, a paced UDP query load that classifies every
 // reply, and an off-path spoofer on a raw socket. Each runs on its own thread, and every

@@ -1,4 +1,4 @@
-// `dnsarena bench torture`: random kill -9 torture of one shared segment.
+// `dnsarena-lab bench torture`: random kill -9 torture of one shared segment.
 //
 // N reader and M writer processes (forked) share one small segment (a few hundred
 // entries' worth of arena, so writers reclaim constantly). Each round waits a random

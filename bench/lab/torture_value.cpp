@@ -1,4 +1,4 @@
-#include "torture_value.hpp"
+#include "bench/lab/torture_value.hpp"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "torture.hpp"
+#include "bench/lab/torture.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "common/child_process.hpp"
 #include "common/shared_anonymous.hpp"
 #include "sim/workload/entry_generator.hpp"
-#include "torture_value.hpp"
+#include "bench/lab/torture_value.hpp"
 
 namespace dnsarena::bench {
 

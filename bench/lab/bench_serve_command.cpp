@@ -1,9 +1,9 @@
-// `dnsarena bench serve`: the whole service under all-hit load from dnsperf, beside Unbound
+// `dnsarena-lab bench serve`: the whole service under all-hit load from dnsperf, beside Unbound
 // and Knot Resolver, each on one core at the same offered loads.
 //
 // Steps (all processes on loopback, every child stopped at the end):
-//   1. `dnsarena sim upstream` (the synthetic authoritative) and a dnsperf query file of
-//      the same names (`dnsarena sim load --write-dnsperf`, Zipf stream).
+//   1. `dnsarena-lab sim upstream` (the synthetic authoritative) and a dnsperf query file of
+//      the same names (`dnsarena-lab sim load --write-dnsperf`, Zipf stream).
 //   2. Each server in turn (serve with 1 worker; unbound with 1 thread; kresd, one
 //      process), forwarding to that upstream: warm its cache with one pass of the file,
 //      pin it to CPU 0 (--realtime: also SCHED_FIFO, so on a busy machine it wakes at
@@ -50,12 +50,13 @@
 #include <sstream>
 #include <thread>
 
-#include "bench/commands.hpp"
+#include "bench/lab/commands.hpp"
 #include "common/child_process.hpp"
 #include "common/add_command.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
+#include "common/sibling_program.hpp"
 #include "workers/stats_report.hpp"
 
 namespace dnsarena::bench {
@@ -222,10 +223,11 @@ void measure_server(const std::string& server, std::uint16_t port, const std::ve
 
 bool have_program(const std::string& name) { return common::find_program(name).has_value(); }
 
-// What every step shares: the program, the scratch directory, the query file and the
+// What every step shares: the programs, the scratch directory, the query file and the
 // synthetic upstream's address.
 struct BenchSetup {
-  std::string exe = common::self_executable();
+  std::string exe = common::self_executable();   // dnsarena-lab: sim upstream, sim load
+  std::string daemon = common::daemon_program();  // dnsarena: serve
   std::string dir = "/tmp/dnsarena-bench-serve-" + std::to_string(::getpid());
   std::string file = dir + "/queries.txt";
   unsigned port_base = 0;
@@ -244,7 +246,7 @@ bool write_query_file(const BenchSetup& s, const BenchOptions& o) {
                                   std::to_string(o.queries_in_file), "--seed", s.seed},
                                  s.dir + "/write-names.log");
   if (w.wait() == 0) return true;
-  std::cerr << "dnsarena bench serve: writing the query file failed: " << slurp(s.dir + "/write-names.log");
+  std::cerr << "dnsarena-lab bench serve: writing the query file failed: " << slurp(s.dir + "/write-names.log");
   return false;
 }
 
@@ -267,7 +269,7 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   const std::string segment = o.segment.empty() ? "dnsarena-bench-serve-" + std::to_string(::getpid()) : o.segment;
   common::ChildProcess serve =
       start_server(s, "serve",
-                   {s.exe, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port), "--upstream",
+                   {s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port), "--upstream",
                     s.upstream, "--segment", segment, "--no-metrics", "--log-level", "warn", "--remove-segment",
                     "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"},
                    port);
@@ -417,7 +419,7 @@ void print_target(const char* what, const nlohmann::json& ratio, bool at_most, d
 }
 
 void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, const BenchOptions& o) {
-  std::printf("dnsarena bench serve: %.0f s per run, %u queries in the file, dnsperf -c %u on CPU 1, each server "
+  std::printf("dnsarena-lab bench serve: %.0f s per run, %u queries in the file, dnsperf -c %u on CPU 1, each server "
               "on CPU 0",
               o.duration, o.queries_in_file, o.clients);
   if (o.realtime) std::printf(" (SCHED_FIFO)");
@@ -461,7 +463,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
 
 int run_bench(const BenchOptions& o) {
   if (!have_program("dnsperf")) {
-    std::cerr << "dnsarena bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
+    std::cerr << "dnsarena-lab bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
     return 2;
   }
   BenchSetup s;
@@ -474,7 +476,7 @@ int run_bench(const BenchOptions& o) {
   common::ChildProcess up = spawn({s.exe, "sim", "upstream", "--port", std::to_string(s.up_port), "--seed", s.seed},
                                   s.dir + "/upstream.log");
   if (!wait_tcp(s.up_port, up)) {
-    std::cerr << "dnsarena bench serve: the synthetic upstream did not start: " << slurp(s.dir + "/upstream.log");
+    std::cerr << "dnsarena-lab bench serve: the synthetic upstream did not start: " << slurp(s.dir + "/upstream.log");
     up.stop();
     return 1;
   }
@@ -496,7 +498,7 @@ int run_bench(const BenchOptions& o) {
   }
   up.stop();
   if (!error.empty()) {
-    std::cerr << "dnsarena bench serve: " << error << "\n";
+    std::cerr << "dnsarena-lab bench serve: " << error << "\n";
     return 1;
   }
   const nlohmann::json j = summarize(runs, o);

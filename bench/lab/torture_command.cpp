@@ -1,13 +1,13 @@
-// `dnsarena bench torture`: CLI, table and JSON for the kill -9 torture (torture.hpp).
+// `dnsarena-lab bench torture`: CLI, table and JSON for the kill -9 torture (torture.hpp).
 // Exit status 1 when any read was wrong, a check failed, a child stalled or failed.
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/commands.hpp"
+#include "bench/lab/commands.hpp"
 #include "common/add_command.hpp"
-#include "torture.hpp"
+#include "bench/lab/torture.hpp"
 
 namespace dnsarena::bench {
 
@@ -42,7 +42,7 @@ nlohmann::json to_json(const TortureOptions& o, const TortureResult& r) {
 }
 
 void print_table(const TortureOptions& o, const TortureResult& r) {
-  std::printf("dnsarena bench torture: %llu rounds of kill -9, %u writers + %u readers on one segment "
+  std::printf("dnsarena-lab bench torture: %llu rounds of kill -9, %u writers + %u readers on one segment "
               "(%u keys, %u x 4 KiB regions), check every %llu rounds, seed %llu\n\n",
               static_cast<unsigned long long>(r.rounds), o.writers, o.readers, o.keys, o.regions,
               static_cast<unsigned long long>(o.check_every), static_cast<unsigned long long>(o.seed));

@@ -692,7 +692,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                           sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
                                               ? sockets.upstream_claims
                                               : nullptr,
-                                          sockets.in_flight_row};
+                                          sockets.in_flight_row, sockets.upstream_health};
     auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();

@@ -29,6 +29,7 @@
 #include "workers/in_flight_names.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/upstream_health.hpp"
 
 namespace dnsarena::workers {
 
@@ -55,6 +56,9 @@ struct WorkerSockets {
   // nullptr: private to the worker.
   FailureCache* failure_cache = nullptr;
   UpstreamClaims* upstream_claims = nullptr;
+  // What every worker learned of the upstreams (upstream_health.hpp): shared by all, kept
+  // by the supervisor across worker restarts and reloads. nullptr: a private table.
+  UpstreamHealth* upstream_health = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

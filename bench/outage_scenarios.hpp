@@ -16,8 +16,8 @@
 //               upstream 200 ms away so that every query arrives while the first is out;
 //               R rounds, a new name each: upstream queries per round (target exactly 1).
 //   prefetch    one name, TTL T2, asked at Q q/s for S seconds, the upstream D2 ms away:
-//               client-visible misses (an answer later than D2/2, a failure or a loss;
-//               target 0), and upstream queries against the S/T2 refreshes an expiring
+//               client-visible misses (an answer later than D2/2 carrying a freshly
+//               fetched TTL, a failure or a loss; target 0), and upstream queries against the S/T2 refreshes an expiring
 //               entry needs (the extra upstream load prefetch costs).
 // Responses count as "answered within the response timer" when NOERROR arrived within
 // the timer plus a slack (a resolver answering stale when its timer fires replies just
@@ -45,7 +45,7 @@ struct OutageOptions {
   double blackhole_s = 60;
   double outage_rate = 1000;
   double zipf = 0.9;
-  double warm_rate = 5000;
+  double warm_rate = 2000;
   // dead-first
   unsigned dead_first_misses = 2000;
   double dead_first_rate = 100;
@@ -58,7 +58,7 @@ struct OutageOptions {
   double prefetch_rate = 1000;
   double prefetch_seconds = 60;
   unsigned prefetch_ttl_s = 10;
-  unsigned prefetch_delay_ms = 50;
+  unsigned prefetch_delay_ms = 100;
 
   // Every figure small: all four scenarios for both resolvers in about two minutes.
   void make_quick();

@@ -31,7 +31,7 @@ struct LoadOptions {
   unsigned sockets = 4;
   bool edns = true;             // OPT with payload 1232 (always when ECS is sent)
   // When set, sees every matched response: query number, send-to-receive latency in
-  // milliseconds and the parsed response (valid only during the call).
+  // milliseconds and the parsed response with its records (valid only during the call).
   std::function<void(std::uint64_t k, double latency_ms, const dns::Message& response)> on_answer;
 };
 

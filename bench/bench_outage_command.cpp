@@ -145,9 +145,11 @@ int run_outage_bench(const OutageCommand& c) {
     j["errors"] = errors;
     std::cout << j.dump() << "\n";
   } else {
-    std::printf("dnsarena bench outage%s: seed %llu, %.0f s; serve with 2 workers, unbound %s with 2 threads (files in %s)\n",
+    const std::string unbound_text =
+        kinds.size() > 1 ? "unbound " + unbound_version() + " with 2 threads" : "unbound " + unbound_note;
+    std::printf("dnsarena bench outage%s: seed %llu, %.0f s; serve with 2 workers, %s (files in %s)\n",
                 c.quick ? " --quick" : "", static_cast<unsigned long long>(c.options.seed), seconds,
-                kinds.size() > 1 ? unbound_version().c_str() : unbound_note.c_str(), dir.c_str());
+                unbound_text.c_str(), dir.c_str());
     std::string used, omitted;
     for (const std::string& k : serve.keys_used) used += " " + k;
     for (const std::string& k : serve.keys_omitted) omitted += " " + k;

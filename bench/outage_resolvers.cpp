@@ -41,7 +41,7 @@ nlohmann::json pick_delta(const nlohmann::json& before, const nlohmann::json& af
 
 class ServeResolver : public Resolver {
 public:
-  ServeResolver(const ServeSpec& spec) : serve_(spec) {}
+  explicit ServeResolver(const ServeSpec& spec) : serve_(spec) {}
   std::uint16_t port() const override { return serve_.port(); }
   nlohmann::json counters() const override { return serve_.totals(); }
   nlohmann::json counter_delta(const nlohmann::json& before, const nlohmann::json& after) const override {
@@ -57,7 +57,7 @@ private:
 
 class UnboundResolver : public Resolver {
 public:
-  UnboundResolver(const UnboundSpec& spec) : unbound_(spec) {}
+  explicit UnboundResolver(const UnboundSpec& spec) : unbound_(spec) {}
   std::uint16_t port() const override { return unbound_.port(); }
   nlohmann::json counters() const override { return unbound_.counters(); }
   nlohmann::json counter_delta(const nlohmann::json& before, const nlohmann::json& after) const override {

@@ -1,4 +1,4 @@
-// `dnsarena bench attack`: `dnsarena serve` on a hostile network, the figures of issue 11.
+// `dnsarena bench attack`: `dnsarena serve` on a hostile network, one row per scenario.
 //
 // Every scenario starts its own serve (2 workers, a private segment removed at the end,
 // loopback only) with forward zones to peers in this process (attack_peers.hpp):

@@ -24,9 +24,9 @@
 // q/s ratio is printed beside it. It extrapolates linearly to a whole core: it assumes the
 // CPU per query stays what it was at that share (under more load batches grow and the
 // cost per query falls, so for a server below 100% it is more likely low than high).
-// NOTE: the 2-worker runs and `sim load` at 80% of peak were dropped (issue 13): on this
-// 2-core machine a second worker or the load client shares a core with dnsperf or the
-// server, so their figures (22% "lost") measured the sharing, not the server.
+// One worker and no `sim load` beside dnsperf: on a 2-core machine a second worker or a
+// load client shares a core with dnsperf or the server, and its figures measure the
+// sharing, not the server.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -359,7 +359,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   j["unbound_cpu_us_per_query"] = or_null(u_at, &ServerRun::cpu_us_per_query);
   j["kresd_qps"] = k_sat ? nlohmann::json(k_sat->perf.qps) : nlohmann::json(nullptr);
   j["kresd_cpu_us_per_query"] = or_null(k_at, &ServerRun::cpu_us_per_query);
-  // Targets (issue 13): CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
+  // Targets: CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
   j["cpu_ratio_vs_unbound_at_60k"] = d_at && u_at && u_at->cpu_us_per_query > 0
                                          ? nlohmann::json(d_at->cpu_us_per_query / u_at->cpu_us_per_query)
                                          : nlohmann::json(nullptr);

@@ -1,4 +1,4 @@
-// `dnsarena bench`: the cache benchmark of issue 2, dnsarena against a naive heap cache
+// `dnsarena bench`: the cache benchmark, dnsarena against a naive heap cache
 // (baseline_cache.hpp) in the same run, with the seed's mix and a fixed seed.
 //
 // Phases, in order (each on the same private segment):

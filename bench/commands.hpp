@@ -11,7 +11,7 @@ void add_bench_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& bench);
 // `dnsarena bench torture`: random kill -9 of readers and writers on one segment.
 void add_bench_torture_command(CLI::App& bench);
-// `dnsarena bench attack`: serve on a hostile network, the figures of issue 11.
+// `dnsarena bench attack`: serve on a hostile network (TCP abuse, floods, spoofing).
 void add_bench_attack_command(CLI::App& bench);
 // `dnsarena bench outage`: upstream failures absorbed by the cache, beside Unbound.
 void add_bench_outage_command(CLI::App& bench);

@@ -130,8 +130,7 @@ public:
   // Changes no byte. Neither create() nor attach() calls it: a serving cache's resident
   // memory grows with what it writes, as the fleet model assumes (memory_model.hpp).
   // `dnsarena bench` calls it before its fill, so the insert rate excludes first-touch
-  // faults (on the 2-core VM ~6.8 us per 4 KiB page, 245 ns per insert of a fresh fill;
-  // populate: 49-56 ms for 148 MiB). A hint: nothing happens where the kernel lacks it.
+  // faults. A hint: nothing happens where the kernel lacks it.
   void populate() const;
 
   // When set, the destructor removes the name (private segments of benchmarks and tests).

@@ -21,4 +21,11 @@ struct NofileChange {
 // Raises RLIMIT_NOFILE's soft limit to min(hard limit, want); never lowers it.
 NofileChange raise_nofile_soft_limit(rlim_t want);
 
+// RLIMIT_NOFILE's soft limit now; RLIM_INFINITY when unlimited or when getrlimit fails.
+rlim_t nofile_soft_limit();
+
+// Descriptors this process has open now: the entries of /proc/self/fd, the directory's
+// own descriptor aside. 0 when /proc cannot be read.
+unsigned count_open_descriptors();
+
 }  // namespace dnsarena::common

@@ -27,9 +27,8 @@
 // accepts with the same ClientQuery.
 //
 // Costs: one pass over the packet, no allocation, no writes to it; about a tenth of the
-// libknot path's instructions (README: serve, instructions per query). Given a cache key,
-// the name's one copy also lowercases it into the key, so the worker's plain key needs no
-// second walk of the name (README: serve, the one-pass key).
+// libknot path's instructions. Given a cache key, the name's one copy also lowercases it
+// into the key, so the worker's plain key needs no second walk of the name.
 #pragma once
 #include <cstddef>
 #include <cstdint>

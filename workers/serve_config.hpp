@@ -17,7 +17,8 @@
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
-//                                  upstream_jostle_timeout_ms, else it gets SERVFAIL
+//                                  upstream_jostle_timeout_ms, else it gets SERVFAIL.
+//                                  Capped by the descriptor budget (below)
 //   upstream_jostle_timeout_ms: 200   0 = never replace (as Unbound's jostle-timeout)
 //   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
 //                                  subnet) in flight on the host, all workers together
@@ -30,16 +31,41 @@
 //                                  Adds up to this much latency under such rates only
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
 //   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
-//                table_size: 65536}        per client subnet over UDP; 0 = off
+//                table_size: 65536}        per client subnet over UDP and per host: every
+//                                  worker counts in one shared table (rate_limit_table.hpp);
+//                                  0 = off
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
+//   stale: {max_age_s: 86400, client_timeout_ms: 1800, answer_first: false, ttl_s: 30}
+//                                  serve-stale (RFC 8767; Unbound serve-expired-ttl,
+//                                  serve-expired-client-timeout, serve-expired-reply-ttl):
+//                                  an expired entry still held answers (TTL ttl_s, EDE 3 or
+//                                  19) when the upstream fails, the name is in the failure
+//                                  cache, or no answer came within client_timeout_ms; no
+//                                  client waits longer than client_timeout_ms (SERVFAIL with
+//                                  EDE 22/23 when nothing stale is held). max_age_s 0: never
+//                                  stale. answer_first: answer stale at once and refresh in
+//                                  the background (serve-expired-client-timeout: 0)
+//   failure_cache: {min_s: 1, max_s: 300}   a name whose upstream queries all failed is not
+//                                  asked again for min_s, doubling to max_s while it keeps
+//                                  failing (RFC 9520); host-wide
+//   prefetch: {percent: 10}        a hit in the last percent of an entry's TTL refreshes it
+//                                  in the background (Unbound prefetch); 0 = off
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   log_level: info
+//
+// Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
+// its own at start: what it has open plus a margin of 32 first, then tcp.max_connections
+// for TCP clients, and what is left for upstream queries (one socket each), at most
+// upstream_max_in_flight. Worker 0 logs the split once, e.g. "descriptors per worker:
+// limit 1024: 11 open + 32 margin, TCP 256, upstream 725 (of 1024 configured)". A limit
+// that cannot hold tcp.max_connections and 64 upstream queries is warned about with its
+// numbers and split in half between TCP and upstream, so TCP clients still get in.
 //
 // Sizes accept K/M/G suffixes (powers of 1024). Loading is done once per start; cost is
 // irrelevant.
@@ -108,6 +134,19 @@ struct ServeConfig {
   std::uint32_t ttl_floor = 0;
   std::uint32_t ttl_ceiling = 86400;
   std::uint32_t negative_ttl_ceiling = 3600;
+
+  // Serve-stale (RFC 8767): an expired entry still in the arena answers when the upstream
+  // fails, is in the failure cache, or has not answered within the client timeout.
+  std::uint32_t stale_max_age_s = 86400;     // 0: never answer stale
+  unsigned stale_client_timeout_ms = 1800;  // the client response timer: no client waits longer
+  bool stale_answer_first = false;           // answer stale at once, then refresh
+  std::uint32_t stale_ttl_s = 30;            // the TTL of every record of a stale answer
+  // Failure cache (RFC 9520): a failed name is not asked again for min_s, doubling to max_s.
+  std::uint32_t failure_min_s = 1;
+  std::uint32_t failure_max_s = 300;
+  // Prefetch: a hit within the last `prefetch_percent`% of an entry's TTL refreshes it in
+  // the background, one query per name per host. 0: off.
+  unsigned prefetch_percent = 10;
 
   EcsPolicy ecs_policy = EcsPolicy::off;
   std::uint8_t ecs_ipv4_prefix = 24;

@@ -28,8 +28,8 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   const std::string name = ts.name();
   // Fill the arena from the parent first, so every victim's first insert already has to
   // reclaim: the rounds do not depend on how far a slow (ASan) victim gets before its kill.
-  // NOTE: without this, victims under ASan were often killed before the arena had filled,
-  // and the evictions > 0 check below failed now and then.
+  // Without this, victims under ASan are often killed before the arena has filled, and
+  // the evictions > 0 check below fails now and then.
   {
     Cache filler(ts.seg, SlotRole::tool);
     const std::uint32_t now = wall_clock_now();

@@ -30,6 +30,6 @@ keys=requests_per_s_per_core,p99_after_gb check rollout sim rollout --fleet "$fl
 grep -q "RSS plateaus" "$dir/rollout.err"
 keys=rows,curves check sweep sim sweep --fleet "$fleet" --plans "$plan" --capacities 1x --layouts v5,arena --calibration "$cal" --out "$dir/s"
 keys=datacenter check tune sim tune --fleet "$fleet" --calibration "$cal" --out "$dir/t"
-# One document with --churn as well (it used to print a second one).
+# One document with --churn as well (not a second one).
 "$DNSARENA" sim layouts --entries 3000 --no-speed --churn --json >"$dir/layouts.out"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {"layouts","churn","entries"} <= d.keys(), d.keys(); assert len(d["layouts"]) >= 7; print("layouts: one JSON document with layouts and churn")' "$dir/layouts.out"

@@ -1,4 +1,4 @@
-// A warm upgrade (issue 15: the cache migrated across the upgrade's restart) against a
+// A warm upgrade (the cache migrated across the upgrade's restart) against a
 // cold one on the tiny fleet: identical before the rollout, the same after-state, and
 // a smaller dip in hit rate and peak in upstream load while it rolls out.
 #include <catch2/catch.hpp>

@@ -35,6 +35,7 @@ constexpr dnsarena::common::CommandElsewhere kLabCommands[] = {
     {"bench serve", "dnsarena-lab"},
     {"bench attack", "dnsarena-lab"},
     {"bench torture", "dnsarena-lab"},
+    {"bench outage", "dnsarena-lab"},
 };
 
 }  // namespace

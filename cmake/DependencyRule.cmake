@@ -31,7 +31,7 @@ set(DNSARENA_ALLOWED_workers dns cache common)
 set(DNSARENA_ALLOWED_admin dns cache common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache common)
 set(DNSARENA_ALLOWED_bench workload cache common)
-set(DNSARENA_ALLOWED_lab_bench workers workload dns cache common)
+set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache common)
 set(DNSARENA_ALLOWED_app bench workers admin dns cache common)
 set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache common)
 # The daemon: no simulator (only workload's entry mix, for the cache benchmark), no lab

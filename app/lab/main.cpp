@@ -1,5 +1,5 @@
 // `dnsarena-lab`: the fleet simulator (`sim ...`) and the lab benchmarks (`bench serve`,
-// `bench attack`, `bench torture`), the second program beside the daemon `dnsarena`
+// `bench attack`, `bench torture`, `bench outage`), the second program beside the daemon `dnsarena`
 // (app/main.cpp). The commands that run the real service (`sim validate`, `bench serve`,
 // `bench attack`) exec the daemon found beside this program (common/sibling_program.hpp).
 // Every subcommand is in the table below (common/command_table.hpp); app/lab/ may link
@@ -32,7 +32,7 @@ constexpr Command kCommands[] = {
     {"bench", dnsarena::bench::add_bench_serve_command},    // bench serve    serve vs dnsperf/unbound/kresd
     {"bench", dnsarena::bench::add_bench_torture_command},  // bench torture  kill -9 torture of one segment
     {"bench", dnsarena::bench::add_bench_attack_command},   // bench attack   serve on a hostile network
-    // Lab benches that run the service hang here, below bench attack.
+    {"bench", dnsarena::bench::add_bench_outage_command},   // bench outage   upstream failures, beside Unbound
     {"", add_sim_group},                                    // sim ...
     {"sim", dnsarena::sim::add_layouts_command},            // sim layouts   layout table, our arena
     {"sim", dnsarena::sim::add_upstream_command},           // sim upstream  synthetic authoritative

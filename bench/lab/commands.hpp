@@ -12,5 +12,7 @@ void add_bench_torture_command(CLI::App& bench);
 // `dnsarena-lab bench attack`: serve on a hostile network (floods, slow and pipelining
 // TCP clients, an off-path spoofer).
 void add_bench_attack_command(CLI::App& bench);
+// `dnsarena-lab bench outage`: upstream failures absorbed by the cache, beside Unbound.
+void add_bench_outage_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

@@ -1,6 +1,10 @@
 #include "validate_service.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <fstream>
@@ -66,6 +70,10 @@ ServiceSample take_sample(cache::Cache& cache, pid_t supervisor, const std::stri
   s.servfail = rep.total.get(cache::Counter::servfail);
   s.inserts = rep.total.get(cache::Counter::inserts);
   s.second_chances = rep.total.get(cache::Counter::second_chances);
+  s.stale_answers = rep.total.get(cache::Counter::stale_answers);
+  s.failure_cached = rep.total.get(cache::Counter::failure_cached);
+  s.deadline_answers = rep.total.get(cache::Counter::deadline_answers);
+  s.prefetches = rep.total.get(cache::Counter::prefetches);
   s.arena_bytes_in_use = rep.cache.bytes_in_use;
   for (pid_t pid : common::child_pids(supervisor)) {
     const Pss p = pss_of(pid);
@@ -98,6 +106,18 @@ nlohmann::json load_report(const common::ChildProcess& load) {
 std::uint64_t rcode_count(const nlohmann::json& load, const char* name) {
   const auto& rc = load.at("rcodes");
   return rc.contains(name) ? rc.at(name).get<std::uint64_t>() : 0;
+}
+
+// Sends `sim upstream` its black-hole switch (SIGUSR1 silent, SIGUSR2 answering) and
+// checks that it is still there: without the switch the signal's default action ends it.
+void switch_upstream(common::ChildProcess& upstream, int signal, const std::string& what) {
+  if (::kill(upstream.pid(), signal) != 0)
+    throw std::runtime_error("cannot signal sim upstream to " + what + ": " + std::strerror(errno));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!upstream.running())
+    throw std::runtime_error("sim upstream ended on the signal to " + what + " (" + upstream.exit_status() +
+                             "): this build's `sim upstream` has no black-hole switch (SIGUSR1/SIGUSR2); "
+                             "run with --outage 0");
 }
 
 }  // namespace
@@ -200,6 +220,15 @@ ServiceRun run_service(const ServiceOptions& o) {
     ServiceSample s = take_sample(*cache, serve.pid(), run.segment);
     s.t_s = std::chrono::duration<double>(Clock::now() - t0).count();
     run.samples.push_back(s);
+    if (o.outage_s > 0 && k * o.sample_every_s == o.outage_at_s) {
+      switch_upstream(upstream, SIGUSR1, "stop answering");
+      run.outage_first_sample = run.samples.size() - 1;
+      say("t=" + std::to_string(o.outage_at_s) + " s: upstream silenced (SIGUSR1) for " + std::to_string(o.outage_s) + " s");
+    } else if (o.outage_s > 0 && k * o.sample_every_s == o.outage_at_s + o.outage_s) {
+      switch_upstream(upstream, SIGUSR2, "answer again");
+      run.outage_last_sample = run.samples.size() - 1;
+      say("t=" + std::to_string(o.outage_at_s + o.outage_s) + " s: upstream answers again (SIGUSR2)");
+    }
     if (k > 0 && (k * o.sample_every_s) % 60 == 0)
       say("t=" + std::to_string(k * o.sample_every_s) + " s: " + std::to_string(s.entries) + " entries, Pss " +
           std::to_string(s.memory_bytes() >> 10) + " KiB");

@@ -379,6 +379,7 @@ public:
     ExpiryLedger ledger(max_minutes, profile_.max_ttl(), kClockStart, trace_.head_keys().size());
     hits_per_min_.assign(1, 0);
     lookups_per_min_.assign(1, 0);
+    prefetches_per_min_.assign(1, 0);
     curve_.entries.push_back(0);
     curve_.inserted.push_back(0);
     curve_.unexpired.push_back(0);
@@ -554,6 +555,15 @@ private:
       const double weight = draw.weight;
       counts.head_lookups += weight;
       counts.head_hits += hit ? weight : weight - 1.0;
+      if (status == cache::LookupStatus::expired && weight > 1.0) {
+        // A thinned head key: its full stream (rate l) had a request in the last p% of the
+        // entry's TTL with probability q = 1 - exp(-l p T), which refreshed it before it
+        // expired: that share of this miss is a hit and a refresh.
+        const HeadKey& h = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)];
+        const double q = -std::expm1(-h.rate_qps * req_.prefetch_percent / 100.0 * static_cast<double>(h.ttl));
+        counts.head_hits += q;
+        counts.head_prefetches += q;
+      }
     } else {
       counts.tail_hits += hit;
     }

@@ -54,9 +54,11 @@
 // Prefetch (prefetch_percent > 0): lookups read the entry (Cache::lookup); a hit with
 // less than prefetch_percent of its TTL left re-inserts the key's answer at once (the
 // background refresh, one upstream query, counted in prefetch_rate), so a name asked
-// often enough never expires in front of clients. Approximation: a thinned head key is
-// seen at 1/w of its rate, so its last-percent window is hit less often than in full
-// (then it expires and misses once, 1 of its w requests).
+// often enough never expires in front of clients. A thinned head key is seen at 1/w of
+// its rate, so its last-percent window is hit less often than in full: when one of its
+// requests finds its entry expired, the share q = 1 - exp(-l p T) of that miss (the
+// chance that its full stream, rate l, asked within the last p of the TTL T) counts as a
+// hit and a refresh instead (in expectation, not per request).
 //
 // Costs: O(head keys + R * names) to build the trace, then one Cache::probe_at (and on a
 // miss one insert_encoded_held, the writer lock held for the minute) per sampled request,

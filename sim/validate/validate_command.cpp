@@ -13,15 +13,12 @@
 // queries answered stale is compared as the hit rate is. Whole minutes (the curve is per
 // minute), ending before the plateau minutes (the last third) so that the hit-rate
 // comparison stays on minutes after it. By default T is the latest that allows, and the
-// outage is left out, with a note, when the run is too short for one (under 3 minutes).
+// outage is left out, with a note, when the run is too short for one (under 4 minutes).
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <tuple>
-#include <utility>
 #include <iostream>
 #include <stdexcept>
 
@@ -54,26 +51,6 @@ struct ValidateArgs {
   bool json = false;
 };
 
-// Where the outage goes (see the header comment); {0, 0} for none. Throws
-// std::invalid_argument for an outage the user asked for that does not fit.
-std::pair<std::uint32_t, std::uint32_t> place_outage(const ValidateArgs& a, const std::function<void(const std::string&)>& say) {
-  if (a.outage_s == 0) return {0, 0};
-  const std::uint32_t minutes = a.duration_s / 60;
-  const std::uint32_t plateau_first = (2 * minutes + 2) / 3;  // validate_report.cpp: ceil(2M/3)
-  const std::int64_t latest_end = std::int64_t{plateau_first - 1} * 60;
-  if (a.outage_s % 60 != 0) throw std::invalid_argument("--outage must be whole minutes (the model's curve is per minute)");
-  const std::int64_t at = a.outage_at_s >= 0 ? a.outage_at_s : latest_end - a.outage_s;
-  if (at % 60 != 0) throw std::invalid_argument("--outage-at must be whole minutes after the first query");
-  if (at < 60 || at + a.outage_s > latest_end) {
-    const std::string why = "the outage (" + std::to_string(a.outage_s) + " s at " + std::to_string(at) +
-                            " s) must start after the first minute and end by " + std::to_string(latest_end) +
-                            " s, before the plateau minutes (the last third of --duration)";
-    if (a.outage_given) throw std::invalid_argument(why + "; give a longer --duration or --outage 0");
-    say("no upstream outage in this run: " + why);
-    return {0, 0};
-  }
-  return {static_cast<std::uint32_t>(at), a.outage_s};
-}
 
 void on_signal(int) { validate_interrupted().store(true); }
 
@@ -134,7 +111,10 @@ void run(const ValidateArgs& a) {
   setup.ecs_forward = profile.ecs_subnets > 0;
   setup.calibration_entries = a.calibration_entries;
   setup.region_bytes = 64u << 10;  // cache_curve.cpp's regions: the same reclaim granularity
-  std::tie(setup.outage_at_s, setup.outage_s) = place_outage(a, say);
+  const OutageWindow outage = place_outage(a.duration_s, a.outage_s, a.outage_at_s, a.outage_given);
+  if (!outage.note.empty()) say(outage.note);
+  setup.outage_at_s = outage.at_s;
+  setup.outage_s = outage.seconds;
   const TrafficProfile traffic = served_traffic(profile, &setup.notes);
 
   say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");

@@ -107,6 +107,28 @@ ValidateReport compare(const ServiceRun& run, const Prediction& pred, std::uint3
   return r;
 }
 
+OutageWindow place_outage(std::uint32_t duration_s, std::uint32_t outage_s, std::int64_t at_s, bool given) {
+  OutageWindow w;
+  if (outage_s == 0) return w;
+  if (outage_s % 60 != 0) throw std::invalid_argument("--outage must be whole minutes (the model's curve is per minute)");
+  const std::int64_t minutes = duration_s / 60;
+  const std::int64_t plateau_first = (2 * minutes + 2) / 3;  // as compare(): ceil(2M/3)
+  const std::int64_t latest_end = std::max<std::int64_t>(0, plateau_first - 1) * 60;
+  const std::int64_t at = at_s >= 0 ? at_s : latest_end - outage_s;
+  if (at_s >= 0 && at % 60 != 0) throw std::invalid_argument("--outage-at must be whole minutes after the first query");
+  if (at < 60 || at + outage_s > latest_end) {
+    const std::string why = "the outage (" + std::to_string(outage_s) + " s) must start after the first minute and end by " +
+                            std::to_string(latest_end) + " s, before the plateau minutes (the last third of --duration " +
+                            std::to_string(duration_s) + " s)";
+    if (given) throw std::invalid_argument(why + "; give a longer --duration or --outage 0");
+    w.note = "no upstream outage in this run: " + why;
+    return w;
+  }
+  w.at_s = static_cast<std::uint32_t>(at);
+  w.seconds = outage_s;
+  return w;
+}
+
 nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
                            const ValidateReport& r, double wall_s) {
   nlohmann::json minutes = nlohmann::json::array();

@@ -88,6 +88,16 @@ struct ValidateReport {
 
 ValidateReport compare(const ServiceRun& run, const Prediction& pred, std::uint32_t sample_every_s);
 
+// Where a run's upstream outage goes: whole minutes, starting after the first minute and
+// ending before the plateau minutes (the last third, where the hit rate is compared). A
+// negative `at_s` asks for the latest start that allows. An outage that does not fit is
+// an std::invalid_argument when `given` (the user asked for it), else none, with a note.
+struct OutageWindow {
+  std::uint32_t at_s = 0, seconds = 0;  // seconds 0: no outage
+  std::string note;
+};
+OutageWindow place_outage(std::uint32_t duration_s, std::uint32_t outage_s, std::int64_t at_s, bool given);
+
 nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
                            const ValidateReport& r, double wall_s);
 std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,

@@ -34,6 +34,7 @@ constexpr Command kCommands[] = {
     {"bench", dnsarena::bench::add_bench_serve_command},  // bench serve   serve vs dnsperf/unbound
     {"bench", dnsarena::bench::add_bench_torture_command},  // bench torture  kill -9 torture of one segment
     {"bench", dnsarena::bench::add_bench_attack_command}, // bench attack  serve on a hostile network
+    {"bench", dnsarena::bench::add_bench_outage_command}, // bench outage  upstream failures, beside Unbound
     {"", dnsarena::workers::add_check_command},           // check SEGMENT fsck of a segment
     {"", dnsarena::admin::add_dump_command},              // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},             // flush NAME    remove a name's entries

@@ -50,7 +50,7 @@
 
 #include "bench/attack_peers.hpp"
 #include "bench/commands.hpp"
-#include "cache/segment.hpp"
+#include "bench/serve_process.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
@@ -109,13 +109,6 @@ struct Row {
   nlohmann::json detail;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // The host's UDP datagrams dropped for a full receive buffer so far (/proc/net/snmp
 // Udp RcvbufErrors): a loss inside the kernel, whoever's socket it was.
 std::uint64_t udp_rcvbuf_errors() {
@@ -143,61 +136,23 @@ std::string serve_summary(const nlohmann::json& t) {
 }
 
 // One `dnsarena serve` with 2 workers and forward zones real. (and hole. when given).
-class Serve {
+class Serve : public ServeProcess {
 public:
   Serve(const std::string& binary, const std::string& dir, const std::string& tag, std::uint16_t real_port,
         std::uint16_t hole_port = 0, std::uint64_t max_entries = 200000, const std::string& arena = "64M")
-      : port_(common::free_loopback_port()),
-        segment_("dnsarena-bench-attack-" + std::to_string(::getpid()) + "-" + tag),
-        log_(dir + "/serve-" + tag + ".log"),
-        binary_(binary) {
-    std::vector<std::string> argv{binary, "serve", "--workers", "2", "--listen", "127.0.0.1:" + std::to_string(port_),
-                                  "--segment", segment_, "--no-metrics", "--log-level", "warn", "--remove-segment",
-                                  "--reset-segment", "--max-entries", std::to_string(max_entries), "--arena-bytes",
-                                  arena, "--forward-zone", "real.=127.0.0.1:" + std::to_string(real_port)};
-    if (hole_port) argv.insert(argv.end(), {"--forward-zone", "hole.=127.0.0.1:" + std::to_string(hole_port)});
-    if (!g_serve_config.empty()) argv.insert(argv.end(), {"-c", g_serve_config});
-    child_ = common::ChildProcess(argv, {.log_path = log_, .truncate_log = true, .die_with_parent = true});
-    for (int i = 0; i < 500 && !common::accepts_tcp(port_); ++i) {
-      if (!child_.running()) throw std::runtime_error("serve did not start: " + slurp(log_));
-      std::this_thread::sleep_for(20ms);
-    }
-    if (!common::accepts_tcp(port_)) throw std::runtime_error("serve did not listen within 10 s: " + slurp(log_));
-    std::this_thread::sleep_for(200ms);  // both workers attached
-    workers_ = common::child_pids(child_.pid());
-  }
-  ~Serve() {
-    child_.stop();
-    cache::Segment::remove(segment_);  // serve removes it; this covers a serve that was killed
-  }
-  std::uint16_t port() const { return port_; }
-  const std::vector<pid_t>& workers() const { return workers_; }
-  // The service's counters summed over its workers (`dnsarena stats --json`), or {}.
-  nlohmann::json totals() const {
-    const std::string out = log_ + ".stats.json";
-    common::ChildProcess st({binary_, "stats", "--segment", segment_, "--json", "--interval", "0"},
-                            {.log_path = out, .truncate_log = true});
-    if (!st.wait_exit(10s)) return {};
-    try {
-      const std::string text = slurp(out);
-      return nlohmann::json::parse(text.substr(text.find('{')))["total"];
-    } catch (const std::exception&) {
-      return {};
-    }
-  }
-  double workers_cpu() const {
-    double s = 0;
-    for (pid_t p : workers_) s += common::cpu_seconds(p);
-    return s;
-  }
+      : ServeProcess(spec(binary, dir, tag, real_port, hole_port, max_entries, arena)) {}
 
 private:
-  std::uint16_t port_;
-  std::string segment_;
-  std::string log_;
-  std::string binary_;
-  common::ChildProcess child_;
-  std::vector<pid_t> workers_;
+  static ServeSpec spec(const std::string& binary, const std::string& dir, const std::string& tag,
+                        std::uint16_t real_port, std::uint16_t hole_port, std::uint64_t max_entries,
+                        const std::string& arena) {
+    ServeSpec s{.binary = binary, .dir = dir, .tag = tag, .segment_prefix = "dnsarena-bench-attack",
+                .max_entries = max_entries, .arena = arena};
+    s.args = {"--forward-zone", "real.=127.0.0.1:" + std::to_string(real_port)};
+    if (hole_port) s.args.insert(s.args.end(), {"--forward-zone", "hole.=127.0.0.1:" + std::to_string(hole_port)});
+    if (!g_serve_config.empty()) s.args.insert(s.args.end(), {"-c", g_serve_config});
+    return s;
+  }
 };
 
 std::function<std::vector<std::uint8_t>(std::uint64_t)> names(const std::string& prefix, const std::string& zone,

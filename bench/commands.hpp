@@ -13,5 +13,7 @@ void add_bench_serve_command(CLI::App& bench);
 void add_bench_torture_command(CLI::App& bench);
 // `dnsarena bench attack`: serve on a hostile network, the figures of issue 11.
 void add_bench_attack_command(CLI::App& bench);
+// `dnsarena bench outage`: upstream failures absorbed by the cache, beside Unbound.
+void add_bench_outage_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

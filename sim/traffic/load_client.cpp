@@ -128,6 +128,10 @@ std::string LoadResult::table() const {
 }
 
 LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
+  return run_load([&stream](std::uint64_t k, StreamQuery& q) { stream.query(k, q); }, o);
+}
+
+LoadResult run_load(const QuerySource& source, const LoadOptions& o) {
   if (!(o.rate > 0)) throw std::invalid_argument("--rate must be > 0");
   const unsigned needed = static_cast<unsigned>(std::ceil(o.rate * o.timeout_s / 40000.0));
   const unsigned nsock = std::max({o.sockets, needed, 1u});
@@ -160,7 +164,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
   std::uint8_t buf[65536];
 
   auto send_one = [&](Clock::time_point now) {
-    stream.query(k, q);
+    source(k, q);
     const unsigned s = static_cast<unsigned>(k % nsock);
     std::uint16_t id = next_id[s];
     for (std::size_t tries = 0; slots[s][id].used && tries < kIds; ++tries) ++id;
@@ -212,6 +216,7 @@ LoadResult run_load(const QueryStream& stream, const LoadOptions& o) {
       if (resp.tc) ++r.truncated;
       if (resp.ecs.present && resp.ecs.scope_prefix > 0) ++r.ecs_scoped;
       latencies.push_back(std::chrono::duration<float, std::milli>(now - slot.sent).count());
+      if (o.on_answer) o.on_answer(slot.k, std::chrono::duration<double, std::milli>(now - slot.sent).count(), resp);
     }
   };
 

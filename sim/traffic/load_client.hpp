@@ -11,11 +11,13 @@
 // the backlog in bursts of at most 64, and reports the rate it achieved.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "dns/message.hpp"
 #include "sim/traffic/query_stream.hpp"
 
 namespace dnsarena::sim::traffic {
@@ -28,6 +30,9 @@ struct LoadOptions {
   double timeout_s = 2.0;       // a query not answered within this is lost
   unsigned sockets = 4;
   bool edns = true;             // OPT with payload 1232 (always when ECS is sent)
+  // When set, sees every matched response: query number, send-to-receive latency in
+  // milliseconds and the parsed response (valid only during the call).
+  std::function<void(std::uint64_t k, double latency_ms, const dns::Message& response)> on_answer;
 };
 
 struct LoadResult {
@@ -44,9 +49,14 @@ struct LoadResult {
   std::string table() const;
 };
 
+// Where query k comes from: a QueryStream, or any other deterministic sequence (the
+// outage benchmark's warm-up asks every name once, its miss load fresh names only).
+using QuerySource = std::function<void(std::uint64_t k, StreamQuery& out)>;
+
 // Sends options.queries queries of `stream` (from query 0) and collects the results.
 // Throws std::runtime_error when the sockets cannot be created or the host is invalid.
 LoadResult run_load(const QueryStream& stream, const LoadOptions& options);
+LoadResult run_load(const QuerySource& source, const LoadOptions& options);
 
 // "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", or "RCODEn".
 std::string rcode_name(std::uint16_t rcode);

@@ -16,12 +16,25 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
+// The black-hole switch: SIGUSR1 turns it on (every query read and dropped), SIGUSR2 off.
+std::atomic<bool> g_silent{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "stored from a signal handler");
+extern "C" void on_silence_signal(int sig) { g_silent.store(sig == SIGUSR1); }
+
+void install_silence_signals() {
+  struct sigaction sa{};
+  sa.sa_handler = on_silence_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGUSR1, &sa, nullptr);
+  ::sigaction(SIGUSR2, &sa, nullptr);
+}
 
 struct UpstreamArgs {
   std::string profile;
   std::string zone = "zone.";
   std::uint64_t seed = 1;
   std::string write_names;
+  bool silent = false;
   traffic::UpstreamOptions server;
 };
 
@@ -43,10 +56,12 @@ void run_upstream(const UpstreamArgs& a) {
   }
   traffic::UpstreamServer server(zone, a.server);
   common::install_stop_signals(on_stop_signal);
+  g_silent.store(a.silent);
+  install_silence_signals();
   std::cout << "dnsarena sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
-            << " (udp+tcp)" << std::endl;
-  server.run(g_stop);
+            << " (udp+tcp)" << (a.silent ? ", silent until SIGUSR2" : "") << std::endl;
+  server.run(g_stop, g_silent);
   std::cout << "dnsarena sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
 }
 
@@ -58,7 +73,10 @@ void add_upstream_command(CLI::App& sim) {
       "Synthetic authoritative server on loopback (UDP+TCP): answers every name of its zone\n"
       "deterministically from a traffic profile (A/AAAA/TXT per the seed's mix, CNAME chains,\n"
       "NXDOMAIN/NODATA, ECS-dependent answers with scope /24). Counters: TXT of\n"
-      "count.stats.<zone>, --stats-file, and printed at exit (SIGINT/SIGTERM).",
+      "count.stats.<zone>, --stats-file, and printed at exit (SIGINT/SIGTERM).\n"
+      "Black hole (an upstream outage): SIGUSR1 stops answering (every query, UDP and TCP, is\n"
+      "read and dropped, counted as 'blackholed'; the stats file shows silent=1), SIGUSR2\n"
+      "answers again; --silent starts that way.",
       run_upstream);
   cmd->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded seed profile)")
       ->check(CLI::ExistingFile);
@@ -73,6 +91,7 @@ void add_upstream_command(CLI::App& sim) {
       ->check(CLI::Range(0u, 60000u));
   cmd->add_option("--stats-file", args->server.stats_file,
                   "Write the counters as JSON to FILE every 200 ms (atomic rename) and at exit");
+  cmd->add_flag("--silent", args->silent, "Start as a black hole: drop every query until SIGUSR2");
   cmd->add_option("--write-names", args->write_names,
                   "Write every name as 'name TYPE' (a dnsperf query file) to FILE and exit");
 }

@@ -83,8 +83,11 @@ nlohmann::json UpstreamStats::to_json() const {
   return {{"received", received}, {"answered", answered},   {"udp", udp},           {"tcp", tcp},
           {"noerror", noerror},   {"nodata", nodata},       {"nxdomain", nxdomain}, {"refused", refused},
           {"formerr", formerr},   {"notimp", notimp},       {"other", other},       {"truncated", truncated},
-          {"ecs_scoped", ecs_scoped}, {"dropped", dropped}, {"stats_queries", stats_queries}};
+          {"ecs_scoped", ecs_scoped}, {"dropped", dropped}, {"stats_queries", stats_queries},
+          {"blackholed", blackholed}, {"silent", silent}};
 }
+
+const std::atomic<bool> UpstreamServer::kNeverSilent{false};
 
 // The server's state and the steps of its loop: receiving (UDP, accepting, TCP),
 // answering and counting, delivering (now or after the delay), and the timers (idle TCP
@@ -122,6 +125,7 @@ struct UpstreamServer::Impl {
   std::uint8_t buf[65536];
   std::string last_stats_json;
   Clock::time_point next_stats_write, next_idle_check;
+  const std::atomic<bool>* silent = nullptr;  // the black-hole switch given to run()
 
   // Receiving.
   void on_event(const epoll_event& e);
@@ -202,6 +206,11 @@ void UpstreamServer::Impl::deliver(Pending& p) {
 
 bool UpstreamServer::Impl::answer(std::span<const std::uint8_t> wire, bool is_udp) {
   ++stats.received;
+  if (silent->load(std::memory_order_relaxed)) {
+    stats.silent = 1;
+    ++stats.blackholed;
+    return false;
+  }
   const dns::ParseStatus st = dns::parse_message(wire, query);
   if (st == dns::ParseStatus::drop || query.qr) {
     ++stats.dropped;
@@ -340,6 +349,7 @@ void UpstreamServer::Impl::close_idle_connections(Clock::time_point now) {
 }
 
 void UpstreamServer::Impl::on_tick(Clock::time_point now) {
+  stats.silent = silent->load(std::memory_order_relaxed) ? 1 : 0;
   while (!pending.empty() && pending.front().due <= now) {
     deliver(pending.front());
     pending.pop_front();
@@ -397,8 +407,10 @@ UpstreamServer::~UpstreamServer() {
     if (fd >= 0) ::close(fd);
 }
 
-void UpstreamServer::run(const std::atomic<bool>& stop) {
+void UpstreamServer::run(const std::atomic<bool>& stop, const std::atomic<bool>& silent) {
   Impl& m = *impl_;
+  m.silent = &silent;
+  stats_.silent = silent.load() ? 1 : 0;
   m.next_stats_write = Clock::now();
   m.next_idle_check = m.next_stats_write + std::chrono::seconds(1);
   epoll_event events[64];

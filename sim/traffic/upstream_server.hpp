@@ -9,6 +9,13 @@
 // Malformed queries: shorter than a header or with QR set -> dropped; otherwise
 // unparsable -> FORMERR. Everything is counted in UpstreamStats.
 //
+// Black hole: while the `silent` switch given to run() is true, every message read (UDP
+// datagram or complete TCP message, the stats query included) is counted as received and
+// `blackholed` and dropped without a response: an upstream that stopped answering. TCP
+// connections are still accepted and read. Responses already waiting out --delay-ms
+// when the switch turns still leave (the switch decides at reading). The stats file keeps
+// being written (`silent` is 1 while the switch is on), so an observer can see the state.
+//
 // Counters while running: the TXT record of "count.stats.<zone>" lists them as
 // "key=value" strings (TTL 0; these queries are not counted as answered), and
 // --stats-file receives the same counters as one JSON object, rewritten atomically
@@ -34,6 +41,8 @@ struct UpstreamStats {
   std::uint64_t ecs_scoped = 0; // answered with an ECS scope > 0
   std::uint64_t dropped = 0;    // not answered (too short, QR set, send failed)
   std::uint64_t stats_queries = 0;
+  std::uint64_t blackholed = 0; // read while silent and dropped (also counted in received)
+  std::uint64_t silent = 0;     // a state, not a counter: 1 while the black-hole switch is on
 
   nlohmann::json to_json() const;
 };
@@ -54,11 +63,15 @@ public:
   UpstreamServer& operator=(const UpstreamServer&) = delete;
 
   std::uint16_t port() const { return port_; }
-  // Serves until `stop` becomes true (checked at least every 100 ms).
-  void run(const std::atomic<bool>& stop);
+  // Serves until `stop` becomes true (checked at least every 100 ms). While `silent` is
+  // true (read before every message; a signal handler may flip it) every query is read
+  // and dropped; see "Black hole" above.
+  void run(const std::atomic<bool>& stop, const std::atomic<bool>& silent);
+  void run(const std::atomic<bool>& stop) { run(stop, kNeverSilent); }
   const UpstreamStats& stats() const { return stats_; }
 
 private:
+  static const std::atomic<bool> kNeverSilent;
   struct Impl;
   const UpstreamZone& zone_;
   UpstreamOptions options_;

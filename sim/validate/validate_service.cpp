@@ -108,6 +108,21 @@ std::uint64_t rcode_count(const nlohmann::json& load, const char* name) {
   return rc.contains(name) ? rc.at(name).get<std::uint64_t>() : 0;
 }
 
+// `serve --check-config` on a file holding `yaml`: "" when serve accepts it, else its message.
+std::string check_serve_config(const std::string& program, const std::string& path, const std::string& yaml) {
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << yaml << "\n";
+    if (!f) throw std::runtime_error("cannot write " + path);
+  }
+  common::ChildProcess check({program, "serve", "--check-config", path},
+                             {.log_path = path + ".out", .truncate_log = true});
+  if (!check.wait_exit(std::chrono::seconds(20))) return "serve --check-config did not finish within 20 s";
+  if (check.exit_code() == 0) return "";
+  const std::string tail = check.log_tail();
+  return tail.empty() ? "rejected (" + check.exit_status() + ")" : tail;
+}
+
 // Sends `sim upstream` its black-hole switch (SIGUSR1 silent, SIGUSR2 answering) and
 // checks that it is still there: without the switch the signal's default action ends it.
 void switch_upstream(common::ChildProcess& upstream, int signal, const std::string& what) {
@@ -152,10 +167,15 @@ ServiceRun run_service(const ServiceOptions& o) {
 
   // 2. The service.
   const std::string config = o.work_dir + "/serve.yaml";
+  const std::string stale_key = "stale: {max_age_s: " + std::to_string(o.stale_max_age_s) + "}";
+  run.stale_rejected = check_serve_config(o.program, o.work_dir + "/serve-stale-probe.yaml", stale_key);
+  run.serve_knows_stale = run.stale_rejected.empty();
+  if (!run.serve_knows_stale) say("serve rejects `" + stale_key + "` (no serve-stale in this build): left out");
   {
     std::ofstream c(config);
     c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
+    if (run.serve_knows_stale) c << "# the model's stale window\n" << stale_key << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
   const std::uint16_t port = common::free_loopback_port();

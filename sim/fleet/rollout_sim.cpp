@@ -330,6 +330,7 @@ void apply_outages(RolloutResult& res, const FleetConfig& fleet, const RolloutPl
                                            [](std::int64_t m, const Event& e) { return m < e.minute; });
         const Event& ev = *(next - 1);
         const AgeTable& t = tables[in.table[ev.version]];
+        if (t.outage_fresh.empty()) throw std::logic_error("outage of a datacenter whose curves ran none");
         const std::size_t age = t.last((minute - ev.minute) / step + ev.start_age);
         const float plateau_hit = t.hit.back();
         const double scale =

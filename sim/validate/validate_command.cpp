@@ -46,6 +46,7 @@ struct ValidateArgs {
   std::uint64_t calibration_entries = 100'000;
   std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
   std::uint32_t outage_s = 60;
+  unsigned prefetch_percent = 0;
   std::int64_t outage_at_s = -1;  // -1: the latest that ends before the plateau minutes
   bool outage_given = false;      // --outage or --outage-at on the command line
   bool json = false;
@@ -138,6 +139,7 @@ void run(const ValidateArgs& a) {
   so.ecs_forward = setup.ecs_forward;
   so.outage_at_s = setup.outage_at_s;
   so.outage_s = setup.outage_s;
+  so.prefetch_percent = a.prefetch_percent;
   so.progress = say;
   ServiceRun run;
   {
@@ -164,6 +166,7 @@ void run(const ValidateArgs& a) {
     pr.outage_start_minute = setup.outage_at_s / 60 + 1;  // curve minute m is [60(m-1), 60m) s
     pr.outage_minutes = setup.outage_s / 60;
   }
+  pr.prefetch_percent = a.prefetch_percent;
   const Prediction pred = predict(pr);
   const ValidateReport rep = compare(run, pred, a.sample_every_s);
   if (!a.out.empty()) write_csv(a.out, run, rep);
@@ -217,6 +220,10 @@ void add_validate_command(CLI::App& sim) {
                 "before the plateau minutes)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{7200}))
       ->each([args = args](const std::string&) { args->outage_given = true; });
+  c->add_option("--prefetch-percent", args->prefetch_percent,
+                "serve's prefetch.percent and the model's (0 = off): a hit in the last percent of its TTL refreshes it")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 50u));
   c->add_option("--out", args->out, "Directory for validate_minutes.csv, validate_samples.csv and the children's logs");
   add_json_flag(*c, args->json);
 }

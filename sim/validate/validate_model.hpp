@@ -75,6 +75,7 @@ struct PredictRequest {
   std::uint64_t seed = 1;
   std::uint32_t outage_start_minute = 0, outage_minutes = 0;  // curve minutes (1-based); 0 minutes = none
   std::uint32_t stale_max_age_s = Datacenter{}.stale_max_age_s;
+  double prefetch_percent = 0;
 };
 
 struct Prediction {

@@ -202,6 +202,7 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
                                  {"stale_error_pts", r.stale_error_pts},
                                  {"serve_knows_stale", run.serve_knows_stale},
                                  {"serve_stale_rejected", run.stale_rejected},
+                                 {"serve_knows_prefetch", run.serve_knows_prefetch},
                                  {"target_pts", kStaleShareTargetPts}}
                 : nlohmann::json(nullptr)},
       {"met",

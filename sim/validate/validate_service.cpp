@@ -171,11 +171,16 @@ ServiceRun run_service(const ServiceOptions& o) {
   run.stale_rejected = check_serve_config(o.program, o.work_dir + "/serve-stale-probe.yaml", stale_key);
   run.serve_knows_stale = run.stale_rejected.empty();
   if (!run.serve_knows_stale) say("serve rejects `" + stale_key + "` (no serve-stale in this build): left out");
+  const std::string prefetch_key = "prefetch: {percent: " + std::to_string(o.prefetch_percent) + "}";
+  run.prefetch_rejected = check_serve_config(o.program, o.work_dir + "/serve-prefetch-probe.yaml", prefetch_key);
+  run.serve_knows_prefetch = run.prefetch_rejected.empty();
+  if (!run.serve_knows_prefetch) say("serve rejects `" + prefetch_key + "` (no prefetch in this build): left out");
   {
     std::ofstream c(config);
     c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (run.serve_knows_stale) c << "# the model's stale window\n" << stale_key << "\n";
+    if (run.serve_knows_prefetch) c << "# the model's prefetch\n" << prefetch_key << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
   const std::uint16_t port = common::free_loopback_port();

@@ -4,9 +4,9 @@
 // on error or interruption; the segment is removed):
 //   1. `dnsarena sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
 //   2. `dnsarena serve` on a fresh, uniquely named segment (--reset-segment,
-//      `stale: {max_age_s}` in its config when this serve knows the key (probed with
-//      `serve --check-config`: a serve without serve-stale rejects it; then it is left
-//      out and the run says so),
+//      `stale: {max_age_s}` and `prefetch: {percent}` in its config when this serve knows
+//      the keys (each probed with `serve --check-config`: a serve without the feature
+//      rejects it; then it is left out and the run says so),
 //      --remove-segment, --no-metrics), --workers W, --max-entries C, --arena-bytes A,
 //      regions of `region_bytes` (through a two-line config file, serve has no flag for
 //      it), ECS policy forward when the profile's load sends ECS (else off);
@@ -64,6 +64,7 @@ struct ServiceOptions {
   bool ecs_forward = false;
   std::uint32_t outage_at_s = 0, outage_s = 0;  // upstream silent in [at, at + s) after the first query; 0 s = none
   std::uint32_t stale_max_age_s = 86'400;        // serve's stale.max_age_s (when it knows the key)
+  unsigned prefetch_percent = 0;                 // serve's prefetch.percent (when it knows the key)
   std::function<void(const std::string&)> progress;  // one line per step (may be empty)
 };
 
@@ -94,6 +95,8 @@ struct ServiceRun {
   std::size_t outage_first_sample = 0, outage_last_sample = 0;
   bool serve_knows_stale = false;  // serve accepted `stale: {max_age_s}` (it has serve-stale)
   std::string stale_rejected;      // else serve's message
+  bool serve_knows_prefetch = false;
+  std::string prefetch_rejected;
   double wall_s = 0;                   // start of upstream to the end of the load
 };
 

@@ -153,6 +153,11 @@ public:
   Cache& operator=(const Cache&) = delete;
 
   LookupStatus lookup(const CacheKey& key, std::uint32_t now, EntryCopy& out);
+  // lookup() without counters and, for an expired entry, with its copy in `out`: the
+  // serve-stale read (RFC 8767), made only when the upstream has failed. An expired entry
+  // is still in the arena until reclaim reaches its region; its expiry (EntryReader::
+  // expire) says how stale it is. A fresh entry found here is a hit (hit bit set).
+  LookupStatus peek(const CacheKey& key, std::uint32_t now, EntryCopy& out);
   // The same search, counters and hit bit as lookup(), but only the entry's header and
   // key are copied (enough to compare the key and check the expiry), not its records:
   // for callers that need hit or miss and no answer (the fleet simulator's trace runs).

@@ -124,6 +124,10 @@ LookupStatus Cache::lookup(const CacheKey& key, std::uint32_t now, EntryCopy& ou
   return counted(find_and_copy(key, key_hash(key), now, out));
 }
 
+LookupStatus Cache::peek(const CacheKey& key, std::uint32_t now, EntryCopy& out) {
+  return find_and_copy(key, key_hash(key), now, out);
+}
+
 void Cache::prefetch_entries(const IndexPosition& pos) const {
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
     for (unsigned k = 0; k < kSlotsPerBucket; ++k) {

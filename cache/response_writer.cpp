@@ -117,7 +117,7 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
     }
     put16(out + pos, r.type);
     put16(out + pos + 2, r.rclass);
-    put32(out + pos + 4, remaining_ttl(r.ttl, inserted, now));
+    put32(out + pos + 4, o.stale_ttl ? o.stale_ttl : remaining_ttl(r.ttl, inserted, now));
     const std::size_t rdlen = names.write_rdata(r.type, r.rdata, pos + 10);
     put16(out + pos + 8, static_cast<std::uint16_t>(rdlen));
     pos += 10 + rdlen;

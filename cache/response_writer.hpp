@@ -46,6 +46,10 @@ struct ResponseOptions {
   // RFC 8482 section 4.1 for ANY over UDP: only the answer section's first RRset (and the
   // RRSIGs over it) is written; rcode and authority stay as they are.
   bool one_answer_rrset = false;
+  // Nonzero: every record's TTL is written as this, not as its remaining TTL: an expired
+  // entry answered stale (RFC 8767 section 4 recommends 30 s). Only write_response()
+  // reads it; Cache::lookup_response() answers fresh entries and ignores it.
+  std::uint32_t stale_ttl = 0;
 };
 
 struct ResponseResult {

@@ -58,8 +58,9 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
   return ParseVerdict::ok;
 }
 
-std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity) {
-  if (capacity < kHeaderBytes + 255 + 4 + kOptRecordBytes + kMaxEcsOptionBytes) return 0;
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
+                                 std::optional<ExtendedError> ede) {
+  if (capacity < kHeaderBytes + 255 + 4 + kOptRecordBytes + kMaxEcsOptionBytes + (ede ? kEdeOptionBytes : 0)) return 0;
   put16(out, q.id);
   const std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
                                                          kFlagRa | (rcode & 0xF));
@@ -77,7 +78,14 @@ std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std:
     put16(out + pos + 2, q.qclass);
     pos += 4;
   }
-  if (q.edns) pos += write_opt_record(rcode, q.do_bit, q.ecs, 0, out + pos);
+  if (q.edns) {
+    const std::size_t opt = pos;
+    pos += write_opt_record(rcode, q.do_bit, q.ecs, 0, out + pos);
+    if (ede) {  // appended to the OPT's options: its rdlength grows by the option
+      pos += write_ede_option(*ede, out + pos);
+      put16(out + opt + 9, static_cast<std::uint16_t>(get16(out + opt + 9) + kEdeOptionBytes));
+    }
+  }
   return pos;
 }
 

@@ -13,9 +13,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "dns/ecs_option.hpp"
+#include "dns/extended_error.hpp"
 #include "dns/wire.hpp"
 
 namespace dnsarena::cache {
@@ -63,8 +65,10 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
 
 // Writes a response with `rcode` (an extended rcode's upper bits go in the OPT), the
 // client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT
-// record (version 0) when the query had EDNS. Returns its size.
-// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response).
-std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity);
+// record (version 0) when the query had EDNS, carrying `ede` (RFC 8914) when given.
+// Returns its size.
+// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response), + 6 with `ede`.
+std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
+                                 std::optional<ExtendedError> ede = std::nullopt);
 
 }  // namespace dnsarena::dns

@@ -1,6 +1,6 @@
 #include "workers/in_flight_names.hpp"
 
-#include <sys/mman.h>
+#include "common/mix_hash.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -9,36 +9,22 @@
 
 namespace dnsarena::workers {
 
-namespace {
-// MurmurHash3's 64-bit finaliser: every input bit reaches every output bit.
-std::uint64_t fmix64(std::uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ull;
-  k ^= k >> 33;
-  return k;
-}
-}  // namespace
+using common::fmix64;
 
 InFlightNames::InFlightNames(unsigned rows, bool shared) {
   if (rows == 0) rows = 1;
-  map_bytes_ = sizeof(Header) + static_cast<std::size_t>(rows) * kBuckets * sizeof(std::uint32_t);
-  map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1,
-                0);
-  if (map_ == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "in-flight names table");
-  header_ = static_cast<Header*>(map_);  // the mapping is zero-filled: every count 0
+  map_ = common::AnonymousMapping(sizeof(Header) + static_cast<std::size_t>(rows) * kBuckets * sizeof(std::uint32_t),
+                                  shared, "in-flight names table");
+  header_ = static_cast<Header*>(map_.data());  // the mapping is zero-filled: every count 0
   std::uint64_t seed = 0;
   arc4random_buf(&seed, sizeof seed);
   header_->seed = seed;
   header_->rows = rows;
   header_->buckets = kBuckets;
-  rows_ = reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::uint8_t*>(map_) + sizeof(Header));
+  rows_ = reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::uint8_t*>(map_.data()) + sizeof(Header));
 }
 
-InFlightNames::~InFlightNames() {
-  if (map_) ::munmap(map_, map_bytes_);
-}
+InFlightNames::~InFlightNames() = default;
 
 std::uint32_t InFlightNames::bucket_of(std::uint64_t key_hash) const {
   return static_cast<std::uint32_t>(fmix64(key_hash ^ header_->seed)) & (kBuckets - 1);

@@ -41,6 +41,7 @@
 // Costs: acquire is one fetch_add and `rows` loads on one cache line per row; release is
 // one fetch_sub. The mapping is 64 + rows x 64 KiB.
 #pragma once
+#include "common/anonymous_mapping.hpp"
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -84,8 +85,7 @@ private:
                 "counts are shared between processes: only lock-free atomics are address-free");
   std::atomic<std::uint32_t>* row(unsigned w) const { return rows_ + static_cast<std::size_t>(w) * kBuckets; }
 
-  void* map_ = nullptr;
-  std::size_t map_bytes_ = 0;
+  common::AnonymousMapping map_;
   Header* header_ = nullptr;
   std::atomic<std::uint32_t>* rows_ = nullptr;
 };

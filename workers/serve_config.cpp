@@ -130,6 +130,10 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("workers: more workers than the segment has stat slots");
   if (upstream_timeout_ms == 0) throw std::invalid_argument("upstream_timeout_ms must be > 0");
   if (ttl_floor > ttl_ceiling) throw std::invalid_argument("ttl.floor is above ttl.ceiling");
+  if (stale_client_timeout_ms == 0) throw std::invalid_argument("stale.client_timeout_ms must be > 0");
+  if (stale_ttl_s == 0) throw std::invalid_argument("stale.ttl_s must be > 0");
+  if (failure_min_s == 0 || failure_max_s < failure_min_s)
+    throw std::invalid_argument("failure_cache: need 0 < min_s <= max_s");
   if (ecs_ipv4_prefix > 32) throw std::invalid_argument("ecs.ipv4_prefix must be <= 32");
   if (ecs_ipv6_prefix > 128) throw std::invalid_argument("ecs.ipv6_prefix must be <= 128");
   if (tcp_max_connections == 0) throw std::invalid_argument("tcp.max_connections must be > 0");
@@ -268,6 +272,17 @@ ServeConfig load_serve_config(const std::string& path) {
     c.ttl_ceiling = integer_or(s, "ceiling", c.ttl_ceiling, 1u << 31);
     c.negative_ttl_ceiling = integer_or(s, "negative_ceiling", c.negative_ttl_ceiling, 1u << 31);
   });
+  read_section(r, "stale", [&](MapReader& s) {
+    c.stale_max_age_s = integer_or(s, "max_age_s", c.stale_max_age_s, 30u * 86400);
+    c.stale_client_timeout_ms = integer_or(s, "client_timeout_ms", c.stale_client_timeout_ms, 600000);
+    c.stale_answer_first = s.boolean_or("answer_first", c.stale_answer_first);
+    c.stale_ttl_s = integer_or(s, "ttl_s", c.stale_ttl_s, 3600);
+  });
+  read_section(r, "failure_cache", [&](MapReader& s) {
+    c.failure_min_s = integer_or(s, "min_s", c.failure_min_s, 86400);
+    c.failure_max_s = integer_or(s, "max_s", c.failure_max_s, 86400);
+  });
+  read_section(r, "prefetch", [&](MapReader& s) { c.prefetch_percent = integer_or(s, "percent", c.prefetch_percent, 50); });
   read_section(r, "ecs", [&](MapReader& s) {
     // Read as text: YAML would take a bare `off` for a boolean.
     if (const YAML::Node n = s.raw("policy"); !n.IsNull()) c.ecs_policy = parsed(s, n, "policy", parse_ecs_policy);

@@ -34,6 +34,21 @@
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
+//   stale: {max_age_s: 86400, client_timeout_ms: 1800, answer_first: false, ttl_s: 30}
+//                                  serve-stale (RFC 8767; Unbound serve-expired-ttl,
+//                                  serve-expired-client-timeout, serve-expired-reply-ttl):
+//                                  an expired entry still held answers (TTL ttl_s, EDE 3 or
+//                                  19) when the upstream fails, the name is in the failure
+//                                  cache, or no answer came within client_timeout_ms; no
+//                                  client waits longer than client_timeout_ms (SERVFAIL with
+//                                  EDE 22/23 when nothing stale is held). max_age_s 0: never
+//                                  stale. answer_first: answer stale at once and refresh in
+//                                  the background (serve-expired-client-timeout: 0)
+//   failure_cache: {min_s: 1, max_s: 300}   a name whose upstream queries all failed is not
+//                                  asked again for min_s, doubling to max_s while it keeps
+//                                  failing (RFC 9520); host-wide
+//   prefetch: {percent: 10}        a hit in the last percent of an entry's TTL refreshes it
+//                                  in the background (Unbound prefetch); 0 = off
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
@@ -108,6 +123,19 @@ struct ServeConfig {
   std::uint32_t ttl_floor = 0;
   std::uint32_t ttl_ceiling = 86400;
   std::uint32_t negative_ttl_ceiling = 3600;
+
+  // Serve-stale (RFC 8767): an expired entry still in the arena answers when the upstream
+  // fails, is in the failure cache, or has not answered within the client timeout.
+  std::uint32_t stale_max_age_s = 86400;     // 0: never answer stale
+  unsigned stale_client_timeout_ms = 1800;  // the client response timer: no client waits longer
+  bool stale_answer_first = false;           // answer stale at once, then refresh
+  std::uint32_t stale_ttl_s = 30;            // the TTL of every record of a stale answer
+  // Failure cache (RFC 9520): a failed name is not asked again for min_s, doubling to max_s.
+  std::uint32_t failure_min_s = 1;
+  std::uint32_t failure_max_s = 300;
+  // Prefetch: a hit within the last `prefetch_percent`% of an entry's TTL refreshes it in
+  // the background, one query per name per host. 0: off.
+  unsigned prefetch_percent = 10;
 
   EcsPolicy ecs_policy = EcsPolicy::off;
   std::uint8_t ecs_ipv4_prefix = 24;

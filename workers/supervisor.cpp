@@ -59,10 +59,23 @@ void raise_nofile_limit() {
                  c.hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(c.hard));
 }
 
+// The tables every worker of the host shares (anonymous shared mappings made before the
+// first fork, inherited by every worker forked later; two rows per worker index:
+// reload_workers).
+struct HostTables {
+  HostTables(unsigned workers)
+      : names(2 * workers, true),
+        failures(FailureCache::kDefaultBuckets, true),
+        claims(2 * workers, UpstreamClaims::kDefaultSlots, true) {}
+  InFlightNames names;
+  FailureCache failures;
+  UpstreamClaims claims;
+};
+
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
 void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const std::vector<int>& udp_fds,
-           int tcp_fd, InFlightNames& names, WorkerProc& w) {
+           int tcp_fd, HostTables& host, WorkerProc& w) {
   int beat[2] = {-1, -1};
   if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
@@ -75,7 +88,9 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
-      rc = run_worker(cfg, index, WorkerSockets{udp_fds[index], tcp_fd, beat[1], &names, w.in_flight_row});
+      rc = run_worker(cfg, index,
+                      WorkerSockets{udp_fds[index], tcp_fd, beat[1], &host.names, w.in_flight_row, &host.failures,
+                                    &host.claims});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -169,8 +184,9 @@ private:
   sigset_t mask_{}, old_mask_{};
   bool signals_blocked_ = false;
   std::unique_ptr<MetricsServer> metrics_;
-  // Shared with every worker by fork: the per-name upstream bound across workers.
-  std::unique_ptr<InFlightNames> in_flight_names_;
+  // Shared with every worker by fork: the per-name upstream bound across workers, the
+  // failure cache, and which worker asks for which question.
+  std::unique_ptr<HostTables> host_;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
   int exit_code_ = 0;
@@ -247,11 +263,11 @@ bool Supervisor::start_metrics() {
 
 void Supervisor::start_workers() {
   const unsigned n = cfg_.resolved_workers();
-  in_flight_names_ = std::make_unique<InFlightNames>(2 * n, true);  // two rows per index: reload_workers
+  host_ = std::make_unique<HostTables>(n);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
-    spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, workers_[i]);
+    spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, workers_[i]);
     workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
   std::string zones;
@@ -274,7 +290,8 @@ bool Supervisor::reap_workers() {
       if (retired->beat_fd >= 0) ::close(retired->beat_fd);
       // Its row's writer is dead and no successor is on it: what it counted in flight
       // would otherwise hold the per-name bound until the next reload takes the row.
-      in_flight_names_->reset_row(retired->in_flight_row);
+      host_->names.reset_row(retired->in_flight_row);
+      host_->claims.release_row(retired->in_flight_row);  // a retired worker killed with claims held
       retiring_.erase(retired);
       continue;
     }
@@ -306,7 +323,7 @@ void Supervisor::restart_due_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, w);
+      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, w);
       spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
   }
@@ -388,7 +405,7 @@ void Supervisor::reload_workers() {
       // row is ended first, so the successor never zeroes a row a live process writes.
       w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
       end_retiring_on_row(w.in_flight_row);
-      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *in_flight_names_, w);
+      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, w);
       ::kill(old.pid, SIGTERM);
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);

@@ -29,33 +29,72 @@ std::uint64_t monotonic_us() {
 }
 
 UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
-                               Completion done, InFlightNames* names, unsigned row)
-    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)), names_(names),
-      names_row_(row) {
+                               Completion done, DeadlinePassed deadline_passed, HostTables host)
+    : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)),
+      deadline_passed_(std::move(deadline_passed)), names_(host.names), names_row_(host.row),
+      failures_(host.failures), claims_(host.claims) {
   if (!names_ || names_row_ >= names_->rows()) {
     own_names_ = std::make_unique<InFlightNames>(1, false);
     names_ = own_names_.get();
     names_row_ = 0;
+    claims_ = nullptr;  // its rows are the shared table's: without one, nothing to share
+  }
+  if (!failures_) {
+    own_failures_ = std::make_unique<FailureCache>(FailureCache::kDefaultBuckets, false);
+    failures_ = own_failures_.get();
   }
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
   zones_ = config.zones();
 }
 
 UpstreamClient::~UpstreamClient() {
-  for (auto& [t, p] : pending_) close_socket(p);
+  for (auto& [t, p] : pending_) {
+    close_socket(p);
+    if (claims_ && p.claim.value) claims_->release(p.claim);
+  }
 }
 
-UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w) {
+std::uint64_t UpstreamClient::max_query_ms() const {
+  unsigned attempts = 0;
+  for (const ForwardZone& z : zones_) attempts = std::max(attempts, cfg_.attempts(z));
+  std::uint64_t total = 0;
+  for (unsigned a = 0; a < attempts; ++a) total += std::uint64_t{cfg_.upstream_timeout_ms} << std::min(a, 2u);
+  return 2 * total + 1000;  // an attempt's TCP retry may take as long again
+}
+
+std::string UpstreamClient::dedup_key(const cache::CacheKey& plain_key, const EcsOption& ecs) {
   std::string dedup(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
   if (ecs.present) {
     dedup.push_back(static_cast<char>(ecs.family));
     dedup.push_back(static_cast<char>(ecs.source_prefix));
     dedup.append(reinterpret_cast<const char*>(ecs.address.data()), 16);
   }
+  return dedup;
+}
+
+UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w,
+                                                  ForwardDetail* detail) {
+  std::string dedup = dedup_key(plain_key, ecs);
   if (auto it = by_key_.find(dedup); it != by_key_.end()) {
-    pending_.at(it->second).waiters.push_back(std::move(w));
+    Pending& p = pending_.at(it->second);
+    if (p.waiters.empty())  // a refresh nobody waited for: this client's deadline starts the chain
+      client_deadlines_.push({w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull, p.token, 0});
+    p.waiters.push_back(std::move(w));
     return Forwarded::yes;
   }
+  return start(plain_key, ecs, std::move(dedup), &w, detail);
+}
+
+bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs) {
+  std::string dedup = dedup_key(plain_key, ecs);
+  if (by_key_.contains(dedup)) return false;
+  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr) == Forwarded::yes;
+}
+
+UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key, const EcsOption& ecs,
+                                                std::string dedup, Waiter* w, ForwardDetail* detail) {
+  ForwardDetail ignored;
+  if (!detail) detail = &ignored;
   // The longest forward zone holding the name.
   const auto qn = plain_key.qname();
   int zone = -1;
@@ -63,17 +102,37 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
     if (zones_[z].contains(qn.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
       zone = static_cast<int>(z);
   if (zone < 0) return Forwarded::no_zone;
+  const std::uint64_t now_us = monotonic_us();
+  const std::uint64_t name_hash = plain_key.hash();
+  if (const auto failure = failures_->find(name_hash, now_us / 1000)) {
+    detail->failure = failure->kind;
+    return Forwarded::failed;
+  }
+  UpstreamClaims::Claim claim;
+  if (claims_) {
+    switch (claims_->claim(std::hash<std::string>{}(dedup), names_row_, now_us / 1000, max_query_ms(), &claim)) {
+      case UpstreamClaims::Outcome::claimed: break;
+      case UpstreamClaims::Outcome::held:
+        detail->claim = claim;
+        return Forwarded::joined;
+      case UpstreamClaims::Outcome::unavailable: claim = {}; break;
+    }
+  }
+  auto unclaim = [&] {
+    if (claims_ && claim.value) claims_->release(claim);
+  };
   // qtype, flags and qname: the ECS subnet aside.
-  const std::uint32_t bucket = names_->bucket_of(plain_key.hash());
+  const std::uint32_t bucket = names_->bucket_of(name_hash);
   if (!names_->acquire(names_row_, bucket, cfg_.upstream_max_per_name)) {
+    unclaim();
     cache_.count(cache::Counter::upstream_overload);
     cache_.count(cache::Counter::upstream_overload_per_name);
     return Forwarded::overloaded;
   }
-  const std::uint64_t now_us = monotonic_us();
   while (!started_.empty() && !pending_.contains(started_.front().token)) started_.pop_front();
   if (pending_.size() >= cfg_.upstream_max_in_flight && !jostle_oldest(now_us)) {
     names_->release(names_row_, bucket);
+    unclaim();
     cache_.count(cache::Counter::upstream_overload);
     return Forwarded::overloaded;
   }
@@ -82,6 +141,8 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
   p.token = token;
   p.dedup_key = dedup;
   p.name_bucket = bucket;
+  p.name_hash = name_hash;
+  p.claim = claim;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
   std::memcpy(p.qname.data(), qn.data(), qn.size());
@@ -90,7 +151,10 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
   p.key_flags = plain_key.flags();
   p.ecs = ecs;
   p.upstream = 0;
-  p.waiters.push_back(std::move(w));
+  if (w) {
+    p.waiters.push_back(std::move(*w));
+    client_deadlines_.push({p.waiters.front().arrived_us + cfg_.stale_client_timeout_ms * 1000ull, token, 0});
+  }
   by_key_[dedup] = token;
   started_.push_back({now_us, token});
   start_attempt(p, now_us);
@@ -103,7 +167,7 @@ bool UpstreamClient::jostle_oldest(std::uint64_t now_us) {
   if (now_us - oldest.at_us < cfg_.upstream_jostle_timeout_ms * 1000ull) return false;
   started_.pop_front();
   cache_.count(cache::Counter::upstream_jostled);
-  finish(oldest.token, nullptr);  // its clients get SERVFAIL now rather than at its timeout
+  finish(oldest.token, nullptr, false);  // its clients get SERVFAIL (or stale) now rather than at its timeout
   return true;
 }
 
@@ -206,7 +270,7 @@ void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
   start_attempt(p, now_us);
 }
 
-void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer) {
+void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, bool failed) {
   auto it = pending_.find(token);
   if (it == pending_.end()) return;
   Pending p = std::move(it->second);
@@ -214,7 +278,31 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer) {
   by_key_.erase(p.dedup_key);
   names_->release(names_row_, p.name_bucket);
   close_socket(p);
+  if (answer) {
+    failures_->clear(p.name_hash);
+  } else if (failed) {
+    failures_->record(p.name_hash, p.got_reply ? FailureKind::error : FailureKind::timeout, monotonic_us() / 1000,
+                      cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
+  }
   done_(p, answer);
+  // After done_: the answer is in the cache (or the failure in the failure cache) before
+  // waiting workers are woken to look.
+  if (claims_ && p.claim.value) claims_->release(p.claim);
+}
+
+void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
+  const std::uint64_t timeout_us = cfg_.stale_client_timeout_ms * 1000ull;
+  std::size_t expired = 0;
+  while (expired < p.waiters.size() && p.waiters[expired].arrived_us + timeout_us <= now_us) ++expired;
+  if (expired == 0 && !p.waiters.empty()) {
+    client_deadlines_.push({p.waiters.front().arrived_us + timeout_us, p.token, 0});
+    return;
+  }
+  std::vector<Waiter> passed(std::make_move_iterator(p.waiters.begin()),
+                             std::make_move_iterator(p.waiters.begin() + static_cast<long>(expired)));
+  p.waiters.erase(p.waiters.begin(), p.waiters.begin() + static_cast<long>(expired));
+  if (!p.waiters.empty()) client_deadlines_.push({p.waiters.front().arrived_us + timeout_us, p.token, 0});
+  for (Waiter& w : passed) deadline_passed_(p, w);
 }
 
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
@@ -239,6 +327,7 @@ bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_
       }
       return true;
     case UpstreamAnswer::Verdict::fail:
+      p.got_reply = true;
       cache_.count(cache::Counter::upstream_latency_us, now_us - p.sent_us);
       fail_attempt(p, now_us);
       return true;
@@ -312,6 +401,11 @@ void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::ui
 }
 
 void UpstreamClient::on_timeouts(std::uint64_t now_us) {
+  while (!client_deadlines_.empty() && client_deadlines_.top().at_us <= now_us) {
+    const Deadline d = client_deadlines_.top();
+    client_deadlines_.pop();
+    if (auto it = pending_.find(d.token); it != pending_.end()) expire_waiters(it->second, now_us);
+  }
   while (!deadlines_.empty() && deadlines_.top().at_us <= now_us) {
     const Deadline d = deadlines_.top();
     deadlines_.pop();
@@ -323,8 +417,10 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
 }
 
 int UpstreamClient::next_timeout_ms(std::uint64_t now_us) const {
-  if (deadlines_.empty()) return -1;
-  const std::uint64_t at = deadlines_.top().at_us;
+  if (deadlines_.empty() && client_deadlines_.empty()) return -1;
+  std::uint64_t at = UINT64_MAX;
+  if (!deadlines_.empty()) at = deadlines_.top().at_us;
+  if (!client_deadlines_.empty()) at = std::min(at, client_deadlines_.top().at_us);
   return at <= now_us ? 0 : static_cast<int>((at - now_us + 999) / 1000);
 }
 

@@ -47,7 +47,22 @@
 // timeout, TC again, an unmatched reply) the next attempt starts as above.
 //
 // Identical misses in flight share one upstream query: the in-flight table is keyed by
-// (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters.
+// (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters. Across
+// workers, a new query first claims its question host-wide (upstream_claims.hpp): when
+// another worker holds the claim, forward() answers `joined` and the worker parks its
+// client until that query ends and its answer is in the shared cache.
+//
+// When the upstream fails (the cache tier's reason to exist):
+//   - a name whose query failed (every attempt) goes into the host's failure cache
+//     (failure_cache.hpp, RFC 9520); while its window runs, forward() answers `failed`
+//     and no query is sent; a success clears it;
+//   - every client has a response deadline, stale.client_timeout_ms after its query came
+//     (RFC 8767's client response timer): when it passes, the client is handed back
+//     (DeadlinePassed) to be answered stale or with SERVFAIL + EDE, and the query goes on
+//     so that its answer refreshes the cache;
+//   - refresh() starts a query nobody waits for (prefetch, stale-first answers).
+// What a client gets then (a stale answer with EDE 3/19, or SERVFAIL with EDE 22/23) is
+// the worker's choice (worker.cpp).
 //
 // Costs: one socket, one epoll registration and two hash-map entries per miss in flight.
 // Timeouts are a binary heap of deadlines (attempts have different timeouts).
@@ -64,9 +79,11 @@
 #include "cache/cache.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
+#include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/upstream_answer.hpp"
+#include "workers/upstream_claims.hpp"
 
 namespace dnsarena::workers {
 
@@ -77,6 +94,7 @@ struct Waiter {
   sockaddr_storage addr{};
   socklen_t addr_len = 0;
   std::uint64_t conn_id = 0;
+  std::uint64_t arrived_us = 0;  // monotonic_us() when the query came: its response deadline runs from here
 };
 
 struct Pending {
@@ -86,6 +104,9 @@ struct Pending {
   std::array<std::uint8_t, 255> qname_sent{};  // this attempt's case (0x20)
   std::uint8_t qname_len = 0;
   std::uint32_t name_bucket = 0;  // in InFlightNames: the per-name bound
+  std::uint64_t name_hash = 0;    // the plain key's hash: the failure cache's key
+  UpstreamClaims::Claim claim;    // host-wide: this worker asks for the question (claim.value 0: not claimed)
+  bool got_reply = false;         // an attempt was answered (with an error): a failure is an error, not a timeout
   bool case_fallback = false;     // the upstream lost the 0x20 case: asked in lowercase
   unsigned zone = 0;     // index into the client's zones: who may be asked
   std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
@@ -112,22 +133,51 @@ struct Pending {
 
 class UpstreamClient {
 public:
-  // answer == nullptr: every attempt failed (send SERVFAIL).
+  // answer == nullptr: the query failed (every attempt, or it was given up): the waiters
+  // get a stale answer or SERVFAIL. Called before the host-wide claim is released, so
+  // what it puts in the cache is there when waiting workers look.
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
+  // A waiter whose response deadline (stale.client_timeout_ms after it arrived) passed
+  // while its query goes on: it is taken out of the query and handed over to be answered
+  // now (stale or SERVFAIL); the query continues for the cache.
+  using DeadlinePassed = std::function<void(const Pending&, Waiter&)>;
 
-  // `names`: the host-wide per-name counts, of which row `row` is ours (nullptr: a table
-  // private to this client, so the bound holds for this worker alone).
+  // Host-wide tables shared by every worker (nullptr: a table private to this client):
+  // `names`, the per-name counts; `failures`, the failure cache; `claims`, which worker
+  // asks for which question. `row` is this worker's row of `names` and `claims`.
+  struct HostTables {
+    InFlightNames* names = nullptr;
+    FailureCache* failures = nullptr;
+    UpstreamClaims* claims = nullptr;
+    unsigned row = 0;
+  };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
-                 Completion done, InFlightNames* names = nullptr, unsigned row = 0);
+                 Completion done, DeadlinePassed deadline_passed, HostTables host);
   ~UpstreamClient();
 
   enum class Forwarded {
     yes,         // w waits for an upstream answer
-    overloaded,  // a bound refused a new query (w not taken): answer SERVFAIL
+    overloaded,  // a bound refused a new query (w not taken): answer stale or SERVFAIL
     no_zone,     // no forward zone holds the name (w not taken): answer REFUSED
+    failed,      // the name is in the failure cache (w not taken; *failure says how it
+                 // failed): answer stale or SERVFAIL with an EDE, no upstream query
+    joined,      // another worker is asking for this question (w not taken; *claim is
+                 // its claim): wait until it ends (UpstreamClaims::wait_on), then look again
+  };
+  struct ForwardDetail {
+    FailureKind failure = FailureKind::timeout;  // with Forwarded::failed
+    UpstreamClaims::Claim claim;                 // with Forwarded::joined
   };
   // Adds `w` to the query in flight for the same question, or starts one.
-  Forwarded forward(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, Waiter& w);
+  Forwarded forward(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, Waiter& w,
+                    ForwardDetail* detail = nullptr);
+  // Starts a query with no client waiting (prefetch, a stale answer's refresh) unless
+  // one for the same question is in flight on this host or the name is in the failure
+  // cache. True when a query was started.
+  bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
+  // The longest a query can live (every attempt's timeout with backoff, TCP retries): a
+  // host-wide claim older than this has an owner that died or forgot it.
+  std::uint64_t max_query_ms() const;
   // An epoll event (EPOLLIN, EPOLLOUT, errors) on the socket of query `token`.
   void on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us);
   void on_timeouts(std::uint64_t now_us);
@@ -136,6 +186,11 @@ public:
   std::size_t in_flight() const { return pending_.size(); }
 
 private:
+  // The in-flight key and its hash (qname, qtype, DO/CD, the ECS subnet sent).
+  static std::string dedup_key(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
+  // Starts a new query for `plain_key`; `w` (nullable) is its first waiter.
+  Forwarded start(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::string dedup, Waiter* w,
+                  ForwardDetail* detail);
   void start_attempt(Pending& p, std::uint64_t now_us);
   // The query for this attempt: a fresh ID and (0x20) a fresh case of the name.
   std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity);
@@ -147,7 +202,11 @@ private:
   bool take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
   bool watch(Pending& p, int fd, std::uint32_t events, std::uint64_t now_us);
   void fail_attempt(Pending& p, std::uint64_t now_us);
-  void finish(std::uint64_t token, const UpstreamAnswer* answer);
+  // Ends a query. `failed`: every attempt failed (the name goes into the failure cache);
+  // a query given up for room (jostled) has answer == nullptr and failed == false.
+  void finish(std::uint64_t token, const UpstreamAnswer* answer, bool failed = true);
+  // Hands over the waiters of p whose deadline has passed; re-arms for the next one.
+  void expire_waiters(Pending& p, std::uint64_t now_us);
   void close_socket(Pending& p);
 
   int epoll_fd_;
@@ -155,13 +214,17 @@ private:
   const ServeConfig& cfg_;
   cache::Cache& cache_;
   Completion done_;
+  DeadlinePassed deadline_passed_;
   TtlPolicy ttl_;
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
   std::unique_ptr<InFlightNames> own_names_;  // when no shared table was given
+  std::unique_ptr<FailureCache> own_failures_;
   InFlightNames* names_;
   unsigned names_row_;
+  FailureCache* failures_;
+  UpstreamClaims* claims_;  // nullptr: no host-wide sharing of queries
   std::vector<ForwardZone> zones_;
   struct Deadline {
     std::uint64_t at_us;
@@ -170,6 +233,9 @@ private:
     bool operator>(const Deadline& o) const { return at_us > o.at_us; }
   };
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  // Clients' response deadlines: one entry per query for its oldest waiter (generation
+  // unused); expire_waiters() pushes the next.
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
   // Queries in the order they started (finished ones are dropped lazily from the front):
   // the oldest is the one a full table gives up. Bounded by the misses started within
   // the longest a query can live (every attempt's timeout).

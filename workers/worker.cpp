@@ -30,8 +30,8 @@
 
 namespace dnsarena::workers {
 
-using dns::ClientQuery, dns::EcsOption, dns::ParseVerdict, dns::parse_query, dns::write_error_response,
-    dns::write_ecs_option;
+using dns::ClientQuery, dns::EcsOption, dns::ExtendedError, dns::ParseVerdict, dns::parse_query,
+    dns::write_error_response, dns::write_ecs_option;
 using dns::kRcodeNoError, dns::kRcodeFormErr, dns::kRcodeServFail, dns::kRcodeNotImp, dns::kRcodeRefused,
     dns::kRcodeBadVers, dns::kTypeAny;
 
@@ -42,6 +42,7 @@ constexpr std::uint64_t kTagUdp = 1ull << kTagShift;
 constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
 constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
 constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
+constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
@@ -52,7 +53,7 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd, InFlightNames* in_flight_names, unsigned in_flight_row)
+         int heartbeat_fd, UpstreamClient::HostTables host)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -61,7 +62,10 @@ public:
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
-                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); }, in_flight_names, in_flight_row),
+                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
+                  [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
+        claims_(host.claims),
+        claims_row_(host.row),
         rate_limiter_(cfg.rate_limit),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
@@ -88,6 +92,7 @@ public:
       std::uint64_t now_us = monotonic_us();
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
+      if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
       // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
       // datagrams say at least one more will arrive within the nap (rate x nap >= 1),
       // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.
@@ -110,8 +115,10 @@ public:
         else if (tag == kTagTcpListen) tcp_.on_accept(now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
+        else if (tag == kTagWake) claims_->drain(claims_row_);
       }
       upstream_.on_timeouts(monotonic_us());
+      if (!parked_.empty()) resume_parked(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
         last_beat_ms_ = now_us / 1000;
         const char beat = 1;
@@ -201,8 +208,10 @@ private:
   // The cache, then upstream. `plain_missed`: the caller already looked the plain key up
   // (the batched UDP path, for a query without ECS keys) and it missed: it is not looked
   // up again.
+  // `arrived_us`: when the client's query came, for a query resumed after waiting (its
+  // response deadline keeps running from then); 0: now.
   std::size_t resolve(const ClientQuery& q, const Checked& c, const Source& src, const cache::CacheKey* plain_missed,
-                      std::uint8_t* out, std::size_t cap) {
+                      std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us = 0) {
     const EcsOption& ecs = c.ecs;
     // ECS lookup order (ecs.hpp): the client's subnet at its source prefix, the shared
     // key, then shorter prefixes; a /0 source: the shared key, then the /0 key.
@@ -222,6 +231,14 @@ private:
           for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
             if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
       }
+      if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
+        // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
+        // and one background query refreshes it.
+        if (const std::size_t n = answer_stale(q, ecs, c.flags, c.limit, !src.tcp, out, cap)) {
+          upstream_.refresh(plain, ecs);
+          return n;
+        }
+      }
       Waiter w;
       w.query = q;
       w.tcp = src.tcp;
@@ -230,15 +247,28 @@ private:
         w.addr_len = src.addr_len;
       }
       w.conn_id = src.conn_id;
-      switch (upstream_.forward(plain, ecs, w)) {
+      w.arrived_us = arrived_us ? arrived_us : monotonic_us();
+      UpstreamClient::ForwardDetail detail;
+      switch (upstream_.forward(plain, ecs, w, &detail)) {
         case UpstreamClient::Forwarded::yes: return 0;
         case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
           cache_.count(cache::Counter::refused);
           return write_error_response(q, kRcodeRefused, out, cap);
+        case UpstreamClient::Forwarded::failed:  // the failure cache: no upstream query
+          cache_.count(cache::Counter::failure_cached);
+          return answer_failed(q, ecs, c.flags, c.limit, !src.tcp, failure_ede(detail.failure), out, cap);
+        case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
+          if (claims_->wait_on(detail.claim, claims_row_)) {
+            cache_.count(cache::Counter::upstream_joined);
+            parked_.push_back({std::move(w), c, detail.claim});
+            return 0;
+          }
+          // Its query ended meanwhile: its answer (or failure) is there to be found now.
+          return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
         case UpstreamClient::Forwarded::overloaded: break;
       }
-      cache_.count(cache::Counter::servfail);  // a bound refused a new upstream query
-      return write_error_response(q, kRcodeServFail, out, cap);
+      // A bound refused a new upstream query: stale if held, else SERVFAIL.
+      return answer_failed(q, ecs, c.flags, c.limit, !src.tcp, std::nullopt, out, cap);
     } catch (const std::invalid_argument&) {  // a name the cache key refuses
       cache_.count(cache::Counter::formerr);
       return write_error_response(q, kRcodeFormErr, out, cap);
@@ -264,6 +294,130 @@ private:
     o.edns_do = q.do_bit;
     if (q.edns && q.ecs.present) o.edns_options = {ecs_buf, write_ecs_option(q.ecs, scope, ecs_buf)};
     return o;
+  }
+
+  // --- when the upstream fails: serve-stale (RFC 8767) and Extended DNS Errors ---
+
+  static ExtendedError failure_ede(FailureKind k) {
+    return k == FailureKind::timeout ? ExtendedError::no_reachable_authority : ExtendedError::network_error;
+  }
+
+  // An expired entry for the query, still held and expired for at most stale.max_age_s,
+  // written as a stale answer: every TTL stale.ttl_s, EDE 3 (19 for NXDOMAIN) for EDNS
+  // clients. The keys are tried in resolve()'s order. A fresh entry found meanwhile (a
+  // refresh landed) is answered as a hit. Returns the size, 0 when nothing is held.
+  std::size_t answer_stale(const ClientQuery& q, const EcsOption& ecs, std::uint8_t flags, std::size_t limit, bool udp,
+                           std::uint8_t* out, std::size_t cap) {
+    if (cfg_.stale_max_age_s == 0) return 0;
+    auto try_stale = [&](std::uint8_t prefix, bool scoped) -> std::size_t {
+      const cache::CacheKey k(q.qname(), q.qtype, flags, scoped ? ecs_tag(ecs, prefix) : cache::EcsTag{});
+      const cache::LookupStatus st = cache_.peek(k, now_, stale_copy_);
+      if (st == cache::LookupStatus::miss) return 0;
+      cache::EntryReader reader(stale_copy_.span());
+      if (!reader.valid()) return 0;
+      const bool stale = st == cache::LookupStatus::expired;
+      if (stale && now_ - reader.expire() > cfg_.stale_max_age_s) return 0;
+      std::uint8_t options[32 + dns::kEdeOptionBytes];
+      cache::ResponseOptions opts = response_options(q, prefix, limit, options, udp);
+      if (stale && q.edns) {
+        const std::size_t ecs_len = opts.edns_options.size();
+        const auto ede = reader.rcode() == 3 ? ExtendedError::stale_nxdomain : ExtendedError::stale_answer;
+        opts.edns_options = {options, ecs_len + dns::write_ede_option(ede, options + ecs_len)};
+      }
+      if (stale) opts.stale_ttl = cfg_.stale_ttl_s;
+      const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+      const cache::ResponseResult r = cache::write_response(reader, info, now_, opts, out, cap);
+      if (r.size == 0) return 0;
+      if (r.truncated) cache_.count(cache::Counter::truncated);
+      cache_.count(stale ? cache::Counter::stale_answers : cache::Counter::hits);
+      return r.size;
+    };
+    try {
+      if (ecs.present && ecs.source_prefix > 0)
+        if (std::size_t n = try_stale(ecs.source_prefix, true)) return n;
+      if (std::size_t n = try_stale(0, false)) return n;
+      if (ecs.present && ecs.source_prefix == 0)
+        if (std::size_t n = try_stale(0, true)) return n;
+      if (ecs.present)
+        for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
+          if (std::size_t n = try_stale(static_cast<std::uint8_t>(prefix), true)) return n;
+    } catch (const std::invalid_argument&) {  // a name the cache key refuses: nothing held
+    }
+    return 0;
+  }
+
+  // No upstream answer for the query: stale if held, else SERVFAIL (with `ede`).
+  std::size_t answer_failed(const ClientQuery& q, const EcsOption& ecs, std::uint8_t flags, std::size_t limit, bool udp,
+                            std::optional<ExtendedError> ede, std::uint8_t* out, std::size_t cap) {
+    if (const std::size_t n = answer_stale(q, ecs, flags, limit, udp, out, cap)) return n;
+    cache_.count(cache::Counter::servfail);
+    return write_error_response(q, kRcodeServFail, out, cap, ede);
+  }
+
+  static std::size_t client_limit(const ClientQuery& q, bool tcp) {
+    return tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+  }
+
+  void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
+    if (n == 0) return;
+    if (w.tcp) tcp_.send(w.conn_id, {out, n});
+    else ::sendto(udp_fd_, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
+  }
+
+  // A client's response deadline passed while its upstream query goes on (the query
+  // continues for the cache): stale if held, else SERVFAIL, EDE 22.
+  void on_deadline_passed(const Pending& p, Waiter& w) {
+    cache_.count(cache::Counter::deadline_answers);
+    const std::size_t n = answer_failed(w.query, p.ecs, p.key_flags, client_limit(w.query, w.tcp), !w.tcp,
+                                        ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
+    send_to(w, reply_buf_, n);
+  }
+
+  // --- clients waiting for another worker's upstream query (upstream_claims.hpp) ---
+  struct Parked {
+    Waiter waiter;
+    Checked checked;
+    UpstreamClaims::Claim claim;
+  };
+
+  int parked_timeout_ms(std::uint64_t now_us) const {
+    std::uint64_t first = UINT64_MAX;
+    for (const Parked& pk : parked_) first = std::min(first, pk.waiter.arrived_us);
+    const std::uint64_t at = first + cfg_.stale_client_timeout_ms * 1000ull;
+    // Claims are also looked at every 10 ms: the wake-up is the fast path, not the only one.
+    return static_cast<int>(std::min<std::uint64_t>(at > now_us ? (at - now_us + 999) / 1000 : 0, 10));
+  }
+
+  // Parked clients whose claim ended (woken, or its owner died) resolve again (their
+  // answer is in the cache now, or the failure in the failure cache); those whose
+  // deadline passed get stale or SERVFAIL.
+  void resume_parked(std::uint64_t now_us) {
+    const std::uint64_t max_life = upstream_.max_query_ms();
+    std::vector<Parked> ready;
+    for (std::size_t i = 0; i < parked_.size();) {
+      Parked& pk = parked_[i];
+      const bool deadline = pk.waiter.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us;
+      if (deadline || !claims_->holds(pk.claim, now_us / 1000, max_life)) {
+        ready.push_back(std::move(pk));
+        parked_[i] = std::move(parked_.back());
+        parked_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    for (Parked& pk : ready) {
+      Waiter& w = pk.waiter;
+      std::size_t n;
+      if (w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us) {
+        cache_.count(cache::Counter::deadline_answers);
+        n = answer_failed(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp,
+                          ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
+      } else {
+        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id};
+        n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
+      }
+      send_to(w, reply_buf_, n);
+    }
   }
 
   void on_udp_readable() {
@@ -408,8 +562,7 @@ private:
       if (have_entry) {
         cache::EntryReader reader({scratch_.data(), entry_len});
         std::uint8_t ecs_opt[32];
-        const std::size_t limit =
-            w.tcp ? 65535 : std::min<std::size_t>(w.query.edns ? w.query.udp_size : 512, kUdpAnswerMax);
+        const std::size_t limit = client_limit(w.query, w.tcp);
         const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt, !w.tcp);
         const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
         const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
@@ -417,11 +570,13 @@ private:
         n = r.size;
       }
       if (n == 0) {
-        n = write_error_response(w.query, kRcodeServFail, out, sizeof reply_buf_);
-        cache_.count(cache::Counter::servfail);
+        // Every attempt failed, or the answer could not be used: stale if held, else
+        // SERVFAIL saying why.
+        const ExtendedError ede = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;
+        n = answer_failed(w.query, p.ecs, p.key_flags, client_limit(w.query, w.tcp), !w.tcp, ede, out,
+                          sizeof reply_buf_);
       }
-      if (w.tcp) tcp_.send(w.conn_id, {out, n});
-      else ::sendto(udp_fd_, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
+      send_to(w, out, n);
     }
   }
 
@@ -431,6 +586,10 @@ private:
   int udp_fd_;
   TcpServer tcp_;
   UpstreamClient upstream_;
+  UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
+  unsigned claims_row_;
+  std::vector<Parked> parked_;  // clients waiting for another worker's upstream query
+  cache::EntryCopy stale_copy_;
   RateLimiter rate_limiter_;
   int heartbeat_fd_;
   std::uint64_t last_beat_ms_ = 0;
@@ -519,8 +678,22 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
     if (sockets.in_flight_names && sockets.in_flight_row < sockets.in_flight_names->rows())
       sockets.in_flight_names->reset_row(sockets.in_flight_row);
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat,
-                                           sockets.in_flight_names, sockets.in_flight_row);
+    // Claims a dead predecessor on this row held are released (their waiters woken).
+    if (sockets.upstream_claims && sockets.in_flight_row < sockets.upstream_claims->rows()) {
+      sockets.upstream_claims->release_row(sockets.in_flight_row);
+      const int wake = sockets.upstream_claims->wake_fd(sockets.in_flight_row);
+      if (wake >= 0) {
+        ev.events = EPOLLIN;
+        ev.data.u64 = kTagWake;
+        ::epoll_ctl(epfd, EPOLL_CTL_ADD, wake, &ev);
+      }
+    }
+    const UpstreamClient::HostTables host{sockets.in_flight_names, sockets.failure_cache,
+                                          sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
+                                              ? sockets.upstream_claims
+                                              : nullptr,
+                                          sockets.in_flight_row};
+    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }

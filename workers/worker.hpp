@@ -25,7 +25,9 @@
 // It beats on a pipe to the supervisor from its event loop; a worker that stops beating
 // (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
+#include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::workers {
@@ -48,6 +50,11 @@ struct WorkerSockets {
   // that zeroes a row (supervisor.cpp, reload_workers).
   InFlightNames* in_flight_names = nullptr;
   unsigned in_flight_row = 0;
+  // The host's failure cache (failure_cache.hpp) and its table of which worker asks the
+  // upstream for which question (upstream_claims.hpp; this worker's row: in_flight_row).
+  // nullptr: private to the worker.
+  FailureCache* failure_cache = nullptr;
+  UpstreamClaims* upstream_claims = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

@@ -146,6 +146,10 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
   r.has_opt = knot_pkt_has_edns(pkt.get());
   dns::EcsOption ecs;
   if (dns::read_ecs_option(pkt.get(), ecs) == dns::EcsRead::ok) r.ecs_scope = ecs.scope_prefix;
+  if (pkt->opt_rr)
+    if (const std::uint8_t* ede = knot_edns_get_option(pkt->opt_rr, KNOT_EDNS_OPTION_EDE, nullptr);
+        ede && ((ede[2] << 8) | ede[3]) >= 2)
+      r.ede = (ede[4] << 8) | ede[5];
   for (unsigned sec = 0; sec < 3; ++sec) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {

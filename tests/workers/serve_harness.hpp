@@ -64,6 +64,7 @@ struct DnsReply {
   unsigned extended_rcode = 0;  // the full rcode with the OPT's upper bits (e.g. 16 BADVERS)
   bool has_opt = false;
   int ecs_scope = -1;  // the ECS option's SCOPE PREFIX-LENGTH, -1 without an ECS option
+  int ede = -1;        // the Extended DNS Error's INFO-CODE (RFC 8914), -1 without one
   bool tc() const { return (flags & 0x0200) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
   std::vector<ReplyRecord> records;  // every record but the OPT, in order

@@ -1,0 +1,14 @@
+#include "dns/extended_error.hpp"
+
+#include "dns/wire.hpp"
+
+namespace dnsarena::dns {
+
+std::size_t write_ede_option(ExtendedError code, std::uint8_t* out) {
+  put16(out, kOptionCodeEde);
+  put16(out + 2, 2);
+  put16(out + 4, static_cast<std::uint16_t>(code));
+  return kEdeOptionBytes;
+}
+
+}  // namespace dnsarena::dns

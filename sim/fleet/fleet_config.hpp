@@ -47,8 +47,9 @@ struct Datacenter {
   // arena is answered for this long past its TTL when the upstream fails; 0 = off.
   std::uint32_t stale_max_age_s = 86'400;
   // Prefetch (serve's prefetch.percent; Unbound's `prefetch`): a hit in the last this
-  // percent of its entry's TTL refreshes the entry in the background; 0 = off (the
-  // model's default, so plans without it keep their curves).
+  // percent of its entry's TTL refreshes the entry in the background; 0 = off: the
+  // model's default, so that fleet files without the key keep their curves (serve's own
+  // default is 10: a fleet modelling serve's defaults says `prefetch: {percent: 10}`).
   double prefetch_percent = 0;
 };
 

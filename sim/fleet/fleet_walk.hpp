@@ -26,6 +26,7 @@ struct RolloutStep;
 struct WalkRow {
   std::uint32_t value = 0;  // index of `rss` in FleetWalk::distinct
   float rss = 0, hit = 0;
+  float prefetch = 0;       // background refreshes per request (prefetch), upstream beside the misses
 };
 
 // A restart or the upgrade: from `minute` on (since sim start; may be negative: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena`, the daemon: serve and the operator commands on a live cache, and the cache
 // benchmark operators run to calibrate. It is what the systemd unit and the dnsarena
 // package run, so it links only what serving needs: no simulator, TBB, MPI or raw

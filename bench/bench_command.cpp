@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena bench`: CLI, table and JSON for the cache benchmark (cache_bench.hpp).
 #include <cstdio>
 #include <iostream>

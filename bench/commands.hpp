@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cache benchmark as a subcommand, registered by the daemon's command table
 // (app/main.cpp). The lab benches are bench/lab/commands.hpp.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cmake -DSOURCE_DIR=<root> -P cmake/CheckIncludes.cmake
 cmake_minimum_required(VERSION 3.25)
 # The dependency rule for #include lines (the link check in DependencyRule.cmake cannot

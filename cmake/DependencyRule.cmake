@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
 #   cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installing and packaging the service (README: Running it as a service).
 #
 # `cmake --install build [--prefix P]` installs two components, one Debian package each.
@@ -46,6 +47,11 @@ install(FILES ${PROJECT_SOURCE_DIR}/configs/serve.yaml DESTINATION ${CMAKE_INSTA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/dnsarena-lab/examples/configs
   COMPONENT lab PATTERN serve.yaml EXCLUDE)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
+# The licence: GPL-3.0-or-later (libknot is), the text and the Debian copyright file.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/contrib/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/debian/copyright DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/dnsarena-lab
+  COMPONENT lab)
 install(FILES ${PROJECT_SOURCE_DIR}/contrib/grafana/dnsarena.json DESTINATION ${CMAKE_INSTALL_DATADIR}/dnsarena/grafana)
 
 set(CPACK_PACKAGE_NAME dnsarena)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The command table of a dnsarena program. Both programs (app/main.cpp: `dnsarena`, the
 // daemon; app/lab/main.cpp: `dnsarena-lab`, the simulator and lab benches) are one table
 // of subcommands run by run_command_table; a module offers `add_<name>_command(CLI::App&

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Finding a program installed beside the running one. dnsarena is two programs built and
 // installed side by side: `dnsarena` (the daemon: serve and the operator commands) and
 // `dnsarena-lab` (the simulator and the lab benches). The lab runs the daemon as a child

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The shape every `dnsarena-lab sim ...` command is registered in, and the options several
 // of them share (fleet file, output directory, calibration cache, JSON, seed), spelt once.
 //

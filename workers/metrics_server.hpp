@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Prometheus endpoint: GET /metrics on a loopback port, served by the supervisor.
 //
 // Text format 0.0.4: every stat-slot counter as `dnsarena_<counter>_total` with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/serve_config.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Configuration of `dnsarena serve`: what the YAML file holds, its defaults, validation.
 //
 // Purpose: one plain struct that the supervisor and every worker read; built from

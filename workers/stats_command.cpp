@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON,
 // and the upstreams' health when the serve publishes it (upstream_snapshot.hpp).
 #include <cstdio>

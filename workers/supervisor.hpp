@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The serve supervisor: owns the segment's lifetime and the worker processes.
 //
 // Start: Segment::open (create, or re-attach a warm segment of the same format and

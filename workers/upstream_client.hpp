@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The worker's upstream client: forwards cache misses and matches the replies.
 //
 // Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // UpstreamClient's side of the host-wide upstream health table (upstream_health.hpp):
 // which upstream an attempt asks, how long it waits, what it reports, and the probes of
 // down upstreams. upstream_client.cpp calls in from start_attempt (pick_upstream),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The upstream health table (upstream_health.hpp) as `dnsarena stats` sees it.
 //
 // The table is an anonymous mapping of the serve's processes: no other process can map

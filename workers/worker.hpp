@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One resolver worker process: answers DNS from the shared cache, forwards misses.
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):

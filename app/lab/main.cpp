@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab`: the fleet simulator (`sim ...`) and the lab benchmarks (`bench serve`,
 // `bench attack`, `bench torture`, `bench outage`), the second program beside the daemon `dnsarena`
 // (app/main.cpp). The commands that run the real service (`sim validate`, `bench serve`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The peers of `dnsarena-lab bench attack`, in this process, on loopback: a small
 // authoritative upstream whose data is known in advance (so every answer can be checked),
 // a black-hole upstream that never answers, a paced UDP query load that classifies every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench attack`: `dnsarena serve` on a hostile network, one row per scenario.
 //
 // Every scenario starts its own serve (2 workers, a private segment removed at the end,

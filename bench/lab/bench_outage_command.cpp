@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench outage`: does the cache absorb upstream failures? Four scenarios
 // (outage_scenarios.hpp: outage, dead-first, join, prefetch), each run against
 // `dnsarena serve` and against Unbound configured the same way (outage_resolvers.hpp), in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench serve`: the whole service under all-hit load from dnsperf, beside Unbound
 // and Knot Resolver, each on one core at the same offered loads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Many clients asking one name at the same moment: `clients` UDP sockets (each its own
 // source port on 127.0.0.1) are opened first, then each sends one query for the same
 // name and type back to back, and the replies are collected until every client has one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lab benches as subcommands of `dnsarena-lab bench`, registered by the lab's command
 // table (app/lab/main.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The resolvers `bench outage` compares, configured the same way: `dnsarena serve` (2
 // workers) and Unbound (2 threads), each a forwarding cache to the scenario's synthetic
 // upstreams, with serve-stale, failure caching and prefetch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The scenarios of `dnsarena-lab bench outage`: what happens to clients of a caching
 // resolver when its upstream fails. Each runs against one resolver (serve or Unbound,
 // outage_resolvers.hpp) with its own synthetic upstreams (`dnsarena-lab sim upstream`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve` as a child process of a benchmark: the one way `bench attack` and
 // `bench outage` start, observe and stop the real service.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim upstream` (the synthetic authoritative) as a child process of a benchmark,
 // with its black-hole switch: set_silent(true) sends SIGUSR1 (every query read and
 // dropped), set_silent(false) SIGUSR2, each returning once the upstream's stats file

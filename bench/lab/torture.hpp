@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench torture`: random kill -9 torture of one shared segment.
 //
 // N reader and M writer processes (forked) share one small segment (a few hundred

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench torture`: CLI, table and JSON for the kill -9 torture (torture.hpp).
 // Exit status 1 when any read was wrong, a check failed, a child stalled or failed.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Values whose every byte a reader can check knowing only the key: the torture
 // benchmark's (torture.hpp) writers store them, its readers verify every hit.
 //

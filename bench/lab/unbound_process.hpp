@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Unbound as a child process of a benchmark: a forwarding cache on a free loopback port,
 // configured from an UnboundSpec, with its counters read through unbound-control over a
 // Unix socket (no certificates). Config in DIR/unbound-TAG.conf, output in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes contrib/grafana/dnsarena.json, the Grafana dashboard for dnsarena's /metrics.
 
 The dashboard is generated so that every panel uses the same datasource variable, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How `sim rollout`, `sim tune` and `sim sweep` run under mpirun.
 //
 //   mpirun -np N dnsarena-lab sim rollout --fleet F --plan P ...

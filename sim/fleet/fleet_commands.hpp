@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim rollout`, `sim tune` and `sim sweep`: the fleet simulator's commands,
 // registered by the command table (app/main.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim rollout --fleet F --plan P [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 

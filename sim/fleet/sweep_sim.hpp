@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A planner's sweep: every datacenter x candidate capacity x layout x rollout plan, one
 // row per combination (`dnsarena-lab sim sweep`).
 //

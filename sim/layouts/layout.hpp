@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The seven cache-entry layouts of `dnsarena-lab sim layouts`, behind one small interface.
 //
 // Purpose: reproduce, step by step, the published fleet's five changes to a cache entry (see

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Measuring entry layouts: bytes, allocations and speed of each of the seven layouts.
 //
 // `dnsarena-lab sim layouts` and the fleet simulator both call measure_layouts(): it fills

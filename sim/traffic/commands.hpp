@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim upstream` (synthetic authoritative) and `dnsarena-lab sim load` (load client),
 // registered by the command table (app/main.cpp).
 #pragma once

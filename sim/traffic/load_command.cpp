@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim load`: command line of the load client.
 #include <cmath>
 #include <fstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim upstream`: command line of the synthetic authoritative server.
 #include <csignal>
 #include <cstdio>

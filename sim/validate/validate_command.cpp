@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
 //
 // Runs the real service under the profile's load at a small scale (validate_service.hpp),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The predicted half of `dnsarena-lab sim validate`: the fleet model on the load's profile.
 //
 // The model reads the same traffic profile as `sim upstream` / `sim load`

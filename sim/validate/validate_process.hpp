@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What /proc says about the memory of `dnsarena-lab sim validate`'s child processes.
 //
 // validate runs the real service (`dnsarena-lab sim upstream`, `dnsarena serve`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Predicted against measured for `dnsarena-lab sim validate`: per-minute rows, the plateau
 // summary, the human table, the JSON object and the CSV files.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The measured half of `dnsarena-lab sim validate`: the real service under a paced load.
 //
 // Steps (all children of this process, on 127.0.0.1, stopped and reaped at the end or

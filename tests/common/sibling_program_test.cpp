@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // common/sibling_program: the lab finds the daemon beside itself first, then on PATH, and
 // says where it looked when neither has it.
 #include <sys/stat.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # With --json, the sim commands print one JSON document alone on stdout (the human report
 # goes to stderr), so `dnsarena-lab sim rollout ... --json | jq` works; stdout is parsed whole.
 # Env: DNSARENA_LAB (the dnsarena-lab program), DATA (tests/fleet/data).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A rank that dies mid-run makes `mpirun ... dnsarena-lab sim rollout` fail with a message
 # naming it, within the timeout (no hang). Rank 1 aborts on its first curve
 # (DNSARENA_MPI_ABORT_RANK, mpi_task_farm.hpp), then, in a second run, on its first

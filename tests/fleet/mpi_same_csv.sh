@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `mpirun -np 2 dnsarena-lab sim rollout|sweep` writes the same CSV, byte for byte, as one
 # process (sim/fleet/distributed_run.hpp): curves and fleet steps computed on both ranks. Exit 77 (skipped) when MPI was not built.
 # Env: DNSARENA_LAB (the dnsarena-lab program), HAVE_MPI, MPIEXEC, DATA (tests/fleet/data).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `sim tune`: the tuned capacity fits the budget, moves the right way, grows with the
 // budget, and a smaller layout buys more capacity with the same memory ("reinvest").
 #include <catch2/catch.hpp>

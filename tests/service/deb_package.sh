@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `cpack -G DEB` builds two .debs, dnsarena (the daemon, its unit, config and user) and
 # dnsarena-lab (the simulator, depending on dnsarena); both are unpacked into one
 # temporary root (not installed on this machine) and their programs run from there: the

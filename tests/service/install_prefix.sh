@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `cmake --install` into a temporary prefix, then the installed programs run from there.
 set -euo pipefail
 prefix=$(mktemp -d /tmp/dnsarena-install-XXXXXX)

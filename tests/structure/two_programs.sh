@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The two programs: dnsarena (the daemon) carries no simulator, TBB, MPI or lab bench, at
 # run time as at link time; dnsarena-lab holds `sim` and the lab benches and runs the
 # dnsarena beside its own executable (else the one on PATH, else a clear error).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Zipf sampler, query stream, and `sim load` against a real `sim upstream`.
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test support: `dnsarena-lab sim upstream` as a child process on a free loopback port,
 // a one-shot UDP/TCP DNS exchange, and running a command (kdig) for its output.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim upstream` as a real child process, queried with kdig and our own client.
 #include <arpa/inet.h>
 #include <sys/wait.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim validate` with an upstream outage: where the outage goes in a run, and
 // the stale share's comparison (measured stale_answers / queries between the samples
 // bounding the outage against the model curve's outage minutes).

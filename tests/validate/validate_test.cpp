@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim validate`: the served-traffic view of the profile (unit), and one short real run of the
 // whole command (upstream, serve with 2 workers, load; model) checked against its targets.
 #include <catch2/catch.hpp>

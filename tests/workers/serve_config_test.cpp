@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Config errors name file, line, column and key; --help exists; stats and /metrics.
 #include <catch2/catch.hpp>
 #include <arpa/inet.h>

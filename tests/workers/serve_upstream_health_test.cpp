@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Upstream health across the workers (workers/upstream_health.hpp): with two upstreams of
 // which the first is black-holed, misses stop waiting on it once it is known down, it
 // gets only probes (the root's SOA), a worker killed with -9 is replaced by one that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Upstream failures: down -> SERVFAIL within the timeout; spoofed or mismatched replies
 // are ignored and not cached.
 #include <catch2/catch.hpp>

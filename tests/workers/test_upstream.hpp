@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A tiny authoritative responder for the serve tests, on a thread of the test process.
 //
 // It answers a fixed zone "test." over UDP and TCP on 127.0.0.1 (a free port) and counts

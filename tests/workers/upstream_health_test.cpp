@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The host-wide upstream health table (workers/upstream_health.hpp): RFC 6298 smoothing
 // with the numbers worked out, Unbound's timeout backoff, down after N silent attempts,
 // probes one at a time with a doubling interval, a killed prober's token expiring, many

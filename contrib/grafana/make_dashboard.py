@@ -93,12 +93,21 @@ panels = [
           [(f'sum(rate(dnsarena_upstream_down_skips_total{{{WI}}}[$__rate_interval]))', "skips per second"),
            (f'increase(dnsarena_upstream_server_downs_total{{{WI}}}[$__range])', "downs in range {{upstream}}")],
           "short", 12, 46),
+    panel(14, "When the upstream fails: stale answers, failure cache, deadline answers per second",
+          [(f'sum(rate(dnsarena_stale_answers_total{{{WI}}}[$__rate_interval]))', "stale answers"),
+           (f'sum(rate(dnsarena_failure_cached_total{{{WI}}}[$__rate_interval]))', "answered from the failure cache"),
+           (f'sum(rate(dnsarena_deadline_answers_total{{{WI}}}[$__rate_interval]))', "answered at the response deadline")],
+          "ops", 0, 54),
+    panel(15, "Prefetches and misses that joined another worker's upstream query, per second",
+          [(f'sum(rate(dnsarena_prefetches_total{{{WI}}}[$__rate_interval]))', "prefetches"),
+           (f'sum(rate(dnsarena_upstream_joined_total{{{WI}}}[$__rate_interval]))', "joined")],
+          "ops", 12, 54),
 ]
 
 dashboard = {
     "title": "dnsarena",
     "uid": "dnsarena",
-    "description": "dnsarena serve: queries, cache, upstream, per worker (README: Metrics)",
+    "description": "dnsarena serve: queries, cache, upstream, per worker (docs/operator-guide.md: metrics)",
     "tags": ["dns", "dnsarena"],
     "timezone": "browser",
     "schemaVersion": 38,

@@ -296,7 +296,8 @@ private:
   // cache). Plain keys only: an ECS-scoped entry is refreshed by the next miss.
   void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
     if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
-    if (std::uint64_t{r.expire - now_} * 100 >= std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+    // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
+    if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
     if (upstream_.refresh(plain_key, EcsOption{})) cache_.count(cache::Counter::prefetches);
   }
 

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena dump SEGMENT [--out FILE]` and `dnsarena restore FILE [--segment SEG]`:
-// a live cache to text and back (format: dump_format.hpp, README).
+// a live cache to text and back (format: dump_format.hpp; docs/operator-guide.md, Operator commands).
 //
 // dump walks without a lock (Cache::for_each_entry): workers go on answering and
 // writing; an entry written during the walk may or may not be in the dump. restore

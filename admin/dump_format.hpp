@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The text form of cache entries written by `dnsarena dump` and read by `restore`.
 //
 // Purpose: a copy of a cache's contents that does not depend on the segment's binary
 // format (entry_format.hpp, cache_key.hpp): a dump written by one format version is
 // restored by any other, and an operator can read, grep and edit it. Zone-file-like,
-// one entry per block (README: "Looking inside the cache"):
+// one entry per block (docs/operator-guide.md, Operator commands):
 //
 //   ; dnsarena cache dump (text format 1)
 //   $DUMPED 1796190000                  wall-clock second the TTLs below were read

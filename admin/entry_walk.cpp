@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "admin/entry_walk.hpp"
 
 #include <unordered_set>
@@ -7,8 +8,8 @@ namespace dnsarena::admin {
 std::uint64_t for_each_entry_once(cache::Cache& cache, std::uint32_t now, const WalkOptions& options,
                                   const std::function<void(cache::EntryReader&, bool hit)>& visit) {
   // Keys seen, by their 64-bit hash: two distinct keys share one with probability about
-  // n^2 / 2^65 (10^-8 for 10^6 entries; the second would be left out). NOTE: a set of the
-  // blobs themselves spent half of a walk over 200,000 entries allocating and rehashing.
+  // n^2 / 2^65 (10^-8 for 10^6 entries; the second would be left out). Hashes, not the
+  // blobs themselves: a set of blobs spends half the walk allocating and rehashing.
   std::unordered_set<std::uint64_t> seen;
   seen.reserve(cache.stats().live_entries + cache.stats().live_entries / 4);
   std::uint64_t malformed = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cache_bench.hpp"
 
 #include <sys/wait.h>
@@ -27,9 +28,9 @@ constexpr std::size_t kBatch = 32;
 // The hot set of the in-cache Zipf figure: 1,024 entries. A single lookup touches its
 // bucket's line, the second bucket's (prefetched), and the entry's 2-3 lines (136 B mean,
 // any alignment): ~300 B, so ~300 KiB in all, within this machine's 1 MiB L2; and ~3,000
-// distinct 4 KiB pages, within the reach of its second-level TLB (a pointer chase one line
-// per page: 9 ns at 2,048 pages, 17 ns at 4,096, 57 ns at 6,144; README). 2,048 entries
-// (~6,000 pages) fit the L2 but not the TLB.
+// distinct 4 KiB pages, within the reach of its second-level TLB (a pointer chase of one
+// line per page slows several-fold between 4,096 and 6,144 pages). 2,048 entries (~6,000
+// pages) fit the L2 but not the TLB.
 constexpr std::uint64_t kZipfHotEntries = 1024;
 
 // Zipf(s) over ranks 1..n by inverse CDF (binary search in a precomputed table); rank r is
@@ -93,8 +94,8 @@ double timed_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::u
 
 // The same for the cache, through insert_batch() in groups of Cache::kMaxBatch (as a
 // worker inserting the answers of one receive batch): keys, answers and inserts timed.
-// Each key is built in place (CacheKey::assign, as a worker's batch does); building a
-// temporary and copying it (~280 bytes) was bench-only work (~96 instructions a key).
+// Each key is built in place (CacheKey::assign, as a worker's batch does): building a
+// temporary and copying it (~280 bytes) would be bench-only work in the timed loop.
 double timed_batch_inserts(const sim::EntryGenerator& gen, std::uint64_t first, std::uint64_t count, Cache& c) {
   constexpr std::size_t kGroup = Cache::kMaxBatch;
   std::vector<sim::GeneratedEntry> batch(4096);

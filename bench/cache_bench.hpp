@@ -1,4 +1,5 @@
-// `dnsarena bench`: the cache benchmark of issue 2, dnsarena against a naive heap cache
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena bench`: the cache benchmark, dnsarena against a naive heap cache
 // (baseline_cache.hpp) in the same run, with the seed's mix and a fixed seed.
 //
 // Phases, in order (each on the same private segment):

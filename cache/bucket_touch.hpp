@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bringing the index buckets a writer is about to use into the cache with real loads.
 //
 // The writer's batch paths (insert_batch, the reclaim walk) know a whole group of index
@@ -5,12 +6,9 @@
 // loop, so the misses of the group overlap (memory-level parallelism), instead of paying
 // them one after another inside the locked loop.
 //
-// NOTE: __builtin_prefetch did not do this on the 2-core VM we measure on (AMD EPYC
-// guest, 4 KiB shmem pages): insert_batch with both buckets of every item prefetched
-// spent ~19% of its run in the first load of scan_buckets under the lock, as much as
-// with no prefetch at all; the same buckets loaded in one loop before encoding cut that
-// to ~7% (perf record -e cpu-clock, scratch driver over 1M entries). A prefetch is a hint
-// the CPU may drop (a TLB miss, full miss buffers); a load is not.
+// Loads, not __builtin_prefetch: a prefetch is a hint the CPU may drop (a TLB miss, full
+// miss buffers), and with 4 KiB pages it is dropped often enough that the first bucket
+// load under the lock stalls as if nothing had been prefetched; a load is not dropped.
 //
 // Every load is a relaxed atomic load: other processes write these words concurrently
 // (data-race-free as relaxed_copy.hpp), and the values are thrown away.

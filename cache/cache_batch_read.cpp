@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pipelined batch lookup: lookup_responses() (cache.hpp).
 //
 // Stages, each over the whole batch (up to kMaxBatch keys) before the next starts, so
@@ -23,11 +24,10 @@
 // stale goes to find_and_copy, which reads the slots again and retries as a single
 // lookup. So every lookup here returns what lookup_response() returns for the same slot
 // values. The batch's counters are added once per stage 3, not once per lookup.
-// NOTE: instructions per batched hit (bench round: key build + lookup + response,
-// callgrind): 1,871 with std::function callbacks and RecordView decoding; 1,255 with the
-// stages (each key's 16 slots scanned in full, the entry read, hit bit and counters
-// through out-of-line calls, the response walk per descriptor bit); 965 after the
-// cachehot round, 863.6 after lookuphot's, 801.5 with the fused read (README).
+// No std::function callbacks and no per-record decoding objects: the stages are what
+// lets a batch overlap its memory accesses, and the per-hit work is the fused read
+// (slot_read.hpp, response_in_arena.hpp). Instructions per batched hit are counted with
+// callgrind (docs/benchmarking.md).
 #include <algorithm>
 
 #include "cache.hpp"

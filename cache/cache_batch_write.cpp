@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batched insert: insert_batch() (cache.hpp).
 //
 // Per chunk of up to kMaxBatch items:
@@ -12,15 +13,11 @@
 // slot last with one atomic store; a writer killed between two items leaves the earlier
 // ones published and the later ones absent. Stage 1a only reads. No new write
 // step, so no new failpoint.
-// NOTE: a single insert pays one lock round trip (robust mutex: two atomic RMWs and the
-// robust-list bookkeeping) and one index miss that its encode overlaps only partly.
-// NOTE: with __builtin_prefetch of the buckets interleaved with the encodes (before),
-// the locked loop stalled on the first bucket load of most items and on the stores into
-// fresh arena lines (perf, 1M-entry fill: scan_buckets ~19% of all samples, the append
-// copy ~12%); see bucket_touch.hpp. Loading the arena lines the chunk would be appended
-// to (the head region from its fill on) before the lock as well only moved that ~12%
-// into the loading loop (perf: 14%) and changed no rate beyond the noise: the appends
-// are bound by writing fresh lines, not by their latency.
+// Why batch: a single insert pays one lock round trip (robust mutex: two atomic RMWs and
+// the robust-list bookkeeping) and one index miss that its encode overlaps only partly.
+// The buckets are loaded before the lock (stage 1a), not prefetched: bucket_touch.hpp
+// says why. The arena lines the chunk will be appended to are not loaded ahead: the
+// appends are bound by writing fresh lines, not by their latency.
 #include <algorithm>
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cache_key.hpp"
 
 // XXH3 inlined into hash_blob (the same function as libxxhash's, so the same values and
@@ -22,8 +23,7 @@ namespace {
 std::size_t ecs_bytes(std::uint8_t prefix) { return (prefix + 7u) / 8u; }
 
 // The fixed fields (offsets 0-4): qtype, key_flags and ecs_prefix as one little-endian
-// 32-bit store, qname_len a byte. NOTE: five byte stores were merged by the compiler into
-// ~20 instructions of byte shuffling; this is ~10.
+// 32-bit store, qname_len a byte: five byte stores compile to twice the instructions.
 inline void store_fixed(std::uint8_t* blob, std::uint16_t qtype, std::uint8_t key_flags, std::uint8_t prefix,
                         std::size_t name_len) {
   const std::uint32_t word = std::uint32_t{qtype} | std::uint32_t{key_flags} << 16 | std::uint32_t{prefix} << 24;
@@ -39,7 +39,7 @@ inline void store_fixed(std::uint8_t* blob, std::uint16_t qtype, std::uint8_t ke
 // seed's names (20-45 bytes) go straight to the 17-128 byte case. The same function as
 // XXH3_64bits (its own dispatch, xxhash.h XXH3_64bits_internal, with the default secret
 // and seed 0), so the same values; cache_key_test.cpp checks against libxxhash.
-// NOTE: the out-of-line XXH3_64bits call and its dispatch cost ~9 of its ~45 instructions.
+// Inline, because the out-of-line XXH3_64bits call and its dispatch are a fifth of its cost.
 [[gnu::always_inline]] inline std::uint64_t xxh3_blob(const std::uint8_t* blob, std::size_t n) {
   if (n > 16 && n <= 128) return XXH3_len_17to128_64b(blob, n, XXH3_kSecret, sizeof XXH3_kSecret, 0);
   if (n <= 16) return XXH3_len_0to16_64b(blob, n, XXH3_kSecret, 0);
@@ -54,10 +54,7 @@ inline void store_fixed(std::uint8_t* blob, std::uint16_t qtype, std::uint8_t ke
 // overlapping eight-byte (8-15) or four-byte (4-7) words, bytes below that (1 or 3: the
 // only valid names that short). Never reads past `readable` >= n.
 // REQUIRES: `lower` (and `raw`) have room for max(n, 16) bytes.
-// NOTE: the seed's names are 15-40 bytes. With the label hop's one compare, the fixed
-// fields' one store and XXH3's dispatch inline, assign() went from ~166 to ~157
-// instructions a key (callgrind, `dnsarena bench`, README); the one-pass build from the
-// fast parser costs ~37 (the copy) + ~66 (finish_plain) against assign's ~182 in serve.
+// The seed's names are 15-40 bytes: most take the one-block or two-word paths.
 template <bool kRaw>
 inline void copy_name_lower(std::uint8_t* lower, std::uint8_t* raw, const std::uint8_t* src, std::size_t n,
                             std::size_t readable) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lock-free reads: lookup, batched lookup, statistics, stat-slot claiming.
 #include <signal.h>
 #include <unistd.h>
@@ -92,8 +93,8 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
     for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
       Bucket& bucket = buckets_[b];
       // Unrolled, as stage 2 of the batch (cache_batch_read.cpp): the tag test of a slot
-      // is a load, a mask and a compare; the loop with `&& !retry` in its condition cost
-      // a single lookup ~145 instructions for the scan (callgrind).
+      // is a load, a mask and a compare, cheaper than a loop with `&& !retry` in its
+      // condition.
 #pragma GCC unroll 8
       for (unsigned i = 0; i < kSlotsPerBucket; ++i) {
         const std::uint64_t s = bucket.slots[i].load(std::memory_order_acquire);

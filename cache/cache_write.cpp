@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes: insert, erase, and placing slots in the index. Every function here except
 // insert()/insert_encoded()/erase() REQUIRES the writer lock.
 #include <atomic>
@@ -64,9 +65,8 @@ void Cache::unlink(std::atomic<std::uint64_t>* slot) {
 Cache::BucketScan Cache::scan_buckets(std::span<const std::uint8_t> key_blob, std::uint64_t hash) const {
   const IndexPosition pos = index_position(hash, bucket_count_);
   BucketScan scan;
-  // NOTE: unrolled, the slot loop costs ~11.4 instructions a slot instead of ~13.5 (183
-  // against 216 an insert, callgrind). A branch-free version that built bit masks of free
-  // and matching slots took ~27 a slot at -O2 (setcc, shifts by the slot number): dropped.
+  // Unrolled, with branches: a branch-free scan building bit masks of free and matching
+  // slots (setcc, shifts by the slot number) costs about twice the instructions a slot.
   for (unsigned h = 0; h < 2; ++h) {
     Bucket& bucket = buckets_[h == 0 ? pos.bucket1 : pos.bucket2];
 #pragma GCC unroll 8
@@ -114,8 +114,8 @@ void Cache::place(const BucketScan& scan, std::uint64_t hash, ArenaOffset off, b
   // other order linked one entry from two slots in between, and a crash there left a
   // duplicate that erase and reclaim unlinked only once (an erased answer still served,
   // a slot into a freed region).
-  // NOTE: greedy two-choice placement at load 0.8 evicted early on ~25 of 10^6 fills and
-  // on 2.3% of inserts into a full cache (4M entries); this step removes most of those.
+  // Without this step, greedy two-choice placement at load 0.8 evicts early on a few
+  // percent of inserts into a full cache; with it, such evictions are rare.
   for (const std::uint64_t b : {pos.bucket1, pos.bucket2})
     for (auto& slot : buckets_[b].slots) {
       const std::uint64_t resident = slot.load(std::memory_order_relaxed);

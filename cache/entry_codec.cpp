@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: writes and reads the entry layout of entry_format.hpp.
 #include "entry_codec.hpp"
 
@@ -45,9 +46,8 @@ constexpr std::size_t kMaxRecordOverhead = 1 + 2 + 2 + 4 + 2;
 
 }  // namespace
 
-// NOTE: the first version appended byte by byte to the vector (~580 instructions per
-// seed-mix entry, callgrind); sizing the buffer once for the worst case and writing
-// through a pointer halves that.
+// The buffer is sized once for the worst case and written through a pointer, not
+// appended to byte by byte.
 std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_t now,
                          std::vector<std::uint8_t>& out) {
   std::size_t padded = 0;
@@ -56,9 +56,8 @@ std::size_t encode_entry(const CacheKey& key, const Answer& answer, std::uint32_
   return len;
 }
 
-// NOTE: resizing the caller's vector to the worst case and back to the padded size
-// zero-filled the difference on every insert (~60 instructions of the batched insert's
-// ~1,600, callgrind); the buffer now only grows.
+// The buffer only grows: resizing it to the worst case and back would zero-fill the
+// difference on every insert.
 std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::uint32_t now,
                               std::vector<std::uint8_t>& buf, std::size_t* padded_size) {
   *padded_size = 0;

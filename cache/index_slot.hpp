@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The index: open addressing over fixed-size buckets, two choices per key.
 // FORMAT-DEPENDENT.
 //
@@ -25,10 +26,11 @@
 //                  the entry; read by reclaim for the second chance
 //   hash tag     : 15 bits of the key hash, to skip most non-matching entries
 //
-// NOTE: format 1-2 had an 8-bit gen tag and a 23-bit hash tag. 256 recycles are minutes
-// of a busy small arena; 65,536 are hours to days. The hash tag gave the bits: with 15
-// other slots in a key's two buckets, 15 bits still skip all but 1 in 2,000 of the
-// non-matching entries a lookup would otherwise read (23 bits: 1 in 500,000).
+// Why 16 + 15 bits (formats 1-2, read by cache/legacy/, have an 8-bit gen tag and a
+// 23-bit hash tag): 256 recycles are minutes of a busy small arena; 65,536 are hours to
+// days. The hash tag gives the bits: with 15 other slots in a key's two buckets, 15 bits
+// still skip all but 1 in 2,000 of the non-matching entries a lookup would otherwise
+// read (23 bits: 1 in 500,000).
 //
 // Concurrency: slots are written by writers holding the writer lock (store, release),
 // except the hit bit, which readers set with compare_exchange: it only ever succeeds on

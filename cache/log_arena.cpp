@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The log-structured arena: append, advance the head, reclaim the oldest region with a
 // second chance, and repair after a writer died. Every function REQUIRES the writer lock.
 //
@@ -27,8 +28,8 @@ namespace dnsarena::cache {
 
 namespace {
 // Reclaim's pass 2 loads the index buckets of this many entries in one loop before it
-// deals with them, so their misses overlap: one memory round trip (~100-350 ns here)
-// per group instead of one per entry.
+// deals with them, so their misses overlap: one memory round trip per group instead of
+// one per entry.
 constexpr std::size_t kReclaimGroup = 32;
 }  // namespace
 
@@ -56,12 +57,10 @@ bool Cache::append_without_reclaim(std::span<const std::uint8_t> padded, ArenaOf
   // happens-before this point through the writer lock, so this fence carries it to every
   // reader that copies one of the bytes below. A compiler barrier on x86 (TSO).
   std::atomic_thread_fence(std::memory_order_release);
-  // NOTE: non-temporal stores (movnti, no read for ownership of the fresh lines) with
-  // the sfence that must precede the fill store made inserts slower: 0.46-0.51 M/s
-  // against 0.53-0.74 with these plain stores (1M-entry bench fill, 3 alternating runs
-  // each at load 8-10 on 2 cores). The sfence per entry drains the write-combining
-  // buffers, flushing the entry's last line half-written. One sfence per batch would
-  // need every publish of the batch moved after all its copies.
+  // Plain stores, not non-temporal ones (movnti): those need an sfence before the fill
+  // store, and an sfence per entry drains the write-combining buffers, flushing the
+  // entry's last line half-written, which makes inserts slower. One sfence per batch
+  // would need every publish of the batch moved after all its copies.
   relaxed_copy_in(seg_.arena() + byte_off, padded.data(), padded.size());
   failpoint(FailStep::append_copied);
   // Bytes first, fill next, the index slot last (by the caller, with release).
@@ -108,11 +107,9 @@ void Cache::reclaim_region(std::uint32_t r, std::uint32_t now, bool second_chanc
   // Pass 1: walk the region sequentially and hash every entry's key. Pass 2 loads the
   // buckets of kReclaimGroup entries at a time (bucket_touch.hpp) before dealing with
   // them, so it finds most index lines in cache instead of one memory round trip per entry.
-  // NOTE: pass 1 used to prefetch every entry's buckets itself: on 1 MiB regions of the
-  // seed mix (~7,000 entries, 14,000 lines, 900 KB) the first ones were evicted again
-  // before pass 2 reached them. Then pass 2 prefetched 16 entries ahead (bucket_touch.hpp
-  // on prefetching here): loading groups of 32 made evicting inserts ~10% faster (1M
-  // into a full 1M-entry cache, 4 alternating runs at load 7: 403-510 ns against 449-765).
+  // Pass 1 does not touch the buckets itself: a 1 MiB region of the seed mix holds ~7,000
+  // entries (14,000 bucket lines, 900 KB), so the first ones would be evicted again before
+  // pass 2 reached them.
   bool intact = true;
   reclaim_scratch_.clear();
   for (std::uint32_t pos = 0; pos < fill;) {

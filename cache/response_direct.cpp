@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: walks the entry layout of entry_format.hpp (as EntryReader does).
 #include "response_direct.hpp"
 
@@ -106,6 +107,8 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   if (records != std::uint32_t{counts[0]} + counts[1] + counts[2]) return false;
 
   direct_write_header(info, counts, q, o, out, pos, result);
+  result->expire = expire;
+  result->ttl = entry_ttl;
   return true;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The common hit's response written straight from the entry in the arena, with no
 // private copy of the entry: the fused read of both lookups (Cache::read_slot_response,
 // slot_read.hpp). Not installed; include it only from the cache's .cpp files.
@@ -78,10 +79,7 @@ namespace dnsarena::cache {
 // `at` (an entry with records): the forms it handles, tested on the first record alone,
 // so that entries it cannot write (CNAME chains, negative answers with the zone's SOA:
 // owners other than the qname) go to the copying path before the key compare and the
-// question are spent on them.
-// NOTE: without this test `serve`, whose stream has such entries, paid ~87 instructions
-// a query for fused attempts that then gave up (callgrind, one worker, all hits: 1,613.5
-// before the fused read, 1,700.2 with it).
+// question are spent on them (serve's stream has many such entries).
 [[gnu::always_inline]] inline bool in_arena_first_record_ok(const std::uint64_t* w, std::size_t at, std::uint16_t qtype) {
   constexpr std::uint8_t kElided = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn;
   const std::uint8_t desc = relaxed_load_byte(w, at);
@@ -147,6 +145,8 @@ namespace dnsarena::cache {
   }
   if (records != std::uint32_t{counts[0]} + counts[1] + counts[2]) return false;
   direct_write_header(info, counts, q, o, out, pos, result);
+  result->expire = expire;
+  result->ttl = entry_ttl;
   return true;
 }
 

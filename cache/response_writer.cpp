@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "response_writer.hpp"
 
 #include <cstring>
@@ -158,6 +159,8 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   put16(out + 8, counts[1]);
   put16(out + 10, counts[2]);
   res.size = pos;
+  res.expire = entry.expire();
+  res.ttl = entry.ttl();
   return res;
 }
 

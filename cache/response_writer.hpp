@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Builds a complete DNS response from a cached entry into a caller's buffer.
 //
 // Layout written: 12-byte header (the query's ID, QR, opcode, RD and CD copied from the
@@ -55,6 +56,10 @@ struct ResponseOptions {
 struct ResponseResult {
   std::size_t size = 0;    // 0: the buffer cannot hold even the header and question
   bool truncated = false;  // TC set, records left out
+  // The entry answered: its absolute expiry and TTL (wall-clock seconds), so a caller can
+  // tell a hit near the end of its TTL (prefetch). Set with every response written.
+  std::uint32_t expire = 0;
+  std::uint32_t ttl = 0;
 };
 
 // REQUIRES: `entry` is valid(). Records are re-walked from the start.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: writes and validates the segment header and layout.
 #include "segment.hpp"
 
@@ -235,17 +236,14 @@ void Segment::map() {
   size_ = mapping_->region.get_size();
 }
 
-// NOTE: measured on the 2-core VM (shmem 4 KiB pages, load average ~7): a 1M-entry fill
-// into a fresh segment took 0.036 minor faults per insert (36,000 arena and index pages)
-// and 245 ns of system time per insert (~6.8 us per fault, the page zeroed inside it);
-// populating the same 158 MiB at create took 60-90 ms of CPU (~2 us per page). A process
-// attaching afterwards finds the pages zeroed: its faults only map them (16 at a time,
-// fault-around), yet touching the arena page by page still took ~0.5 s of CPU against
-// 20-40 ms for populate(). Neither create() nor attach() populates: the resident memory
-// of a serving cache follows what it has written (the simulator's arena model,
-// sim/fleet/memory_model.hpp, and `sim validate` check that against the real service),
-// and `check`, `stats` and `top` should not map a whole segment to read part of it. The
-// benchmark populates before its fill and prints what that took.
+// A fresh fill takes a minor fault per 4 KiB page it first touches (the page zeroed
+// inside it); populating maps them all in one call at a fraction of that cost, and a
+// process attaching later only maps the zeroed pages. Neither create() nor attach()
+// populates: the resident memory of a serving cache follows what it has written (the
+// simulator's arena model, sim/fleet/memory_model.hpp, and `sim validate` check that
+// against the real service), and `check`, `stats` and `top` should not map a whole
+// segment to read part of it. The benchmark populates before its fill and prints what
+// that took.
 void Segment::populate() const {
 #ifdef MADV_POPULATE_WRITE
   if (base_ != nullptr) ::madvise(base_, size_, MADV_POPULATE_WRITE);  // EINVAL before Linux 5.14

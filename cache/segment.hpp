@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The shared-memory segment: create, attach, reset, remove. FORMAT-DEPENDENT (layout).
 //
 // Attach protocol, as a state machine over what is found under the name:
@@ -130,8 +131,7 @@ public:
   // Changes no byte. Neither create() nor attach() calls it: a serving cache's resident
   // memory grows with what it writes, as the fleet model assumes (memory_model.hpp).
   // `dnsarena bench` calls it before its fill, so the insert rate excludes first-touch
-  // faults (on the 2-core VM ~6.8 us per 4 KiB page, 245 ns per insert of a fresh fill;
-  // populate: 49-56 ms for 148 MiB). A hint: nothing happens where the kernel lacks it.
+  // faults. A hint: nothing happens where the kernel lacks it.
   void populate() const;
 
   // When set, the destructor removes the name (private segments of benchmarks and tests).

@@ -1,9 +1,9 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A lookup's read of one index slot's entry under the seqlock, and the hit-or-expired
 // verdict: Cache::read_slot_entry() and Cache::hit_or_expired() (cache.hpp), defined
 // inline here so that both lookups (cache_read.cpp) and the batched one
-// (cache_batch_read.cpp) compile them into their loops: a call each cost the batched
-// hit ~40 instructions of argument shuffling (callgrind). Not installed; include it only
-// from the cache's .cpp files.
+// (cache_batch_read.cpp) compile them into their loops without a call's argument
+// shuffling. Not installed; include it only from the cache's .cpp files.
 // FORMAT-DEPENDENT: reads the entry header (entry_format.hpp) and the slot (index_slot.hpp).
 #pragma once
 #include <atomic>
@@ -71,8 +71,8 @@ inline LookupStatus Cache::hit_or_expired(std::atomic<std::uint64_t>& slot, std:
   return LookupStatus::hit;
 }
 
-// NOTE: forced inline into both lookups: 823.7 -> 801.5 instructions per batched hit and
-// 588.7 -> 559.8 a single lookup (callgrind), the call's argument shuffling and spills gone.
+// Forced inline into both lookups: a call's argument shuffling and spills cost more than
+// the code it would share.
 [[gnu::always_inline]] inline Cache::FusedRead Cache::read_slot_response(
     std::atomic<std::uint64_t>& slot, std::uint64_t s, std::span<const std::uint8_t> blob, const QueryInfo& q,
     std::uint32_t now, const ResponseOptions& o, std::uint8_t* out, std::size_t capacity, ResponseResult* result) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Per-process counters in the segment. FORMAT-DEPENDENT.
 //
 // StatSlot (512 bytes, eight cache lines, so two processes never share a line):
@@ -12,8 +13,8 @@
 //
 // Counters are only ever appended, into the padding (zero in a segment made before
 // they existed), so adding one changes no offset and needs no format version bump.
-// NOTE: format 3 had 256-byte slots, full at 29 counters; format 4 doubled the slot so
-// that counters can again be appended without a bump (32 free).
+// 512 bytes leave room to append counters without a bump (format 3's 256-byte slot,
+// read by cache/legacy/, held 29).
 //
 // Concurrency: a process claims a free slot, or the slot of a dead pid, with one CAS on
 // owner_pid and then is the only writer of its counters (add_owned: relaxed load and
@@ -121,7 +122,7 @@ struct alignas(64) StatSlot {
     counters[static_cast<std::size_t>(c)].fetch_add(n, std::memory_order_relaxed);
   }
   // For the slot's single owner: a plain relaxed load and store, no locked instruction.
-  // NOTE: a locked add costs ~20 cycles; three per lookup were a measurable share of a hit.
+  // A locked add costs ~20 cycles, a measurable share of a hit.
   void add_owned(Counter c, std::uint64_t n = 1) {
     auto& v = counters[static_cast<std::size_t>(c)];
     v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // IPv4 loopback addresses and free ports, for the commands and tests that start
 // services on 127.0.0.1 (bench serve, sim validate, the serve and traffic tests).
 #pragma once
@@ -19,10 +20,9 @@ inline constexpr const char* kPortLockFile = "/tmp/dnsarena-ports.lock";
 // it while this process lives. The reservation is an open-file-description write lock
 // (fcntl F_OFD_SETLK) on byte `port` of kPortLockFile, which the kernel drops when the
 // process exits, kill -9 included; nothing accumulates on disk.
-// NOTE: before the reservation, two test processes probing at the same time could be
-// handed the same port (bind(0), close, the kernel reuses it), and one's server then
-// answered the other's queries (CI, session 23: a TCP test got no answer from its own
-// serve, still waiting in its port grace).
+// Why reserve: two test processes probing at the same time can be handed the same port
+// (bind(0), close, the kernel reuses it), and one's server then answers the other's
+// queries.
 // Not reserved against processes that do not call this (an ephemeral client socket may
 // still take the port before the caller binds it). When the lock file cannot be opened
 // (read-only /tmp) ports are returned unreserved, and stderr says so once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Figures of a running process read from /proc, for the benchmarks (bench serve, bench
 // attack) and the hostile-network tests. Each returns 0 when the process or the field is
 // gone (a child that just exited), never throws.
@@ -37,10 +38,9 @@ MappingPages mapping_pages(const void* addr);
 // /sys/kernel/mm/transparent_hugepage/shmem_enabled says "deny" (none anywhere) or
 // "force" (everywhere); shmem_enabled's other words govern only the kernel's internal
 // mount (SysV and anonymous shared memory), not /dev/shm.
-// NOTE: checked here (Linux 6.18, `dnsarena bench --entries 200000`, segment_huge_page_share):
-// shmem_enabled "advise": 0%; /dev/shm remounted huge=advise: 0% (the fallocate'd pages are
-// 4 KiB, whatever the mapping's advice); huge=within_size: 97%, batched lookups 149 ns
-// against 203-225 on 4 KiB pages in the same minute.
+// Neither shmem_enabled "advise" nor /dev/shm mounted huge=advise gives a segment huge
+// pages (the fallocate'd pages are 4 KiB, whatever the mapping's advice); huge=within_size
+// does (`dnsarena bench` prints segment_huge_page_share).
 std::string shm_huge_pages_unavailable();
 // The same from the texts: shmem_enabled's line and /proc/mounts' lines (of several
 // mounts on /dev/shm the last, the one that hides the others, counts).

@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "common/process_limits.hpp"
 
+#include <dirent.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -30,6 +32,21 @@ NofileChange raise_nofile_soft_limit(rlim_t want) {
   if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) change.after = target;
   else change.failed = true;
   return change;
+}
+
+rlim_t nofile_soft_limit() {
+  rlimit lim{};
+  return ::getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : RLIM_INFINITY;
+}
+
+unsigned count_open_descriptors() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return 0;
+  unsigned n = 0;
+  while (const dirent* e = ::readdir(dir))
+    if (e->d_name[0] != '.') ++n;
+  ::closedir(dir);
+  return n > 0 ? n - 1 : 0;  // the directory stream's own descriptor
 }
 
 }  // namespace dnsarena::common

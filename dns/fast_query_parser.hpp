@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fast path of client query parsing: the common query read by hand, everything else
 // left to libknot (client_query.hpp, parse_query_knot).
 //
@@ -27,9 +28,8 @@
 // accepts with the same ClientQuery.
 //
 // Costs: one pass over the packet, no allocation, no writes to it; about a tenth of the
-// libknot path's instructions (README: serve, instructions per query). Given a cache key,
-// the name's one copy also lowercases it into the key, so the worker's plain key needs no
-// second walk of the name (README: serve, the one-pass key).
+// libknot path's instructions. Given a cache key, the name's one copy also lowercases it
+// into the key, so the worker's plain key needs no second walk of the name.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/rate_limiter.hpp"
 
 #include <netinet/in.h>
@@ -10,12 +11,10 @@
 
 namespace dnsarena::workers {
 
-RateLimiter::RateLimiter(const RateLimitConfig& config) : cfg_(config) {
-  if (!enabled()) return;
-  std::size_t n = 1;
-  while (n < std::max(1u, cfg_.table_size)) n <<= 1;
-  buckets_.assign(n, Bucket{});
-  mask_ = n - 1;
+RateLimiter::RateLimiter(const RateLimitConfig& config, RateLimitTable* shared) : cfg_(config), table_(shared) {
+  if (!enabled() || table_) return;
+  own_ = std::make_unique<RateLimitTable>(std::max(1u, cfg_.table_size), false);
+  table_ = own_.get();
 }
 
 RateLimiter::Verdict RateLimiter::check(const sockaddr_storage& client, std::uint32_t now_seconds) {
@@ -44,20 +43,11 @@ RateLimiter::Verdict RateLimiter::check(const sockaddr_storage& client, std::uin
   }
   std::memcpy(key + 1, addr, bytes);
   cache::clear_bits_past_prefix({key + 1, bytes}, prefix);
-  const std::uint64_t h = XXH3_64bits(key, sizeof key);
-  Bucket& b = buckets_[h & mask_];
-  if (b.subnet != h || b.second != now_seconds) {
-    b.subnet = h;
-    b.second = now_seconds;
-    b.answers = 0;
-    b.limited = 0;
-  }
-  if (b.answers < cfg_.responses_per_second) {
-    ++b.answers;
-    return Verdict::answer;
-  }
-  ++b.limited;
-  return cfg_.slip != 0 && b.limited % cfg_.slip == 0 ? Verdict::slip : Verdict::drop;
+  const std::uint64_t h = XXH3_64bits_withSeed(key, sizeof key, table_->seed());
+  const std::uint32_t n = table_->count(h, now_seconds);
+  if (n <= cfg_.responses_per_second) return Verdict::answer;
+  const std::uint32_t limited = n - cfg_.responses_per_second;  // this one included
+  return cfg_.slip != 0 && limited % cfg_.slip == 0 ? Verdict::slip : Verdict::drop;
 }
 
 }  // namespace dnsarena::workers

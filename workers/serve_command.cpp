@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve`: reads the YAML config, applies flag overrides, runs the supervisor.
 #include <spdlog/spdlog.h>
 
@@ -150,7 +151,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--upstream-attempts", f->attempts, "attempts per miss (0 = max(3, upstreams))");
   cmd->add_option("--access-control", f->access_control,
                   "'SUBNET allow|refuse|deny' (repeatable; replaces the config's list; default loopback only)");
-  cmd->add_option("--rate-limit", f->rate_limit, "UDP answers per second per client subnet (0 = off)");
+  cmd->add_option("--rate-limit", f->rate_limit,
+                  "UDP answers per second per client subnet, all workers together (0 = off)");
   cmd->add_option("--metrics", f->metrics, "Prometheus /metrics address:port (loopback)");
   cmd->add_flag("--no-metrics", f->no_metrics, "do not serve /metrics");
   cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error");

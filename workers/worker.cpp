@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/worker.hpp"
 #include "workers/tsc_timer.hpp"
 
@@ -22,6 +23,7 @@
 #include "dns/ecs_option.hpp"
 #include "dns/wire.hpp"
 #include "workers/access_control.hpp"
+#include "workers/descriptor_budget.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
@@ -53,7 +55,7 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd, UpstreamClient::HostTables host)
+         int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -66,7 +68,7 @@ public:
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
         claims_(host.claims),
         claims_row_(host.row),
-        rate_limiter_(cfg.rate_limit),
+        rate_limiter_(cfg.rate_limit, rate_limit_table),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
     std::memset(in_msgs_, 0, sizeof in_msgs_);
@@ -224,7 +226,7 @@ private:
       if (!plain_missed) {
         if (ecs.present && ecs.source_prefix > 0)
           if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
-        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap)) return n;
+        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap, true)) return n;
         if (ecs.present && ecs.source_prefix == 0)
           if (std::size_t n = try_prefix(0)) return n;
         if (ecs.present)
@@ -275,14 +277,27 @@ private:
     }
   }
 
+  // `plain`: the key without ECS (a hit may start a prefetch).
   std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                      bool udp, std::uint8_t* out, std::size_t cap) {
+                      bool udp, std::uint8_t* out, std::size_t cap, bool plain = false) {
     std::uint8_t ecs_opt[32];
     const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt, udp);
     const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
     const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
     if (r.truncated) cache_.count(cache::Counter::truncated);
+    if (r.size && plain) maybe_prefetch(key, r);
     return r.size;
+  }
+
+  // Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL
+  // starts one background refresh of the name, so popular names do not expire in front
+  // of clients. At most one per question on the host (UpstreamClient::refresh: not while
+  // one is in flight here or on another worker, nor while the name is in the failure
+  // cache). Plain keys only: an ECS-scoped entry is refreshed by the next miss.
+  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+    if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
+    if (std::uint64_t{r.expire - now_} * 100 >= std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+    if (upstream_.refresh(plain_key, EcsOption{})) cache_.count(cache::Counter::prefetches);
   }
 
   static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
@@ -522,6 +537,7 @@ private:
       if (l.response.truncated) cache_.count(cache::Counter::truncated);
       if (l.response.size) {
         sizes[i] = l.response.size;
+        maybe_prefetch(batch_key_[i], l.response);
         continue;
       }
       const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
@@ -692,8 +708,12 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                           sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
                                               ? sockets.upstream_claims
                                               : nullptr,
-                                          sockets.in_flight_row};
-    auto worker = std::make_unique<Worker>(cfg, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host);
+                                          sockets.in_flight_row, sockets.upstream_health};
+    // The descriptors this worker may still open, split between TCP clients and upstream
+    // queries (descriptor_budget.hpp): the worker runs with those caps.
+    const ServeConfig capped = with_descriptor_budget(cfg, index);
+    auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
+                                           sockets.rate_limit_table);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
     worker->run();
   }

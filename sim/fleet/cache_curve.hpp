@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cold-start curves of one instance, from the REAL cache on a sampled trace.
 //
 // Purpose: how many entries an instance holds, and its hit rate, t minutes after a

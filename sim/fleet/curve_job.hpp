@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One cold-start curve to compute, named so that any process holding the same fleet file
 // can compute it (an MPI rank on another machine), and the runner that computes a batch.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Memoized cold-start curves: each distinct (datacenter, capacity, rate bucket) curve is
 // computed once from the real cache (cache_curve.hpp) and shared by every instance in it.
 //

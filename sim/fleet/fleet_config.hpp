@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fleet and rollout-plan configs (YAML), and what they describe.
 //
 // A fleet file lists datacenters; each describes its instances (count, query rate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet steps of `sim rollout`: every instance's RSS and hit rate at every step, the
 // exact RSS percentiles across instances, the fleet totals (rollout_sim.hpp builds the
 // input: instances, their restart/upgrade events, the RSS-by-age tables).

@@ -1,4 +1,5 @@
-// `dnsarena sim rollout --fleet F --plan P [--out DIR] [--json]`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim rollout --fleet F --plan P [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet over time while a layout rolls out: RSS percentiles across instances.
 //
 // Model: every instance has its own query rate (log-normal around its datacenter's

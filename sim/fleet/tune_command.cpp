@@ -1,4 +1,5 @@
-// `dnsarena sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Capacity tuning per datacenter: the largest capacity whose p99 RSS fits the budget.
 //
 // Model: a datacenter's p99 RSS is the RSS of its instance at the 99th percentile of

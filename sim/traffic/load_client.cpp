@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim/traffic/load_client.hpp"
 
 #include <arpa/inet.h>
@@ -198,7 +199,8 @@ LoadResult run_load(const QuerySource& source, const LoadOptions& o) {
       if (n < 0) return;  // EAGAIN, or ICMP unreachable reported as ECONNREFUSED
       const auto now = Clock::now();
       const std::span<const std::uint8_t> wire(buf, static_cast<std::size_t>(n));
-      if (dns::parse_message(wire, resp) != dns::ParseStatus::ok || !resp.qr) {
+      // The records only for a caller that sees each answer (they cost a parse).
+      if (dns::parse_message(wire, resp, static_cast<bool>(o.on_answer)) != dns::ParseStatus::ok || !resp.qr) {
         ++r.unmatched;
         continue;
       }

@@ -1,4 +1,5 @@
-// The load client of `dnsarena sim load`: a paced UDP query stream and what came back.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The load client of `dnsarena-lab sim load`: a paced UDP query stream and what came back.
 //
 // Sending: query k of a QueryStream is sent at start + k / rate (open loop: a slow
 // server does not slow the client down), round-robin over a few non-blocking UDP
@@ -31,7 +32,7 @@ struct LoadOptions {
   unsigned sockets = 4;
   bool edns = true;             // OPT with payload 1232 (always when ECS is sent)
   // When set, sees every matched response: query number, send-to-receive latency in
-  // milliseconds and the parsed response (valid only during the call).
+  // milliseconds and the parsed response with its records (valid only during the call).
   std::function<void(std::uint64_t k, double latency_ms, const dns::Message& response)> on_answer;
 };
 

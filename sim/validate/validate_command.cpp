@@ -1,4 +1,5 @@
-// `dnsarena sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
 //
 // Runs the real service under the profile's load at a small scale (validate_service.hpp),
 // the fleet model on the same scaled profile (validate_model.hpp), and prints predicted
@@ -27,6 +28,7 @@
 #include "sim/validate/commands.hpp"
 #include "validate_model.hpp"
 #include "common/child_process.hpp"
+#include "common/sibling_program.hpp"
 #include "validate_process.hpp"
 #include "validate_report.hpp"
 #include "validate_service.hpp"
@@ -97,6 +99,7 @@ void run(const ValidateArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   if (60 % a.sample_every_s != 0) throw std::invalid_argument("--sample-every must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)");
   if (a.duration_s % 60 != 0) throw std::invalid_argument("--duration must be whole minutes (the model's curve is per minute)");
+  const std::string daemon = common::daemon_program();  // before the calibration: a missing daemon fails at once
   const TrafficProfile profile =
       a.profile.empty() ? sim::default_traffic_profile() : sim::load_traffic_profile(a.profile);
   auto say = [](const std::string& s) { std::cerr << "sim validate: " << s << std::endl; };
@@ -126,6 +129,7 @@ void run(const ValidateArgs& a) {
   WorkDir work(a.out);
   ServiceOptions so;
   so.program = common::self_executable();
+  so.daemon = daemon;
   so.profile_path = a.profile;
   so.work_dir = work.path;
   so.seed = a.seed;

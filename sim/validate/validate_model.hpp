@@ -1,4 +1,5 @@
-// The predicted half of `dnsarena sim validate`: the fleet model on the load's profile.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The predicted half of `dnsarena-lab sim validate`: the fleet model on the load's profile.
 //
 // The model reads the same traffic profile as `sim upstream` / `sim load`
 // (sim/workload/traffic_profile.hpp). served_traffic() states what the real upstream and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate_report.hpp"
 
 #include <cmath>
@@ -220,7 +221,7 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
 std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
                          const ValidateReport& r, double wall_s) {
   std::ostringstream o;
-  o << "dnsarena sim validate: " << s.profile << "\n"
+  o << "dnsarena-lab sim validate: " << s.profile << "\n"
     << "scale: " << s.names << " names, " << fmt("%.0f", run.achieved_qps) << " q/s achieved (target "
     << fmt("%.0f", s.target_rate) << ") for " << s.duration_s << " s, capacity " << s.capacity << " entries, "
     << s.workers << " workers, arena " << fmt("%.2f", mib(double(s.arena_bytes))) << " MiB in "

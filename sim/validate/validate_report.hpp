@@ -1,4 +1,5 @@
-// Predicted against measured for `dnsarena sim validate`: per-minute rows, the plateau
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Predicted against measured for `dnsarena-lab sim validate`: per-minute rows, the plateau
 // summary, the human table, the JSON object and the CSV files.
 //
 // Minute m (1-based) of the run is [60(m-1), 60m) seconds after the first query, and

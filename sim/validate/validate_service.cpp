@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate_service.hpp"
 
 #include <signal.h>
@@ -184,14 +185,14 @@ ServiceRun run_service(const ServiceOptions& o) {
   if (!run.serve_knows_prefetch) say("serve rejects `" + prefetch_key + "` (no prefetch in this build): left out");
   {
     std::ofstream c(config);
-    c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
+    c << "# written by dnsarena-lab sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
     if (run.serve_knows_stale) c << "# the model's stale window\n" << stale_key << "\n";
     if (run.serve_knows_prefetch) c << "# the model's prefetch\n" << prefetch_key << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
   const std::uint16_t port = common::free_loopback_port();
-  const std::vector<std::string> serve_argv = {o.program, "serve", "--config", config,
+  const std::vector<std::string> serve_argv = {o.daemon, "serve", "--config", config,
                                                "--listen", "127.0.0.1:" + std::to_string(port),
                                                "--upstream", "127.0.0.1:" + std::to_string(up_port),
                                                "--workers", std::to_string(o.workers),

@@ -1,8 +1,9 @@
-// The measured half of `dnsarena sim validate`: the real service under a paced load.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The measured half of `dnsarena-lab sim validate`: the real service under a paced load.
 //
 // Steps (all children of this process, on 127.0.0.1, stopped and reaped at the end or
 // on error or interruption; the segment is removed):
-//   1. `dnsarena sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
+//   1. `dnsarena-lab sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
 //   2. `dnsarena serve` on a fresh, uniquely named segment (--reset-segment,
 //      `stale: {max_age_s}` and `prefetch: {percent}` in its config when this serve knows
 //      the keys (each probed with `serve --check-config`: a serve without the feature
@@ -13,7 +14,7 @@
 //   3. after the workers accept connections: this process attaches the segment (a
 //      cache::Cache with the tool role, which only reads the header and stat slots) and
 //      records the "before load" sample;
-//   4. `dnsarena sim load --rate R --duration D --json` with the same profile and seed.
+//   4. `dnsarena-lab sim load --rate R --duration D --json` with the same profile and seed.
 //      Time 0 is the first query the service counted (polled every 50 ms), so the
 //      samples line up with the load's own clock within that; then every
 //      `sample_every_s` a sample until D, and the load's JSON report at its end;
@@ -50,7 +51,8 @@
 namespace dnsarena::sim::fleet {
 
 struct ServiceOptions {
-  std::string program;        // the dnsarena binary (common::self_executable())
+  std::string program;        // dnsarena-lab, for sim upstream and sim load (common::self_executable())
+  std::string daemon;         // dnsarena, for serve (common::daemon_program(): beside the lab)
   std::string profile_path;   // empty: the embedded published profile
   std::string work_dir;       // logs and the serve config go here (must exist)
   std::uint64_t seed = 1;     // names of upstream and load

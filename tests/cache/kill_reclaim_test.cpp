@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // kill -9 in the middle of reclaim. The arena is tiny (6 regions of 4 KiB for 2,000 keys),
 // so nearly every insert seals a region and reclaims the oldest one (expire, second
 // chance, evict) while holding the writer lock; writers are SIGKILLed at random moments.
@@ -28,8 +29,8 @@ TEST_CASE("kill -9 writers while they reclaim regions: repair finishes the recla
   const std::string name = ts.name();
   // Fill the arena from the parent first, so every victim's first insert already has to
   // reclaim: the rounds do not depend on how far a slow (ASan) victim gets before its kill.
-  // NOTE: without this, victims under ASan were often killed before the arena had filled,
-  // and the evictions > 0 check below failed now and then.
+  // Without this, victims under ASan are often killed before the arena has filled, and
+  // the evictions > 0 check below fails now and then.
   {
     Cache filler(ts.seg, SlotRole::tool);
     const std::uint32_t now = wall_clock_now();

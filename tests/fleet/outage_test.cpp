@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Serve-stale, prefetch and upstream outages in the fleet model: the curves (real cache),
 // the rollout's outage shares, and the plan's `outages:` errors.
 #include <catch2/catch.hpp>

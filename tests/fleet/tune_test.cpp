@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `sim tune`: the tuned capacity fits the budget, moves the right way, grows with the
 // budget, and a smaller layout buys more capacity with the same memory ("reinvest").
 #include <catch2/catch.hpp>
@@ -61,7 +62,7 @@ TEST_CASE("sim tune: fits the budget, shrinks the tight cache, grows the roomy o
   // roomy is TTL-bound from ~10,000 entries up (40 q/s against TTLs of 60-600 s): its
   // modelled hit rate plateaus near 0.37 and more capacity cannot raise it. Curves at
   // different capacities are sampled at different rates (R = sample_entries / capacity),
-  // so on that plateau they scatter by about +-1 point (README: "Known limits" of the
+  // so on that plateau they scatter by about +-1 point (docs/simulator.md: "Known limit" of the
   // fleet model); a tuned hit rate lower by more than that is a regression.
   CHECK(roomy.hit_rate_tuned > roomy.hit_rate_current - 0.015);
 

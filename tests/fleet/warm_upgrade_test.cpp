@@ -1,4 +1,5 @@
-// A warm upgrade (issue 15: the cache migrated across the upgrade's restart) against a
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A warm upgrade (the cache migrated across the upgrade's restart) against a
 // cold one on the tiny fleet: identical before the rollout, the same after-state, and
 // a smaller dip in hit rate and peak in upstream load while it rolls out.
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
-// Differential test: every answer through dnsarena against Knot DNS's (issue 10).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Differential test: every answer through dnsarena against Knot DNS's.
 //
 // knotd serves zones generated from a seed (zone_generator.hpp), unsigned, NSEC-signed
 // and NSEC3-signed by knotd itself; `dnsarena serve` forwards to it. Each question is

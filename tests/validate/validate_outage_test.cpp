@@ -1,4 +1,5 @@
-// `dnsarena sim validate` with an upstream outage: where the outage goes in a run, and
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim validate` with an upstream outage: where the outage goes in a run, and
 // the stale share's comparison (measured stale_answers / queries between the samples
 // bounding the outage against the model curve's outage minutes).
 #include <catch2/catch.hpp>
@@ -119,7 +120,7 @@ std::string run_output(const std::string& cmd, int* status) {
 TEST_CASE("validate: a real run with an upstream outage, stale share against the model",
           "[fleet][validate][multiprocess][timing][outage]") {
   int status = 0;
-  const std::string out = run_output(std::string(DNSARENA_BINARY) + " sim validate --profile " DNSARENA_CONFIGS_DIR
+  const std::string out = run_output(std::string(DNSARENA_LAB_BINARY) + " sim validate --profile " DNSARENA_CONFIGS_DIR
                                                                     "/profiles/short-ttl.yaml --duration 240 --rate 1000"
                                                                     " --capacity 4000 --workers 2 --sample-every 10"
                                                                     " --calibration-entries 20000 --outage 60 --json 2>&1",

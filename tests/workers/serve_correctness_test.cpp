@@ -1,7 +1,8 @@
-// Answers right in the corners (issue 10): entry lifetime is the shortest TTL it holds,
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Answers right in the corners: entry lifetime is the shortest TTL it holds,
 // TTL 0 is never cached, DNSSEC records reach DO clients only, upstream TC is retried
 // over TCP, truncation keeps the rcode, chains leaving the zone and referrals are cached,
-// EDNS version and qtype 0 are answered as Knot does. Each case failed before its fix.
+// EDNS version and qtype 0 are answered as Knot does. Each case fails without its fix.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // When the upstream fails, the cache keeps answering: serve-stale with Extended DNS
 // Errors (RFC 8767, RFC 8914), the response deadline, the host-wide failure cache
 // (RFC 9520) and one upstream query per name per host. Real `dnsarena serve` processes
@@ -186,4 +187,44 @@ TEST_CASE("answer_first: an expired entry is answered stale at once and refreshe
   }
   CHECK(fresh);
   CHECK(upstream_asked(s.upstream, "txt.test.") > before);
+}
+
+TEST_CASE("prefetch: hits in the last part of a TTL refresh the entry once per host, before it expires",
+          "[serve][stale][prefetch][timing]") {
+  // TTLs capped at 10 s, prefetch in the last 50%: a hit 5.5 s after the fill refreshes.
+  Service s({"-c", write_config("ttl:\n  ceiling: 10\nprefetch:\n  percent: 50\n")});
+  REQUIRE(ask(s.port, "aaaa.test", 28).reply.rcode() == 0);
+  const std::size_t filled = upstream_asked(s.upstream, "aaaa.test.");
+  for (int i = 0; i < 10; ++i) REQUIRE(ask(s.port, "aaaa.test", 28).reply.rcode() == 0);  // early hits: no refresh
+  CHECK(upstream_asked(s.upstream, "aaaa.test.") == filled);
+  // Wait (asking) until the answers' TTL is below half of 10 s: within the prefetch window.
+  std::uint32_t ttl_left = 10;
+  for (int i = 0; i < 60 && ttl_left >= 5; ++i) {
+    std::this_thread::sleep_for(200ms);
+    const Asked a = ask(s.port, "aaaa.test", 28);
+    REQUIRE(a.reply.answered);
+    REQUIRE_FALSE(a.reply.records.empty());
+    ttl_left = a.reply.records[0].ttl;
+  }
+  REQUIRE(ttl_left < 5);
+  // Twenty hits from their own sockets (both workers): answered from the cache at once,
+  // one refresh between them.
+  for (int i = 0; i < 20; ++i) {
+    const Asked a = ask(s.port, "aaaa.test", 28);
+    REQUIRE(a.reply.answered);
+    CHECK(a.reply.rcode() == 0);
+    CHECK(a.took < 250ms);
+  }
+  std::this_thread::sleep_for(200ms);
+  CHECK(upstream_asked(s.upstream, "aaaa.test.") == filled + 1);
+  CHECK(s.total("prefetches") == 1);
+  // The refreshed entry carries a full TTL again, so the name never expires in front of
+  // a client: past the first fill's expiry it is still a hit.
+  std::this_thread::sleep_for(5000ms);
+  const std::uint64_t misses = s.total("misses");
+  const Asked late = ask(s.port, "aaaa.test", 28);
+  REQUIRE(late.reply.answered);
+  REQUIRE_FALSE(late.reply.records.empty());
+  CHECK(late.reply.records[0].ttl > 0);
+  CHECK(s.total("misses") == misses);
 }

@@ -1,6 +1,7 @@
-// `dnsarena serve` against hostile TCP clients and descriptor exhaustion (issue 11, items
-// 1, 2 and the descriptor part of 3): real serve processes on loopback, attackers in this
-// process (hostile_clients.hpp). Each case failed before the fix it covers.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena serve` against hostile TCP clients and descriptor exhaustion (TCP
+// limits, slow clients, descriptors): real serve processes on loopback, attackers in this
+// process (hostile_clients.hpp). Each case fails without the bound it covers.
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -184,7 +185,7 @@ TEST_CASE("a TCP client that trickles bytes without completing a message is clos
   const auto query = tcp_framed(make_query(7, "a.test", 1));
   const auto t0 = std::chrono::steady_clock::now();
   bool closed = false;
-  // One byte every 300 ms (a byte used to reset the idle clock): never a whole message.
+  // One byte every 300 ms (a byte alone does not reset the idle clock): never a whole message.
   for (std::size_t i = 0; i + 1 < query.size() && !closed && elapsed_ms(t0) < 7000; ++i) {
     if (::send(fd, &query[i], 1, MSG_NOSIGNAL) != 1) closed = true;
     else closed = closed_by_peer(fd, 300ms);

@@ -111,14 +111,14 @@ std::uint64_t rcode_count(const nlohmann::json& load, const char* name) {
 
 // `serve --check-config` on a file holding `yaml` (with the run's upstream, which a
 // config needs): "" when serve accepts it, else its message.
-std::string check_serve_config(const std::string& program, const std::string& path, const std::string& yaml,
+std::string check_serve_config(const std::string& daemon, const std::string& path, const std::string& yaml,
                                const std::string& upstream) {
   {
     std::ofstream f(path, std::ios::trunc);
     f << yaml << "\n";
     if (!f) throw std::runtime_error("cannot write " + path);
   }
-  common::ChildProcess check({program, "serve", "--check-config", path, "--upstream", upstream},
+  common::ChildProcess check({daemon, "serve", "--check-config", path, "--upstream", upstream},
                              {.log_path = path + ".out", .truncate_log = true});
   if (!check.wait_exit(std::chrono::seconds(20))) return "serve --check-config did not finish within 20 s";
   if (check.exit_code() == 0) return "";
@@ -173,14 +173,14 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::string stale_key = "stale: {max_age_s: " + std::to_string(o.stale_max_age_s) + "}";
   const std::string upstream_address = "127.0.0.1:" + std::to_string(up_port);
   // The probe itself: a config without the keys must pass, else the probes say nothing.
-  const std::string plain = check_serve_config(o.program, o.work_dir + "/serve-probe.yaml", "", upstream_address);
+  const std::string plain = check_serve_config(o.daemon, o.work_dir + "/serve-probe.yaml", "", upstream_address);
   if (!plain.empty()) throw std::runtime_error("serve --check-config rejects a config without stale/prefetch: " + plain);
-  run.stale_rejected = check_serve_config(o.program, o.work_dir + "/serve-stale-probe.yaml", stale_key, upstream_address);
+  run.stale_rejected = check_serve_config(o.daemon, o.work_dir + "/serve-stale-probe.yaml", stale_key, upstream_address);
   run.serve_knows_stale = run.stale_rejected.empty();
   if (!run.serve_knows_stale) say("serve rejects `" + stale_key + "` (no serve-stale in this build): left out");
   const std::string prefetch_key = "prefetch: {percent: " + std::to_string(o.prefetch_percent) + "}";
   run.prefetch_rejected =
-      check_serve_config(o.program, o.work_dir + "/serve-prefetch-probe.yaml", prefetch_key, upstream_address);
+      check_serve_config(o.daemon, o.work_dir + "/serve-prefetch-probe.yaml", prefetch_key, upstream_address);
   run.serve_knows_prefetch = run.prefetch_rejected.empty();
   if (!run.serve_knows_prefetch) say("serve rejects `" + prefetch_key + "` (no prefetch in this build): left out");
   {

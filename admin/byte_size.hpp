@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // "N", "NK", "NM" or "NG" as bytes, for the commands' --arena-bytes.
 #pragma once
 #include <cstdint>

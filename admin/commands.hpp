@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Operator commands that inspect and change a live cache (admin/): `flush`, `dump`,
 // `restore`, `top`, registered by the command table (app/main.cpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena dump SEGMENT [--out FILE]` and `dnsarena restore FILE [--segment SEG]`:
 // a live cache to text and back (format: dump_format.hpp; docs/operator-guide.md, Operator commands).
 //

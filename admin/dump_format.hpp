@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The text form of cache entries written by `dnsarena dump` and read by `restore`.
 //
 // Purpose: a copy of a cache's contents that does not depend on the segment's binary

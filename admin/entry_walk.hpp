@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Each entry of a live cache once: Cache::for_each_entry (cache/cache_walk.cpp) with
 // the duplicates an entry moved during the walk can cause removed, parsed for the tools.
 //

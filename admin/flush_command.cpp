@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena flush NAME [--type T] [--subtree] [--segment SEG]`: removes entries from a
 // live cache, as `unbound-control flush` / `flush_zone` and Knot Resolver's
 // cache.clear() do.

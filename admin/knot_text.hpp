@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libknot's text form of records (knot_rrset_txt_dump) and libzscanner's parser of it,
 // behind two small functions: the dump text of one record and back. Using the same
 // library as Knot DNS, kdig and knotc keeps every RR type's presentation form right

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena migrate SEGMENT [--max-entries N] [--arena-bytes S] [--region-bytes S]`:
 // what `dnsarena serve` does on start with a segment of an older format or another
 // geometry (cache/segment_migration.hpp), on its own: the segment is converted to this

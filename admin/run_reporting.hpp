@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How an admin command ends: run's exit code, or exit code 2 with "dnsarena CMD: what"
 // on standard error for an exception (a missing segment, a malformed dump, ...).
 //

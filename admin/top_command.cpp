@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena top [--by hits|bytes] [-n N] [--segment SEG]`: the hottest or the largest
 // entries of a live cache.
 //

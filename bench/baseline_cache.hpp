@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The naive heap cache the benchmark measures dnsarena against, in the same run.
 //
 // What a straightforward C++ cache looks like before any of the seed's changes:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena bench`: the cache benchmark, dnsarena against a naive heap cache
 // (baseline_cache.hpp) in the same run, with the seed's mix and a fixed seed.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Measurement helpers for benchmarks: a TSC clock for per-operation latency, percentiles,
 // process memory from /proc, jemalloc's allocated bytes, and DRAM latency by pointer
 // chasing (one dependent random access at a time over a buffer as large as the thing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cutting an address to a prefix: the bits past `prefix` set to zero. One function for
 // every place that keys, compares or sends a subnet (cache keys, ECS options, access
 // rules, rate-limit buckets, layout experiments).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ArenaOffset: a 32-bit reference to an entry inside the arena, in 8-byte units.
 //
 // Nothing inside the segment is a raw pointer. Every entry reference is an offset from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bringing the index buckets a writer is about to use into the cache with real loads.
 //
 // The writer's batch paths (insert_batch, the reclaim walk) know a whole group of index

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // dnsarena's DNS answer cache over one shared-memory segment.
 //
 // Purpose: several processes (resolver workers) share one compact cache. Each process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pipelined batch lookup: lookup_responses() (cache.hpp).
 //
 // Stages, each over the whole batch (up to kMaxBatch keys) before the next starts, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batched insert: insert_batch() (cache.hpp).
 //
 // Per chunk of up to kMaxBatch items:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cache_key.hpp"
 
 // XXH3 inlined into hash_blob (the same function as libxxhash's, so the same values and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cache key and its byte form ("key blob"). FORMAT-DEPENDENT: the blob is stored
 // verbatim in every entry, so a lookup compares one memcmp-able run of bytes.
 //

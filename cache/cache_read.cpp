@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lock-free reads: lookup, batched lookup, statistics, stat-slot claiming.
 #include <signal.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet simulator's entry points (sim/fleet/cache_curve.cpp): a probe from an index
 // position computed when the key's buckets were prefetched, and inserts of encoded bytes
 // under a writer lock held across many of them. They run the real cache in trace order

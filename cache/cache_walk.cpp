@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Walking every entry without a lock, for the operator tools (`dnsarena dump`, `top`,
 // `flush`), and one key's footprint for the benchmark (lookup_footprint, through
 // lookup's own slot read, slot_read.hpp). The copy follows lookup's seqlock rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes: insert, erase, and placing slots in the index. Every function here except
 // insert()/insert_encoded()/erase() REQUIRES the writer lock.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for DNS names in uncompressed wire form (length-prefixed labels, root at end).
 #pragma once
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: writes and reads the entry layout of entry_format.hpp.
 #include "entry_codec.hpp"
 

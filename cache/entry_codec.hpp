@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Encoding answers into the entry format (entry_format.hpp) and reading them back.
 //
 // Encode cost: one pass over the records into a caller-owned scratch buffer (reused across

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cache entry: one packed, variable-length run of bytes in the arena. FORMAT-DEPENDENT.
 //
 // Every entry starts 8-byte aligned and is padded with zeros to a multiple of 8.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Failpoints: named points between the shared-memory write steps of a writer, where a
 // test can make this process die (SIGKILL), throw, or act as a concurrent reader.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Versions of the shared-memory format, and when to bump them.
 //
 // FORMAT-DEPENDENT: every file whose code depends on the binary layout of the segment

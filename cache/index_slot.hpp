@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The index: open addressing over fixed-size buckets, two choices per key.
 // FORMAT-DEPENDENT.
 //

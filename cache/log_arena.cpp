@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The log-structured arena: append, advance the head, reclaim the oldest region with a
 // second chance, and repair after a writer died. Every function REQUIRES the writer lock.
 //

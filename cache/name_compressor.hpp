@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Name compression (RFC 1035 section 4.1.4) for responses written from cache entries.
 //
 // Purpose: a response must not be larger than the authoritative server's for the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Region descriptors: one per arena region. FORMAT-DEPENDENT.
 //
 // RegionDesc (16 bytes):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Word-wise copies in and out of the arena through relaxed atomic loads and stores.
 //
 // Lock-free readers may copy bytes that a writer is overwriting (a region recycled under

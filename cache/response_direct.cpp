@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: walks the entry layout of entry_format.hpp (as EntryReader does).
 #include "response_direct.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The common hit's response written in one walk over the entry bytes (the batched
 // lookup's fast path, cache_batch_read.cpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The common hit's response written straight from the entry in the arena, with no
 // private copy of the entry: the fused read of both lookups (Cache::read_slot_response,
 // slot_read.hpp). Not installed; include it only from the cache's .cpp files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Builds a complete DNS response from a cached entry into a caller's buffer.
 //
 // Layout written: 12-byte header (the query's ID, QR, opcode, RD and CD copied from the

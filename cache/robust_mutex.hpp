@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A process-shared, robust pthread mutex living in shared memory.
 //
 // Boost.Interprocess 1.74's mutex is not robust: a process killed while holding it leaves

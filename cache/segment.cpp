@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: writes and validates the segment header and layout.
 #include "segment.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The shared-memory segment: create, attach, reset, remove. FORMAT-DEPENDENT (layout).
 //
 // Attach protocol, as a state machine over what is found under the name:

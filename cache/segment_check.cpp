@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: walks every structure of the segment.
 #include "segment_check.hpp"
 

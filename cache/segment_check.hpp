@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The invariant walker behind `dnsarena check` and the tests' check_invariants().
 //
 // With the writer lock held (taking it repairs a segment whose last writer died), it

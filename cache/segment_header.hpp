@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The segment header: the first 4 KiB of the shared-memory object. FORMAT-DEPENDENT.
 //
 // Whole segment (every part starts at a multiple of 64; the arena at a multiple of 4096):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Warm upgrade: copy the live entries of an old segment into a new one (segment_migration.hpp).
 #include "segment_migration.hpp"
 

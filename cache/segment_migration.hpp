@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Warm upgrade: a segment of an older format version, or of this format but another
 // geometry, is migrated into a new segment instead of being refused or discarded.
 //

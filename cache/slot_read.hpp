@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A lookup's read of one index slot's entry under the seqlock, and the hit-or-expired
 // verdict: Cache::read_slot_entry() and Cache::hit_or_expired() (cache.hpp), defined
 // inline here so that both lookups (cache_read.cpp) and the batched one

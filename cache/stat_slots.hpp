@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Per-process counters in the segment. FORMAT-DEPENDENT.
 //
 // StatSlot (512 bytes, eight cache lines, so two processes never share a line):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test hooks of Cache: a replacement key hash, and a call inside the fused read. (Crash points inside writes are
 // failpoint.hpp's, for the whole process.) For the in-tree tests only: this header is not installed with the library (cache/CMakeLists.txt).
 #pragma once

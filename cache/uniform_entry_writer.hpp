@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An entry of the simplest form written in place, record by record: a positive answer
 // (rcode 0, no AD) whose records all are answer records at the qname, of the qtype,
 // class IN, at the entry's TTL. The caller writes each record's rdata where add_record()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Adding to a segment header counter that only the writer-lock holder changes
 // (live_entries, bytes_in_use: segment_header.hpp, "writer_lock covers every field from
 // 192 on").

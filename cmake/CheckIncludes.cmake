@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cmake -DSOURCE_DIR=<root> -P cmake/CheckIncludes.cmake
 cmake_minimum_required(VERSION 3.25)
 # The dependency rule for #include lines (the link check in DependencyRule.cmake cannot
@@ -9,7 +10,8 @@ if(NOT SOURCE_DIR)
 endif()
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
   ${SOURCE_DIR}/cache/*.[ch]pp ${SOURCE_DIR}/common/*.[ch]pp ${SOURCE_DIR}/dns/*.[ch]pp ${SOURCE_DIR}/sim/*.[ch]pp
-  ${SOURCE_DIR}/workers/*.[ch]pp ${SOURCE_DIR}/bench/*.[ch]pp ${SOURCE_DIR}/app/*.[ch]pp)
+  ${SOURCE_DIR}/workers/*.[ch]pp ${SOURCE_DIR}/admin/*.[ch]pp ${SOURCE_DIR}/bench/*.[ch]pp
+  ${SOURCE_DIR}/app/*.[ch]pp)
 set(errors "")
 set(checked 0)
 foreach(src IN LISTS sources)

@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
-#   cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, bench;
-#   cache, dns <- admin (operator commands on a live cache);  everything <- app
+#   cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
+#   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
 #
 # common/ (child processes, loopback sockets, strict YAML, finding programs) sits beside
 # cache/ at the bottom: every module above cache/ may use it; cache/ may not (it is
@@ -10,8 +12,15 @@
 # wire code; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
 # each other otherwise.
 #
+# Two programs. app/ (`dnsarena`, the daemon the unit runs) is serve, the operator
+# commands and the cache benchmark (bench/: the cache and workload's entry mix, nothing
+# else of sim/). app/lab/ (`dnsarena-lab`) is the simulator and the lab benches
+# (bench/lab/: the service against other resolvers, under attack, kill -9 torture).
+#
 # DNSARENA_ALLOWED_<module>: the modules <module> may link or include directly.
-set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers admin validate bench app)
+# DNSARENA_FORBIDDEN_<module>: modules and external targets <module> may not carry at all,
+# not even through a module it may link (checked on the whole link closure).
+set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers admin validate bench lab_bench app lab_app)
 set(DNSARENA_ALLOWED_cache "")
 set(DNSARENA_ALLOWED_common "")
 set(DNSARENA_ALLOWED_dns cache common)
@@ -22,14 +31,21 @@ set(DNSARENA_ALLOWED_fleet layouts workload dns cache common)
 set(DNSARENA_ALLOWED_workers dns cache common)
 set(DNSARENA_ALLOWED_admin dns cache common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache common)
-set(DNSARENA_ALLOWED_bench fleet traffic layouts workload workers dns cache common)
-set(DNSARENA_ALLOWED_app validate bench fleet traffic layouts workload workers admin dns cache common)
+set(DNSARENA_ALLOWED_bench workload cache common)
+set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache common)
+set(DNSARENA_ALLOWED_app bench workers admin dns cache common)
+set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache common)
+# The daemon: no simulator (only workload's entry mix, for the cache benchmark), no lab
+# bench (raw sockets), no TBB or MPI (the fleet model's parallel runs).
+set(DNSARENA_FORBIDDEN_app traffic layouts fleet validate lab_bench lab_app TBB::tbb MPI::MPI_C MPI::MPI_CXX)
 
 # The module a source path (relative to the source root) belongs to, or "" (tests, ...).
 function(dnsarena_module_of_path path out)
   set(module "")
   if(path MATCHES "^sim/(workload|traffic|layouts|fleet|validate)/")
     set(module ${CMAKE_MATCH_1})
+  elseif(path MATCHES "^(bench|app)/lab/")
+    set(module lab_${CMAKE_MATCH_1})
   elseif(path MATCHES "^(cache|common|dns|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
@@ -54,31 +70,83 @@ function(dnsarena_module target module)
   set_property(GLOBAL APPEND PROPERTY DNSARENA_MODULE_TARGETS ${target})
 endfunction()
 
+# The targets `t` links directly (LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES, generator
+# expressions BUILD_INTERFACE and LINK_ONLY unwrapped, aliases resolved), in `out`;
+# entries that are not targets (-lm, flags) are left out.
+function(dnsarena_direct_links t out)
+  set(links "")
+  foreach(prop LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+    get_target_property(v ${t} ${prop})
+    if(v)
+      list(APPEND links ${v})
+    endif()
+  endforeach()
+  set(targets "")
+  foreach(link IN LISTS links)
+    string(REGEX REPLACE "^\\$<(BUILD_INTERFACE|LINK_ONLY):(.*)>$" "\\2" link "${link}")
+    if(NOT TARGET "${link}")
+      continue()
+    endif()
+    get_target_property(aliased ${link} ALIASED_TARGET)
+    if(aliased)
+      set(link ${aliased})
+    endif()
+    list(APPEND targets ${link})
+  endforeach()
+  list(REMOVE_DUPLICATES targets)
+  set(${out} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# Appends to `errors_var` one line for every module or target in DNSARENA_FORBIDDEN_<module
+# of t> that t carries through its whole link closure, with the chain that brings it in.
+function(dnsarena_check_forbidden t errors_var)
+  get_target_property(from ${t} DNSARENA_MODULE)
+  set(forbidden ${DNSARENA_FORBIDDEN_${from}})
+  if(NOT forbidden)
+    return()
+  endif()
+  set(errors "${${errors_var}}")
+  # chain_<id>: how t reaches a target ("t -> a -> b"), <id> its name as a C identifier.
+  set(queue ${t})
+  set(seen ${t})
+  string(MAKE_C_IDENTIFIER "${t}" id)
+  set(chain_${id} ${t})
+  while(queue)
+    list(POP_FRONT queue current)
+    string(MAKE_C_IDENTIFIER "${current}" current_id)
+    dnsarena_direct_links(${current} links)
+    foreach(link IN LISTS links)
+      if(link IN_LIST seen)
+        continue()
+      endif()
+      list(APPEND seen ${link})
+      list(APPEND queue ${link})
+      string(MAKE_C_IDENTIFIER "${link}" id)
+      set(chain_${id} "${chain_${current_id}} -> ${link}")
+      get_target_property(to ${link} DNSARENA_MODULE)
+      set(what ${link})
+      if(to)
+        string(APPEND what " (module ${to})")
+      endif()
+      if(link IN_LIST forbidden OR (to AND to IN_LIST forbidden))
+        string(APPEND errors "  ${t} (module ${from}) carries ${what}: ${chain_${id}}; "
+                             "${from} may carry none of: ${forbidden}\n")
+      endif()
+    endforeach()
+  endwhile()
+  set(${errors_var} "${errors}" PARENT_SCOPE)
+endfunction()
+
 # Run once every target exists (end of the top-level CMakeLists.txt): fails the
-# configuration when a module target links a module the rule does not allow, naming both.
+# configuration when a module target links a module the rule does not allow, or carries
+# (however indirectly) something its module's DNSARENA_FORBIDDEN_ list names; naming both.
 function(dnsarena_check_dependency_rule)
   get_property(targets GLOBAL PROPERTY DNSARENA_MODULE_TARGETS)
   set(errors "")
   foreach(t IN LISTS targets)
     get_target_property(from ${t} DNSARENA_MODULE)
-    set(links "")
-    foreach(prop LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
-      get_target_property(v ${t} ${prop})
-      if(v)
-        list(APPEND links ${v})
-      endif()
-    endforeach()
-    list(TRANSFORM links REPLACE "^\\$<(BUILD_INTERFACE|LINK_ONLY):(.*)>$" "\\2")
-    list(REMOVE_DUPLICATES links)
+    dnsarena_direct_links(${t} links)
     foreach(link IN LISTS links)
-      string(REGEX REPLACE "^\\$<(BUILD_INTERFACE|LINK_ONLY):(.*)>$" "\\2" link "${link}")
-      if(NOT TARGET "${link}")
-        continue()
-      endif()
-      get_target_property(aliased ${link} ALIASED_TARGET)
-      if(aliased)
-        set(link ${aliased})
-      endif()
       get_target_property(to ${link} DNSARENA_MODULE)
       if(NOT to)
         continue()
@@ -89,6 +157,7 @@ function(dnsarena_check_dependency_rule)
                              "${DNSARENA_ALLOWED_${from}}\n")
       endif()
     endforeach()
+    dnsarena_check_forbidden(${t} errors)
   endforeach()
   if(errors)
     message(FATAL_ERROR "dependency rule broken (cmake/DependencyRule.cmake):\n${errors}")

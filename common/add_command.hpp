@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one shape every dnsarena subcommand is registered in (app/main.cpp's command table
 // calls each module's add_*_command, which calls this):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A zero-filled anonymous mapping of N bytes: shared (MAP_SHARED, so children forked
 // afterwards see the same bytes: the serve supervisor's host-wide tables) or private to
 // this process. Unmapped on destruction. Holds no pointers into itself, so it may be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Child processes: the one implementation behind sim validate, bench serve and the
 // multi-process tests.
 //

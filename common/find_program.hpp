@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Finding an external program (kdig, dnsperf, unbound) on PATH at run time, so that a
 // tool is needed only by the commands and tests that use it, not at configure time.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A pointer-chase buffer: one random cycle through every 64-byte line of an anonymous
 // mapping (Sattolo's algorithm), each line holding the address of the next, and K chains
 // walking it in lock step. What `dnsarena bench` measures DRAM latency and memory-level

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // IPv4 loopback addresses and free ports, for the commands and tests that start
 // services on 127.0.0.1 (bench serve, sim validate, the serve and traffic tests).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MurmurHash3's 64-bit finaliser: every input bit reaches every output bit. Mixes a hash
 // with a random seed where a table's slot choice must not be predictable from outside.
 #pragma once

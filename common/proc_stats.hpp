@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Figures of a running process read from /proc, for the benchmarks (bench serve, bench
 // attack) and the hostile-network tests. Each returns 0 when the process or the field is
 // gone (a child that just exited), never throws.

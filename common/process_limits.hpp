@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a long-running command sets up for its own process: the stop signals it reacts to
 // and the number of file descriptors it may open (serve's supervisor and workers, the
 // synthetic upstream, the attack benchmark).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One object of type T in an anonymous shared mapping: a parent and the children it forks
 // afterwards see the same object (counters, flags, logs of multi-process tests and of
 // `bench torture`). T is constructed in place and destroyed with the mapping; it should

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which processes hold the sockets bound to a local port, read from /proc: for the
 // supervisor's "port already served" refusal (workers/listen_port_check.cpp) and for
 // readiness checks that must know the listener on a port is the process they started,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Strict reading of YAML config files: every error names file, line, column and key.
 // The one reader of fleet, rollout and traffic-profile files (sim/fleet, sim/workload).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A client's query as the resolver sees it: parsing the untrusted packet (with libknot)
 // into a small value that owns its bytes, and the error responses written for it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "dns/ecs_option.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EDNS Client Subnet (RFC 7871): the option as carried in a message, cutting it to a
 // prefix, and writing its bytes.
 //

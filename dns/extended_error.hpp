@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Extended DNS Errors (RFC 8914): the EDNS option that says why an answer is stale or why
 // a SERVFAIL was given.
 //

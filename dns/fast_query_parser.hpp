@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fast path of client query parsing: the common query read by hand, everything else
 // left to libknot (client_query.hpp, parse_query_knot).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libknot, the one DNS parser of the project: its C headers (which carry no extern "C"
 // guards, see /work/shared/DEPS.md), an owning pointer to a parsed packet, parsing in
 // place, and reading the ECS option out of a parsed packet.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A whole DNS message read into plain values, for the simulator (synthetic upstream, load
 // client) and tests: header fields, the question as received, EDNS payload / version / DO
 // / ECS, and on request the answer and authority records.

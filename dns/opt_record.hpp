@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The OPT pseudo-record (RFC 6891) as this project writes it, in queries and in error
 // responses alike:
 //

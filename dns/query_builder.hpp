@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Building a DNS query: the resolver's query upstream (workers/) and the load client's
 // and tests' queries (sim/traffic/, tests/) come from this one builder.
 //

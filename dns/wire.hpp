@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The DNS wire format's numbers, once: header flag bits, rcodes (with the extended
 // BADVERS), RR types and classes, EDNS option codes, and big-endian 16-bit access.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print README.md's table of headline figures from `dnsarena bench --json` runs.
 
     python3 docs/figures.py                      # one run of build/dnsarena, 1,000,000 entries

@@ -1,4 +1,5 @@
-// The shape every `dnsarena sim ...` command is registered in, and the options several
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The shape every `dnsarena-lab sim ...` command is registered in, and the options several
 // of them share (fleet file, output directory, calibration cache, JSON, seed), spelt once.
 //
 //   auto [cmd, args] = add_command<RolloutArgs>(sim, "rollout", "help...", run);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/access_control.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Who may ask: per-subnet actions on a client's source address, as Unbound's
 // `access-control` (and Knot Resolver's view:addr).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena check SEGMENT [--json]`: attach (refusing foreign, damaged or other-version
 // segments with the reason), walk every invariant, exit 0 only when the segment is sound.
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Subcommands that live in workers/: `check`, `serve`, `stats`,
 // registered by the command table (app/main.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/descriptor_budget.hpp"
 
 #include <spdlog/spdlog.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How one worker shares out its file descriptors. RLIMIT_NOFILE is per process and each
 // worker has its own descriptor table, so the budget is per worker:
 //

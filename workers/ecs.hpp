@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EDNS Client Subnet (RFC 7871) policy: what subnet a miss sends upstream, and under
 // which cache keys an answer is stored and looked up.
 //

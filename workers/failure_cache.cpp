@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/failure_cache.hpp"
 
 #include "common/mix_hash.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host-wide failure cache (RFC 9520): names whose resolution failed recently, shared by
 // every worker of one `dnsarena serve`, so that while a name's upstreams fail it costs no
 // upstream attempt; the client is answered stale when an expired entry is still held

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host-wide count of upstream queries in flight per name, shared by every worker of one
 // `dnsarena serve`, so that upstream_max_per_name holds across workers (issue 11, item 6:
 // an off-path attacker must not get more concurrent queries for one name by spreading

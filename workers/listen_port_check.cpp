@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "listen_port_check.hpp"
 
 #include <sys/socket.h>

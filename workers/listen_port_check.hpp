@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Refusing to start on a port another process already serves.
 //
 // Our listening sockets set SO_REUSEPORT (one UDP socket per worker), so the kernel would

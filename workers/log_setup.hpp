@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where and how `dnsarena serve` logs: standard error, one line per event.
 //
 // On a terminal or into a file: "2026-12-02T05:40:00.123 [info] [pid 42] message".

@@ -1,9 +1,13 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/metrics_server.hpp"
 
 #include <httplib.h>
 
 #include <mutex>
 #include <sstream>
+#include <vector>
+
+#include "workers/upstream_client.hpp"  // monotonic_us
 
 namespace dnsarena::workers {
 
@@ -36,16 +40,42 @@ std::string prometheus_text(const StatsReport& rep) {
   return o.str();
 }
 
-MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen)
+std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us) {
+  std::ostringstream o;
+  std::vector<UpstreamHealth::Snapshot> rows;
+  for (unsigned i = 0; i < health.size(); ++i) rows.push_back(health.snapshot(i, now_us));
+  auto family = [&](const char* name, const char* type, auto value, bool (*has)(const UpstreamHealth::Snapshot&)) {
+    o << "# TYPE " << name << " " << type << "\n";
+    for (const UpstreamHealth::Snapshot& r : rows)
+      if (!has || has(r)) o << name << "{upstream=\"" << r.endpoint << "\"} " << value(r) << "\n";
+  };
+  using S = UpstreamHealth::Snapshot;
+  auto sampled = [](const S& r) { return r.sampled; };
+  family("dnsarena_upstream_server_up", "gauge", [](const S& r) { return r.down ? 0 : 1; }, nullptr);
+  family("dnsarena_upstream_server_srtt_ms", "gauge", [](const S& r) { return r.srtt_ms; }, sampled);
+  family("dnsarena_upstream_server_rttvar_ms", "gauge", [](const S& r) { return r.rttvar_ms; }, sampled);
+  family("dnsarena_upstream_server_rto_ms", "gauge", [](const S& r) { return r.rto_ms; }, nullptr);
+  family("dnsarena_upstream_server_consecutive_failures", "gauge", [](const S& r) { return r.consecutive; }, nullptr);
+  family("dnsarena_upstream_server_queries_total", "counter", [](const S& r) { return r.queries; }, nullptr);
+  family("dnsarena_upstream_server_timeouts_total", "counter", [](const S& r) { return r.timeouts; }, nullptr);
+  family("dnsarena_upstream_server_refusals_total", "counter", [](const S& r) { return r.refusals; }, nullptr);
+  family("dnsarena_upstream_server_probes_total", "counter", [](const S& r) { return r.probes; }, nullptr);
+  family("dnsarena_upstream_server_downs_total", "counter", [](const S& r) { return r.downs; }, nullptr);
+  return o.str();
+}
+
+MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health)
     : cache_(std::make_unique<cache::Cache>(segment, cache::SlotRole::tool)),
       server_(std::make_unique<httplib::Server>()) {
   std::string host = listen.text.substr(0, listen.text.rfind(':'));
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
   auto mu = std::make_shared<std::mutex>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(1); };
-  server_->Get("/metrics", [this, mu](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this, mu, health](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(*mu);
-    res.set_content(prometheus_text(collect_stats(*cache_)), "text/plain; version=0.0.4");
+    std::string text = prometheus_text(collect_stats(*cache_));
+    if (health) text += prometheus_text(*health, monotonic_us());
+    res.set_content(text, "text/plain; version=0.0.4");
   });
   if (!server_->bind_to_port(host, listen.port())) throw std::runtime_error("cannot bind " + listen.text);
   thread_ = std::thread([this] { server_->listen_after_bind(); });

@@ -1,9 +1,15 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Prometheus endpoint: GET /metrics on a loopback port, served by the supervisor.
 //
 // Text format 0.0.4: every stat-slot counter as `dnsarena_<counter>_total` with a
 // `worker` label (index, or "other" for the supervisor and tools), plus cache gauges
 // (live entries, capacity, bytes in use, bytes per entry, segment bytes). Each scrape
 // is one collect_stats() pass: lock-free, a few microseconds.
+// Per upstream (the supervisor's health table, upstream_health.hpp; label `upstream`,
+// "address:port"): dnsarena_upstream_server_up (1 up, 0 down), _srtt_ms and _rttvar_ms
+// (once it replied), _rto_ms, _consecutive_failures (gauges), and _queries_total,
+// _timeouts_total, _refusals_total, _probes_total, _downs_total (counters). An upstream
+// removed by a reload keeps its last values until the service restarts.
 // cpp-httplib runs its accept loop on one thread owned by this object.
 #pragma once
 #include <memory>
@@ -13,6 +19,7 @@
 #include "cache/segment.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/stats_report.hpp"
+#include "workers/upstream_health.hpp"
 
 namespace httplib {
 class Server;
@@ -21,11 +28,13 @@ class Server;
 namespace dnsarena::workers {
 
 std::string prometheus_text(const StatsReport& rep);
+std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us);
 
 class MetricsServer {
 public:
-  // Binds at once; throws std::runtime_error when the port cannot be bound.
-  MetricsServer(cache::Segment& segment, const Endpoint& listen);
+  // Binds at once; throws std::runtime_error when the port cannot be bound. `health`
+  // (may be nullptr): the upstream health table, read on every scrape.
+  MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health = nullptr);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/rate_limit_table.hpp"
 
 #include "workers/rate_limiter.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The response-rate-limit buckets of one host: every worker of one `dnsarena serve`
 // counts its UDP answers per client subnet in the same table, so the configured
 // rate_limit.responses_per_second holds for the host, whichever worker SO_REUSEPORT hands

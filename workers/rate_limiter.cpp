@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/rate_limiter.hpp"
 
 #include <netinet/in.h>

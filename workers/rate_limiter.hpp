@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Response rate limiting per client subnet over UDP, as Knot DNS's RRL (rate-limit,
 // rate-limit-slip) and Unbound's ip-ratelimit: a reflection attack spoofs its victim's
 // address, so answers to one subnet are capped; the excess is dropped, except every

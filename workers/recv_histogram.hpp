@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A debug stat of the UDP receive path: how many datagrams each recvmmsg returned, and
 // how many epoll wakeups and sendmmsg calls carried them (issue 13: syscalls per wakeup).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve`: reads the YAML config, applies flag overrides, runs the supervisor.
 #include <spdlog/spdlog.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/serve_config.hpp"
 
 #include <arpa/inet.h>
@@ -139,6 +140,12 @@ void ServeConfig::validate() const {
   if (tcp_max_connections == 0) throw std::invalid_argument("tcp.max_connections must be > 0");
   if (upstream_max_in_flight == 0) throw std::invalid_argument("upstream_max_in_flight must be > 0");
   if (upstream_max_per_name == 0) throw std::invalid_argument("upstream_max_per_name must be > 0");
+  if (upstream_health.down_after_timeouts == 0)
+    throw std::invalid_argument("upstream_health.down_after_timeouts must be > 0");
+  if (upstream_health.down_backoff_initial_ms == 0 ||
+      upstream_health.down_backoff_max_ms < upstream_health.down_backoff_initial_ms)
+    throw std::invalid_argument(
+        "upstream_health: need 0 < down_backoff_initial_ms <= down_backoff_max_ms");
   if (rate_limit.ipv4_prefix > 32 || rate_limit.ipv6_prefix > 128)
     throw std::invalid_argument("rate_limit: ipv4_prefix <= 32, ipv6_prefix <= 128");
   if (backoff_initial_ms == 0 || backoff_max_ms < backoff_initial_ms)
@@ -246,6 +253,14 @@ ServeConfig load_serve_config(const std::string& path) {
   c.upstream_jostle_timeout_ms = integer_or(r, "upstream_jostle_timeout_ms", c.upstream_jostle_timeout_ms, 600000);
   c.upstream_max_per_name = integer_or(r, "upstream_max_per_name", c.upstream_max_per_name, 1u << 20);
   c.upstream_case_randomization = r.boolean_or("upstream_case_randomization", c.upstream_case_randomization);
+  read_section(r, "upstream_health", [&](MapReader& s) {
+    UpstreamHealthConfig& h = c.upstream_health;
+    h.rtt_band_ms = integer_or(s, "rtt_band_ms", h.rtt_band_ms, 120000);
+    h.down_after_timeouts = static_cast<unsigned>(s.integer_or("down_after_timeouts", h.down_after_timeouts, 1, 1000));
+    h.down_backoff_initial_ms =
+        static_cast<unsigned>(s.integer_or("down_backoff_initial_ms", h.down_backoff_initial_ms, 1, 3600000));
+    h.down_backoff_max_ms = static_cast<unsigned>(s.integer_or("down_backoff_max_ms", h.down_backoff_max_ms, 1, 3600000));
+  });
   read_section(r, "udp", [&](MapReader& s) {
     c.udp_receive_buffer = size_or(s, "receive_buffer", c.udp_receive_buffer);
     c.udp_send_buffer = size_or(s, "send_buffer", c.udp_send_buffer);

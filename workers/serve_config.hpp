@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Configuration of `dnsarena serve`: what the YAML file holds, its defaults, validation.
 //
 // Purpose: one plain struct that the supervisor and every worker read; built from
@@ -7,13 +8,15 @@
 //
 //   listen: 127.0.0.1:5353         address:port for UDP and TCP (IPv4 or [IPv6])
 //   workers: 0                     worker processes; 0 = one per core
-//   upstreams: [127.0.0.1:5300]    tried in order; a timeout moves to the next; they
-//                                  serve the root zone "." (every name)
+//   upstreams: [127.0.0.1:5300]    the root zone "." (every name); which one a miss asks:
+//                                  upstream_health below; a timeout moves to another
 //   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53]}]   longest zone wins;
 //                                  an upstream speaks only for names in its zone
 //                                  (records outside it are scrubbed); a name in no
 //                                  zone is REFUSED
-//   upstream_timeout_ms: 1000      first attempt; later ones wait 2x, then 4x (backoff)
+//   upstream_timeout_ms: 1000      first attempt; later ones wait 2x, then 4x (backoff); an
+//                                  upstream's RTO replaces it when shorter (at least 50 ms)
+//                                  and the miss has another upstream to fail over to
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
@@ -23,6 +26,16 @@
 //   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
 //                                  subnet) in flight on the host, all workers together
 //   upstream_case_randomization: true   0x20: random qname case, echoed exactly
+//   upstream_health: {rtt_band_ms: 400, down_after_timeouts: 3, down_backoff_initial_ms: 1000,
+//                     down_backoff_max_ms: 30000}
+//                                  shared by every worker (upstream_health.hpp): a miss
+//                                  goes to a random upstream among those not down whose
+//                                  smoothed RTT is within rtt_band_ms of the fastest; an
+//                                  upstream silent for down_after_timeouts attempts in a
+//                                  row is down: skipped, probed once per interval (from
+//                                  the initial to the max, doubling) until it answers.
+//                                  When every upstream of a zone is down a miss fails at
+//                                  once (SERVFAIL) instead of waiting on a dead server
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
 //   udp: {coalesce_us: 100}        at a rate of at least one datagram per coalesce_us, a
 //                                  worker naps this long after a batch before waiting
@@ -106,6 +119,27 @@ struct ForwardZone {
   bool contains(const std::uint8_t* wire_name) const;  // at or below the zone, case aside
 };
 
+// upstream_health (upstream_health.hpp says how each is used). The defaults:
+//   rtt_band_ms 400             Unbound's RTT_BAND: servers within 400 ms of the fastest
+//                               share the load (and a new one, counted at 376 ms, is tried)
+//   down_after_timeouts 3       Unbound's TIMEOUT_COUNT_MAX; a timeout counts only when the
+//                               server sent nothing since the query left, so one lost
+//                               packet, or slow names at a live server, never take it down
+//   down_backoff_initial_ms 1000  the first probe after a second: what one attempt's
+//                               default timeout costs; a server that merely blinked is back
+//                               within a second
+//   down_backoff_max_ms 30000   Unbound probes a blacklisted server every 12 to 120 s, but
+//                               it keeps asking the others meanwhile; here a zone whose
+//                               upstreams are all down fails its misses at once, so a
+//                               returning upstream must be noticed sooner: within 30 s
+//                               (one probe query per interval and upstream on the host)
+struct UpstreamHealthConfig {
+  unsigned rtt_band_ms = 400;
+  unsigned down_after_timeouts = 3;
+  unsigned down_backoff_initial_ms = 1000;
+  unsigned down_backoff_max_ms = 30000;
+};
+
 enum class EcsPolicy { off, forward, synthesize };
 const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
@@ -121,6 +155,7 @@ struct ServeConfig {
   unsigned upstream_jostle_timeout_ms = 200;
   unsigned upstream_max_per_name = 32;
   bool upstream_case_randomization = true;
+  UpstreamHealthConfig upstream_health;
   std::uint64_t udp_receive_buffer = 4u << 20;  // 0: the system's default
   std::uint64_t udp_send_buffer = 4u << 20;
   unsigned udp_coalesce_us = 100;  // 0: off (worker.cpp, README: serve)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Telling the service manager what the service is doing (systemd's sd_notify protocol:
 // contrib/systemd/dnsarena.service is Type=notify).
 //

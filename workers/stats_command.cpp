@@ -1,14 +1,41 @@
-// `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON,
+// and the upstreams' health when the serve publishes it (upstream_snapshot.hpp).
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "workers/commands.hpp"
 #include "workers/stats_report.hpp"
+#include "workers/upstream_snapshot.hpp"
 
 namespace dnsarena::workers {
 
 namespace {
+
+// The upstream health table: one line per upstream, from the serve's snapshot file.
+void print_upstreams(const nlohmann::json& snap) {
+  std::printf("upstreams (as of %.1f s ago, supervisor pid %lld%s):\n", snap["age_s"].get<double>(),
+              snap.value("supervisor_pid", 0LL), snap["supervisor_running"].get<bool>() ? "" : ", not running");
+  std::printf("  %-28s %-5s %8s %9s %8s %9s %8s %8s %7s %6s\n", "upstream", "state", "srtt ms", "rttvar ms",
+              "rto ms", "queries", "timeouts", "refused", "probes", "downs");
+  auto ms = [](const nlohmann::json& v) {
+    char text[32] = "-";
+    if (v.is_number()) std::snprintf(text, sizeof text, "%.2f", v.get<double>());
+    return std::string(text);
+  };
+  for (const auto& u : snap["upstreams"]) {
+    std::printf("  %-28s %-5s %8s %9s %8.1f %9llu %8llu %8llu %7llu %6llu", u["upstream"].get<std::string>().c_str(),
+                u["state"].get<std::string>().c_str(), ms(u["srtt_ms"]).c_str(), ms(u["rttvar_ms"]).c_str(),
+                u["rto_ms"].get<double>(), u["queries"].get<unsigned long long>(),
+                u["timeouts"].get<unsigned long long>(), u["refusals"].get<unsigned long long>(),
+                u["probes"].get<unsigned long long>(), u["downs"].get<unsigned long long>());
+    if (u["state"] == "down")
+      std::printf("  down %.1f s, next probe in %.0f ms", u["down_for_s"].get<double>(),
+                  u["next_probe_in_ms"].get<double>());
+    std::printf("\n");
+  }
+}
 
 nlohmann::json row_json(const StatsRow& r, double qps, bool with_rate) {
   nlohmann::json j{{"name", r.name}, {"pid", r.pid}, {"queries", r.queries()}, {"hit_ratio", r.hit_ratio()},
@@ -40,6 +67,11 @@ int run_stats(const std::string& segment, bool json, double interval) {
       j["rows"] = nlohmann::json::array();
       for (std::size_t i = 0; i < rep.rows.size(); ++i) j["rows"].push_back(row_json(rep.rows[i], rates ? rep.qps[i] : 0, rates));
       j["total"] = row_json(rep.total, rates ? rep.qps.back() : 0, rates);
+      if (const auto snap = read_upstream_snapshot(segment)) {
+        j["upstreams"] = (*snap)["upstreams"];
+        j["upstreams_age_s"] = (*snap)["age_s"];
+        j["upstreams_supervisor_running"] = (*snap)["supervisor_running"];
+      }
       std::cout << j.dump() << "\n";
       return 0;
     }
@@ -73,6 +105,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
     };
     for (std::size_t i = 0; i < rep.rows.size(); ++i) print(rep.rows[i], rates ? rep.qps[i] : 0);
     print(rep.total, rates ? rep.qps.back() : 0);
+    if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
     return 0;
   } catch (const cache::SegmentError& e) {
     std::cerr << "dnsarena stats: " << e.what() << "\n";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/stats_report.hpp"
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Statistics of a running (or stopped) service, read from the segment's stat slots.
 //
 // Purpose: one collector shared by `dnsarena stats` (table, JSON) and /metrics

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/supervisor.hpp"
 
 #include <signal.h>
@@ -23,6 +24,8 @@
 #include "workers/rate_limit_table.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
+#include "workers/upstream_health.hpp"
+#include "workers/upstream_snapshot.hpp"
 #include "workers/worker.hpp"
 
 namespace dnsarena::workers {
@@ -73,6 +76,7 @@ struct HostTables {
   UpstreamClaims claims;
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
+  UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
 };
 
 // Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
@@ -93,7 +97,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     try {
       rc = run_worker(cfg, index,
                       WorkerSockets{udp_fds[index], tcp_fd, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims, host.rate_limits.get()});
+                                    &host.claims, host.rate_limits.get(), host.health});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -161,6 +165,14 @@ private:
   bool open_segment();
   bool open_listening_sockets();
   void block_signals();
+  // The workers' shared upstream health table (upstream_health.hpp), mapped before
+  // /metrics (which reads it) and the first fork, with a row for every upstream.
+  void map_upstream_health();
+  // Adds a row for every upstream of cfg_ not yet in the table (at start, and at a
+  // reload before the new workers are forked); warns about those that find it full.
+  void add_upstream_rows();
+  // Writes the table for `dnsarena stats` (upstream_snapshot.hpp), at most once a second.
+  void publish_upstream_snapshot(bool now = false);
   bool start_metrics();
   void start_workers();
   // Until SIGTERM/SIGINT or a worker that cannot run: heartbeats, deaths, restarts,
@@ -190,6 +202,10 @@ private:
   // Shared with every worker by fork: the per-name upstream bound across workers, the
   // failure cache, and which worker asks for which question.
   std::unique_ptr<HostTables> host_;
+  // Shared with every worker by fork, kept across restarts and reloads: what they learned
+  // of each upstream (RTT, timeouts, down). Mapped before /metrics, which reads it.
+  std::unique_ptr<UpstreamHealth> upstream_health_;
+  std::uint64_t next_snapshot_ms_ = 0;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
   int exit_code_ = 0;
@@ -252,10 +268,36 @@ void Supervisor::block_signals() {
   signals_blocked_ = true;
 }
 
+void Supervisor::map_upstream_health() {
+  // Sized at start: 4x today's endpoints (room for reloads that add some), at least 64.
+  std::size_t endpoints = 0;
+  for (const ForwardZone& z : cfg_.zones()) endpoints += z.upstreams.size();
+  upstream_health_ =
+      std::make_unique<UpstreamHealth>(static_cast<unsigned>(std::max<std::size_t>(64, 4 * endpoints)), true);
+  add_upstream_rows();
+}
+
+void Supervisor::add_upstream_rows() {
+  for (const ForwardZone& z : cfg_.zones())
+    for (const Endpoint& e : z.upstreams)
+      if (upstream_health_->add(e) < 0)
+        spdlog::warn("upstream {}: the upstream health table is full ({} rows, sized at start); it is used without "
+                     "health (never marked down) until the service restarts",
+                     e.text, upstream_health_->capacity());
+}
+
+void Supervisor::publish_upstream_snapshot(bool now) {
+  const std::uint64_t t = now_ms();
+  if (!now && t < next_snapshot_ms_) return;
+  next_snapshot_ms_ = t + 1000;
+  if (!write_upstream_snapshot(cfg_.segment, *upstream_health_))
+    spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
+}
+
 bool Supervisor::start_metrics() {
   if (cfg_.metrics_listen.empty()) return true;
   try {
-    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen));
+    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get());
     spdlog::info("metrics on http://{}/metrics", cfg_.metrics_listen);
     return true;
   } catch (const std::exception& e) {
@@ -268,6 +310,7 @@ void Supervisor::start_workers() {
   const unsigned n = cfg_.resolved_workers();
   host_ = std::make_unique<HostTables>(n);
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, nullptr);
+  host_->health = upstream_health_.get();
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -373,6 +416,7 @@ void Supervisor::reload() {
   }
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
+  add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + cfg_.listen.text + " (reloaded)");
@@ -451,6 +495,7 @@ void Supervisor::supervise() {
     // Reap (SIGCHLD, or periodically in case signals were merged).
     if (!reap_workers()) return;
     restart_due_workers();
+    publish_upstream_snapshot();
   }
 }
 
@@ -509,14 +554,17 @@ int Supervisor::run() {
     return 1;
   }
   block_signals();
+  map_upstream_health();
   if (!start_metrics()) {
     close_everything();
     return 1;
   }
   start_workers();
+  publish_upstream_snapshot(true);
   supervise();
   stop_workers();
   close_everything();
+  remove_upstream_snapshot(cfg_.segment);  // the table dies with the service
   const auto live = cache_->stats().live_entries;
   if (opt_.remove_segment) {
     cache::Segment::remove(cfg_.segment);

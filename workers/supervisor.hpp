@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The serve supervisor: owns the segment's lifetime and the worker processes.
 //
 // Start: Segment::open (create, or re-attach a warm segment of the same format and
@@ -6,9 +7,13 @@
 // is refused with the reason unless cache.reset_on_mismatch), open
 // the listening sockets and keep them (one UDP socket per worker index in one
 // SO_REUSEPORT group, one TCP listener), fork N workers on them (worker.hpp), start
-// /metrics (metrics_server.hpp) when configured, and map the workers' shared table of
-// upstream queries in flight per name (in_flight_names.hpp) before the first fork. Because the sockets are ours, a worker
-// that dies takes no queue with it: its replacement reads the same socket.
+// /metrics (metrics_server.hpp) when configured, and map the workers' shared tables of
+// upstream queries in flight per name (in_flight_names.hpp) and of upstream health
+// (upstream_health.hpp) before the first fork. Because the sockets are ours, a worker
+// that dies takes no queue with it: its replacement reads the same socket. The health
+// table is kept for the service's life (a restarted or reloaded worker finds what its
+// predecessors learned), gets rows for a reload's new upstreams before its workers are
+// forked, and is published once a second for `dnsarena stats` (upstream_snapshot.hpp).
 // Run: signals are blocked and taken synchronously (sigtimedwait), so there is no
 // handler race. A worker that dies is logged (exit code or signal), its restart counted
 // in its stat slot, and it is forked again after a backoff that doubles from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // DNS over TCP for one worker: the supervisor's listening socket (shared by all workers) and
 // its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
 // held to fixed resource bounds so that hostile clients cannot take the worker's memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // User-space time per query, counted with the time-stamp counter.
 //
 // Purpose: tick-based rusage is too coarse on this kind of VM (issue 13) to say how much

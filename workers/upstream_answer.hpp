@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An upstream server's response, checked and turned into a cache::Answer.
 //
 // Purpose: the only place where untrusted upstream bytes become something we cache. The

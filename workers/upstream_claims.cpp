@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/upstream_claims.hpp"
 
 #include "common/mix_hash.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One upstream query per name per host: which worker is asking the upstream for which
 // question right now, shared by every worker of one `dnsarena serve`.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/upstream_client.hpp"
 
 #include <sys/epoll.h>
@@ -45,10 +46,13 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
   }
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
   zones_ = config.zones();
+  init_health(host.health);
 }
 
 UpstreamClient::~UpstreamClient() {
   for (auto& [t, p] : pending_) {
+    if (p.probe_token) health_->end_probe(static_cast<unsigned>(p.health_row), p.probe_token,
+                                          UpstreamHealth::ProbeEnd::cancelled, monotonic_us(), cfg_.upstream_health);
     close_socket(p);
     if (claims_ && p.claim.value) claims_->release(p.claim);
   }
@@ -207,12 +211,15 @@ bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64
   p.fd = fd;
   p.sent_us = now_us;
   ++p.generation;
-  const unsigned backoff = 1u << std::min(p.attempt, 2u);
-  deadlines_.push({now_us + cfg_.upstream_timeout_ms * 1000ull * backoff, p.token, p.generation});
+  deadlines_.push({now_us + attempt_timeout(p), p.token, p.generation});  // the RTO, or the timeout with backoff
   return true;
 }
 
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
+  if (p.probe) {  // a probe is one attempt: this is its end
+    retire_probe(p, now_us);
+    return;
+  }
   p.tcp = false;
   for (;;) {
     const ForwardZone& zone = zones_[p.zone];
@@ -220,7 +227,14 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       finish(p.token, nullptr);
       return;
     }
-    const Endpoint& up = zone.upstreams[p.upstream % zone.upstreams.size()];
+    if (!pick_upstream(p, now_us)) {  // every upstream of the zone is down (upstream_health.hpp)
+      // Fail fast: the waiters get stale or SERVFAIL now instead of a wait on a dead
+      // server. Not a failure of this name (nothing was asked): no failure-cache entry,
+      // which would outlast the probe that finds an upstream back.
+      finish(p.token, nullptr, false);
+      return;
+    }
+    const Endpoint& up = zone.upstreams[p.upstream];
     std::uint8_t buf[600];
     const std::size_t len = write_query(p, buf, sizeof buf);
     const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -233,6 +247,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       continue;
     }
     cache_.count(cache::Counter::upstream_queries);
+    report_sent(p);
     return;
   }
 }
@@ -261,6 +276,7 @@ void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
     return;
   }
   cache_.count(cache::Counter::upstream_queries);
+  report_sent(p);
 }
 
 void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
@@ -306,7 +322,12 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
 }
 
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
-  switch (answer_.parse(wire, len, p.question(), ttl_)) {
+  if (p.probe) return take_probe_reply(p, wire, len, now_us);
+  const UpstreamAnswer::Verdict verdict = answer_.parse(wire, len, p.question(), ttl_);
+  if (verdict == UpstreamAnswer::Verdict::accept || verdict == UpstreamAnswer::Verdict::fail ||
+      (verdict == UpstreamAnswer::Verdict::case_mismatch && !p.case_fallback))
+    report_reply(p, now_us);  // the server answered (any rcode): its RTT, and it is alive
+  switch (verdict) {
     case UpstreamAnswer::Verdict::ignore:
       if (!p.tcp) return false;  // UDP: not our reply (late, forged): keep waiting
       fail_attempt(p, now_us);   // TCP: the connection carries one reply, and it is wrong
@@ -351,6 +372,7 @@ void UpstreamClient::on_udp_readable(Pending& p, std::uint64_t now_us) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      report_failure(p, UpstreamHealth::Failure::refused, now_us);
       fail_attempt(p, now_us);  // ECONNREFUSED: nobody listens there
       return;
     }
@@ -362,6 +384,7 @@ void UpstreamClient::on_tcp_event(Pending& p, std::uint32_t events, std::uint64_
   if (p.tcp_out_done < p.tcp_out.size() && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
     const ssize_t n = ::send(p.fd, p.tcp_out.data() + p.tcp_out_done, p.tcp_out.size() - p.tcp_out_done, MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      report_failure(p, UpstreamHealth::Failure::refused, now_us);
       fail_attempt(p, now_us);  // refused or reset
       return;
     }
@@ -386,6 +409,7 @@ void UpstreamClient::on_tcp_event(Pending& p, std::uint32_t events, std::uint64_
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || (want == 2 && p.tcp_in_have + static_cast<std::size_t>(n) == 2 && get16(p.tcp_in.data()) < 12)) {
+      if (n <= 0) report_failure(p, UpstreamHealth::Failure::refused, now_us);
       fail_attempt(p, now_us);  // closed early, reset, or a length no reply can have
       return;
     }
@@ -411,7 +435,8 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     deadlines_.pop();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.generation != d.generation || it->second.fd < 0) continue;  // done
-    cache_.count(cache::Counter::upstream_timeouts);
+    if (!it->second.probe) cache_.count(cache::Counter::upstream_timeouts);  // probes: upstream_probes alone
+    report_failure(it->second, UpstreamHealth::Failure::timeout, now_us);
     fail_attempt(it->second, now_us);
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The worker's upstream client: forwards cache misses and matches the replies.
 //
 // Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the
@@ -7,10 +8,21 @@
 // that the reply must echo byte for byte. A reply is accepted only when UpstreamAnswer
 // matches ID and question exactly (and ECS); anything else on the socket is ignored and
 // the attempt keeps waiting. An attempt ends with an accepted answer, an error rcode or
-// ICMP refusal (next attempt at once), or its timeout (next attempt). Attempts go round
-// the upstreams in order, so one upstream is retried too; attempt k waits
-// timeout * 2^min(k, 2) (backoff, as Unbound's exponential RTO). After `attempts()`
+// ICMP refusal (next attempt at once), or its timeout (next attempt). After `attempts()`
 // attempts the waiters get SERVFAIL.
+//
+// Which upstream an attempt asks, and how long it waits, come from the host-wide
+// upstream health table (upstream_health.hpp; this client's side of it is
+// upstream_client_health.cpp): an upstream of the zone that is not down and not yet
+// tried by this query (retried once every up one was), at random within rtt_band_ms of
+// the fastest. Attempt k waits timeout * 2^min(k, 2) (the configured timeout with
+// backoff), or the upstream's RTO when shorter (at least 50 ms) while the query can
+// still fail over to an up upstream it has not tried, with attempts left. Every
+// attempt's outcome goes to the table: the RTT of a reply (any rcode), a timeout, a
+// refusal. A down upstream gets no misses; once per interval one of its zone's misses
+// also sends it a probe (the zone's SOA, on the side: no client waits on it). When every
+// upstream of the zone is down, the miss ends at once (waiters get SERVFAIL from the
+// completion) rather than waiting on a dead server, and the probe learns when one is back.
 //
 // 0x20 fallback (as Unbound's use-caps-for-id): a reply that matches in everything but
 // the name's case comes from a server that does not preserve case. It is not accepted;
@@ -33,7 +45,7 @@
 // else the new miss is refused (upstream_overload). This is Unbound's jostle-timeout: a
 // flood of misses to a server that never answers fills the table with queries that will
 // time out anyway, and refusing every new miss would starve the misses that a working
-// server answers in a millisecond. Measured (`dnsarena bench attack --quick --only flood`,
+// server answers in a millisecond. Measured (`dnsarena-lab bench attack --quick --only flood`,
 // a 1,000 q/s flood for 5 s): refusing new misses alone answered 74 and 85 of 250
 // legitimate misses in two runs, the rest SERVFAIL, as each flood query held its slot
 // for all three attempts (7 s); with the jostle, 250 of 250. NOTE: Unbound gives up only half of its slow queries; ours gives up
@@ -84,6 +96,7 @@
 #include "workers/serve_config.hpp"
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_claims.hpp"
+#include "workers/upstream_health.hpp"
 
 namespace dnsarena::workers {
 
@@ -126,6 +139,19 @@ struct Pending {
   std::size_t tcp_out_done = 0;
   std::vector<std::uint8_t> tcp_in;
   std::size_t tcp_in_have = 0;
+  // Upstream health (upstream_client_health.cpp): the row this attempt reports to (-1:
+  // none), the RTO its timeout came from, the zone's upstreams tried so far (bit i), the
+  // attempt `upstream` was picked for (a 0x20 fallback re-sends to the same one), and
+  // whether an up upstream this query has not tried remains (the RTO is then its wait).
+  // A probe (probe_token != 0 while it holds the host's token) has no waiters, is not in
+  // by_key_ or started_, and never reaches finish() or the completion.
+  int health_row = -1;
+  std::uint32_t attempt_rto_us = 0;
+  std::uint64_t tried = 0;
+  unsigned picked_for = ~0u;
+  bool failover = false;
+  bool probe = false;
+  std::uint64_t probe_token = 0;
   UpstreamQuestion question() const {
     return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name};
   }
@@ -144,12 +170,14 @@ public:
 
   // Host-wide tables shared by every worker (nullptr: a table private to this client):
   // `names`, the per-name counts; `failures`, the failure cache; `claims`, which worker
-  // asks for which question. `row` is this worker's row of `names` and `claims`.
+  // asks for which question; `health`, what every worker learned of each upstream
+  // (upstream_health.hpp). `row` is this worker's row of `names` and `claims`.
   struct HostTables {
     InFlightNames* names = nullptr;
     FailureCache* failures = nullptr;
     UpstreamClaims* claims = nullptr;
     unsigned row = 0;
+    UpstreamHealth* health = nullptr;
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);
@@ -247,6 +275,26 @@ private:
   // Gives up the oldest query when it has waited longer than the jostle timeout.
   bool jostle_oldest(std::uint64_t now_us);
   UpstreamAnswer answer_;
+
+  // Upstream health (upstream_client_health.cpp).
+  void init_health(UpstreamHealth* shared);
+  // Picks this attempt's upstream into p.upstream (and p.health_row, p.tried), unless one
+  // was picked for this attempt already; starts the zone's due probes. False: every
+  // upstream of the zone is down.
+  bool pick_upstream(Pending& p, std::uint64_t now_us);
+  void start_probe(unsigned zone, unsigned upstream, std::uint64_t token, std::uint64_t now_us);
+  // A probe's reply: true when it ended the probe (false: not its reply, keep reading).
+  bool take_probe_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
+  // Ends a probe: gives the token back if still held, closes and forgets it.
+  void retire_probe(Pending& p, std::uint64_t now_us);
+  void report_sent(Pending& p);
+  void report_reply(Pending& p, std::uint64_t now_us);
+  void report_failure(Pending& p, UpstreamHealth::Failure f, std::uint64_t now_us);
+  // The current attempt's timeout (microseconds); records the RTO it came from.
+  std::uint64_t attempt_timeout(Pending& p);
+  UpstreamHealth* health_ = nullptr;
+  std::unique_ptr<UpstreamHealth> own_health_;  // when no shared table was given
+  std::vector<std::vector<int>> zone_rows_;     // per zone, per upstream: its health row (-1: none)
 };
 
 std::uint64_t monotonic_us();

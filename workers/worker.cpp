@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/worker.hpp"
 #include "workers/tsc_timer.hpp"
 
@@ -707,7 +708,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                           sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
                                               ? sockets.upstream_claims
                                               : nullptr,
-                                          sockets.in_flight_row};
+                                          sockets.in_flight_row, sockets.upstream_health};
     // The descriptors this worker may still open, split between TCP clients and upstream
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One resolver worker process: answers DNS from the shared cache, forwards misses.
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):
@@ -30,6 +31,7 @@
 #include "workers/rate_limit_table.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/upstream_health.hpp"
 
 namespace dnsarena::workers {
 
@@ -59,6 +61,9 @@ struct WorkerSockets {
   // The host's response-rate-limit counts (rate_limit_table.hpp), so the configured rate
   // holds for all workers together. nullptr: a private table (the rate per worker).
   RateLimitTable* rate_limit_table = nullptr;
+  // What every worker learned of the upstreams (upstream_health.hpp): shared by all, kept
+  // by the supervisor across worker restarts and reloads. nullptr: a private table.
+  UpstreamHealth* upstream_health = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Format 2 (commit f8ce8ad up to 1ad24aa^): what a reader needs that differs from the
 // current format. FORMAT-DEPENDENT. Frozen: never edit a released format's description.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Format 3 (commit 1ad24aa up to ff9406f^): what a reader needs that differs from the
 // current format. FORMAT-DEPENDENT. Frozen: never edit a released format's description.
 //

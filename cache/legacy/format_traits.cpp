@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: the list of formats a segment can be migrated from.
 #include "format_traits.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What differs between the segment format versions this build can still read.
 // FORMAT-DEPENDENT.
 //

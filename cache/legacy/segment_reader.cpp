@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FORMAT-DEPENDENT: validates and walks a segment of a readable format (format_traits.hpp).
 #include "segment_reader.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A read-only walk over a segment of any format this build can read (format_traits.hpp):
 // the old segment a migration copies from (segment_migration.hpp). FORMAT-DEPENDENT.
 //

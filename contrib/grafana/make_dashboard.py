@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes contrib/grafana/dnsarena.json, the Grafana dashboard for dnsarena's /metrics.
 
 The dashboard is generated so that every panel uses the same datasource variable, the
@@ -72,6 +73,26 @@ panels = [
            (f'sum(increase(dnsarena_restarts_total{{{WI}}}[$__range]))', "restarts in range"),
            (f'sum(increase(dnsarena_workers_killed_silent_total{{{WI}}}[$__range]))', "killed silent in range")],
           "short", 0, 32, w=24, h=6, kind="stat"),
+    panel(10, "Upstream smoothed RTT and RTO, per upstream",
+          [(f"dnsarena_upstream_server_srtt_ms{W}", "srtt {{upstream}}"),
+           (f"dnsarena_upstream_server_rttvar_ms{W}", "rttvar {{upstream}}"),
+           (f"dnsarena_upstream_server_rto_ms{W}", "rto {{upstream}}")],
+          "ms", 0, 38, description="shared by every worker (workers/upstream_health.hpp); "
+                                   "srtt and rttvar appear once the upstream replied"),
+    panel(11, "Upstreams up (1) or down (0)",
+          [(f"dnsarena_upstream_server_up{W}", "{{upstream}}"),
+           (f"dnsarena_upstream_server_consecutive_failures{W}", "silent attempts in a row {{upstream}}")],
+          "short", 12, 38, description="down: skipped by misses, probed once per interval until it answers"),
+    panel(12, "Upstream queries, timeouts, refusals and probes per second, per upstream",
+          [(f'rate(dnsarena_upstream_server_queries_total{{{WI}}}[$__rate_interval])', "queries {{upstream}}"),
+           (f'rate(dnsarena_upstream_server_timeouts_total{{{WI}}}[$__rate_interval])', "timeouts {{upstream}}"),
+           (f'rate(dnsarena_upstream_server_refusals_total{{{WI}}}[$__rate_interval])', "refusals {{upstream}}"),
+           (f'rate(dnsarena_upstream_server_probes_total{{{WI}}}[$__rate_interval])', "probes {{upstream}}")],
+          "ops", 0, 46),
+    panel(13, "Misses that skipped a down upstream, and times marked down",
+          [(f'sum(rate(dnsarena_upstream_down_skips_total{{{WI}}}[$__rate_interval]))', "skips per second"),
+           (f'increase(dnsarena_upstream_server_downs_total{{{WI}}}[$__range])', "downs in range {{upstream}}")],
+          "short", 12, 46),
 ]
 
 dashboard = {

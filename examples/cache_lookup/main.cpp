@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A resolver's use of the installed dnsarena::cache: create a segment, insert an answer,
 // look it up, answer a query from the cache. Exits 0 when every step agrees.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What this machine can do for the curve runs' memory pattern: the measured limit
 // beside `requests_per_s_per_core` (issue 14 part 3).
 //

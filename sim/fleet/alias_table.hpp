@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Walker's alias method (Vose's construction): draws index i with probability
 // w_i / sum(w) in O(1) from one 64-bit random number.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Plain values and vectors as bytes, for MPI messages between ranks (curve_codec.hpp,
 // fleet_walk_codec.hpp).
 //

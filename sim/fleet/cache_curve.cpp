@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cache_curve.hpp"
 
 #include <time.h>
@@ -8,9 +9,11 @@
 #include <memory>
 #include <cmath>
 #include <string>
+#include <stdexcept>
 #include <utility>
 
 #include "cache/cache.hpp"
+#include "cache/entry_codec.hpp"
 #include "cache/uniform_entry_writer.hpp"
 #include "che_model.hpp"
 #include "sampled_trace.hpp"
@@ -333,10 +336,17 @@ private:
 
 // Lookups and hits of one simulated minute: head requests at their thinning weight,
 // tail requests as sampled (scaled by 1/R by the caller).
+// During an outage hits are the fresh answers and `stale` the stale ones; `prefetches`
+// are background refreshes (head: 1 each, as inserts; tail: scaled by 1/R).
 struct MinuteCounts {
-  double head_hits = 0, head_lookups = 0;
-  std::uint64_t tail_hits = 0, tail_lookups = 0;
+  double head_hits = 0, head_lookups = 0, head_stale = 0, head_prefetches = 0;
+  std::uint64_t tail_hits = 0, tail_lookups = 0, tail_stale = 0, tail_prefetches = 0;
 };
+
+// How a minute's requests are served: as before (probe, insert on a miss); with prefetch
+// (lookup reads the entry's expiry, a hit near its end refreshes it); or in an upstream
+// outage (lookup, nothing inserted, expired entries within the stale window answered).
+enum class ServeMode { plain, prefetch, outage };
 
 // One curve's run of the real cache: the trace, its keys and answers, the private
 // segment, and the per-minute records.
@@ -348,6 +358,7 @@ public:
         curve_(curve),
         trace_(profile_, tail_rate, req.seed, head, req.rate_qps, che.fills ? che.characteristic_s : HUGE_VAL),
         builder_(profile_, req.seed) {
+    if (req.prefetch_percent > 0 || req.outage_minutes > 0) copy_ = std::make_unique<cache::EntryCopy>();
     // Head keys without ECS are built once (their hash too); an ECS head name has a key
     // per subnet, most of them requested seldom, so those are built per request, as
     // tail keys are.
@@ -369,27 +380,48 @@ public:
     ExpiryLedger ledger(max_minutes, profile_.max_ttl(), kClockStart, trace_.head_keys().size());
     hits_per_min_.assign(1, 0);
     lookups_per_min_.assign(1, 0);
+    prefetches_per_min_.assign(1, 0);
     curve_.entries.push_back(0);
     curve_.inserted.push_back(0);
     curve_.unexpired.push_back(0);
     double carry = 0;
     std::uint64_t requests = 0;
-    for (std::size_t minute = 1; minute <= max_minutes; ++minute) {
+    auto minute_requests = [&] {
       carry += trace_.sampled_qps() * 60.0;
-      const std::uint64_t minute_requests = static_cast<std::uint64_t>(carry);
-      carry -= static_cast<double>(minute_requests);
-      const MinuteCounts counts = run_minute(cache, ledger, minute, minute_requests);
-      requests += minute_requests;
+      const std::uint64_t n = static_cast<std::uint64_t>(carry);
+      carry -= static_cast<double>(n);
+      requests += n;
+      return n;
+    };
+    const ServeMode normal = req_.prefetch_percent > 0 ? ServeMode::prefetch : ServeMode::plain;
+    // An outage inside the curve: minutes [outage_first, outage_end).
+    const std::size_t outage_first = req_.outage_minutes > 0 ? req_.outage_start_minute : 0;
+    const std::size_t outage_end = outage_first ? outage_first + req_.outage_minutes : 0;
+    if (outage_first) curve_.outage_start = static_cast<std::uint32_t>(outage_first);
+    std::size_t minute = 1;
+    for (; minute <= max_minutes; ++minute) {
+      const bool in_outage = minute >= outage_first && minute < outage_end;
+      const MinuteCounts counts =
+          run_minute(cache, ledger, minute, minute_requests(), in_outage ? ServeMode::outage : normal);
       record_minute(cache, ledger, minute, counts, scale);
-      if (plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
+      if (in_outage) record_outage(counts, scale);
+      if (minute >= outage_end && plateau.reached(curve_, hits_per_min_, lookups_per_min_, minute)) {
         curve_.reached_plateau = true;
+        ++minute;
         break;
       }
+    }
+    // An outage after the curve's end: its minutes run on, outside the curve's vectors.
+    if (req_.outage_minutes > 0 && !outage_first) {
+      curve_.outage_start = static_cast<std::uint32_t>(curve_.entries.size());
+      for (std::uint32_t k = 0; k < req_.outage_minutes; ++k, ++minute)
+        record_outage(run_minute(cache, ledger, minute, minute_requests(), ServeMode::outage), scale);
     }
     curve_.sampled_requests = requests;
   }
 
   double memory_accesses() const { return memory_accesses_; }
+  const std::vector<double>& prefetches_per_min() const { return prefetches_per_min_; }
   const std::vector<double>& hits_per_min() const { return hits_per_min_; }
   const std::vector<double>& lookups_per_min() const { return lookups_per_min_; }
 
@@ -431,7 +463,8 @@ private:
   }
 
 
-  MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests) {
+  MinuteCounts run_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, std::uint64_t requests,
+                          ServeMode mode) {
     MinuteCounts counts;
     const std::uint32_t minute_start = kClockStart + static_cast<std::uint32_t>((minute - 1) * 60);
     // Batch k is served (in order) while k + 2's buckets are on their way.
@@ -450,8 +483,18 @@ private:
       for (std::size_t j = 0; j < current.size; ++j) {
         const std::uint64_t request = k * kBatch + j;
         const std::uint32_t now = minute_start + static_cast<std::uint32_t>((request * 60) / requests);
-        serve_request(cache, hold, ledger, current.draws[j], *current.keys[j], current.positions[j], now, minute,
-                      counts);
+        switch (mode) {
+          case ServeMode::plain:
+            serve_request(cache, hold, ledger, current.draws[j], *current.keys[j], current.positions[j], now, minute,
+                          counts);
+            break;
+          case ServeMode::prefetch:
+            serve_prefetching(cache, hold, ledger, current.draws[j], *current.keys[j], now, minute, counts);
+            break;
+          case ServeMode::outage:
+            serve_in_outage(cache, current.draws[j], *current.keys[j], now, counts);
+            break;
+        }
       }
     }
     return counts;
@@ -477,15 +520,21 @@ private:
     } else {
       counts.tail_hits += hit;
     }
+    if (!hit) insert_answer(cache, hold, ledger, draw, key, now, minute);
+  }
+
+  // The key's answer inserted, as after the upstream answered (a miss, or a refresh).
+  void insert_answer(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+                     const SampledTrace::Draw& draw, const cache::CacheKey& key, std::uint32_t now, std::size_t minute) {
     std::size_t padded = 0;
     std::uint32_t ttl = 0;
-    if (hit || !builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
+    if (!builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
     // Both encoders pad to 8 bytes (cache::padded_entry_size) with zeros.
     if (cache.insert_encoded_held(hold, key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
         cache::InsertStatus::rejected)
       return;
     memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
-    if (in_head) {
+    if (draw.head_index >= 0) {
       const std::size_t head_index = static_cast<std::size_t>(draw.head_index);
       ledger.head_inserted(head_index, now + draw.ttl, minute);
     } else {
@@ -493,10 +542,79 @@ private:
     }
   }
 
+  // serve_request with prefetch: the lookup reads the entry, and a hit with less than
+  // prefetch_percent of its TTL left is refreshed at once (one upstream query).
+  void serve_prefetching(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+                         const SampledTrace::Draw& draw, const cache::CacheKey& key, std::uint32_t now,
+                         std::size_t minute, MinuteCounts& counts) {
+    const bool in_head = draw.head_index >= 0;
+    counts.tail_lookups += !in_head;
+    const cache::LookupStatus status = cache.lookup(key, now, *copy_);
+    const bool hit = status == cache::LookupStatus::hit;
+    memory_accesses_ += (in_head ? 2.0 : 3.0) + (status != cache::LookupStatus::miss ? 1.0 : 0.0);
+    if (in_head) {
+      const double weight = draw.weight;
+      counts.head_lookups += weight;
+      counts.head_hits += hit ? weight : weight - 1.0;
+      if (status == cache::LookupStatus::expired && weight > 1.0) {
+        // A thinned head key: its full stream (rate l) had a request in the last p% of the
+        // entry's TTL with probability q = 1 - exp(-l p T), which refreshed it before it
+        // expired: that share of this miss is a hit and a refresh.
+        const HeadKey& h = trace_.head_keys()[static_cast<std::size_t>(draw.head_index)];
+        const double q = -std::expm1(-h.rate_qps * req_.prefetch_percent / 100.0 * static_cast<double>(h.ttl));
+        counts.head_hits += q;
+        counts.head_prefetches += q;
+      }
+    } else {
+      counts.tail_hits += hit;
+    }
+    if (hit) {
+      const cache::EntryReader entry(copy_->span(), key.blob().size());
+      const double left = static_cast<double>(entry.expire() - now);
+      if (!entry.valid() || left * 100.0 >= req_.prefetch_percent * static_cast<double>(entry.ttl())) return;
+      if (in_head) counts.head_prefetches += 1;
+      else ++counts.tail_prefetches;
+    }
+    insert_answer(cache, hold, ledger, draw, key, now, minute);
+  }
+
+  // A request while the upstream is down: answered fresh (hit), stale (an expired entry
+  // still held, expired less than stale_max_age_s ago) or not at all; nothing inserted.
+  // A head request counts its whole weight: no insert makes the next w - 1 hit.
+  void serve_in_outage(cache::Cache& cache, const SampledTrace::Draw& draw, const cache::CacheKey& key,
+                       std::uint32_t now, MinuteCounts& counts) {
+    const cache::LookupStatus status = cache.lookup(key, now, *copy_);
+    bool stale = false;
+    if (status == cache::LookupStatus::expired && req_.stale_max_age_s > 0) {
+      const cache::EntryReader entry(copy_->span(), key.blob().size());
+      stale = entry.valid() && now - entry.expire() < req_.stale_max_age_s;
+    }
+    const bool hit = status == cache::LookupStatus::hit;
+    if (draw.head_index >= 0) {
+      counts.head_lookups += draw.weight;
+      counts.head_hits += hit ? draw.weight : 0.0;
+      counts.head_stale += stale ? draw.weight : 0.0;
+    } else {
+      ++counts.tail_lookups;
+      counts.tail_hits += hit;
+      counts.tail_stale += stale;
+    }
+  }
+
+  // The outage minute's shares of fresh and stale answers.
+  void record_outage(const MinuteCounts& counts, double scale) {
+    const double lookups = counts.head_lookups + static_cast<double>(counts.tail_lookups) * scale;
+    const double fresh = counts.head_hits + static_cast<double>(counts.tail_hits) * scale;
+    const double stale = counts.head_stale + static_cast<double>(counts.tail_stale) * scale;
+    curve_.outage_fresh.push_back(lookups > 0 ? static_cast<float>(fresh / lookups) : 0.0f);
+    curve_.outage_stale.push_back(lookups > 0 ? static_cast<float>(stale / lookups) : 0.0f);
+  }
+
   // Full-scale counts at the end of the minute: head requests at their weight, tail at 1/R.
   void record_minute(cache::Cache& cache, ExpiryLedger& ledger, std::size_t minute, const MinuteCounts& counts,
                      double scale) {
     hits_per_min_.push_back(counts.head_hits + static_cast<double>(counts.tail_hits) * scale);
+    prefetches_per_min_.push_back(counts.head_prefetches + static_cast<double>(counts.tail_prefetches) * scale);
     lookups_per_min_.push_back(counts.head_lookups + static_cast<double>(counts.tail_lookups) * scale);
     const std::uint64_t live = cache.stats().live_entries;
     const std::uint64_t head_linked = std::min<std::uint64_t>(live, ledger.head_linked_keys());
@@ -517,8 +635,9 @@ private:
   std::vector<std::uint8_t> scratch_;
   std::vector<cache::CacheKey> head_cache_keys_;  // the head's keys without ECS, built once
   std::vector<std::int32_t> head_key_slot_;         // per head key: its index there, -1 for ECS keys
-  std::vector<double> hits_per_min_, lookups_per_min_;
+  std::vector<double> hits_per_min_, lookups_per_min_, prefetches_per_min_;
   double memory_accesses_ = 0;
+  std::unique_ptr<cache::EntryCopy> copy_;  // lookups that read the entry (prefetch, outage)
 };
 
 // Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
@@ -542,6 +661,29 @@ void smooth_hit_rates(OccupancyCurve& c, const std::vector<double>& hits_per_min
   }
 }
 
+// Prefetches per request, smoothed as the hit rate (a centred window of up to 31
+// minutes), and their plateau mean (the last hour).
+void summarize_prefetch(OccupancyCurve& c, const std::vector<double>& prefetches_per_min,
+                        const std::vector<double>& lookups_per_min) {
+  const std::size_t len = c.entries.size();
+  std::vector<double> cumulative_prefetches(len + 1, 0), cumulative_lookups(len + 1, 0);
+  for (std::size_t m = 0; m < len; ++m) {
+    cumulative_prefetches[m + 1] = cumulative_prefetches[m] + prefetches_per_min[m];
+    cumulative_lookups[m + 1] = cumulative_lookups[m] + lookups_per_min[m];
+  }
+  c.prefetch_rate.assign(len, 0);
+  for (std::size_t m = 1; m < len; ++m) {
+    const std::size_t half = std::min<std::size_t>(15, (m - 1) / 2);
+    const std::size_t lo = m - half, hi = std::min(len - 1, m + half);
+    const double lookups = cumulative_lookups[hi + 1] - cumulative_lookups[lo];
+    c.prefetch_rate[m] =
+        lookups > 0 ? static_cast<float>((cumulative_prefetches[hi + 1] - cumulative_prefetches[lo]) / lookups) : 0.0f;
+  }
+  const std::size_t last = std::min<std::size_t>(60, len - 1);
+  const double lookups = cumulative_lookups[len] - cumulative_lookups[len - last];
+  c.plateau_prefetch_rate = lookups > 0 ? (cumulative_prefetches[len] - cumulative_prefetches[len - last]) / lookups : 0;
+}
+
 // The plateau figures: means over the last hour of the run.
 void summarize_plateau(OccupancyCurve& c, const std::vector<double>& hits_per_min, const std::vector<double>& lookups_per_min) {
   const std::size_t len = c.entries.size();
@@ -560,6 +702,9 @@ void summarize_plateau(OccupancyCurve& c, const std::vector<double>& hits_per_mi
 
 OccupancyCurve compute_curve(const CurveRequest& req) {
   const TrafficProfile& profile = *req.traffic;
+  if (req.outage_minutes > 0 && req.outage_start_minute > 0 &&
+      std::uint64_t{req.outage_start_minute} + req.outage_minutes > std::uint64_t{req.max_days} * 1440)
+    throw std::invalid_argument("curve: the outage ends after the curve's last minute (max_days)");
   OccupancyCurve c;
   c.sample_rate = std::min(req.max_sample_rate, static_cast<double>(req.sample_entries) / static_cast<double>(req.capacity));
   c.sample_rate = std::clamp(c.sample_rate, 1e-9, 1.0);
@@ -593,6 +738,7 @@ OccupancyCurve compute_curve(const CurveRequest& req) {
   c.segment_bytes = cache.stats().segment_bytes;
   smooth_hit_rates(c, run.hits_per_min(), run.lookups_per_min());
   summarize_plateau(c, run.hits_per_min(), run.lookups_per_min());
+  if (req.prefetch_percent > 0) summarize_prefetch(c, run.prefetches_per_min(), run.lookups_per_min());
   return c;
 }
 

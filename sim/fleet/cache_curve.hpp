@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cold-start curves of one instance, from the REAL cache on a sampled trace.
 //
 // Purpose: how many entries an instance holds, and its hit rate, t minutes after a
@@ -40,6 +41,26 @@
 // cache fills, 2 x Che's characteristic time (an entry not hit within t_C is evicted),
 // whichever is shorter; W is the horizon in whole hours, 1 to 6.
 //
+// Serve-stale and outages: with `outage_minutes`, the run includes an upstream outage
+// of that many minutes, starting at minute `outage_start_minute` of the curve, or, when
+// that is 0, after the curve's end (its plateau: the state most instances are in). During
+// the outage a request is looked up (Cache::lookup, reading the entry's expiry) and
+// nothing is inserted: a hit is answered fresh; an expired entry the arena still holds
+// is answered stale while now - expiry < stale_max_age_s; anything else (a miss, an
+// entry expired longer ago, stale off) fails (SERVFAIL). The log reclaims as before
+// (expired entries dropped first), so the stale window is what the arena still holds.
+// Head requests count their full thinning weight during the outage (no insert makes the
+// next w - 1 hit). outage_fresh / outage_stale are the shares per outage minute.
+//
+// Prefetch (prefetch_percent > 0): lookups read the entry (Cache::lookup); a hit with
+// less than prefetch_percent of its TTL left re-inserts the key's answer at once (the
+// background refresh, one upstream query, counted in prefetch_rate), so a name asked
+// often enough never expires in front of clients. A thinned head key is seen at 1/w of
+// its rate, so its last-percent window is hit less often than in full: when one of its
+// requests finds its entry expired, the share q = 1 - exp(-l p T) of that miss (the
+// chance that its full stream, rate l, asked within the last p of the TTL T) counts as a
+// hit and a refresh instead (in expectation, not per request).
+//
 // Costs: O(head keys + R * names) to build the trace, then one Cache::probe_at (and on a
 // miss one insert_encoded_held, the writer lock held for the minute) per sampled request,
 // in batches of 16 whose index buckets are prefetched two batches ahead (the trace's
@@ -62,6 +83,10 @@ struct CurveRequest {
   double max_sample_rate = 1.0;
   std::uint32_t max_days = 14;
   std::uint64_t seed = 1;
+  std::uint32_t stale_max_age_s = 86'400;  // serve's stale.max_age_s; 0 = no stale answers
+  double prefetch_percent = 0;             // serve's prefetch.percent; 0 = off
+  std::uint32_t outage_minutes = 0;        // 0 = no outage
+  std::uint32_t outage_start_minute = 0;   // 0 = after the curve's end; else its first minute (>= 1)
 };
 
 struct OccupancyCurve {
@@ -82,9 +107,21 @@ struct OccupancyCurve {
   double mean_entry_bytes = 0;         // mean padded arena bytes of this profile's entries
   double memory_accesses = 0;          // random cache-line accesses of the run (access_limit.hpp)
   std::uint64_t segment_bytes = 0;     // the private segment's size
+  // Prefetch: background refreshes per request during minute k (smoothed as hit_rate;
+  // empty when prefetch is off), and its plateau mean. Upstream queries = misses + these.
+  std::vector<float> prefetch_rate;
+  double plateau_prefetch_rate = 0;
+  // The outage (CurveRequest::outage_minutes; empty without one): per outage minute, the
+  // shares of requests answered fresh and stale; the rest failed. outage_start: the curve
+  // minute it began (entries.size() when it ran after the curve's end).
+  std::vector<float> outage_fresh, outage_stale;
+  std::uint32_t outage_start = 0;
 
   double entries_at(std::size_t minute) const { return minute < entries.size() ? entries[minute] : plateau_entries; }
   double hit_rate_at(std::size_t minute) const { return minute < hit_rate.size() ? hit_rate[minute] : plateau_hit_rate; }
+  double prefetch_rate_at(std::size_t minute) const {
+    return minute < prefetch_rate.size() ? prefetch_rate[minute] : plateau_prefetch_rate;
+  }
   double inserted_at(std::size_t minute) const {
     if (minute < inserted.size()) return inserted[minute];
     return inserted.back() + plateau_inserts_per_min * static_cast<double>(minute - inserted.size() + 1);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bytes per entry per layout, measured on each profile's own mix, cached in a file.
 //
 // Beside the bytes, each heap layout's resident / allocated ratio after a fill to

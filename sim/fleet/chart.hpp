@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Charts with gnuplot (Debian's gnuplot-nox, pngcairo or svg terminal).
 //
 // The chart is drawn from the CSV the command wrote, so the numbers in the picture are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Che's approximation with TTLs: the analytical cross-check of the cache curves.
 //
 // Model (LRU with non-resetting TTLs, after Che et al. 2002 and Fofack et al. 2014):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "curve_codec.hpp"
 
 #include <cstdint>
@@ -8,9 +9,9 @@ namespace dnsarena::sim::fleet {
 
 // A field added to either struct must be added to the codec below too (else a curve
 // from another rank silently lacks it): the sizes make the compiler say so.
-static_assert(sizeof(OccupancyCurve) == 5 * sizeof(std::vector<float>) + 14 * 8,
+static_assert(sizeof(OccupancyCurve) == 8 * sizeof(std::vector<float>) + 16 * 8,
               "OccupancyCurve changed: encode/decode the new field in curve_codec.cpp, then update this size");
-static_assert(sizeof(CurveJob) == 2 * sizeof(std::string) + 6 * 8,
+static_assert(sizeof(CurveJob) == 2 * sizeof(std::string) + 8 * 8,
               "CurveJob changed: encode/decode the new field in curve_codec.cpp, then update this size");
 
 std::string encode_job(const CurveJob& j) {
@@ -23,6 +24,10 @@ std::string encode_job(const CurveJob& j) {
   w.pod(j.sample_entries);
   w.pod(j.max_sample_rate);
   w.pod(j.max_days);
+  w.pod(j.stale_max_age_s);
+  w.pod(j.prefetch_percent);
+  w.pod(j.outage_minutes);
+  w.pod(j.outage_start_minute);
   return w.take();
 }
 
@@ -37,6 +42,10 @@ CurveJob decode_job(const std::string& bytes) {
   j.sample_entries = r.pod<std::uint32_t>();
   j.max_sample_rate = r.pod<double>();
   j.max_days = r.pod<std::uint32_t>();
+  j.stale_max_age_s = r.pod<std::uint32_t>();
+  j.prefetch_percent = r.pod<double>();
+  j.outage_minutes = r.pod<std::uint32_t>();
+  j.outage_start_minute = r.pod<std::uint32_t>();
   r.finish();
   return j;
 }
@@ -62,6 +71,11 @@ std::string encode_curve(const OccupancyCurve& c) {
   w.pod(c.mean_entry_bytes);
   w.pod(c.memory_accesses);
   w.pod(c.segment_bytes);
+  w.vec(c.prefetch_rate);
+  w.pod(c.plateau_prefetch_rate);
+  w.vec(c.outage_fresh);
+  w.vec(c.outage_stale);
+  w.pod(c.outage_start);
   return w.take();
 }
 
@@ -87,6 +101,11 @@ OccupancyCurve decode_curve(const std::string& bytes) {
   c.mean_entry_bytes = r.pod<double>();
   c.memory_accesses = r.pod<double>();
   c.segment_bytes = r.pod<std::uint64_t>();
+  c.prefetch_rate = r.vec<float>();
+  c.plateau_prefetch_rate = r.pod<double>();
+  c.outage_fresh = r.vec<float>();
+  c.outage_stale = r.vec<float>();
+  c.outage_start = r.pod<std::uint32_t>();
   r.finish();
   return c;
 }

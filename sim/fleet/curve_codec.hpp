@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Curve jobs and curves as bytes, for MPI messages between ranks (distributed_run.hpp).
 //
 // Format: fields in declaration order, native byte order and float formats (every rank

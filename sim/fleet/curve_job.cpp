@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "curve_job.hpp"
 
 #include <tbb/parallel_for.h>
@@ -25,7 +26,8 @@ CurveRunner* g_current = &g_local;
 
 }  // namespace
 
-CurveJob make_curve_job(const FleetConfig& fleet, std::size_t dc, std::uint64_t capacity, double rate_qps) {
+CurveJob make_curve_job(const FleetConfig& fleet, std::size_t dc, std::uint64_t capacity, double rate_qps,
+                        std::uint32_t outage_minutes) {
   CurveJob j;
   j.fleet = fleet.name;
   j.datacenter = fleet.datacenters.at(dc).name;
@@ -35,6 +37,9 @@ CurveJob make_curve_job(const FleetConfig& fleet, std::size_t dc, std::uint64_t 
   j.sample_entries = fleet.sample_entries;
   j.max_sample_rate = fleet.max_sample_rate;
   j.max_days = fleet.curve_max_days;
+  j.stale_max_age_s = fleet.datacenters[dc].stale_max_age_s;
+  j.prefetch_percent = fleet.datacenters[dc].prefetch_percent;
+  j.outage_minutes = outage_minutes;
   return j;
 }
 
@@ -55,6 +60,10 @@ OccupancyCurve run_curve_job(const FleetConfig& fleet, const CurveJob& job) {
   req.max_sample_rate = job.max_sample_rate;
   req.max_days = job.max_days;
   req.seed = job.seed;
+  req.stale_max_age_s = job.stale_max_age_s;
+  req.prefetch_percent = job.prefetch_percent;
+  req.outage_minutes = job.outage_minutes;
+  req.outage_start_minute = job.outage_start_minute;
   return compute_curve(req);
 }
 

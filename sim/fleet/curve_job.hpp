@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One cold-start curve to compute, named so that any process holding the same fleet file
 // can compute it (an MPI rank on another machine), and the runner that computes a batch.
 //
@@ -28,10 +29,16 @@ struct CurveJob {
   std::uint32_t sample_entries = 0;
   double max_sample_rate = 1.0;
   std::uint32_t max_days = 0;
+  std::uint32_t stale_max_age_s = 0;   // the datacenter's
+  double prefetch_percent = 0;         // the datacenter's
+  std::uint32_t outage_minutes = 0;    // 0: no outage (CurveRequest)
+  std::uint32_t outage_start_minute = 0;
 };
 
-// The job for datacenter `dc` of `fleet` (seed: curve_seed(fleet, dc)).
-CurveJob make_curve_job(const FleetConfig& fleet, std::size_t dc, std::uint64_t capacity, double rate_qps);
+// The job for datacenter `dc` of `fleet` (seed: curve_seed(fleet, dc); stale window and
+// prefetch: the datacenter's), with an outage of `outage_minutes` after the curve's end.
+CurveJob make_curve_job(const FleetConfig& fleet, std::size_t dc, std::uint64_t capacity, double rate_qps,
+                        std::uint32_t outage_minutes = 0);
 // Computes the job's curve from `fleet`'s datacenter of that name; throws
 // std::runtime_error when the fleet has no such datacenter or another name.
 OccupancyCurve run_curve_job(const FleetConfig& fleet, const CurveJob& job);

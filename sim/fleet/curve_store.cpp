@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "curve_store.hpp"
 
 #include <cmath>
@@ -12,16 +13,18 @@ std::uint64_t curve_seed(const FleetConfig& fleet, std::size_t dc) { return flee
 double bucket_rate(double median, int bucket) { return median * std::exp2(bucket / kBucketsPerOctave); }
 
 OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, double rate) const {
-  const Datacenter& d = fleet_.datacenters.at(dc);
-  CurveRequest req;
-  req.traffic = &d.traffic;
-  req.capacity = capacity;
-  req.rate_qps = rate;
-  req.sample_entries = fleet_.sample_entries;
-  req.max_sample_rate = fleet_.max_sample_rate;
-  req.max_days = fleet_.curve_max_days;
-  req.seed = curve_seed(fleet_, dc);
-  return compute_curve(req);
+  return compute_at(dc, capacity, rate, outage_minutes_.at(dc));
+}
+
+OccupancyCurve CurveStore::compute_at(std::size_t dc, std::uint64_t capacity, double rate,
+                                      std::uint32_t outage_minutes) const {
+  return run_curve_job(fleet_, make_curve_job(fleet_, dc, capacity, rate, outage_minutes));
+}
+
+void CurveStore::set_outage_minutes(std::size_t dc, std::uint32_t minutes) {
+  for (const auto& [k, c] : curves_)
+    if (k.dc == dc) throw std::logic_error("set_outage_minutes after a curve of the datacenter was computed");
+  outage_minutes_.at(dc) = minutes;
 }
 
 void CurveStore::compute(const std::vector<CurveKey>& keys) {
@@ -34,7 +37,8 @@ void CurveStore::compute(const std::vector<CurveKey>& keys) {
   // The runner in use: this process (oneTBB), or MPI ranks (distributed_run.hpp).
   std::vector<CurveJob> jobs;
   for (const CurveKey& k : todo)
-    jobs.push_back(make_curve_job(fleet_, k.dc, k.capacity, bucket_rate(fleet_.datacenters[k.dc].rate_median_qps, k.bucket)));
+    jobs.push_back(make_curve_job(fleet_, k.dc, k.capacity, bucket_rate(fleet_.datacenters[k.dc].rate_median_qps, k.bucket),
+                                  outage_minutes_[k.dc]));
   std::vector<OccupancyCurve> out = curve_runner().run(fleet_, jobs);
   for (std::size_t i = 0; i < todo.size(); ++i) curves_[todo[i]] = std::make_shared<OccupancyCurve>(std::move(out[i]));
 }

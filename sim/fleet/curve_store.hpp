@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Memoized cold-start curves: each distinct (datacenter, capacity, rate bucket) curve is
 // computed once from the real cache (cache_curve.hpp) and shared by every instance in it.
 //
@@ -34,13 +35,18 @@ double bucket_rate(double median, int bucket);
 
 class CurveStore {
 public:
-  explicit CurveStore(const FleetConfig& fleet) : fleet_(fleet) {}
+  explicit CurveStore(const FleetConfig& fleet) : fleet_(fleet), outage_minutes_(fleet.datacenters.size(), 0) {}
+  // Curves of datacenter `dc` computed from now on run an upstream outage of `minutes`
+  // after their end (cache_curve.hpp). REQUIRES: no curve of `dc` computed yet.
+  void set_outage_minutes(std::size_t dc, std::uint32_t minutes);
   // Computes every missing curve of `keys`, in parallel.
   void compute(const std::vector<CurveKey>& keys);
   // REQUIRES: compute() ran for key.
   const OccupancyCurve& get(const CurveKey& key) const;
   // Computes one curve at an exact rate (not memoized by bucket).
   OccupancyCurve compute_at(std::size_t dc, std::uint64_t capacity, double rate) const;
+  // The same with an outage of `outage_minutes` after the curve's end.
+  OccupancyCurve compute_at(std::size_t dc, std::uint64_t capacity, double rate, std::uint32_t outage_minutes) const;
   std::uint64_t sampled_requests() const;
   double cache_seconds() const;
   // Random memory accesses of the curve runs, and their segments' size weighted by
@@ -52,6 +58,7 @@ public:
 private:
   const FleetConfig& fleet_;
   std::map<CurveKey, std::shared_ptr<OccupancyCurve>> curves_;
+  std::vector<std::uint32_t> outage_minutes_;  // per datacenter
 };
 
 }  // namespace dnsarena::sim::fleet

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How `sim rollout`, `sim tune` and `sim sweep` run under mpirun.
 //
-//   mpirun -np N dnsarena sim rollout --fleet F --plan P ...
+//   mpirun -np N dnsarena-lab sim rollout --fleet F --plan P ...
 //
 // Every rank parses the same command line. Rank 0 runs the command as a single process
 // would, except that each batch of curves (CurveStore::compute) goes to an MPI task

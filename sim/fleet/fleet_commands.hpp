@@ -1,4 +1,5 @@
-// `dnsarena sim rollout`, `sim tune` and `sim sweep`: the fleet simulator's commands,
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim rollout`, `sim tune` and `sim sweep`: the fleet simulator's commands,
 // registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

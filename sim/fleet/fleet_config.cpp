@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "fleet_config.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include <chrono>
 #include <cstdio>
@@ -52,6 +54,16 @@ void read_datacenter_keys(MapReader& r, Datacenter& d) {
   }
   if (r.has("capacity")) d.capacity = r.integer("capacity", 1, 100'000'000'000ull);
   if (r.has("restarts_per_day")) d.restarts_per_day = r.number("restarts_per_day", 0, 24);
+  if (r.has("stale")) {
+    MapReader q = r.map("stale");
+    d.stale_max_age_s = static_cast<std::uint32_t>(q.integer("max_age_s", 0, 30u * 86'400));
+    q.finish();
+  }
+  if (r.has("prefetch")) {
+    MapReader q = r.map("prefetch");
+    d.prefetch_percent = q.number("percent", 0, 50);
+    q.finish();
+  }
 }
 
 Datacenter read_datacenter(const std::string& file, const YAML::Node& node, std::size_t index) {
@@ -106,6 +118,43 @@ FleetConfig load_fleet(const std::string& path) {
   return f;
 }
 
+namespace {
+
+// outages: [{datacenter, at, minutes}]: within the simulated span, the datacenter one of
+// the fleet's, no two of one datacenter overlapping.
+void read_outages(MapReader& r, const FleetConfig& fleet, RolloutPlan& p) {
+  const YAML::Node list = r.sequence("outages");
+  const std::int64_t span_minutes = (p.sim_end_day - p.sim_start_day) * 1440;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    MapReader o(r.file(), list[i], "outages[" + std::to_string(i) + "]");
+    Outage out;
+    out.datacenter = o.text("datacenter");
+    const auto it = std::find_if(fleet.datacenters.begin(), fleet.datacenters.end(),
+                                 [&](const Datacenter& d) { return d.name == out.datacenter; });
+    if (it == fleet.datacenters.end())
+      o.fail("datacenter", "not a datacenter of fleet '" + fleet.name + "': '" + out.datacenter + "'");
+    out.dc = static_cast<std::size_t>(it - fleet.datacenters.begin());
+    try {
+      out.minute = parse_date_time_minutes(o.text("at")) - p.sim_start_day * 1440;
+    } catch (const std::invalid_argument& e) {
+      o.fail("at", e.what());
+    }
+    out.minutes = static_cast<std::uint32_t>(o.integer("minutes", 1, 7 * 1440));
+    o.finish();
+    if (out.minute < 0 || out.minute + out.minutes > span_minutes)
+      o.fail("at", "the outage must lie within the simulated span (" + format_date_days(p.sim_start_day) + " .. " +
+                       format_date_days(p.sim_end_day) + ")");
+    for (const Outage& other : p.outages)
+      if (other.dc == out.dc && out.minute < other.minute + other.minutes && other.minute < out.minute + out.minutes)
+        o.fail("at", "overlaps another outage of datacenter '" + out.datacenter + "'");
+    p.outages.push_back(out);
+  }
+  std::sort(p.outages.begin(), p.outages.end(),
+            [](const Outage& a, const Outage& b) { return std::tie(a.dc, a.minute) < std::tie(b.dc, b.minute); });
+}
+
+}  // namespace
+
 RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
   const YAML::Node root = load_yaml_file(path);
   MapReader r(path, root, "");
@@ -155,6 +204,13 @@ RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
     MapReader pub = r.map("published");
     p.published_p90_after_gb = pub.number_or("p90_after_gb", 0.0, 0.0, 1e6);
     p.published_p99_after_gb = pub.number_or("p99_after_gb", 0.0, 0.0, 1e6);
+    p.published_p90_before_gb = pub.number_or("p90_before_gb", 0.0, 0.0, 1e6);
+    p.published_p99_before_gb = pub.number_or("p99_before_gb", 0.0, 0.0, 1e6);
+    if ((p.published_p90_before_gb > 0) != (p.published_p99_before_gb > 0))
+      pub.fail(pub.has("p90_before_gb") ? "p90_before_gb" : "p99_before_gb",
+               "the before-state fit needs both p90_before_gb and p99_before_gb");
+    if (p.published_p90_before_gb > 0 && !(p.published_p99_before_gb > p.published_p90_before_gb))
+      pub.fail("p99_before_gb", "must be above p90_before_gb (two points of one line)");
     pub.finish();
   }
   const YAML::Node waves = r.sequence("waves");
@@ -187,8 +243,28 @@ RolloutPlan load_plan(const std::string& path, const FleetConfig& fleet) {
     p.waves.push_back(wave);
   }
   if (p.waves.empty()) r.fail("waves", "needs at least one wave");
+  if (r.has("outages")) read_outages(r, fleet, p);
   r.finish();
   return p;
+}
+
+std::uint32_t RolloutPlan::longest_outage(std::size_t dc) const {
+  std::uint32_t longest = 0;
+  for (const Outage& o : outages)
+    if (o.dc == dc) longest = std::max(longest, o.minutes);
+  return longest;
+}
+
+std::int64_t parse_date_time_minutes(const std::string& s) {
+  const std::size_t t = s.find('T');
+  const std::int64_t day = parse_date_days(s.substr(0, t));
+  if (t == std::string::npos) return day * 1440;
+  int h = -1, m = -1;
+  char extra = 0;
+  if (std::sscanf(s.c_str() + t + 1, "%2d:%2d%c", &h, &m, &extra) != 2 || s.size() != t + 6 || h < 0 || h > 23 || m < 0 ||
+      m > 59)
+    throw std::invalid_argument("expected a time YYYY-MM-DDTHH:MM (00:00 to 23:59), got '" + s + "'");
+  return day * 1440 + h * 60 + m;
 }
 
 std::int64_t parse_date_days(const std::string& s) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "fleet_walk.hpp"
 
 #include <tbb/parallel_for.h>
@@ -78,7 +79,7 @@ public:
       st.p98_gb = walk_.distinct[pick[2]] / kGB, st.p99_gb = walk_.distinct[pick[3]] / kGB;
       st.fleet_total_gb = total_rss_ / kGB;
       st.mean_hit_rate = requests_ > 0 ? hits_ / requests_ : 0;
-      st.upstream_qps = requests_ - hits_;
+      st.upstream_qps = requests_ - hits_ + prefetches_;  // prefetches_ is exactly 0 without prefetch
       st.share_upgraded = upgraded_ / static_cast<double>(count);
     }
   }
@@ -91,6 +92,7 @@ private:
     const WalkRow* old = st.row;
     total_rss_ -= old->rss;
     hits_ -= st.rate * old->hit;
+    prefetches_ -= st.rate * old->prefetch;
     upgraded_ -= st.version;  // re-added below: the version may change
     if (s * step_ < st.next_event) {
       ++st.row;  // on its curve (else it would not have been woken before its next event)
@@ -149,6 +151,7 @@ private:
   void add_values(const InstanceState& st) {
     total_rss_ += st.row->rss;
     hits_ += st.rate * st.row->hit;
+    prefetches_ += st.rate * st.row->prefetch;
     upgraded_ += st.version;
   }
 
@@ -172,7 +175,7 @@ private:
   std::vector<InstanceState> state_;
   std::vector<std::uint32_t> near_;
   std::vector<std::vector<std::uint32_t>> far_;
-  double total_rss_ = 0, hits_ = 0, requests_ = 0, upgraded_ = 0;
+  double total_rss_ = 0, hits_ = 0, requests_ = 0, upgraded_ = 0, prefetches_ = 0;
 };
 
 class LocalSpanRunner final : public SpanRunner {

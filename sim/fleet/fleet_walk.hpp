@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet steps of `sim rollout`: every instance's RSS and hit rate at every step, the
 // exact RSS percentiles across instances, the fleet totals (rollout_sim.hpp builds the
 // input: instances, their restart/upgrade events, the RSS-by-age tables).
@@ -26,6 +27,7 @@ struct RolloutStep;
 struct WalkRow {
   std::uint32_t value = 0;  // index of `rss` in FleetWalk::distinct
   float rss = 0, hit = 0;
+  float prefetch = 0;       // background refreshes per request (prefetch), upstream beside the misses
 };
 
 // A restart or the upgrade: from `minute` on (since sim start; may be negative: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet walk's input and a span's rows as bytes, for MPI messages between ranks
 // (distributed_run.hpp; format: byte_codec.hpp). Rank 0 sends the walk to every rank
 // once, then spans as tasks; each span comes back as its RolloutStep rows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An allocator for the trace's large random-access tables (alias cells, head keys):
 // blocks of 2 MiB or more are mapped 2 MiB-aligned with MADV_HUGEPAGE, so a random read
 // into them needs no 4 KiB page walk (transparent huge pages are `madvise` on this VM:

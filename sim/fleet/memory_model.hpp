@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Resident memory of one instance's cache, by layout.
 //
 // Heap layouts (v0..v5) under jemalloc: resident = live entries x allocated bytes per

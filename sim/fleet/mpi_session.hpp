@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Whether this process was started by mpirun, and MPI's lifetime when it was.
 //
 // The one dnsarena binary serves both cases: run directly, it never calls MPI (libmpi is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A task farm over MPI ranks: rank 0 hands out independent tasks (bytes in, bytes out),
 // the longest first, to its own threads and to the other ranks as they free up; the other
 // ranks serve tasks until rank 0 stops them. Used for curve runs and fleet spans

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exact order statistics of a multiset whose values come from a known finite set.
 //
 // The fleet's RSS values all come from the age tables (one value per curve, version and

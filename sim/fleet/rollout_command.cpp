@@ -1,4 +1,5 @@
-// `dnsarena sim rollout --fleet F --plan P [--out DIR] [--json]`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim rollout --fleet F --plan P [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -76,6 +77,38 @@ void run(const RolloutArgs& a) {
   };
   published("p90", r.p90_after, plan.published_p90_after_gb);
   published("p99", r.p99_after, plan.published_p99_after_gb);
+  const ProcessMemoryFit& fit = r.fit;
+  if (fit.fitted) {
+    std::fprintf(report,
+                 "\nprocess memory fitted to the published before-state (p90 %.2f, p99 %.2f GB): outside the cache %.3f GB "
+                 "(the fleet file assumes %.2f), cache bytes x %.4f\n",
+                 plan.published_p90_before_gb, plan.published_p99_before_gb, fit.process_gb, fit.assumed_process_gb,
+                 fit.cache_scale);
+    std::fprintf(report, "after-state, out of sample: p90 %.2f GB", fit.p90_after_gb);
+    if (plan.published_p90_after_gb > 0)
+      std::fprintf(report, " (published %.2f, error %+.1f%%)", plan.published_p90_after_gb,
+                   100 * (fit.p90_after_gb / plan.published_p90_after_gb - 1));
+    std::fprintf(report, ", p99 %.2f GB", fit.p99_after_gb);
+    if (plan.published_p99_after_gb > 0)
+      std::fprintf(report, " (published %.2f, error %+.1f%%)", plan.published_p99_after_gb,
+                   100 * (fit.p99_after_gb / plan.published_p99_after_gb - 1));
+    std::fprintf(report, "\n");
+    if (fit.after_fitted)
+      std::fprintf(report, "(the after-state alone would need %.3f GB outside the cache and cache bytes x %.4f)\n",
+                   fit.after_process_gb, fit.after_cache_scale);
+  } else if (plan.published_p90_before_gb > 0) {
+    std::fprintf(report, "process memory not fitted: %s\n", fit.why_not.c_str());
+  }
+  if (!r.outages.empty()) {
+    std::fprintf(report, "\nupstream outages: share of the datacenter's requests answered fresh, stale, failed (SERVFAIL)\n");
+    std::fprintf(report, "%-14s %-17s %7s %9s %14s %8s %8s %8s\n", "datacenter", "at", "minutes", "stale_max", "requests",
+                 "fresh", "stale", "failed");
+    for (const OutageReport& o : r.outages)
+      std::fprintf(report, "%-14s %-17s %7u %8us %14.0f %8.4f %8.4f %8.4f\n", o.datacenter.c_str(),
+                   time_of(r, o.minute).c_str(), o.minutes, o.stale_max_age_s, o.requests, o.fresh_share,
+                   o.stale_share, o.failed_share);
+    std::fprintf(report, "all outages: %.4f answered stale, %.4f failed\n", r.outage_stale_share, r.outage_failed_share);
+  }
   std::fprintf(report, "upgrade restarts: %s; peak upstream during the rollout %.0f q/s\n", plan.warm_upgrade ? "warm" : "cold",
               r.peak_upstream_qps);
   std::fprintf(report, "\ncalibration %s: %zu profiles measured, %zu reused\n", cal.path().c_str(), cal.measured(), cal.reused());
@@ -124,6 +157,31 @@ void run(const RolloutArgs& a) {
                         {"csv", csv},                    {"chart", charted ? png : ""}};
     if (plan.published_p90_after_gb > 0) j["published_p90_after_gb"] = plan.published_p90_after_gb;
     if (plan.published_p99_after_gb > 0) j["published_p99_after_gb"] = plan.published_p99_after_gb;
+    if (fit.fitted) {
+      j["process_memory_fit"] = {{"published_p90_before_gb", plan.published_p90_before_gb},
+                                 {"published_p99_before_gb", plan.published_p99_before_gb},
+                                 {"assumed_process_gb", fit.assumed_process_gb},
+                                 {"process_gb", fit.process_gb},
+                                 {"cache_scale", fit.cache_scale},
+                                 {"p90_after_gb", fit.p90_after_gb},
+                                 {"p99_after_gb", fit.p99_after_gb}};
+      if (fit.after_fitted) {
+        j["process_memory_fit"]["after_state_alone_process_gb"] = fit.after_process_gb;
+        j["process_memory_fit"]["after_state_alone_cache_scale"] = fit.after_cache_scale;
+      }
+    } else if (plan.published_p90_before_gb > 0) {
+      j["process_memory_fit"] = {{"fitted", false}, {"why_not", fit.why_not}};
+    }
+    if (!r.outages.empty()) {
+      auto& outs = j["outages"] = nlohmann::json::array();
+      for (const OutageReport& o : r.outages)
+        outs.push_back({{"datacenter", o.datacenter}, {"at", time_of(r, o.minute)}, {"minutes", o.minutes},
+                        {"stale_max_age_s", o.stale_max_age_s}, {"requests", o.requests},
+                        {"fresh_share", o.fresh_share}, {"stale_share", o.stale_share},
+                        {"failed_share", o.failed_share}});
+      j["outage_stale_share"] = r.outage_stale_share;
+      j["outage_failed_share"] = r.outage_failed_share;
+    }
     auto& dcs = j["datacenters"] = nlohmann::json::array();
     for (const auto& c : r.checks)
       dcs.push_back({{"datacenter", c.datacenter}, {"capacity", c.capacity}, {"sample_rate", c.sample_rate},
@@ -144,7 +202,12 @@ void add_rollout_command(CLI::App& sim) {
       sim, "rollout",
       "Simulate fleet RSS (p50/p90/p98/p99 across instances) over time while a layout rolls out.\n"
       "Curves come from the real cache on a SHARDS-sampled trace; bytes per entry from the layouts\n"
-      "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.",
+      "calibration (cached in --calibration). Writes DIR/rollout.csv and DIR/rollout.png.\n"
+      "A plan's `outages: [{datacenter, at, minutes}]` schedules upstream outages: the report, the CSV\n"
+      "(stale_share, failed_share) and --json give the share of requests answered stale and failed\n"
+      "(datacenters' `stale: {max_age_s}` and `prefetch: {percent}` as serve's). `published:\n"
+      "{p90_before_gb, p99_before_gb}` fits the process memory outside the cache to the before-state\n"
+      "and prints the after-state as an out-of-sample prediction.",
       [](const RolloutArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "rollout-out");
   c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);

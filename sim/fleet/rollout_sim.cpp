@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "rollout_sim.hpp"
 
 #include <algorithm>
@@ -37,7 +38,8 @@ struct Instance {
 // RSS (bytes), hit rate by age in steps, for one curve under one layout; past the end: last value
 // (the walk takes them as rows: fleet_walk.hpp).
 struct AgeTable {
-  std::vector<float> rss, hit, entries;
+  std::vector<float> rss, hit, entries, prefetch;
+  std::vector<float> outage_fresh, outage_stale;  // the curve's outage after its end (per outage minute)
   std::vector<std::uint32_t> rss_index;  // each rss value's index in the fleet's sorted distinct RSS values
   std::size_t last(std::int64_t age) const { return std::min<std::size_t>(static_cast<std::size_t>(age), rss.size() - 1); }
 };
@@ -220,7 +222,10 @@ private:
                                                                                      curve.inserted_at(age))));
       t.hit.push_back(static_cast<float>(curve.hit_rate_at(age)));
       t.entries.push_back(static_cast<float>(curve.entries_at(age)));
+      t.prefetch.push_back(static_cast<float>(curve.prefetch_rate_at(age)));
     }
+    t.outage_fresh = curve.outage_fresh;
+    t.outage_stale = curve.outage_stale;
     tables_.push_back(std::move(t));
     return it->second;
   }
@@ -265,7 +270,8 @@ FleetWalk make_walk(const std::vector<Instance>& instances, const std::vector<Ag
   w.distinct = std::move(distinct);
   for (const AgeTable& t : tables) {
     w.table_start.push_back(w.rows.size());
-    for (std::size_t age = 0; age < t.rss.size(); ++age) w.rows.push_back({t.rss_index[age], t.rss[age], t.hit[age]});
+    for (std::size_t age = 0; age < t.rss.size(); ++age)
+      w.rows.push_back({t.rss_index[age], t.rss[age], t.hit[age], t.prefetch[age]});
   }
   w.table_start.push_back(w.rows.size());
   w.rate.reserve(instances.size());
@@ -297,6 +303,66 @@ void summarize_plateaus(RolloutResult& res, std::int64_t total_minutes) {
       res.peak_upstream_qps = std::max(res.peak_upstream_qps, st.upstream_qps);
       res.lowest_hit_rate = std::min(res.lowest_hit_rate, st.mean_hit_rate);
     }
+}
+
+// The outages (rollout_sim.hpp): per outage minute, every instance of the datacenter at
+// its age then, request-weighted; the steps whose minute falls in an outage get the
+// fleet's shares.
+void apply_outages(RolloutResult& res, const FleetConfig& fleet, const RolloutPlan& plan,
+                   const std::vector<Instance>& instances, const std::vector<AgeTable>& tables, std::int64_t step) {
+  if (plan.outages.empty()) return;
+  double fleet_rate = 0;
+  for (const Instance& in : instances) fleet_rate += in.rate;
+  double all_requests = 0, all_stale = 0, all_failed = 0;
+  for (const Outage& o : plan.outages) {
+    OutageReport rep;
+    rep.datacenter = o.datacenter;
+    rep.minute = o.minute;
+    rep.minutes = o.minutes;
+    rep.stale_max_age_s = fleet.datacenters[o.dc].stale_max_age_s;
+    double fresh = 0, stale = 0, failed = 0;
+    for (std::uint32_t x = 0; x < o.minutes; ++x) {
+      const std::int64_t minute = o.minute + x;
+      double minute_stale = 0, minute_failed = 0;
+      for (const Instance& in : instances) {
+        if (in.dc != o.dc) continue;
+        // Its latest event at or before the minute (the first is at a negative minute).
+        const auto next = std::upper_bound(in.events.begin(), in.events.end(), minute,
+                                           [](std::int64_t m, const Event& e) { return m < e.minute; });
+        const Event& ev = *(next - 1);
+        const AgeTable& t = tables[in.table[ev.version]];
+        if (t.outage_fresh.empty()) throw std::logic_error("outage of a datacenter whose curves ran none");
+        const std::size_t age = t.last((minute - ev.minute) / step + ev.start_age);
+        const float plateau_hit = t.hit.back();
+        const double scale =
+            age + 1 < t.hit.size() && plateau_hit > 0 ? std::clamp(t.hit[age] / plateau_hit, 0.0f, 1.0f) : 1.0;
+        const std::size_t k = std::min<std::size_t>(x, t.outage_fresh.size() - 1);
+        const double f = scale * t.outage_fresh[k], s = scale * t.outage_stale[k];
+        rep.requests += in.rate * 60;
+        fresh += in.rate * 60 * f;
+        minute_stale += in.rate * s;
+        minute_failed += in.rate * std::max(0.0, 1.0 - f - s);
+      }
+      stale += minute_stale * 60;
+      failed += minute_failed * 60;
+      if (minute % step == 0 && minute / step < static_cast<std::int64_t>(res.steps.size())) {
+        RolloutStep& st = res.steps[static_cast<std::size_t>(minute / step)];
+        st.stale_share += minute_stale / fleet_rate;
+        st.failed_share += minute_failed / fleet_rate;
+      }
+    }
+    if (rep.requests > 0) {
+      rep.fresh_share = fresh / rep.requests;
+      rep.stale_share = stale / rep.requests;
+      rep.failed_share = failed / rep.requests;
+    }
+    all_requests += rep.requests;
+    all_stale += stale;
+    all_failed += failed;
+    res.outages.push_back(rep);
+  }
+  res.outage_stale_share = all_requests > 0 ? all_stale / all_requests : 0;
+  res.outage_failed_share = all_requests > 0 ? all_failed / all_requests : 0;
 }
 
 // Each datacenter's curve at the median rate beside Che's estimate.
@@ -348,6 +414,7 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.instances = instances.size();
 
   CurveStore store(fleet);
+  for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) store.set_outage_minutes(d, plan.longest_outage(d));
   compute_curves(store, fleet, instances, sizing);
   res.curves = store.size();
   res.sampled_requests = store.sampled_requests();
@@ -368,22 +435,65 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.fleet_cpu_s = process_cpu_seconds() - curves_cpu;
 
   summarize_plateaus(res, total_minutes);
+  apply_outages(res, fleet, plan, instances, tables.tables(), step);
   res.checks = datacenter_checks(fleet, plan, store, sizing);
+  res.fit = fit_process_memory(fleet, plan, res);
   return res;
+}
+
+ProcessMemoryFit fit_process_memory(const FleetConfig& fleet, const RolloutPlan& plan, const RolloutResult& r) {
+  ProcessMemoryFit f;
+  if (!(plan.published_p90_before_gb > 0 && plan.published_p99_before_gb > 0)) {
+    f.why_not = "the plan gives no published before-state (published: {p90_before_gb, p99_before_gb})";
+    return f;
+  }
+  const double p0 = fleet.datacenters.front().process_gb;
+  for (const Datacenter& d : fleet.datacenters)
+    if (d.process_gb != p0) {
+      f.why_not = "process_gb differs across datacenters ('" + d.name + "'): a percentile is not P0 + the cache's";
+      return f;
+    }
+  f.assumed_process_gb = p0;
+  // Two points of pub = P + k x cache, cache = predicted - P0.
+  auto solve = [&](double c90, double c99, double pub90, double pub99, double* p, double* k) {
+    if (!(c99 - c90 > 1e-9)) return false;
+    *k = (pub99 - pub90) / (c99 - c90);
+    *p = pub90 - *k * c90;
+    return true;
+  };
+  if (!solve(r.p90_before - p0, r.p99_before - p0, plan.published_p90_before_gb, plan.published_p99_before_gb,
+             &f.process_gb, &f.cache_scale)) {
+    f.why_not = "the predicted before-state has p99 <= p90: no slope to fit";
+    return f;
+  }
+  f.fitted = true;
+  f.p90_after_gb = f.process_gb + f.cache_scale * (r.p90_after - p0);
+  f.p99_after_gb = f.process_gb + f.cache_scale * (r.p99_after - p0);
+  if (plan.published_p90_after_gb > 0 && plan.published_p99_after_gb > 0)
+    f.after_fitted = solve(r.p90_after - p0, r.p99_after - p0, plan.published_p90_after_gb,
+                           plan.published_p99_after_gb, &f.after_process_gb, &f.after_cache_scale);
+  return f;
 }
 
 void write_rollout_csv(const RolloutResult& r, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error(path + ": cannot write");
-  out << "time,day,share_upgraded,p50_gb,p90_gb,p98_gb,p99_gb,fleet_total_gb,mean_hit_rate,upstream_qps\n";
+  const bool outages = !r.outages.empty();
+  out << "time,day,share_upgraded,p50_gb,p90_gb,p98_gb,p99_gb,fleet_total_gb,mean_hit_rate,upstream_qps"
+      << (outages ? ",stale_share,failed_share\n" : "\n");
   char buf[320];
   for (const auto& s : r.steps) {
     const std::int64_t day = r.sim_start_day + s.minute / 1440;
     const int mod = static_cast<int>(s.minute % 1440);
-    std::snprintf(buf, sizeof buf, "%sT%02d:%02d,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.5f,%.1f\n",
+    std::snprintf(buf, sizeof buf, "%sT%02d:%02d,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.5f,%.1f",
                   format_date_days(day).c_str(), mod / 60, mod % 60, s.minute / 1440.0, s.share_upgraded, s.p50_gb,
                   s.p90_gb, s.p98_gb, s.p99_gb, s.fleet_total_gb, s.mean_hit_rate, s.upstream_qps);
     out << buf;
+    if (outages) {
+      std::snprintf(buf, sizeof buf, ",%.6f,%.6f", s.stale_share, s.failed_share);
+      out << buf;
+    }
+    out << '\n';
   }
   if (!out) throw std::runtime_error(path + ": write failed");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A spatially sampled request trace of one datacenter's traffic (SHARDS-style).
 //
 // Model: names have Zipf(alpha) popularity over a universe of N; a request picks a name,

@@ -1,4 +1,5 @@
-// `dnsarena sim sweep --fleet F --plans P1,P2 [--capacities 0.5x,1x,2x] [--layouts v5,arena]
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim sweep --fleet F --plans P1,P2 [--capacities 0.5x,1x,2x] [--layouts v5,arena]
 //                     [--out DIR] [--calibration FILE] [--json]`
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A planner's sweep: every datacenter x candidate capacity x layout x rollout plan, one
-// row per combination (`dnsarena sim sweep`).
+// row per combination (`dnsarena-lab sim sweep`).
 //
 // Model: each combination is a rollout (rollout_sim.hpp) of ONE datacenter alone (a copy
 // of the fleet holding only it, its capacity set to the candidate, the plan's to-layout

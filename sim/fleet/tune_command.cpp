@@ -1,4 +1,5 @@
-// `dnsarena sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -20,6 +21,7 @@ namespace {
 struct TuneArgs : FleetRunOptions {
   std::string layout, reinvest = "arena";
   double headroom = 0.1;
+  OutageGoal outage;
 };
 
 void run(const TuneArgs& a) {
@@ -30,7 +32,7 @@ void run(const TuneArgs& a) {
   Calibration cal(a.calibration.empty() ? a.out + "/calibration.json" : a.calibration, layouts_measurer(),
                   fleet.calibration_entries, fleet.seed);
   const std::string layout = a.layout.empty() ? fleet.layout : a.layout;
-  const TuneResult r = run_tune(fleet, cal, a.headroom, layout, a.reinvest);
+  const TuneResult r = run_tune(fleet, cal, a.headroom, layout, a.reinvest, a.outage);
 
   std::fprintf(report, "fleet %s, headroom %.0f%%: largest capacity with p99 RSS <= budget x (1 - headroom)\n", fleet.name.c_str(),
               100 * a.headroom);
@@ -57,8 +59,36 @@ void run(const TuneArgs& a) {
                     {"hit_rate_current", t.hit_rate_current}, {"hit_rate_tuned", t.hit_rate_tuned},
                     {"upstream_qps_current", t.upstream_qps_current}, {"upstream_qps_tuned", t.upstream_qps_tuned},
                     {"memory_freed_gb", t.memory_freed_gb}, {"note", t.note}});
+    if (t.outage)
+      rows.back()["outage_goal"] = {{"minutes", a.outage.minutes},      {"answered_target", a.outage.answered},
+                                    {"answered_current", t.outage_answered_current},
+                                    {"goal_capacity", t.outage_capacity}, {"answered_goal", t.outage_answered_goal},
+                                    {"p99_rss_goal_gb", t.outage_p99_rss_gb}, {"fits_budget", t.outage_fits_budget},
+                                    {"note", t.outage_note}};
   }
   std::fprintf(report, "(' = at the tuned capacity; hit rates request-weighted over instances; freed = p99 current - tuned)\n");
+  if (a.outage.minutes > 0) {
+    std::fprintf(report,
+                 "\noutage goal: answer %.2f%% of the requests (fresh or stale) during a %u-minute upstream outage "
+                 "(median-rate instance at its plateau)\n",
+                 100 * a.outage.answered, a.outage.minutes);
+    std::fprintf(report, "%-14s %12s %9s %12s %9s %8s %5s  %s\n", "datacenter", "capacity", "answered", "goal_cap",
+                 "answered'", "p99GB'", "fits", "note");
+    std::ofstream oc(a.out + "/tune_outage.csv");
+    oc << "datacenter,current_capacity,answered_current,goal_capacity,answered_goal,p99_rss_goal_gb,fits_budget,note\n";
+    for (const auto& t : r.rows) {
+      if (!t.outage) continue;
+      std::fprintf(report, "%-14s %12llu %9.4f %12llu %9.4f %8.2f %5s  %s\n", t.datacenter.c_str(),
+                   static_cast<unsigned long long>(t.current_capacity), t.outage_answered_current,
+                   static_cast<unsigned long long>(t.outage_capacity), t.outage_answered_goal, t.outage_p99_rss_gb,
+                   t.outage_capacity == 0 ? "-" : t.outage_fits_budget ? "yes" : "no", t.outage_note.c_str());
+      oc << t.datacenter << ',' << t.current_capacity << ',' << t.outage_answered_current << ',' << t.outage_capacity
+         << ',' << t.outage_answered_goal << ',' << t.outage_p99_rss_gb << ',' << t.outage_fits_budget << ','
+         << t.outage_note << '\n';
+    }
+    std::fprintf(report, "(goal_cap: smallest capacity meeting the goal, 0 = not reachable within 8x; ' = at goal_cap; "
+                 "fits: its p99 RSS within the budget minus headroom; wrote %s/tune_outage.csv)\n", a.out.c_str());
+  }
   const std::string curve_csv = a.out + "/tune_hit_rate.csv";
   std::ofstream cc(curve_csv);
   cc << "datacenter,capacity,hit_rate,upstream_qps_median_instance\n";
@@ -84,12 +114,24 @@ void add_tune_command(CLI::App& sim) {
       sim, "tune",
       "Per datacenter: the largest cache capacity whose p99 RSS stays within the memory budget minus\n"
       "headroom, with hit rate and upstream queries/s at the current and tuned capacity; also the\n"
-      "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.",
+      "'reinvest' case with another layout. Writes DIR/tune.csv, DIR/tune_hit_rate.csv and a chart.\n"
+      "Outage goal: --outage-minutes 30 --outage-answered 0.99 also finds, per datacenter, the smallest\n"
+      "capacity at which the median-rate instance answers 99% of the requests asked during a 30-minute\n"
+      "upstream outage (fresh, or stale within the datacenter's stale.max_age_s), its p99 RSS and\n"
+      "whether it fits the budget (table, DIR/tune_outage.csv, `outage_goal` in each --json row).",
       [](const TuneArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "tune-out", "Print one JSON array of per-datacenter rows last");
   c->add_option("--headroom", args->headroom, "Share of the budget kept free")->check(CLI::Range(0.0, 0.9))->capture_default_str();
   c->add_option("--layout", args->layout, "Layout running now (default: the fleet file's 'layout')");
   c->add_option("--reinvest-layout", args->reinvest, "Layout after a change, for the reinvest case ('' to skip)")
+      ->capture_default_str();
+  c->add_option("--outage-minutes", args->outage.minutes,
+                "Outage goal: length of the upstream outage to ride out, minutes (0 = no outage goal)")
+      ->check(CLI::Range(0u, 7u * 1440u))
+      ->capture_default_str();
+  c->add_option("--outage-answered", args->outage.answered,
+                "Outage goal: share of the requests during the outage to answer, fresh or stale")
+      ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
 }
 

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "tune_sim.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "che_model.hpp"
 #include "curve_store.hpp"
@@ -50,10 +52,54 @@ void fleet_hits(const FleetConfig& fleet, std::size_t d, std::uint64_t cap, Curv
   *upstream = total - h;
 }
 
+// The outage goal's search for datacenter d (tune_sim.hpp).
+void size_for_outage(const FleetConfig& fleet, std::size_t d, const CurveStore& store, const LayoutMemory& mem,
+                     double p99_rate, const OutageGoal& goal, TuneRow& row) {
+  const Datacenter& dc = fleet.datacenters[d];
+  auto answered_at = [&](std::uint64_t cap) {
+    return outage_answered_share(store.compute_at(d, cap, dc.rate_median_qps, goal.minutes));
+  };
+  auto cap_of = [](double l) { return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::exp(l))); };
+  row.outage = true;
+  row.outage_answered_current = answered_at(dc.capacity);
+  double lo = std::log(dc.capacity / 8.0), hi = std::log(dc.capacity * 8.0);
+  const double best = answered_at(cap_of(hi));
+  if (best < goal.answered) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "not reachable within 8x the capacity: %.4f answered there", best);
+    row.outage_note = buf;
+    row.outage_answered_goal = best;
+    return;
+  }
+  if (answered_at(cap_of(lo)) >= goal.answered) {
+    hi = lo;
+    row.outage_note = "met at capacity/8";
+  } else {
+    for (int i = 0; i < 8; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (answered_at(cap_of(mid)) >= goal.answered ? hi : lo) = mid;
+    }
+  }
+  // Round up to 3 significant digits (the goal is a floor).
+  std::uint64_t cap = cap_of(hi);
+  const double mag = std::pow(10.0, std::floor(std::log10(static_cast<double>(cap))) - 2);
+  cap = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(cap / mag) * mag));
+  row.outage_capacity = cap;
+  row.outage_answered_goal = answered_at(cap);
+  row.outage_p99_rss_gb = peak_rss(dc, mem, cap, store.compute_at(d, cap, p99_rate, 0)) / kGB;
+  row.outage_fits_budget = row.outage_p99_rss_gb <= row.limit_gb;
+}
+
 }  // namespace
 
+double outage_answered_share(const OccupancyCurve& c) {
+  double sum = 0;
+  for (std::size_t k = 0; k < c.outage_fresh.size(); ++k) sum += c.outage_fresh[k] + c.outage_stale[k];
+  return c.outage_fresh.empty() ? 0.0 : sum / static_cast<double>(c.outage_fresh.size());
+}
+
 TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom, const std::string& layout,
-                    const std::string& layout_after) {
+                    const std::string& layout_after, const OutageGoal& goal) {
   const auto t0 = std::chrono::steady_clock::now();
   TuneResult res;
   CurveStore store(fleet);
@@ -118,6 +164,7 @@ TuneResult run_tune(const FleetConfig& fleet, Calibration& cal, double headroom,
       fleet_hits(fleet, d, dc.capacity, store, &row.hit_rate_current, &row.upstream_qps_current);
       fleet_hits(fleet, d, cap, store, &row.hit_rate_tuned, &row.upstream_qps_tuned);
       row.memory_freed_gb = row.p99_rss_current_gb - row.p99_rss_tuned_gb;
+      if (goal.minutes > 0 && lay == layouts.front()) size_for_outage(fleet, d, store, mem, p99_rate, goal, row);
       res.rows.push_back(row);
     }
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Resident memory of a heap layout under steady-state churn, measured under jemalloc.
 //
 // Purpose: the fleet model charges a heap layout its allocated bytes per live entry

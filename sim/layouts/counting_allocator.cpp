@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "counting_allocator.hpp"
 
 #ifdef DNSARENA_HAVE_JEMALLOC

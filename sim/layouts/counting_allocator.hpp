@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The counting allocator of the layout experiments, as the published fleet's benchmark used one.
 //
 // Every heap layout (v0..v5) allocates only through CountingAllocator<T> (directly, or

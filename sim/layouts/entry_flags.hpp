@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The packed flag byte of layouts v2..v5 (the published fleet's change 2: booleans in bit flags).
 //
 //   |7    |6       |5  |4|3 2 1 0|

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The two key shapes of the heap layouts: the same fields (name, type, flags, tag),
 // growable in v0, boxed from v1 on (the published fleet's change 1 applies to the key too).
 #pragma once

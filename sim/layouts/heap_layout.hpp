@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HeapLayout<Traits>: the part every heap layout (v0..v5) shares: the hash map, the
 // counter scope, insert-or-replace, find, erase, expiry and the response writer. A layout file
 // supplies Traits:

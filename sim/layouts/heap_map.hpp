@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The hash map that holds a heap layout's entries, and the key view it is searched by.
 //
 // Every heap layout keys its entries by (name, type, flags, tag), the published fleet's key; only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The DNS response writer shared by the heap layouts (v0..v5).
 //
 // It writes exactly what cache::write_response (cache/response_writer.cpp) writes for

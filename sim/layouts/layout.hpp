@@ -1,4 +1,5 @@
-// The seven cache-entry layouts of `dnsarena sim layouts`, behind one small interface.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The seven cache-entry layouts of `dnsarena-lab sim layouts`, behind one small interface.
 //
 // Purpose: reproduce, step by step, the published fleet's five changes to a cache entry (see
 // ../shared/SEED-NOTES.md) and set dnsarena's shared-memory entry beside them:

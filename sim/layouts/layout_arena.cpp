@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The "arena" layout: dnsarena's real cache (cache/) in a private shared-memory segment.
 //
 // Sizing: max_entries = the expected entry count + 5% (see kIndexHeadroomDivisor); the arena holds expected entries of

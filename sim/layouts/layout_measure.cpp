@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // measure_layouts(): fill each layout with the same generated entries, account its
 // memory, and time inserts and lookups (find + build the DNS response).
 //

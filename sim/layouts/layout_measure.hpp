@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Measuring entry layouts: bytes, allocations and speed of each of the seven layouts.
 //
-// `dnsarena sim layouts` and the fleet simulator both call measure_layouts(): it fills
+// `dnsarena-lab sim layouts` and the fleet simulator both call measure_layouts(): it fills
 // each layout (v0..v5 on the heap, then the real shared-memory arena) with the same
 // `entries` generated entries (sim::EntryGenerator, `profile`, `seed`), and reports per
 // entry: net bytes (sizes requested), allocated bytes (as jemalloc rounds them),

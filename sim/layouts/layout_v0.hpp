@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v0, the published fleet's "before" shape: every list and string is growable.
 //
 // The entry carries creation time, inception instant, TTL, hit counter, rcode and four

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v1 = v0 + the published fleet's change 1: fixed-size boxed slices instead of growable
 // vectors and strings. Every string and list is a pointer and a length (16 B instead of
 // 24 B / 32 B), with exactly its elements on the heap: no capacity field, no spare

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v2 = v1 + the published fleet's change 2: answer, authority and additional in one record
 // list with two u16 section offsets (instead of three pointer+length lists), and the
 // booleans and rcode packed into one flag byte (entry_flags.hpp), which also removes

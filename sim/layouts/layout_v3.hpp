@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v3 = v2 + the published fleet's change 3: a record's owner name is elided (empty, no heap
 // bytes) when it equals the query name, and rebuilt from the key at read time (the
 // response writes it as a pointer to the question). It is stored only when it differs,

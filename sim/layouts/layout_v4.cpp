@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "layout_v4.hpp"
 
 #include <type_traits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v4 = v3 + the published fleet's change 4: the rdata variant keeps only A (4 B) and AAAA
 // (16 B) inline; every larger alternative (name, TXT, MX, SOA, NAPTR, unknown) is boxed
 // behind one pointer. The variant shrinks from NAPTR size to 24 B, so an A or AAAA

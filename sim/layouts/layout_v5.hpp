@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Layout v5 = v4 + the published fleet's change 5: record data as raw wire bytes. All records'
 // rdata of an entry live in one allocation, each as a 2-byte big-endian length prefix and
 // the wire bytes, built in a reused per-thread scratch buffer and copied once. A record

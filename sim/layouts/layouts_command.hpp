@@ -1,4 +1,5 @@
-// `dnsarena sim layouts`: the published fleet's layout table reproduced on our mix, our arena beside it.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim layouts`: the published fleet's layout table reproduced on our mix, our arena beside it.
 #pragma once
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "layouts_report.hpp"
 
 #include <cstdio>
@@ -37,7 +38,7 @@ void check(std::ostream& os, bool ok, const std::string& what) { os << "  [" << 
 
 void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const ReportContext& ctx) {
   const TrafficProfile& p = ctx.profile;
-  os << "dnsarena sim layouts: " << grouped(static_cast<double>(ctx.entries)) << " entries, seed " << ctx.seed
+  os << "dnsarena-lab sim layouts: " << grouped(static_cast<double>(ctx.entries)) << " entries, seed " << ctx.seed
      << "; mix A " << fmt("%.0f%%", 100 * p.share_a) << ", AAAA " << fmt("%.0f%%", 100 * p.share_aaaa) << ", TXT "
      << fmt("%.0f%%", 100 * p.share_other) << "; ECS " << fmt("%.0f%%", 100 * p.ecs_share) << ", negative "
      << fmt("%.0f%%", 100 * p.negative_share) << ", CNAME " << fmt("%.0f%%", 100 * p.cname_share) << "\n";

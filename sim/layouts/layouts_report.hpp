@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Rendering measure_layouts() rows: the human table (with the published fleet's figures
 // beside v0 and v5, our v5/v0 ratios against theirs, and the targets checked)
 // and the JSON array of rows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Keeping first-touch page faults out of the layout timings.
 //
 // On this kind of VM a first-touch page fault costs tens of microseconds, so whichever

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Structured record data for layouts v0..v4: the per-type alternatives of an rdata
 // variant, parsed from wire form at insert and written back to wire form at lookup.
 //

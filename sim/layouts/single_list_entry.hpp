@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one-record-list entry shared by layouts v2, v3 and v4 (the published fleet's change 2): the
 // records of all three sections in one boxed slice, with two u16 section starts and the
 // flags packed in a byte. The three layouts differ in their types (see their headers)

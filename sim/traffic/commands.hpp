@@ -1,4 +1,5 @@
-// `dnsarena sim upstream` (synthetic authoritative) and `dnsarena sim load` (load client),
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim upstream` (synthetic authoritative) and `dnsarena-lab sim load` (load client),
 // registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

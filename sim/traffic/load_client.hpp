@@ -1,4 +1,5 @@
-// The load client of `dnsarena sim load`: a paced UDP query stream and what came back.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The load client of `dnsarena-lab sim load`: a paced UDP query stream and what came back.
 //
 // Sending: query k of a QueryStream is sent at start + k / rate (open loop: a slow
 // server does not slow the client down), round-robin over a few non-blocking UDP

@@ -1,4 +1,5 @@
-// `dnsarena sim load`: command line of the load client.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim load`: command line of the load client.
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -80,7 +81,7 @@ void run_load_command(const LoadArgs& a) {
     j["stream_seed"] = a.stream_seed;
     std::cout << j.dump() << std::endl;
   } else {
-    std::cout << "dnsarena sim load: " << a.server << ", " << o.queries << " queries at " << o.rate
+    std::cout << "dnsarena-lab sim load: " << a.server << ", " << o.queries << " queries at " << o.rate
               << " q/s, timeout " << o.timeout_s << " s\n"
               << r.table() << std::flush;
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim/traffic/query_stream.hpp"
 
 #include "cache/dns_name.hpp"

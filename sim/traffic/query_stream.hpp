@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The load client's query stream: query k is a pure function of (profile, seeds, k).
 //
 // Query k draws a rank r with Zipf(zipf) popularity over 1..names (rank r is name

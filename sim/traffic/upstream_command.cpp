@@ -1,4 +1,5 @@
-// `dnsarena sim upstream`: command line of the synthetic authoritative server.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim upstream`: command line of the synthetic authoritative server.
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -58,11 +59,11 @@ void run_upstream(const UpstreamArgs& a) {
   common::install_stop_signals(on_stop_signal);
   g_silent.store(a.silent);
   install_silence_signals();
-  std::cout << "dnsarena sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
+  std::cout << "dnsarena-lab sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
             << " (udp+tcp)" << (a.silent ? ", silent until SIGUSR2" : "") << std::endl;
   server.run(g_stop, g_silent);
-  std::cout << "dnsarena sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
+  std::cout << "dnsarena-lab sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The synthetic upstream's network loop: one thread, epoll, UDP and TCP on one port.
 //
 // UDP: datagrams are read until EAGAIN (at most 256 per wake-up), each parsed with

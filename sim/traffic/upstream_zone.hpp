@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The synthetic upstream's zone: names, lookups and answers, without sockets.
 //
 // Content. Name i (0 <= i < profile.names) is sim::EntryGenerator's qname for (seed, i)

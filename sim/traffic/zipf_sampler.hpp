@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Zipf(s) sampler over ranks 1..n in O(1) memory: rejection-inversion (Hörmann and
 // Derflinger 1996, as in Apache Commons RNG's RejectionInversionZipfSampler).
 // P(k) is proportional to 1 / k^s; s = 0 is uniform. Expected < 1.1 iterations per

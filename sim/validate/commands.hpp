@@ -1,4 +1,5 @@
-// `dnsarena sim validate`: the real service against the fleet model, registered by the
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim validate`: the real service against the fleet model, registered by the
 // command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>

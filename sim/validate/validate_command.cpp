@@ -1,4 +1,5 @@
-// `dnsarena sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim validate [--profile P] [--rate R] [--duration S] [--capacity N] ...`
 //
 // Runs the real service under the profile's load at a small scale (validate_service.hpp),
 // the fleet model on the same scaled profile (validate_model.hpp), and prints predicted
@@ -6,6 +7,14 @@
 // arena), then the service run, then the model (so its CPU does not compete with the
 // service's on a small machine). Ctrl-C or SIGTERM stops the children and removes the
 // segment before exiting.
+//
+// The upstream outage (--outage S, default 60 s; --outage-at T): `sim upstream` goes
+// silent for S seconds from T seconds after the first query (its black-hole switch,
+// validate_service.hpp), and the model's curve runs the same outage; the share of the
+// queries answered stale is compared as the hit rate is. Whole minutes (the curve is per
+// minute), ending before the plateau minutes (the last third) so that the hit-rate
+// comparison stays on minutes after it. By default T is the latest that allows, and the
+// outage is left out, with a note, when the run is too short for one (under 4 minutes).
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +28,7 @@
 #include "sim/validate/commands.hpp"
 #include "validate_model.hpp"
 #include "common/child_process.hpp"
+#include "common/sibling_program.hpp"
 #include "validate_process.hpp"
 #include "validate_report.hpp"
 #include "validate_service.hpp"
@@ -37,8 +47,13 @@ struct ValidateArgs {
   std::uint64_t seed = 1;
   std::uint64_t calibration_entries = 100'000;
   std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
+  std::uint32_t outage_s = 60;
+  unsigned prefetch_percent = 0;
+  std::int64_t outage_at_s = -1;  // -1: the latest that ends before the plateau minutes
+  bool outage_given = false;      // --outage or --outage-at on the command line
   bool json = false;
 };
+
 
 void on_signal(int) { validate_interrupted().store(true); }
 
@@ -84,6 +99,7 @@ void run(const ValidateArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   if (60 % a.sample_every_s != 0) throw std::invalid_argument("--sample-every must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)");
   if (a.duration_s % 60 != 0) throw std::invalid_argument("--duration must be whole minutes (the model's curve is per minute)");
+  const std::string daemon = common::daemon_program();  // before the calibration: a missing daemon fails at once
   const TrafficProfile profile =
       a.profile.empty() ? sim::default_traffic_profile() : sim::load_traffic_profile(a.profile);
   auto say = [](const std::string& s) { std::cerr << "sim validate: " << s << std::endl; };
@@ -99,6 +115,10 @@ void run(const ValidateArgs& a) {
   setup.ecs_forward = profile.ecs_subnets > 0;
   setup.calibration_entries = a.calibration_entries;
   setup.region_bytes = 64u << 10;  // cache_curve.cpp's regions: the same reclaim granularity
+  const OutageWindow outage = place_outage(a.duration_s, a.outage_s, a.outage_at_s, a.outage_given);
+  if (!outage.note.empty()) say(outage.note);
+  setup.outage_at_s = outage.at_s;
+  setup.outage_s = outage.seconds;
   const TrafficProfile traffic = served_traffic(profile, &setup.notes);
 
   say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");
@@ -109,6 +129,7 @@ void run(const ValidateArgs& a) {
   WorkDir work(a.out);
   ServiceOptions so;
   so.program = common::self_executable();
+  so.daemon = daemon;
   so.profile_path = a.profile;
   so.work_dir = work.path;
   so.seed = a.seed;
@@ -120,6 +141,9 @@ void run(const ValidateArgs& a) {
   so.arena_bytes = setup.arena_bytes;
   so.region_bytes = setup.region_bytes;
   so.ecs_forward = setup.ecs_forward;
+  so.outage_at_s = setup.outage_at_s;
+  so.outage_s = setup.outage_s;
+  so.prefetch_percent = a.prefetch_percent;
   so.progress = say;
   ServiceRun run;
   {
@@ -142,6 +166,11 @@ void run(const ValidateArgs& a) {
   pr.process_bytes = static_cast<double>(run.before_load.memory_bytes());
   pr.sample_entries = a.sample_entries;
   pr.seed = a.seed;
+  if (setup.outage_s > 0) {
+    pr.outage_start_minute = setup.outage_at_s / 60 + 1;  // curve minute m is [60(m-1), 60m) s
+    pr.outage_minutes = setup.outage_s / 60;
+  }
+  pr.prefetch_percent = a.prefetch_percent;
   const Prediction pred = predict(pr);
   const ValidateReport rep = compare(run, pred, a.sample_every_s);
   if (!a.out.empty()) write_csv(a.out, run, rep);
@@ -160,7 +189,9 @@ void add_validate_command(CLI::App& sim) {
       "Check the fleet model against the real service at a small scale: runs `sim upstream`, `serve`\n"
       "and `sim load` with a traffic profile, records entries, hit rate and RSS over time, runs the\n"
       "model (real-cache curve, Che, memory model) on the same scaled profile, and prints predicted\n"
-      "against measured per minute and at the plateau (targets: 5 hit-rate points, 10% RSS).",
+      "against measured per minute and at the plateau (targets: 5 hit-rate points, 10% RSS). The\n"
+      "upstream goes silent for --outage seconds (SIGUSR1/SIGUSR2 to `sim upstream`) and the share of\n"
+      "queries answered stale then is compared with the model's (target 5 points).",
       run);
   c->add_option("--profile", args->profile, "Traffic profile YAML (default: the embedded published profile)")
       ->check(CLI::ExistingFile);
@@ -182,6 +213,21 @@ void add_validate_command(CLI::App& sim) {
   c->add_option("--sample-entries", args->sample_entries, "Model: SHARDS target of sampled cache entries (as sim rollout)")
       ->capture_default_str()
       ->check(CLI::Range(256u, 10'000'000u));
+  c->add_option("--outage", args->outage_s,
+                "Seconds the upstream stays silent (whole minutes; 0 = none; by default left out when --duration "
+                "is too short)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 3600u))
+      ->each([args = args](const std::string&) { args->outage_given = true; });
+  c->add_option("--outage-at", args->outage_at_s,
+                "Seconds after the first query the outage starts (whole minutes; default: the latest that ends "
+                "before the plateau minutes)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{7200}))
+      ->each([args = args](const std::string&) { args->outage_given = true; });
+  c->add_option("--prefetch-percent", args->prefetch_percent,
+                "serve's prefetch.percent and the model's (0 = off): a hit in the last percent of its TTL refreshes it")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 50u));
   c->add_option("--out", args->out, "Directory for validate_minutes.csv, validate_samples.csv and the children's logs");
   add_json_flag(*c, args->json);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate_model.hpp"
 
 #include <algorithm>
@@ -73,6 +74,10 @@ Prediction predict(const PredictRequest& r) {
   req.max_sample_rate = 1.0;
   req.max_days = 1;
   req.seed = r.seed;
+  req.outage_minutes = r.outage_minutes;
+  req.outage_start_minute = r.outage_start_minute;
+  req.stale_max_age_s = r.stale_max_age_s;
+  req.prefetch_percent = r.prefetch_percent;
   const auto t0 = std::chrono::steady_clock::now();
   p.curve = compute_curve(req);
   p.curve_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,4 +1,5 @@
-// The predicted half of `dnsarena sim validate`: the fleet model on the load's profile.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The predicted half of `dnsarena-lab sim validate`: the fleet model on the load's profile.
 //
 // The model reads the same traffic profile as `sim upstream` / `sim load`
 // (sim/workload/traffic_profile.hpp). served_traffic() states what the real upstream and
@@ -37,7 +38,9 @@
 // per minute = process_bytes (the service's measured Pss anon + shmem before any load: the model's
 // `process_gb` input, not a prediction) + cache_resident_bytes(arena layout memory,
 // capacity, entries, inserted) with the arena's bytes per entry from a Calibration on
-// the profile's own generator mix.
+// the profile's own generator mix. With an outage (outage_minutes > 0) the curve runs it
+// at the same minutes as the real run (cache_curve.hpp: nothing inserted, expired
+// entries still held answered stale within stale_max_age_s, serve's default).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -71,6 +74,9 @@ struct PredictRequest {
   double process_bytes = 0;          // measured before load (input)
   std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
   std::uint64_t seed = 1;
+  std::uint32_t outage_start_minute = 0, outage_minutes = 0;  // curve minutes (1-based); 0 minutes = none
+  std::uint32_t stale_max_age_s = Datacenter{}.stale_max_age_s;
+  double prefetch_percent = 0;
 };
 
 struct Prediction {

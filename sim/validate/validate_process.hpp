@@ -1,8 +1,9 @@
-// What /proc says about the memory of `dnsarena sim validate`'s child processes.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What /proc says about the memory of `dnsarena-lab sim validate`'s child processes.
 //
-// validate runs the real service (`dnsarena sim upstream`, `dnsarena serve`, `dnsarena
-// sim load`) as children of itself (common/child_process.hpp), exec'ing /proc/self/exe,
-// each with its output in a log file and die_with_parent set, so no service outlives a
+// validate runs the real service (`dnsarena-lab sim upstream`, `dnsarena serve`,
+// `dnsarena-lab sim load`) as children of itself (common/child_process.hpp), exec'ing
+// /proc/self/exe and the daemon beside it (common/sibling_program.hpp), each with its output in a log file and die_with_parent set, so no service outlives a
 // killed validate.
 //
 // Memory: Pss from /proc/PID/smaps_rollup (a shared page counts 1/N in each of the N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate_report.hpp"
 
 #include <cmath>
@@ -79,11 +80,54 @@ ValidateReport compare(const ServiceRun& run, const Prediction& pred, std::uint3
   r.che_hit_rate_error_pts = (r.che_hit_rate - r.measured_hit_rate) * 100;
   r.rss_error_pct = pct_error(r.predicted_rss_bytes, r.measured_rss_bytes);
   r.entries_error_pct = pct_error(r.predicted_entries, r.measured_entries);
-  r.unanswered_share = ratio(static_cast<double>(run.lost + run.servfail_answers), static_cast<double>(run.sent));
+  if (run.outage_last_sample > run.outage_first_sample) {
+    const ServiceSample& o0 = run.samples[run.outage_first_sample];
+    const ServiceSample& o1 = run.samples[run.outage_last_sample];
+    const double queries = static_cast<double>(o1.queries - o0.queries);
+    r.outage = true;
+    r.outage_queries = queries;
+    r.measured_outage_hit_share = ratio(static_cast<double>(o1.hits - o0.hits), queries);
+    r.measured_stale_share = ratio(static_cast<double>(o1.stale_answers - o0.stale_answers), queries);
+    r.measured_failure_cached_share = ratio(static_cast<double>(o1.failure_cached - o0.failure_cached), queries);
+    r.measured_deadline_share = ratio(static_cast<double>(o1.deadline_answers - o0.deadline_answers), queries);
+    double fresh = 0, stale = 0;
+    for (std::size_t k = 0; k < pred.curve.outage_fresh.size(); ++k)
+      fresh += pred.curve.outage_fresh[k], stale += pred.curve.outage_stale[k];
+    const double minutes_n = static_cast<double>(std::max<std::size_t>(1, pred.curve.outage_fresh.size()));
+    r.predicted_outage_fresh_share = fresh / minutes_n;
+    r.predicted_stale_share = stale / minutes_n;
+    r.stale_error_pts = (r.predicted_stale_share - r.measured_stale_share) * 100;
+    r.stale_met = std::fabs(r.stale_error_pts) <= kStaleShareTargetPts;
+  }
+  // The queries of an outage may rightly fail: left out of the load's unanswered share.
+  const double unanswered = std::max(0.0, static_cast<double>(run.lost + run.servfail_answers) - r.outage_queries);
+  r.unanswered_share = ratio(unanswered, static_cast<double>(run.sent) - r.outage_queries);
   r.load_answered = run.sent > 0 && r.unanswered_share <= kMaxUnansweredShare;
   r.hit_rate_met = std::fabs(r.hit_rate_error_pts) <= kHitRateTargetPts;
   r.rss_met = std::fabs(r.rss_error_pct) <= kRssTargetPct;
   return r;
+}
+
+OutageWindow place_outage(std::uint32_t duration_s, std::uint32_t outage_s, std::int64_t at_s, bool given) {
+  OutageWindow w;
+  if (outage_s == 0) return w;
+  if (outage_s % 60 != 0) throw std::invalid_argument("--outage must be whole minutes (the model's curve is per minute)");
+  const std::int64_t minutes = duration_s / 60;
+  const std::int64_t plateau_first = (2 * minutes + 2) / 3;  // as compare(): ceil(2M/3)
+  const std::int64_t latest_end = std::max<std::int64_t>(0, plateau_first - 1) * 60;
+  const std::int64_t at = at_s >= 0 ? at_s : latest_end - outage_s;
+  if (at_s >= 0 && at % 60 != 0) throw std::invalid_argument("--outage-at must be whole minutes after the first query");
+  if (at < 60 || at + outage_s > latest_end) {
+    const std::string why = "the outage (" + std::to_string(outage_s) + " s) must start after the first minute and end by " +
+                            std::to_string(latest_end) + " s, before the plateau minutes (the last third of --duration " +
+                            std::to_string(duration_s) + " s)";
+    if (given) throw std::invalid_argument(why + "; give a longer --duration or --outage 0");
+    w.note = "no upstream outage in this run: " + why;
+    return w;
+  }
+  w.at_s = static_cast<std::uint32_t>(at);
+  w.seconds = outage_s;
+  return w;
 }
 
 nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
@@ -106,6 +150,8 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
   nlohmann::json samples = nlohmann::json::array();
   for (const ServiceSample& x : run.samples)
     samples.push_back({{"t_s", x.t_s}, {"entries", x.entries}, {"queries", x.queries}, {"hits", x.hits},
+                       {"stale_answers", x.stale_answers}, {"failure_cached", x.failure_cached},
+                       {"deadline_answers", x.deadline_answers}, {"prefetches", x.prefetches},
                        {"lookups", x.lookups}, {"inserts", x.inserts},
                        {"second_chances", x.second_chances}, {"arena_bytes_in_use", x.arena_bytes_in_use},
                        {"memory_bytes", x.memory_bytes()},
@@ -144,7 +190,27 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
       {"predicted_cache_resident_bytes", r.predicted_cache_bytes},
       {"process_growth_bytes", r.process_growth_bytes},
       {"targets", {{"hit_rate_pts", kHitRateTargetPts}, {"rss_pct", kRssTargetPct}}},
-      {"met", {{"hit_rate", r.hit_rate_met}, {"rss", r.rss_met}, {"all", r.hit_rate_met && r.rss_met && r.load_answered}}},
+      {"outage",
+       r.outage ? nlohmann::json{{"at_s", s.outage_at_s},
+                                 {"seconds", s.outage_s},
+                                 {"queries", r.outage_queries},
+                                 {"measured_hit_share", r.measured_outage_hit_share},
+                                 {"measured_stale_share", r.measured_stale_share},
+                                 {"measured_failure_cached_share", r.measured_failure_cached_share},
+                                 {"measured_deadline_share", r.measured_deadline_share},
+                                 {"predicted_fresh_share", r.predicted_outage_fresh_share},
+                                 {"predicted_stale_share", r.predicted_stale_share},
+                                 {"stale_error_pts", r.stale_error_pts},
+                                 {"serve_knows_stale", run.serve_knows_stale},
+                                 {"serve_stale_rejected", run.stale_rejected},
+                                 {"serve_knows_prefetch", run.serve_knows_prefetch},
+                                 {"target_pts", kStaleShareTargetPts}}
+                : nlohmann::json(nullptr)},
+      {"met",
+       {{"hit_rate", r.hit_rate_met},
+        {"rss", r.rss_met},
+        {"stale", r.stale_met},
+        {"all", r.hit_rate_met && r.rss_met && r.stale_met && r.load_answered}}},
       {"minutes", minutes},
       {"samples", samples},
       {"notes", s.notes},
@@ -155,7 +221,7 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
 std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
                          const ValidateReport& r, double wall_s) {
   std::ostringstream o;
-  o << "dnsarena sim validate: " << s.profile << "\n"
+  o << "dnsarena-lab sim validate: " << s.profile << "\n"
     << "scale: " << s.names << " names, " << fmt("%.0f", run.achieved_qps) << " q/s achieved (target "
     << fmt("%.0f", s.target_rate) << ") for " << s.duration_s << " s, capacity " << s.capacity << " entries, "
     << s.workers << " workers, arena " << fmt("%.2f", mib(double(s.arena_bytes))) << " MiB in "
@@ -191,9 +257,20 @@ std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Pr
     << " MiB under load (not in the model's input, measured before load)\n"
     << "  entries   measured " << fmt("%.0f", r.measured_entries) << ", predicted " << fmt("%.0f", r.predicted_entries)
     << " (Che " << fmt("%.0f", r.che_entries) << "), error " << fmt("%+.2f", r.entries_error_pct) << "%\n"
+    << (r.outage ? "upstream outage (" + std::to_string(s.outage_s) + " s from t=" + std::to_string(s.outage_at_s) +
+                       " s, " + fmt("%.0f", r.outage_queries) + " queries): answered stale measured " +
+                       fmt("%.2f%%", r.measured_stale_share * 100) + ", predicted " +
+                       fmt("%.2f%%", r.predicted_stale_share * 100) + ", error " + fmt("%+.2f", r.stale_error_pts) +
+                       " points (target 5: " + met(r.stale_met) + "); hits " +
+                       fmt("%.2f%%", r.measured_outage_hit_share * 100) + " measured, fresh " +
+                       fmt("%.2f%%", r.predicted_outage_fresh_share * 100) + " predicted" +
+                       (run.serve_knows_stale ? std::string() : "; this serve has no serve-stale (it rejects `stale:`)") +
+                       "\n"
+                 : std::string())
     << "load: " << run.sent << " sent, " << run.answered << " answered, " << run.lost << " lost, "
     << run.servfail_answers << " SERVFAIL"
-    << (r.load_answered ? "" : "  -- the service did not answer the load: the comparison is not fair") << "\n"
+    << (r.load_answered ? "" : "  -- the service did not answer the load: the comparison is not fair")
+    << (r.outage ? " (the outage's queries left out of that check)" : "") << "\n"
     << "model curve: sample rate " << fmt("%.3f", pred.curve.sample_rate) << ", " << fmt("%.1f", pred.curve_wall_s)
     << " s; service run " << fmt("%.1f", run.wall_s) << " s; total " << fmt("%.1f", wall_s) << " s\n";
   o << "model approximations:\n";

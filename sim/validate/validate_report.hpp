@@ -1,4 +1,5 @@
-// Predicted against measured for `dnsarena sim validate`: per-minute rows, the plateau
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Predicted against measured for `dnsarena-lab sim validate`: per-minute rows, the plateau
 // summary, the human table, the JSON object and the CSV files.
 //
 // Minute m (1-based) of the run is [60(m-1), 60m) seconds after the first query, and
@@ -15,6 +16,10 @@
 // against the segment's resident bytes) and what the processes themselves grew under
 // load (Pss anon at the plateau minus before load), which the model's input (process
 // memory measured before load) does not contain.
+// With an upstream outage: the share of the queries during it answered stale, measured
+// (stale_answers / queries between the samples bounding it) against the model's (the
+// curve's outage minutes), target 5 points as the hit rate; the queries during the outage
+// are left out of the load's unanswered share (they may rightly fail).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +33,7 @@
 namespace dnsarena::sim::fleet {
 
 inline constexpr double kHitRateTargetPts = 5.0;
+inline constexpr double kStaleShareTargetPts = 5.0;
 inline constexpr double kRssTargetPct = 10.0;
 // Above this share of lost or SERVFAIL queries the measured hit rate is not the cache's.
 inline constexpr double kMaxUnansweredShare = 0.005;
@@ -42,6 +48,7 @@ struct ValidateSetup {
   std::uint64_t arena_bytes = 0;
   std::uint32_t region_bytes = 0;
   bool ecs_forward = false;
+  std::uint32_t outage_at_s = 0, outage_s = 0;
   std::uint64_t calibration_entries = 0;
   double arena_bytes_per_entry = 0;
   std::vector<std::string> notes;
@@ -70,9 +77,27 @@ struct ValidateReport {
   double unanswered_share = 0;  // (lost + SERVFAIL) / sent
   bool load_answered = false;   // unanswered_share <= kMaxUnansweredShare
   bool hit_rate_met = false, rss_met = false;
+  // The outage (when the run had one).
+  bool outage = false;
+  double outage_queries = 0;
+  double measured_outage_hit_share = 0, measured_stale_share = 0;  // hits, stale_answers / queries
+  double measured_failure_cached_share = 0, measured_deadline_share = 0;
+  double predicted_outage_fresh_share = 0, predicted_stale_share = 0;
+  double stale_error_pts = 0;
+  bool stale_met = true;  // true without an outage
 };
 
 ValidateReport compare(const ServiceRun& run, const Prediction& pred, std::uint32_t sample_every_s);
+
+// Where a run's upstream outage goes: whole minutes, starting after the first minute and
+// ending before the plateau minutes (the last third, where the hit rate is compared). A
+// negative `at_s` asks for the latest start that allows. An outage that does not fit is
+// an std::invalid_argument when `given` (the user asked for it), else none, with a note.
+struct OutageWindow {
+  std::uint32_t at_s = 0, seconds = 0;  // seconds 0: no outage
+  std::string note;
+};
+OutageWindow place_outage(std::uint32_t duration_s, std::uint32_t outage_s, std::int64_t at_s, bool given);
 
 nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const Prediction& pred,
                            const ValidateReport& r, double wall_s);

@@ -1,6 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate_service.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <fstream>
@@ -66,6 +71,10 @@ ServiceSample take_sample(cache::Cache& cache, pid_t supervisor, const std::stri
   s.servfail = rep.total.get(cache::Counter::servfail);
   s.inserts = rep.total.get(cache::Counter::inserts);
   s.second_chances = rep.total.get(cache::Counter::second_chances);
+  s.stale_answers = rep.total.get(cache::Counter::stale_answers);
+  s.failure_cached = rep.total.get(cache::Counter::failure_cached);
+  s.deadline_answers = rep.total.get(cache::Counter::deadline_answers);
+  s.prefetches = rep.total.get(cache::Counter::prefetches);
   s.arena_bytes_in_use = rep.cache.bytes_in_use;
   for (pid_t pid : common::child_pids(supervisor)) {
     const Pss p = pss_of(pid);
@@ -100,6 +109,35 @@ std::uint64_t rcode_count(const nlohmann::json& load, const char* name) {
   return rc.contains(name) ? rc.at(name).get<std::uint64_t>() : 0;
 }
 
+// `serve --check-config` on a file holding `yaml` (with the run's upstream, which a
+// config needs): "" when serve accepts it, else its message.
+std::string check_serve_config(const std::string& program, const std::string& path, const std::string& yaml,
+                               const std::string& upstream) {
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << yaml << "\n";
+    if (!f) throw std::runtime_error("cannot write " + path);
+  }
+  common::ChildProcess check({program, "serve", "--check-config", path, "--upstream", upstream},
+                             {.log_path = path + ".out", .truncate_log = true});
+  if (!check.wait_exit(std::chrono::seconds(20))) return "serve --check-config did not finish within 20 s";
+  if (check.exit_code() == 0) return "";
+  const std::string tail = check.log_tail();
+  return tail.empty() ? "rejected (" + check.exit_status() + ")" : tail;
+}
+
+// Sends `sim upstream` its black-hole switch (SIGUSR1 silent, SIGUSR2 answering) and
+// checks that it is still there: without the switch the signal's default action ends it.
+void switch_upstream(common::ChildProcess& upstream, int signal, const std::string& what) {
+  if (::kill(upstream.pid(), signal) != 0)
+    throw std::runtime_error("cannot signal sim upstream to " + what + ": " + std::strerror(errno));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!upstream.running())
+    throw std::runtime_error("sim upstream ended on the signal to " + what + " (" + upstream.exit_status() +
+                             "): this build's `sim upstream` has no black-hole switch (SIGUSR1/SIGUSR2); "
+                             "run with --outage 0");
+}
+
 }  // namespace
 
 std::atomic<bool>& validate_interrupted() {
@@ -132,14 +170,29 @@ ServiceRun run_service(const ServiceOptions& o) {
 
   // 2. The service.
   const std::string config = o.work_dir + "/serve.yaml";
+  const std::string stale_key = "stale: {max_age_s: " + std::to_string(o.stale_max_age_s) + "}";
+  const std::string upstream_address = "127.0.0.1:" + std::to_string(up_port);
+  // The probe itself: a config without the keys must pass, else the probes say nothing.
+  const std::string plain = check_serve_config(o.program, o.work_dir + "/serve-probe.yaml", "", upstream_address);
+  if (!plain.empty()) throw std::runtime_error("serve --check-config rejects a config without stale/prefetch: " + plain);
+  run.stale_rejected = check_serve_config(o.program, o.work_dir + "/serve-stale-probe.yaml", stale_key, upstream_address);
+  run.serve_knows_stale = run.stale_rejected.empty();
+  if (!run.serve_knows_stale) say("serve rejects `" + stale_key + "` (no serve-stale in this build): left out");
+  const std::string prefetch_key = "prefetch: {percent: " + std::to_string(o.prefetch_percent) + "}";
+  run.prefetch_rejected =
+      check_serve_config(o.program, o.work_dir + "/serve-prefetch-probe.yaml", prefetch_key, upstream_address);
+  run.serve_knows_prefetch = run.prefetch_rejected.empty();
+  if (!run.serve_knows_prefetch) say("serve rejects `" + prefetch_key + "` (no prefetch in this build): left out");
   {
     std::ofstream c(config);
-    c << "# written by dnsarena sim validate: the fleet model's region size (serve has no flag)\n"
+    c << "# written by dnsarena-lab sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
+    if (run.serve_knows_stale) c << "# the model's stale window\n" << stale_key << "\n";
+    if (run.serve_knows_prefetch) c << "# the model's prefetch\n" << prefetch_key << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
   }
   const std::uint16_t port = common::free_loopback_port();
-  const std::vector<std::string> serve_argv = {o.program, "serve", "--config", config,
+  const std::vector<std::string> serve_argv = {o.daemon, "serve", "--config", config,
                                                "--listen", "127.0.0.1:" + std::to_string(port),
                                                "--upstream", "127.0.0.1:" + std::to_string(up_port),
                                                "--workers", std::to_string(o.workers),
@@ -200,6 +253,15 @@ ServiceRun run_service(const ServiceOptions& o) {
     ServiceSample s = take_sample(*cache, serve.pid(), run.segment);
     s.t_s = std::chrono::duration<double>(Clock::now() - t0).count();
     run.samples.push_back(s);
+    if (o.outage_s > 0 && k * o.sample_every_s == o.outage_at_s) {
+      switch_upstream(upstream, SIGUSR1, "stop answering");
+      run.outage_first_sample = run.samples.size() - 1;
+      say("t=" + std::to_string(o.outage_at_s) + " s: upstream silenced (SIGUSR1) for " + std::to_string(o.outage_s) + " s");
+    } else if (o.outage_s > 0 && k * o.sample_every_s == o.outage_at_s + o.outage_s) {
+      switch_upstream(upstream, SIGUSR2, "answer again");
+      run.outage_last_sample = run.samples.size() - 1;
+      say("t=" + std::to_string(o.outage_at_s + o.outage_s) + " s: upstream answers again (SIGUSR2)");
+    }
     if (k > 0 && (k * o.sample_every_s) % 60 == 0)
       say("t=" + std::to_string(k * o.sample_every_s) + " s: " + std::to_string(s.entries) + " entries, Pss " +
           std::to_string(s.memory_bytes() >> 10) + " KiB");

@@ -1,19 +1,28 @@
-// The measured half of `dnsarena sim validate`: the real service under a paced load.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The measured half of `dnsarena-lab sim validate`: the real service under a paced load.
 //
 // Steps (all children of this process, on 127.0.0.1, stopped and reaped at the end or
 // on error or interruption; the segment is removed):
-//   1. `dnsarena sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
+//   1. `dnsarena-lab sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
 //   2. `dnsarena serve` on a fresh, uniquely named segment (--reset-segment,
+//      `stale: {max_age_s}` and `prefetch: {percent}` in its config when this serve knows
+//      the keys (each probed with `serve --check-config`: a serve without the feature
+//      rejects it; then it is left out and the run says so),
 //      --remove-segment, --no-metrics), --workers W, --max-entries C, --arena-bytes A,
 //      regions of `region_bytes` (through a two-line config file, serve has no flag for
 //      it), ECS policy forward when the profile's load sends ECS (else off);
 //   3. after the workers accept connections: this process attaches the segment (a
 //      cache::Cache with the tool role, which only reads the header and stat slots) and
 //      records the "before load" sample;
-//   4. `dnsarena sim load --rate R --duration D --json` with the same profile and seed.
+//   4. `dnsarena-lab sim load --rate R --duration D --json` with the same profile and seed.
 //      Time 0 is the first query the service counted (polled every 50 ms), so the
 //      samples line up with the load's own clock within that; then every
-//      `sample_every_s` a sample until D, and the load's JSON report at its end.
+//      `sample_every_s` a sample until D, and the load's JSON report at its end;
+//   5. with an outage (outage_s > 0): right after the sample at outage_at_s the upstream
+//      is sent SIGUSR1 (`sim upstream`'s black-hole switch: it reads and drops every
+//      query) and right after the sample at outage_at_s + outage_s SIGUSR2 (it answers
+//      again), so the samples at both ends bound the outage. An upstream that the signal
+//      ended (a build without the switch) is an error.
 //
 // A sample: live entries (segment header), queries/hits/lookups summed over all stat
 // slots (workers/stats_report.hpp), Pss of the supervisor and its workers
@@ -42,7 +51,8 @@
 namespace dnsarena::sim::fleet {
 
 struct ServiceOptions {
-  std::string program;        // the dnsarena binary (common::self_executable())
+  std::string program;        // dnsarena-lab, for sim upstream and sim load (common::self_executable())
+  std::string daemon;         // dnsarena, for serve (common::daemon_program(): beside the lab)
   std::string profile_path;   // empty: the embedded published profile
   std::string work_dir;       // logs and the serve config go here (must exist)
   std::uint64_t seed = 1;     // names of upstream and load
@@ -54,6 +64,9 @@ struct ServiceOptions {
   std::uint64_t arena_bytes = 0;    // serve --arena-bytes
   std::uint32_t region_bytes = 64u << 10;
   bool ecs_forward = false;
+  std::uint32_t outage_at_s = 0, outage_s = 0;  // upstream silent in [at, at + s) after the first query; 0 s = none
+  std::uint32_t stale_max_age_s = 86'400;        // serve's stale.max_age_s (when it knows the key)
+  unsigned prefetch_percent = 0;                 // serve's prefetch.percent (when it knows the key)
   std::function<void(const std::string&)> progress;  // one line per step (may be empty)
 };
 
@@ -62,6 +75,9 @@ struct ServiceSample {
   std::uint64_t entries = 0;        // live entries
   std::uint64_t queries = 0, hits = 0, lookups = 0, servfail = 0;  // cumulative
   std::uint64_t inserts = 0, second_chances = 0;                   // cumulative
+  // Resilience counters (cache/stat_slots.hpp), cumulative: stale answers (serve-stale),
+  // misses answered from the failure cache, answers at the response deadline, prefetches.
+  std::uint64_t stale_answers = 0, failure_cached = 0, deadline_answers = 0, prefetches = 0;
   std::uint64_t arena_bytes_in_use = 0;  // arena bytes holding written entries (dead ones too)
   Pss pss;                          // supervisor + workers
   std::uint64_t segment_resident_bytes = 0;
@@ -77,6 +93,12 @@ struct ServiceRun {
   nlohmann::json load;                 // `sim load --json` report
   std::uint64_t sent = 0, answered = 0, lost = 0, servfail_answers = 0;
   double achieved_qps = 0;
+  // The outage's bounding samples (indexes into samples; equal when there was none).
+  std::size_t outage_first_sample = 0, outage_last_sample = 0;
+  bool serve_knows_stale = false;  // serve accepted `stale: {max_age_s}` (it has serve-stale)
+  std::string stale_rejected;      // else serve's message
+  bool serve_knows_prefetch = false;
+  std::string prefetch_rejected;
   double wall_s = 0;                   // start of upstream to the end of the load
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Self-checking filler for values that readers verify byte for byte (the cache tests'
 // verifiable values, `bench torture`): pseudo-random bytes from a seed, then the XXH64 of
 // everything before it, so a torn or changed byte anywhere in the run shows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Deterministic generator of cache entries drawn from a traffic profile.
 //
 // The default profile (TrafficProfile{}) is the published fleet's benchmark mix: 56% A,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim/workload/traffic_profile.hpp"
 
 #include <yaml-cpp/yaml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Traffic profile: the one description of a site's DNS traffic, read by every consumer.
 //
 // One type and one YAML schema serve all of them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // flush, top and stats against a live `dnsarena serve` under load; `dnsarena check`
 // clean afterwards.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // contrib/grafana/dnsarena.json uses only metrics a live `serve` exports on /metrics.
 #include <fstream>
 #include <regex>

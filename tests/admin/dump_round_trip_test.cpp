@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // dump -> restore into a fresh segment of a live serve under load -> dump again: the
 // same entries with TTLs lower by exactly the time between the dumps, and the restored
 // cache answers byte for byte as the original. Malformed dumps: FILE:LINE errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Background load for the admin tests: a thread sending UDP queries for a fixed list of
 // names, round and round, to a live `dnsarena serve`, until destroyed. The workers keep
 // looking up and inserting (the names it sends first are misses) while a tool runs.

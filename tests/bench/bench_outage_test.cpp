@@ -1,4 +1,5 @@
-// `dnsarena bench outage` as an operator runs it: one quick scenario (join: many clients
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab bench outage` as an operator runs it: one quick scenario (join: many clients
 // ask one uncached name at once) for serve and, when installed, Unbound, printed as one
 // JSON object whose shape and figures are checked for sanity. Whether the targets are
 // met is the benchmark's own `--check`, not this test's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batch paths against the single ones, reference-model style: lookup_responses()
 // must give what lookup_response() gives key by key (status, response bytes, counters),
 // and insert_batch() must leave the cache exactly as the same inserts one by one

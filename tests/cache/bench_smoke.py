@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """`dnsarena bench` runs end to end on a small cache (the CI builds and runs the benchmark,
 not only its parts): --json is one object on stdout with every figure and target, the
 lookups all hit, the sizes are sane. Figures are not judged here (speed targets live in the

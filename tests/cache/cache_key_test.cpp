@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The key build against a reference model: every blob CacheKey builds (assign, the
 // constructor, and the one-pass take_validated_name + finish_plain) must equal the blob
 // written byte by byte from the layout in cache_key.hpp, and its hash libxxhash's

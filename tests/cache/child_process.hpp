@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Forked children for multi-process tests (common/child_process underneath). A child runs
 // a function and reports through its exit code (0 = success); it never touches Catch2 and
 // never returns into the test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Entry codec round trips: encode_entry, then EntryReader gives back every record.
 #include <catch2/catch.hpp>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "concurrent_roles.hpp"
 
 #include <cstdio>

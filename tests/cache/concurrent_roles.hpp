@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The loops run by concurrent writers and readers, shared by the multi-process (forked)
 // and the multi-thread tests. Each returns an exit code of child_process.hpp; every
 // reader hit is verified byte-exact (verifiable_value.hpp).

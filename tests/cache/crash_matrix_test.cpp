@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Crash at every write step (failpoint.hpp), on segments in four states.
 //
 // One scripted writer reaches every failpoint the cache declares: it creates the segment

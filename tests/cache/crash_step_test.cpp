@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Crash points of the index writes (failpoint.hpp): a forked writer dies at a named step
 // of a cuckoo displacement, and the next writer must leave a segment where every key is
 // answered with its exact bytes or missed, an erased key is never served again, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cache keys: case folding, flags, and ECS variants of one name kept apart.
 #include <catch2/catch.hpp>
 

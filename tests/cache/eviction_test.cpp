@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Eviction at capacity: the entry-count limit, the byte limit, expirations, and the
 // second chance for entries hit since they were written.
 #include <catch2/catch.hpp>

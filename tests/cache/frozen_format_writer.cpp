@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes a segment in an old format with the frozen copy of that format's writer
 // (tests/cache/frozen_format<N>/, FROZEN_NS = frozen<N>), filled with the known entries
 // of tests/cache/warm_entries.hpp, for the warm-upgrade tests.

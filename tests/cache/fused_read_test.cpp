@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fused read (Cache::read_slot_response, slot_read.hpp): both lookups write a hit's
 // response straight from the entry in the arena, then re-check the region's generation.
 //   1. Its bytes are write_response()'s (the general writer, on lookup()'s private copy)

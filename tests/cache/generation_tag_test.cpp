@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The seqlock's two guards against a reader that stalled between loading a slot and
 // loading its region's generation: the entry must lie below the region's published fill
 // (an append of the current generation may be half-written above it), and the slot's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The index at full capacity: inserting exactly max_entries distinct keys must keep all of
 // them. Greedy two-choice placement alone sometimes finds both 8-slot buckets full at
 // load 0.8 and evicts an older entry early; the cuckoo step moves a resident to its other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // kill -9 in the middle of reclaim. The arena is tiny (6 regions of 4 KiB for 2,000 keys),
 // so nearly every insert seals a region and reclaims the oldest one (expire, second
 // chance, evict) while holding the writer lock; writers are SIGKILLed at random moments.

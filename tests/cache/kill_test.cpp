@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // kill -9: writers killed at random moments (DNSARENA_KILL_ROUNDS, default 200) while a
 // reader and another writer go on; and a writer killed while it holds the writer lock.
 // Afterwards: no deadlock (every wait is bounded), the segment checks sound, the canary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parses a DNS message with libknot (an independent parser, through dns/knot_packet.hpp)
 // into plain structs, so the response writer's output is judged by someone else's code.
 // Names are kept as written (KNOT_PF_NOCANON), not lowercased.

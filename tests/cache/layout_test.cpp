@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The documented binary layout, checked numerically at run time on real objects (the
 // headers also static_assert some of it; this catches a diagram and a struct drifting
 // apart in a field the static_asserts do not cover), and one SegmentLayout by hand.

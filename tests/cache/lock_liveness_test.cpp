@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Liveness of the writer lock: a failing repair must not turn every later insert into an
 // exception (the worker would die and be restarted into the same exception: a crash
 // loop); the writes stop, loudly, while lookups go on, and `check` reports the segment.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Forked writers and readers on one segment for a few seconds (DNSARENA_MP_SECONDS,
 // default 3): every reader hit is byte-exact with what some writer wrote for that key.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // probe(): the simulator's presence lookup must agree with lookup() in every outcome,
 // count the same counters and set the same hit bit; prefetch hints change nothing.
 #include <catch2/catch.hpp>

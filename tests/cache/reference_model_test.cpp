@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reference model: random inserts, lookups, erases and clock steps applied to the Cache
 // and to a std::unordered_map in lockstep, with the invariant walker after every batch,
 // tiny capacities and deliberately bad hashes, so collisions, conflict evictions and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // write_response_direct() (the one-walk writer both lookups try first) against
 // write_response() (the general writer): on every entry it accepts, the very same bytes;
 // where it gives up, write_response() runs instead, so only acceptance is tested here.

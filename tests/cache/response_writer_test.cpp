@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Response writer: responses built from entries, parsed back by libknot.
 #include <algorithm>
 

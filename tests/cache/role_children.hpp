@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Forked children that attach a test segment by name and run one of the concurrent roles
 // (concurrent_roles.hpp) in it: the readers, writers and kill -9 victims of the
 // multi-process tests.

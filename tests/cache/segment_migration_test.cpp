@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Segment migration in one process (cache/segment_migration.hpp, cache/legacy/): which
 // entries a smaller capacity or arena keeps (the newest), that they keep their bytes
 // (expiry and TTL), that the result passes the invariant walker, and that what cannot be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Segment::populate(): maps every page up front (the first inserts then take no page
 // faults), and populate() on an attached segment changes no byte of it.
 #include <sys/mman.h>

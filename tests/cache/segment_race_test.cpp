@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Races at creation: processes that open the same name at once must all end on one
 // segment, whatever the policy; a creator killed mid-creation leaves nothing the next
 // start cannot recover by itself.

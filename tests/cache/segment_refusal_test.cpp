@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Segment refusal: another format version, a damaged header, foreign magic, a truncated
 // object and a wrong mode are refused with a message naming what was expected and what
 // was found; reset recreates where that is safe; `dnsarena check` exits 2 with the reason.

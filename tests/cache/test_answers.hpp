@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test helpers: answers that own their bytes, and a record-by-record comparison of a
 // decoded entry against the answer it was encoded from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test helpers: a private, uniquely named segment removed on scope exit, and the
 // invariant check every test runs after changing a cache.
 #pragma once

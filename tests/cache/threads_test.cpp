@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Readers and writers as threads of one process, one Cache per thread, on one segment
 // (the configuration ThreadSanitizer can see). DNSARENA_THREAD_MS sets the duration
 // (default 1000 ms). Readers verify every hit byte-exact, as in the multi-process test.

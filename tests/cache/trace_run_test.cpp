@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The simulator's entry points (cache/cache_trace_run.cpp) against the existing path:
 // probe_at + insert_encoded_held under a WriterHold must give what probe + insert_encoded
 // give, operation by operation (statuses), and leave the same counters, index (slots,

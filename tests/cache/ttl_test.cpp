@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TTL: an expired entry is never returned; a hit reports the remaining TTL.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Values whose every byte can be checked by a reader that knows only the key.
 //
 // A writer stores, for key k, version v, writer w, an answer of 1-4 TXT records plus one

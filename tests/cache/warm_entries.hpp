@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The known entries a warm-upgrade test writes into a segment, by any writer whose API
 // has the shape of cache/cache.hpp (the current one or a frozen copy of an old format's,
 // tests/cache/frozen_format*/), so the test can check each one after a migration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // common/child_process: exit codes, signals, stop() escalation, captured output, logs.
 #include <signal.h>
 #include <unistd.h>

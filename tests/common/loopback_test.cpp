@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // common/loopback: free_loopback_port() hands out ports that are free for UDP and TCP and
 // reserved across processes (an OFD lock per port in kPortLockFile, dropped at exit).
 #include <arpa/inet.h>

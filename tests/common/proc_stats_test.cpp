@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // common/proc_stats: mapping_pages() finds the mapping holding an address in
 // /proc/self/smaps and counts its resident and huge-page bytes; shm_huge_pages_unavailable() reads the
 // /dev/shm mount and shmem_enabled right.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // common/yaml_reader: typed values, and errors that name file, line, column and key.
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The ECS option and prefix masking (cache/address_prefix.hpp, dns/ecs_option.hpp).
 #include <catch2/catch.hpp>
 

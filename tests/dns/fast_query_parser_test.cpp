@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The hand-written fast path of query parsing against libknot's (query_parser_diff.hpp):
 // every fuzz-corpus query, generated common queries (names, types, DO, CD, payload sizes,
 // ECS v4/v6 at several prefixes, cookies, padding, two ECS options), and the corpus and

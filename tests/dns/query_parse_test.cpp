@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Round trips through the one builder and the two parsers of dns/, and the verdicts on
 // malformed input (the ones workers/ and sim/traffic/ gave before the layer existed).
 #include <catch2/catch.hpp>

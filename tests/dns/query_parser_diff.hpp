@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The differential check of the two client query parsers (dns/fast_query_parser.hpp
 // against libknot's parse_query_knot), shared by the ctest (fast_query_parser_test.cpp)
 // and the libFuzzer target (tests/fuzz/query_parser_diff_fuzz.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cold-start curves from the real cache: start, fill, plateau; ECS; SHARDS consistency.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Curves and curve jobs survive the trip between MPI ranks bit for bit (curve_codec.hpp),
 // and a damaged message is refused.
 #include <catch2/catch.hpp>

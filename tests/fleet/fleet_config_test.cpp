@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Config errors name file:line:column and key; the shipped configs load.
 #include <catch2/catch.hpp>
 

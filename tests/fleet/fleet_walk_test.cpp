@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet walk (fleet_walk.hpp) against a direct computation: every instance's row
 // from its latest event at every step, percentiles by sorting. Values are chosen exact in
 // binary (RSS multiples of 2^20, hit rates multiples of 1/8, integer rates), so the sums

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # With --json, the sim commands print one JSON document alone on stdout (the human report
-# goes to stderr), so `dnsarena sim rollout ... --json | jq` works; stdout is parsed whole.
-# Env: DNSARENA, DATA (tests/fleet/data).
+# goes to stderr), so `dnsarena-lab sim rollout ... --json | jq` works; stdout is parsed whole.
+# Env: DNSARENA_LAB (the dnsarena-lab program), DATA (tests/fleet/data).
 set -euo pipefail
 dir=$(mktemp -d /tmp/dnsarena-json-test.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -12,7 +13,7 @@ fleet="$DATA/mpi_fleet.yaml" plan="$DATA/tiny_plan.yaml" cal="$dir/calibration.j
 # and stderr has the human report.
 check() {
   local name=$1; shift
-  "$DNSARENA" "$@" --json >"$dir/$name.out" 2>"$dir/$name.err"
+  "$DNSARENA_LAB" "$@" --json >"$dir/$name.out" 2>"$dir/$name.err"
   python3 - "$dir/$name.out" "$keys" "$name" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()
@@ -31,5 +32,5 @@ grep -q "RSS plateaus" "$dir/rollout.err"
 keys=rows,curves check sweep sim sweep --fleet "$fleet" --plans "$plan" --capacities 1x --layouts v5,arena --calibration "$cal" --out "$dir/s"
 keys=datacenter check tune sim tune --fleet "$fleet" --calibration "$cal" --out "$dir/t"
 # One document with --churn as well (not a second one).
-"$DNSARENA" sim layouts --entries 3000 --no-speed --churn --json >"$dir/layouts.out"
+"$DNSARENA_LAB" sim layouts --entries 3000 --no-speed --churn --json >"$dir/layouts.out"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {"layouts","churn","entries"} <= d.keys(), d.keys(); assert len(d["layouts"]) >= 7; print("layouts: one JSON document with layouts and churn")' "$dir/layouts.out"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sourced by tests/fleet/mpi_*.sh: skip (exit 77) when MPI was not built; a temporary
 # directory $dir removed at exit; mpirun allowed as root (Open MPI refuses otherwise)
 # and kept to shared memory and loopback transports on this one machine.

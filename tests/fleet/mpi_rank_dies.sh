@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A rank that dies mid-run makes `mpirun ... dnsarena sim rollout` fail with a message
+# SPDX-License-Identifier: GPL-3.0-or-later
+# A rank that dies mid-run makes `mpirun ... dnsarena-lab sim rollout` fail with a message
 # naming it, within the timeout (no hang). Rank 1 aborts on its first curve
 # (DNSARENA_MPI_ABORT_RANK, mpi_task_farm.hpp), then, in a second run, on its first
 # fleet span (DNSARENA_MPI_ABORT_SPAN_RANK, distributed_run.cpp). Exit 77 (skipped) when
@@ -11,7 +12,7 @@ dies() {
   local var=$1 start rc
   start=$(date +%s)
   rm -rf "$dir/out"
-  env "$var=1" "${mpi_rank_env[@]}" timeout 60 "$MPIEXEC" -np 2 --oversubscribe -x "$var" "$DNSARENA" \
+  env "$var=1" "${mpi_rank_env[@]}" timeout 60 "$MPIEXEC" -np 2 --oversubscribe -x "$var" "$DNSARENA_LAB" \
     sim rollout --fleet "$DATA/mpi_fleet.yaml" --plan "$DATA/tiny_plan.yaml" --out "$dir/out" >"$dir/log" 2>&1
   rc=$?
   cat "$dir/log"

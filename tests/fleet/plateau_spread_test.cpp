@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The plateau of an ECS-heavy datacenter must not depend on the trace's RNG seed:
 // ecs-heavy-fra (configs/datacenters/) at its median rate and
 // capacity, 5 seeds, plateau entries within 5% of each other and, where Che's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Golden rollout output for a tiny fleet with a fixed seed; the same seed gives the same CSV.
 // Regenerate after a deliberate change: DNSARENA_UPDATE_GOLDEN=1 ./fleet_tests "[golden]"
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sampled trace's draw: next_batch draws the next call's picks ahead; the requests
 // are the same as without that (each pick drawn when its call comes), whatever the batch
 // sizes; and the huge-page tables hold what was put in them.

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `sim tune`: the tuned capacity fits the budget, moves the right way, grows with the
 // budget, and a smaller layout buys more capacity with the same memory ("reinvest").
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/fleet/tune_sim.hpp"
@@ -91,5 +93,34 @@ TEST_CASE("sim tune: more headroom, smaller capacity", "[fleet][tune]") {
     INFO(name);
     CHECK(strict.at(name).tuned_capacity < row.tuned_capacity);
     CHECK(strict.at(name).limit_gb < row.limit_gb);
+  }
+}
+
+TEST_CASE("sim tune: capacity for an outage goal", "[fleet][tune][outage]") {
+  const FleetConfig f = load_fleet(kDir + "/data/tune_fleet.yaml");
+  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  // Out of reach: names first asked during the outage are never answered.
+  const auto strict = rows_of(run_tune(f, cal, 0.1, "v0", "", {30, 0.999}), "v0");
+  REQUIRE(strict.size() == 2);
+  for (const auto& [name, row] : strict) {
+    INFO(name << ": answered " << row.outage_answered_current << ", at 8x " << row.outage_answered_goal);
+    CHECK(row.outage);
+    CHECK(row.outage_capacity == 0);
+    CHECK(row.outage_note.find("not reachable") != std::string::npos);
+    CHECK(row.outage_answered_current > 0.1);
+    CHECK(row.outage_answered_current < 0.999);
+    // More capacity holds more to answer stale.
+    CHECK(row.outage_answered_goal > row.outage_answered_current);
+  }
+  // Reachable: a little more than each answers now needs more capacity, and gets it.
+  const double goal = std::min(strict.at("roomy").outage_answered_current, strict.at("tight").outage_answered_current);
+  const auto met = rows_of(run_tune(f, cal, 0.1, "v0", "", {30, goal + 0.02}), "v0");
+  for (const auto& [name, row] : met) {
+    INFO(name << ": goal " << goal + 0.02 << ", capacity " << row.outage_capacity << " answers "
+              << row.outage_answered_goal << "; " << row.outage_note);
+    if (row.outage_answered_current >= goal + 0.02) continue;
+    CHECK(row.outage_capacity > row.current_capacity);
+    CHECK(row.outage_answered_goal >= goal + 0.02);
+    CHECK(row.outage_p99_rss_gb > 0);
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A warm upgrade (the cache migrated across the upgrade's restart) against a
 // cold one on the tiny fleet: identical before the rollout, the same after-state, and
 // a smaller dip in hit rate and peak in upstream load while it rolls out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the entry decoder and the response writer on arbitrary entry bytes.
 // Input: 4 control bytes (query flags, size limit, EDNS options), then the entry. A
 // worker builds a response from a copy that passed EntryReader::valid(); records are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the differential check of the two client query parsers on arbitrary
 // packets (tests/dns/query_parser_diff.hpp): the hand-written fast path and libknot's must
 // agree on the verdict, every field, the cache key bytes and the error response; a

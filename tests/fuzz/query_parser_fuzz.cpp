@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the client query parser on arbitrary packets, then the error
 // response written from whatever it parsed (what a worker sends for FORMERR, NOTIMP...).
 #include <cstddef>

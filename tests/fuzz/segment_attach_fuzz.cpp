@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: Segment::attach on arbitrary header bytes, then a reader's first steps
 // (a Cache on the segment, lookups, stats). The bytes go into a shared-memory object of
 // this process's own (unique name, removed at exit), exactly as attach finds a segment.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the upstream answer parser (matching, bailiwick scrub, negative TTLs,
 // ECS scope), then what a worker does with an accepted answer: encode the cache entry
 // and decode it again. Input: 3 control bytes, then the response packet. The question

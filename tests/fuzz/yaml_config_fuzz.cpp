@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: every YAML loader on arbitrary text. Input: 1 selector byte, then the
 // file's text. Selector % 5:
 //   0 serve config (workers/serve_config: load_serve_config + validate)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replies of the differential test, parsed with libknot and compared.
 //
 // Purpose: turn two replies to the same query, knotd's (the reference) and dnsarena's,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The differential test's setup and its one query step.
 //
 // Rig: knotd serving the generated zones (knot_server.hpp) and `dnsarena serve`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Differential test: every answer through dnsarena against Knot DNS's.
 //
 // knotd serves zones generated from a seed (zone_generator.hpp), unsigned, NSEC-signed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "tests/interop/knot_server.hpp"
 
 #include <sys/wait.h>

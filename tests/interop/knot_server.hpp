@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // knotd, the reference server of the differential test, as a child process.
 //
 // Purpose: serve the generated zones on 127.0.0.1:<free port> from a private temporary

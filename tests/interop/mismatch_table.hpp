@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Counts of the differential test's mismatches by category, with one example each.
 //
 // Purpose: the report the test prints and checks: one row per category (count, the first

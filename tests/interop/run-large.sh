@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The differential test against Knot DNS at benchmark size: many names, every pass.
 # Usage: tests/interop/run-large.sh [BUILD_DIR] [NAMES] [SEED]
 #   BUILD_DIR  default ./build (built with the project's usual cmake command)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Queries of the differential test: every shape a client may send, built byte by byte.
 //
 // Purpose: the differential test must control what libknot-based clients (kdig) would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Zones for the differential test against Knot DNS, generated from a seed.
 //
 // Purpose: one deterministic description of what knotd serves and what the test asks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The counting allocator's figures checked against one entry added up by hand.
 //
 // Entry: qname www.example.com (wire 3www7example3com0 = 17 bytes), type A, two A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // measure_churn(): heap layouts filled to capacity then churned under jemalloc hold
 // capacity entries (less the few generated entries that share a key), and the resident / allocated ratio it reports is read from
 // the allocator (at least the active pages, which hold every allocated byte).

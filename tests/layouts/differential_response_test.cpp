@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every layout must build the byte-identical DNS response for the same entry, query and
 // clock: v0..v5 through sim/layouts/heap_response_writer, the arena through cache/.
 #include <catch2/catch.hpp>

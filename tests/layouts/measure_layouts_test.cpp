@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // measure_layouts(), the function the fleet simulator calls: rows, order and sanity.
 #include <catch2/catch.hpp>
 

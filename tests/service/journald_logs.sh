@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # With standard error being the stream $JOURNAL_STREAM names (as under systemd), serve
 # logs "<priority>[pid N] message" without timestamps; otherwise with timestamps.
 set -euo pipefail

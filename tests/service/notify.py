@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """sd_notify without systemd: serve talks to $NOTIFY_SOCKET as it would to systemd.
 
 A datagram socket of our own stands in for the service manager: serve must send

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Starts the unit under systemd (as a transient copy named for this run, root instead
 # of the dedicated user, this build's program, a private port and segment), waits for
 # READY (systemctl start returns when Type=notify sends it), asks a query, reloads,

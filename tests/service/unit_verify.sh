@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # systemd-analyze verify on the unit as configured for this build, its ExecStart
 # pointed at this build's program (verify checks that the executable exists).
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Zipf sampler, query stream, and `sim load` against a real `sim upstream`.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -120,7 +121,7 @@ TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][
   const std::string file = "/tmp/traffic_test_dnsperf_" + std::to_string(::getpid()) + ".txt";
   int status = 0;
   const std::string out = test::run_command(
-      {DNSARENA_BIN, "sim", "load", "--server", "127.0.0.1:" + std::to_string(up.port()), "--rate", "500",
+      {DNSARENA_LAB_BIN, "sim", "load", "--server", "127.0.0.1:" + std::to_string(up.port()), "--rate", "500",
        "--queries", "500", "--json", "--write-dnsperf", file},
       status);
   REQUIRE(WIFEXITED(status));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Traffic profile YAML: defaults, shipped files, and error messages with file:line:column.
 #include <catch2/catch.hpp>
 

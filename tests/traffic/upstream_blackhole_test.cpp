@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The synthetic upstream's black-hole switch, on a real `dnsarena sim upstream` process:
 // SIGUSR1 stops every answer (UDP and TCP), SIGUSR2 restores them, --silent starts
 // silent; the stats file says the state and counts what was dropped.

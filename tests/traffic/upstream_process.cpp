@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "upstream_process.hpp"
 
 #include <arpa/inet.h>
@@ -40,7 +41,7 @@ bool read_some(int fd, std::string& out, int ms) {
 }  // namespace
 
 UpstreamProcess::UpstreamProcess(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {DNSARENA_BIN, "sim", "upstream", "--port", "0"};
+  std::vector<std::string> argv = {DNSARENA_LAB_BIN, "sim", "upstream", "--port", "0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   child_ = common::ChildProcess(argv, {.capture_stdout = true});
   std::string out;

@@ -1,4 +1,5 @@
-// Test support: `dnsarena sim upstream` as a child process on a free loopback port,
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Test support: `dnsarena-lab sim upstream` as a child process on a free loopback port,
 // a one-shot UDP/TCP DNS exchange, and running a command (kdig) for its output.
 #pragma once
 #include <sys/types.h>
@@ -15,7 +16,7 @@ namespace dnsarena::test {
 
 class UpstreamProcess {
 public:
-  // Starts `dnsarena sim upstream --port 0 <extra>` and waits (up to 20 s) for its
+  // Starts `dnsarena-lab sim upstream --port 0 <extra>` and waits (up to 20 s) for its
   // "listening on ... port N" line. Throws std::runtime_error on failure.
   explicit UpstreamProcess(const std::vector<std::string>& extra_args = {});
   // Stops the child (SIGTERM, then SIGKILL after 5 s) if still running.

@@ -1,4 +1,5 @@
-// `dnsarena sim upstream` as a real child process, queried with kdig and our own client.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim upstream` as a real child process, queried with kdig and our own client.
 #include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,7 +213,7 @@ TEST_CASE("sim upstream ECS: different /24 differ with scope 24, same /24 agree"
 TEST_CASE("sim upstream --write-names lists every name with its type", "[traffic][upstream][process]") {
   const std::string path = "/tmp/traffic_test_names_" + std::to_string(::getpid()) + ".txt";
   int status = 0;
-  test::run_command({DNSARENA_BIN, "sim", "upstream", "--seed", "9", "--write-names", path}, status);
+  test::run_command({DNSARENA_LAB_BIN, "sim", "upstream", "--seed", "9", "--write-names", path}, status);
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
   std::ifstream in(path);
@@ -238,7 +239,7 @@ TEST_CASE("sim upstream rejects a broken profile with file:line:column", "[traff
   }
   int status = 0;
   // stderr is not captured; the exit status and the library message (profile_test) are.
-  test::run_command({DNSARENA_BIN, "sim", "upstream", "--profile", path, "--write-names", "/dev/null"}, status);
+  test::run_command({DNSARENA_LAB_BIN, "sim", "upstream", "--profile", path, "--write-names", "/dev/null"}, status);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) != 0);
   try {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The upstream's answers built in-process (no sockets): every kind of answer, ECS, TC.
 #include <catch2/catch.hpp>
 

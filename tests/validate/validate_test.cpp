@@ -1,4 +1,5 @@
-// `dnsarena sim validate`: the served-traffic view of the profile (unit), and one short real run of the
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab sim validate`: the served-traffic view of the profile (unit), and one short real run of the
 // whole command (upstream, serve with 2 workers, load; model) checked against its targets.
 #include <catch2/catch.hpp>
 
@@ -74,7 +75,7 @@ std::string run_output(const std::string& cmd, int* status) {
 TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess][timing]") {
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
-  const std::string out = run_output(std::string(DNSARENA_BINARY) +
+  const std::string out = run_output(std::string(DNSARENA_LAB_BINARY) +
                                          " sim validate --duration 60 --rate 1500 --capacity 4000 --workers 2"
                                          " --sample-every 10 --calibration-entries 20000 --json 2>&1",
                                      &status);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How a worker shares out its descriptors (workers/descriptor_budget.hpp).
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The host-wide tables beside the cache: the failure cache (failure_cache.hpp) and the
 // upstream claims (upstream_claims.hpp), alone and across forked processes.
 #include <sys/wait.h>

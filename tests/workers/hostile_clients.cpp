@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "tests/workers/hostile_clients.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Small attackers for the hostile-network tests of `dnsarena serve`: TCP
 // clients bound to a chosen loopback source address, a raw-socket UDP sender that forges
 // the source port, and readers of a worker's /proc figures. Loopback only; every call is

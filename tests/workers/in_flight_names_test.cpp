@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The host-wide per-name table (workers/in_flight_names.hpp): the bound holds over rows
 // written by different processes, a refused acquire counts nothing, and a dead worker's
 // counts go when its row is reset.

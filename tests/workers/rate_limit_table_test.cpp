@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The host's rate-limit table (workers/rate_limit_table.hpp) and the limiter over it:
 // the documented word layout, the window rules, the verdicts, and exact counting by
 // several processes at once on one shared table (the host-wide rate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Who may ask: access control per subnet, response rate limiting with
 // slip, ANY over UDP answered with one RRset (RFC 8482); UDP socket buffers as configured.
 #include <catch2/catch.hpp>

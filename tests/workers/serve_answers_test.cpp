@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Answers through dnsarena equal the upstream's; the second query is a hit; ECS
 // separation; TCP; truncation.
 #include <catch2/catch.hpp>

@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Config errors name file, line, column and key; --help exists; stats and /metrics.
 #include <catch2/catch.hpp>
 #include <arpa/inet.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "tests/workers/service_fixture.hpp"
 #include "workers/serve_config.hpp"
@@ -81,6 +84,38 @@ TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error",
   CHECK_THROWS_WITH(load_serve_config(over), Catch::Contains(":2:16") && Catch::Contains("'udp.coalesce_us'"));
 }
 
+TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors that name the key",
+          "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const auto d = load_serve_config(write_file("workers: 1\n")).upstream_health;
+  CHECK(d.rtt_band_ms == 400);
+  CHECK(d.down_after_timeouts == 3);
+  CHECK(d.down_backoff_initial_ms == 1000);
+  CHECK(d.down_backoff_max_ms == 30000);
+  const auto shipped = load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml").upstream_health;
+  CHECK(shipped.rtt_band_ms == d.rtt_band_ms);
+  CHECK(shipped.down_after_timeouts == d.down_after_timeouts);
+  CHECK(shipped.down_backoff_initial_ms == d.down_backoff_initial_ms);
+  CHECK(shipped.down_backoff_max_ms == d.down_backoff_max_ms);
+  const auto c = load_serve_config(write_file("upstream_health:\n  rtt_band_ms: 0\n  down_after_timeouts: 5\n"
+                                              "  down_backoff_initial_ms: 250\n  down_backoff_max_ms: 4000\n"))
+                     .upstream_health;
+  CHECK(c.rtt_band_ms == 0);
+  CHECK(c.down_after_timeouts == 5);
+  CHECK(c.down_backoff_initial_ms == 250);
+  CHECK(c.down_backoff_max_ms == 4000);
+  const std::string zero = write_file("upstream_health:\n  down_after_timeouts: 0\n");
+  CHECK_THROWS_WITH(load_serve_config(zero),
+                    Catch::Contains(zero + ":2:24") && Catch::Contains("'upstream_health.down_after_timeouts'"));
+  const std::string typo = write_file("upstream_health:\n  down_after: 2\n");
+  CHECK_THROWS_WITH(load_serve_config(typo), Catch::Contains("'upstream_health.down_after': unknown key"));
+  const std::string band = write_file("upstream_health:\n  rtt_band_ms: 999999\n");
+  CHECK_THROWS_WITH(load_serve_config(band), Catch::Contains("'upstream_health.rtt_band_ms'"));
+  auto inverted = load_serve_config(write_file(
+      "upstreams: [127.0.0.1:53]\nupstream_health: {down_backoff_initial_ms: 5000, down_backoff_max_ms: 1000}\n"));
+  CHECK_THROWS_WITH(inverted.validate(), Catch::Contains("down_backoff_initial_ms <= down_backoff_max_ms"));
+}
+
 TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][stats]") {
   const std::uint16_t metrics_port = free_port();
   Service s;
@@ -103,6 +138,32 @@ TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][sta
   CHECK(metrics.find("dnsarena_upstream_queries_total") != std::string::npos);
   CHECK(metrics.find("dnsarena_cache_entries 1") != std::string::npos);
   CHECK(metrics.find("dnsarena_user_ns_per_query{worker=\"0\"}") != std::string::npos);
+  // The upstream's health, per upstream: from the supervisor's table in /metrics, from its
+  // snapshot file in stats (both the table and JSON).
+  const std::string up = "{upstream=\"127.0.0.1:" + std::to_string(s.upstream.port()) + "\"}";
+  CHECK(metrics.find("dnsarena_upstream_server_up" + up + " 1") != std::string::npos);
+  CHECK(metrics.find("dnsarena_upstream_server_queries_total" + up + " 1") != std::string::npos);
+  CHECK(metrics.find("dnsarena_upstream_server_timeouts_total" + up + " 0") != std::string::npos);
+  CHECK(metrics.find("dnsarena_upstream_server_srtt_ms" + up) != std::string::npos);
+  CHECK(metrics.find("dnsarena_upstream_server_rttvar_ms" + up) != std::string::npos);
+  nlohmann::json row;
+  for (int i = 0; i < 30 && row.is_null(); ++i) {  // published once a second
+    const auto stats = serve_stats(s.segment);
+    if (stats.contains("upstreams") && !stats["upstreams"].empty() && stats["upstreams"][0]["queries"] == 1)
+      row = stats["upstreams"][0];
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(!row.is_null());
+  CHECK(row["upstream"] == "127.0.0.1:" + std::to_string(s.upstream.port()));
+  CHECK(row["state"] == "up");
+  CHECK(row["srtt_ms"].get<double>() > 0);
+  CHECK(row["timeouts"] == 0);
+  const std::string table = run_command(dnsarena_binary() + " stats --interval 0 --segment " + s.segment);
+  CHECK(table.find("upstreams (as of ") != std::string::npos);
+  CHECK(table.find("127.0.0.1:" + std::to_string(s.upstream.port())) != std::string::npos);
+  // A clean stop removes the snapshot: the table died with the service.
+  REQUIRE(s.serve->stop() == 0);
+  CHECK_FALSE(serve_stats(s.segment).contains("upstreams"));
   int status = 0;
   const std::string help = run_command(dnsarena_binary() + " stats --help", &status);
   CHECK(status == 0);

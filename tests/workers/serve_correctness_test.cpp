@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Answers right in the corners: entry lifetime is the shortest TTL it holds,
 // TTL 0 is never cached, DNSSEC records reach DO clients only, upstream TC is retried
 // over TCP, truncation keeps the rcode, chains leaving the zone and referrals are cached,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The descriptor budget (workers/descriptor_budget.hpp): serve started under a low
 // RLIMIT_NOFILE (hard limit too, so the supervisor cannot raise it), a flood of misses
 // to an upstream that never answers, and meanwhile TCP queries for a cached name: they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ECS per RFC 7871: what may be cached, for whom, and what a /0
 // source means; the scope returned is the scope of the answer given.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for the serve tests: a free port, a `dnsarena serve` child process that is
 // always stopped within bounded time, a raw UDP/TCP DNS client, kdig, and stats.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One port, one service: a second `dnsarena serve` on a port that is already served is
 // refused before it touches its segment (SO_REUSEPORT would otherwise let the two split
 // the port's queries), while a serve restarted after its supervisor was killed -9 waits

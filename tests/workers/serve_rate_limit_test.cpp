@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Response rate limiting is per host: with two workers, one client subnet asking from
 // many source ports (which SO_REUSEPORT spreads over both workers) gets the configured
 // number of answers per second, not twice as many (workers/rate_limit_table.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SIGHUP reload and `serve --check-config`: a changed access_control takes effect
 // without a restart while the cache stays warm; a broken file keeps the running config.
 #include <signal.h>

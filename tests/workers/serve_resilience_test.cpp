@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A killed worker is restarted and the cache stays warm; a restarted service too;
 // malformed packets get FORMERR or nothing, and change nothing.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // When the upstream fails, the cache keeps answering: serve-stale with Extended DNS
 // Errors (RFC 8767, RFC 8914), the response deadline, the host-wide failure cache
 // (RFC 9520) and one upstream query per name per host. Real `dnsarena serve` processes

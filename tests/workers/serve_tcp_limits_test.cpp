@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve` against hostile TCP clients and descriptor exhaustion (TCP
 // limits, slow clients, descriptors): real serve processes on loopback, attackers in this
 // process (hostile_clients.hpp). Each case fails without the bound it covers.

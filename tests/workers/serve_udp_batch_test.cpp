@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve`'s UDP batch (recvmmsg -> answers -> sendmmsg) with a query from a
 // source no answer can go to. A raw socket forges the source port 0;
 // the worker is stopped while the burst queues, so the forged and the normal queries are

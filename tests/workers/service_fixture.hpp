@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One upstream responder plus one `dnsarena serve` on a free port with a private segment,
 // removed at the end of the test.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "tests/workers/test_upstream.hpp"
 
 #include <arpa/inet.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -399,6 +401,8 @@ void TestUpstream::loop() {
     if (!record(buf, static_cast<std::size_t>(n)) || mode == UpstreamMode::silent) continue;
     const Bytes out = build_reply(buf, static_cast<std::size_t>(n), mode, false);
     if (out.empty()) continue;
+    if (const auto delay = std::chrono::microseconds(delay_us_.load()); delay.count() > 0)
+      std::this_thread::sleep_for(delay);  // one query at a time: for sequential clients
     const int send_fd = mode == UpstreamMode::wrong_port ? other_fd_ : fd_;
     ::sendto(send_fd, out.data(), out.size(), 0, reinterpret_cast<sockaddr*>(&from), flen);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A tiny authoritative responder for the serve tests, on a thread of the test process.
 //
 // It answers a fixed zone "test." over UDP and TCP on 127.0.0.1 (a free port) and counts
@@ -32,6 +33,7 @@
 //   other names     any    NXDOMAIN, SOA (negative TTL 300 = SOA MINIMUM)
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -53,6 +55,9 @@ public:
   std::uint64_t queries() const { return queries_.load(); }  // UDP and TCP
   std::uint64_t tcp_queries() const { return tcp_queries_.load(); }
   void set_mode(UpstreamMode m) { mode_.store(m); }
+  // Each UDP reply is sent this long after its query arrived (a distant server); the
+  // responder sleeps, so it suits sequential clients.
+  void set_delay(std::chrono::microseconds d) { delay_us_.store(d.count()); }
   // The question names of the queries received, exactly as sent (case kept), dotted.
   std::vector<std::string> names_received() const;
 
@@ -67,6 +72,7 @@ private:
   std::atomic<std::uint64_t> queries_{0};
   std::atomic<std::uint64_t> tcp_queries_{0};
   std::atomic<UpstreamMode> mode_{UpstreamMode::normal};
+  std::atomic<std::int64_t> delay_us_{0};
   mutable std::mutex names_mutex_;
   std::vector<std::string> names_received_;
   std::set<std::string> dropped_once_;  // drop_first: names already dropped (loop thread only)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Warm upgrade (cache/segment_migration.hpp): `dnsarena serve` on a segment written by a
 // frozen copy of the format-2 (and format-3) writer, or on a warm current segment of
 // another geometry, migrates it and answers its entries from the cache: the upstream

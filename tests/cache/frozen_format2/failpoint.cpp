@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FROZEN: cache/failpoint.cpp as of commit 80635ef (format 2), namespace renamed to dnsarena::frozen2.
 // Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
 #include "failpoint.hpp"

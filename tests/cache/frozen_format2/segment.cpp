@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FROZEN: cache/segment.cpp as of commit 80635ef (format 2), namespace renamed to dnsarena::frozen2.
 // Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
 // FORMAT-DEPENDENT: writes and validates the segment header and layout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FROZEN: cache/response_writer.hpp as of commit e757c81 (format 3), namespace renamed to dnsarena::frozen3.
 // Do not edit: a test writes segments of the old format with it (tests/cache/frozen_format_writer.cpp).
 // Builds a complete DNS response from a cached entry into a caller's buffer.

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The lab benches as subcommands of `dnsarena-lab bench`, registered by the lab's command
+// table (app/lab/main.cpp).
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace dnsarena::bench {
+
+// `dnsarena-lab bench serve`: serve against dnsperf (and unbound, kresd when installed).
+void add_bench_serve_command(CLI::App& bench);
+// `dnsarena-lab bench torture`: random kill -9 of readers and writers on one segment.
+void add_bench_torture_command(CLI::App& bench);
+// `dnsarena-lab bench attack`: serve on a hostile network (floods, slow and pipelining
+// TCP clients, an off-path spoofer).
+void add_bench_attack_command(CLI::App& bench);
+// `dnsarena-lab bench outage`: upstream failures absorbed by the cache, beside Unbound.
+void add_bench_outage_command(CLI::App& bench);
+
+}  // namespace dnsarena::bench

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "bench/lab/serve_process.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cache/segment.hpp"
+#include "common/loopback.hpp"
+#include "common/proc_stats.hpp"
+
+namespace dnsarena::bench {
+
+using namespace std::chrono_literals;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+ServeProcess::ServeProcess(const ServeSpec& spec)
+    : port_(common::free_loopback_port()),
+      segment_(spec.segment_prefix + "-" + std::to_string(::getpid()) + "-" + spec.tag),
+      log_(spec.dir + "/serve-" + spec.tag + ".log"),
+      binary_(spec.binary) {
+  std::vector<std::string> argv{spec.binary,     "serve",       "--workers",        std::to_string(spec.workers),
+                                "--listen",      "127.0.0.1:" + std::to_string(port_),
+                                "--segment",     segment_,      "--no-metrics",     "--log-level",
+                                "warn",          "--remove-segment", "--reset-segment", "--max-entries",
+                                std::to_string(spec.max_entries), "--arena-bytes", spec.arena};
+  argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  child_ = common::ChildProcess(argv, {.log_path = log_, .truncate_log = true, .die_with_parent = true});
+  for (int i = 0; i < 500 && !common::accepts_tcp(port_); ++i) {
+    if (!child_.running()) throw ServeStartError("serve did not start: " + slurp(log_));
+    std::this_thread::sleep_for(20ms);
+  }
+  if (!common::accepts_tcp(port_)) throw ServeStartError("serve did not listen within 10 s: " + slurp(log_));
+  std::this_thread::sleep_for(200ms);  // every worker attached
+  workers_ = common::child_pids(child_.pid());
+}
+
+ServeProcess::~ServeProcess() {
+  child_.stop();
+  cache::Segment::remove(segment_);  // serve removes it; this covers a serve that was killed
+}
+
+nlohmann::json ServeProcess::totals() const {
+  const std::string out = log_ + ".stats.json";
+  common::ChildProcess st({binary_, "stats", "--segment", segment_, "--json", "--interval", "0"},
+                          {.log_path = out, .truncate_log = true});
+  if (!st.wait_exit(10s)) return {};
+  try {
+    const std::string text = slurp(out);
+    return nlohmann::json::parse(text.substr(text.find('{')))["total"];
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+double ServeProcess::workers_cpu() const {
+  double s = 0;
+  for (pid_t p : workers_) s += common::cpu_seconds(p);
+  return s;
+}
+
+}  // namespace dnsarena::bench

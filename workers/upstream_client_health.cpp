@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// UpstreamClient's side of the host-wide upstream health table (upstream_health.hpp):
+// which upstream an attempt asks, how long it waits, what it reports, and the probes of
+// down upstreams. upstream_client.cpp calls in from start_attempt (pick_upstream),
+// watch (attempt_timeout), the reply and failure paths (report_*) and take_reply (a
+// probe's reply); the policy itself (ranks, band, down, backoff) is upstream_health.cpp's.
+//
+// A probe is a Pending of its own, with no waiters: the zone's SOA asked of the down
+// upstream over UDP, once, with the configured timeout (a down upstream's RTO is backed
+// off to it anyway). It is not in by_key_ (no client joins it), nor in started_ (never
+// jostled), holds no per-name count, and never reaches finish() or the completion: its
+// answer is only a sign of life and is not cached. Its token is given back when it ends
+// (reply, timeout, refusal, or this client's destruction); a killed worker's expires.
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "workers/upstream_client.hpp"
+
+namespace dnsarena::workers {
+
+namespace {
+constexpr std::uint16_t kTypeSoa = 6;
+}
+
+void UpstreamClient::init_health(UpstreamHealth* shared) {
+  health_ = shared;
+  if (!health_) {
+    std::size_t endpoints = 0;
+    for (const ForwardZone& z : zones_) endpoints += z.upstreams.size();
+    own_health_ = std::make_unique<UpstreamHealth>(static_cast<unsigned>(endpoints), false);
+    health_ = own_health_.get();
+    for (const ForwardZone& z : zones_)
+      for (const Endpoint& e : z.upstreams) health_->add(e);
+  }
+  zone_rows_.resize(zones_.size());
+  for (std::size_t z = 0; z < zones_.size(); ++z)
+    for (const Endpoint& e : zones_[z].upstreams) {
+      const int row = health_->find(e);
+      // The supervisor adds every endpoint of the config before it forks: absent only
+      // when a reload found the table full (logged there).
+      zone_rows_[z].push_back(row);
+    }
+}
+
+bool UpstreamClient::pick_upstream(Pending& p, std::uint64_t now_us) {
+  if (p.picked_for == p.attempt) return true;  // the same attempt again (0x20 fallback)
+  const std::vector<int>& rows = zone_rows_[p.zone];
+  // Probes first: a down upstream whose interval has run out gets one, on the side.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || !health_->down(static_cast<unsigned>(rows[i]))) continue;
+    if (const std::uint64_t token =
+            health_->take_probe(static_cast<unsigned>(rows[i]), now_us, 2 * cfg_.upstream_timeout_ms))
+      start_probe(p.zone, static_cast<unsigned>(i), token, now_us);
+  }
+  unsigned down = 0;
+  const int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, arc4random(),
+                                   &down);
+  if (down > 0) cache_.count(cache::Counter::upstream_down_skips);
+  if (pick < 0) return false;
+  p.upstream = static_cast<unsigned>(pick);
+  p.health_row = rows[p.upstream];
+  if (p.upstream < 64) p.tried |= 1ull << p.upstream;
+  p.picked_for = p.attempt;
+  p.failover = false;
+  for (std::size_t i = 0; i < rows.size() && i < 64 && !p.failover; ++i)
+    p.failover = !(p.tried >> i & 1) && (rows[i] < 0 || !health_->down(static_cast<unsigned>(rows[i])));
+  return true;
+}
+
+void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t token, std::uint64_t now_us) {
+  const int row = zone_rows_[zone][upstream];
+  if (pending_.size() >= cfg_.upstream_max_in_flight) {  // no room: the next miss may try
+    health_->end_probe(static_cast<unsigned>(row), token, UpstreamHealth::ProbeEnd::cancelled, now_us,
+                       cfg_.upstream_health);
+    return;
+  }
+  const std::uint64_t id = next_token_++ & ((1ull << 48) - 1);
+  Pending& p = pending_[id];
+  p.token = id;
+  p.probe = true;
+  p.probe_token = token;
+  p.zone = zone;
+  p.zone_name = {zones_[zone].name.data(), zones_[zone].name.size()};
+  std::memcpy(p.qname.data(), zones_[zone].name.data(), zones_[zone].name.size());
+  p.qname_len = static_cast<std::uint8_t>(zones_[zone].name.size());
+  p.qtype = kTypeSoa;
+  p.upstream = upstream;
+  p.health_row = row;
+  p.picked_for = 0;
+  const Endpoint& up = zones_[zone].upstreams[upstream];
+  std::uint8_t buf[600];
+  const std::size_t len = write_query(p, buf, sizeof buf);
+  const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
+                  ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
+  if (!ok) {
+    if (fd >= 0) ::close(fd);
+    retire_probe(p, now_us);
+    return;
+  }
+  cache_.count(cache::Counter::upstream_probes);
+  report_sent(p);
+}
+
+bool UpstreamClient::take_probe_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
+  if (answer_.parse(wire, len, p.question(), ttl_) == UpstreamAnswer::Verdict::ignore) return false;  // not its reply
+  report_reply(p, now_us);  // any rcode, any case: the server is alive
+  retire_probe(p, now_us);
+  return true;
+}
+
+void UpstreamClient::retire_probe(Pending& p, std::uint64_t now_us) {
+  if (p.probe_token)
+    health_->end_probe(static_cast<unsigned>(p.health_row), p.probe_token, UpstreamHealth::ProbeEnd::cancelled, now_us,
+                       cfg_.upstream_health);
+  close_socket(p);
+  pending_.erase(p.token);
+}
+
+void UpstreamClient::report_sent(Pending& p) {
+  if (p.health_row >= 0) health_->sent(static_cast<unsigned>(p.health_row));
+}
+
+void UpstreamClient::report_reply(Pending& p, std::uint64_t now_us) {
+  if (p.health_row < 0) return;
+  const unsigned row = static_cast<unsigned>(p.health_row);
+  // A TCP exchange's time includes the handshake: no RTT sample, only a sign of life.
+  const std::uint64_t rtt_us = p.tcp ? 0 : std::max<std::uint64_t>(now_us - p.sent_us, 1);
+  if (health_->replied(row, rtt_us, now_us))
+    spdlog::info("upstream {} is back: it answered {}; misses go to it again", health_->endpoint_text(row),
+                 p.probe ? "a probe" : "a query");
+  if (p.probe_token) {
+    health_->end_probe(row, p.probe_token, UpstreamHealth::ProbeEnd::alive, now_us, cfg_.upstream_health);
+    p.probe_token = 0;
+  }
+}
+
+void UpstreamClient::report_failure(Pending& p, UpstreamHealth::Failure f, std::uint64_t now_us) {
+  if (p.health_row < 0) return;
+  const unsigned row = static_cast<unsigned>(p.health_row);
+  // A TCP failure says nothing of the server's UDP; a probe's belongs to the probe.
+  const bool counts = !p.tcp && !p.probe;
+  if (health_->failed(row, f, p.sent_us, p.attempt_rto_us, now_us, cfg_.upstream_health, counts))
+    spdlog::warn("upstream {} is down: {} attempts in a row got no reply; misses skip it, and it is probed "
+                 "every {} ms (doubling, up to {} ms) until it answers",
+                 health_->endpoint_text(row), cfg_.upstream_health.down_after_timeouts,
+                 cfg_.upstream_health.down_backoff_initial_ms, cfg_.upstream_health.down_backoff_max_ms);
+  if (p.probe_token) {
+    health_->end_probe(row, p.probe_token, UpstreamHealth::ProbeEnd::dead, now_us, cfg_.upstream_health);
+    p.probe_token = 0;
+  }
+}
+
+std::uint64_t UpstreamClient::attempt_timeout(Pending& p) {
+  const std::uint64_t cap_us = cfg_.upstream_timeout_ms * 1000ull << std::min(p.attempt, 2u);
+  p.attempt_rto_us = p.health_row >= 0 ? health_->rto_us(static_cast<unsigned>(p.health_row))
+                                       : UpstreamHealth::kUnknownRtoUs;
+  // The RTO only where a timeout leads to another upstream (upstream_health.hpp). A probe
+  // waits the whole first-attempt timeout (a down upstream's RTO is backed off to about
+  // that anyway), and so does TCP: its exchange takes a handshake more than the RTO.
+  const bool last = p.attempt + 1 >= cfg_.attempts(zones_[p.zone]);
+  if (p.probe || p.tcp || !p.failover || last) return cap_us;
+  return attempt_timeout_us(p.attempt_rto_us, cap_us);
+}
+
+}  // namespace dnsarena::workers

@@ -28,6 +28,7 @@
 #include "bench/lab/unbound_process.hpp"
 #include "common/child_process.hpp"
 #include "common/process_limits.hpp"
+#include "common/sibling_program.hpp"
 
 namespace dnsarena::bench {
 

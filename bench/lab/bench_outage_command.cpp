@@ -189,7 +189,7 @@ void add_bench_outage_command(CLI::App& bench) {
   cmd->add_option("--only", c->only, "run one scenario: outage, dead-first, join, prefetch")
       ->check(CLI::IsMember({"outage", "dead-first", "join", "prefetch"}));
   cmd->add_flag("--no-unbound", c->no_unbound, "run serve only");
-  cmd->add_option("--serve-binary", c->serve_binary, "the dnsarena program whose serve is measured (default: this one)")
+  cmd->add_option("--serve-binary", c->serve_binary, "the dnsarena program whose serve is measured (default: the dnsarena beside this program, else on PATH)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--serve-keys", c->serve_keys,
                   "serve's resilience keys: auto (those this serve knows), all (a serve that rejects one fails), none")

@@ -34,8 +34,9 @@
 //                                  upstream silent for down_after_timeouts attempts in a
 //                                  row is down: skipped, probed once per interval (from
 //                                  the initial to the max, doubling) until it answers.
-//                                  When every upstream of a zone is down a miss fails at
-//                                  once (SERVFAIL) instead of waiting on a dead server
+//                                  When every upstream of a zone is down a miss is
+//                                  answered at once (stale, else SERVFAIL) instead of
+//                                  waiting on a dead server
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
 //   udp: {coalesce_us: 100}        at a rate of at least one datagram per coalesce_us, a
 //                                  worker naps this long after a batch before waiting

@@ -21,8 +21,9 @@
 // attempt's outcome goes to the table: the RTT of a reply (any rcode), a timeout, a
 // refusal. A down upstream gets no misses; once per interval one of its zone's misses
 // also sends it a probe (the zone's SOA, on the side: no client waits on it). When every
-// upstream of the zone is down, the miss ends at once (waiters get SERVFAIL from the
-// completion) rather than waiting on a dead server, and the probe learns when one is back.
+// upstream of the zone is down, the miss ends at once (finish, not counted as the name's
+// failure: its waiters get a stale answer or SERVFAIL with EDE 22 from the completion)
+// rather than waiting on a dead server, and the probe learns when one is back.
 //
 // 0x20 fallback (as Unbound's use-caps-for-id): a reply that matches in everything but
 // the name's case comes from a server that does not preserve case. It is not accepted;

@@ -74,6 +74,16 @@
 // up (consecutive 0, backoff reset); a probe that fails doubles backoff_ms, from
 // down_backoff_initial_ms up to down_backoff_max_ms, and sets next_probe.
 //
+// Every upstream of a zone down: a miss does not wait on a dead server. The query ends
+// at once, its clients answered stale when the cache holds an expired answer, else
+// SERVFAIL with EDE 22 (no reachable authority); it is not recorded in the failure cache
+// (nothing was asked, and that entry would outlast the probe that finds a server back).
+// The probes go on meanwhile (a miss that finds a probe due sends it), so the first
+// reply, at most down_backoff_max_ms after a server returns, ends the outage. The
+// alternatives were worse: letting the miss itself be the probe makes one client per
+// interval wait the whole timeout, and waiting on "the least dead" server makes every
+// client wait it, for an answer that will almost never come.
+//
 // Concurrency: every worker writes every row; no lock is taken. The key is written
 // only by the table's single adder (the supervisor, before it forks the workers that
 // read the row, or a private table's owner) and published by a release store of

@@ -64,7 +64,7 @@ TEST_CASE("rate-limit table: the bucket word's documented bit layout", "[rrl][la
   CHECK(RateLimitTable::rounded(65537) == 131072);
 }
 
-TEST_CASE("rate-limit table: counts per subnet and second; a later second or another subnet resets", "[rrl]") {
+TEST_CASE("rate-limit table: counts per subnet and second, and a later second or another subnet resets", "[rrl]") {
   RateLimitTable t(16, false);
   const std::uint64_t a = hash_for(7, 3), b = hash_for(9, 3), c = hash_for(7, 4);
   CHECK(t.count(a, 1000) == 1);

@@ -124,7 +124,7 @@ TEST_CASE("upstream health: an attempt waits the RTO when shorter than the timeo
   CHECK(attempt_timeout_us(200, 20000) == 20000);        // a timeout below the floor is kept
 }
 
-TEST_CASE("upstream health: down after N silent attempts; a server that replied since is not counted",
+TEST_CASE("upstream health: down after N silent attempts, and a server that replied since is not counted",
           "[upstream_health]") {
   UpstreamHealth h(1, false);
   const unsigned r = static_cast<unsigned>(h.add(Endpoint::parse("192.0.2.1:53")));
@@ -245,7 +245,7 @@ TEST_CASE("upstream health: a killed prober's token expires with its lease", "[u
   ::close(ready[1]);
 }
 
-TEST_CASE("upstream health: forked writers share the rows; the totals add up and one of them marks it down",
+TEST_CASE("upstream health: forked writers share the rows, the totals add up and one of them marks it down",
           "[upstream_health]") {
   UpstreamHealth h(2, true);
   const unsigned a = static_cast<unsigned>(h.add(Endpoint::parse("192.0.2.1:53")));

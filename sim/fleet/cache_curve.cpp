@@ -640,48 +640,46 @@ private:
   std::unique_ptr<cache::EntryCopy> copy_;  // lookups that read the entry (prefetch, outage)
 };
 
-// Hit rate per minute, smoothed over a centred window of up to 31 minutes (sampled
-// traces at low rates have few requests per minute); minute 0 is exactly 0.
+// Prefix sums of a per-minute series: sums[m] is the total of minutes [0, m).
+std::vector<double> prefix_sums(const std::vector<double>& per_min, std::size_t len) {
+  std::vector<double> sums(len + 1, 0);
+  for (std::size_t m = 0; m < len; ++m) sums[m + 1] = sums[m] + per_min[m];
+  return sums;
+}
+
+// numerator / denominator per minute over a centred window of up to 31 minutes (sampled
+// traces at low rates have few requests per minute), from their prefix sums; minute 0 is
+// exactly 0.
+std::vector<float> centred_ratio(const std::vector<double>& num_sums, const std::vector<double>& den_sums,
+                                 std::size_t len) {
+  std::vector<float> out(len, 0);
+  for (std::size_t m = 1; m < len; ++m) {
+    const std::size_t half = std::min<std::size_t>(15, (m - 1) / 2);
+    const std::size_t lo = m - half, hi = std::min(len - 1, m + half);
+    const double den = den_sums[hi + 1] - den_sums[lo];
+    out[m] = den > 0 ? static_cast<float>((num_sums[hi + 1] - num_sums[lo]) / den) : 0.0f;
+  }
+  return out;
+}
+
+// Hit rate per minute, smoothed (centred_ratio), and unsmoothed.
 void smooth_hit_rates(OccupancyCurve& c, const std::vector<double>& hits_per_min, const std::vector<double>& lookups_per_min) {
   const std::size_t len = c.entries.size();
-  std::vector<double> cumulative_hits(len + 1, 0), cumulative_lookups(len + 1, 0);
-  for (std::size_t m = 0; m < len; ++m) {
-    cumulative_hits[m + 1] = cumulative_hits[m] + hits_per_min[m];
-    cumulative_lookups[m + 1] = cumulative_lookups[m] + lookups_per_min[m];
-  }
-  c.hit_rate.assign(len, 0);
   c.hit_rate_raw.assign(len, 0);
   for (std::size_t m = 1; m < len; ++m)
     c.hit_rate_raw[m] = lookups_per_min[m] > 0 ? static_cast<float>(hits_per_min[m] / lookups_per_min[m]) : 0.0f;
-  for (std::size_t m = 1; m < len; ++m) {
-    const std::size_t half = std::min<std::size_t>(15, (m - 1) / 2);
-    const std::size_t lo = m - half, hi = std::min(len - 1, m + half);
-    const double lookups = cumulative_lookups[hi + 1] - cumulative_lookups[lo];
-    c.hit_rate[m] = lookups > 0 ? static_cast<float>((cumulative_hits[hi + 1] - cumulative_hits[lo]) / lookups) : 0.0f;
-  }
+  c.hit_rate = centred_ratio(prefix_sums(hits_per_min, len), prefix_sums(lookups_per_min, len), len);
 }
 
-// Prefetches per request, smoothed as the hit rate (a centred window of up to 31
-// minutes), and their plateau mean (the last hour).
+// Prefetches per request, smoothed as the hit rate, and their plateau mean (the last hour).
 void summarize_prefetch(OccupancyCurve& c, const std::vector<double>& prefetches_per_min,
                         const std::vector<double>& lookups_per_min) {
   const std::size_t len = c.entries.size();
-  std::vector<double> cumulative_prefetches(len + 1, 0), cumulative_lookups(len + 1, 0);
-  for (std::size_t m = 0; m < len; ++m) {
-    cumulative_prefetches[m + 1] = cumulative_prefetches[m] + prefetches_per_min[m];
-    cumulative_lookups[m + 1] = cumulative_lookups[m] + lookups_per_min[m];
-  }
-  c.prefetch_rate.assign(len, 0);
-  for (std::size_t m = 1; m < len; ++m) {
-    const std::size_t half = std::min<std::size_t>(15, (m - 1) / 2);
-    const std::size_t lo = m - half, hi = std::min(len - 1, m + half);
-    const double lookups = cumulative_lookups[hi + 1] - cumulative_lookups[lo];
-    c.prefetch_rate[m] =
-        lookups > 0 ? static_cast<float>((cumulative_prefetches[hi + 1] - cumulative_prefetches[lo]) / lookups) : 0.0f;
-  }
+  const std::vector<double> prefetches = prefix_sums(prefetches_per_min, len), lookups_sum = prefix_sums(lookups_per_min, len);
+  c.prefetch_rate = centred_ratio(prefetches, lookups_sum, len);
   const std::size_t last = std::min<std::size_t>(60, len - 1);
-  const double lookups = cumulative_lookups[len] - cumulative_lookups[len - last];
-  c.plateau_prefetch_rate = lookups > 0 ? (cumulative_prefetches[len] - cumulative_prefetches[len - last]) / lookups : 0;
+  const double lookups = lookups_sum[len] - lookups_sum[len - last];
+  c.plateau_prefetch_rate = lookups > 0 ? (prefetches[len] - prefetches[len - last]) / lookups : 0;
 }
 
 // The plateau figures: means over the last hour of the run.

@@ -177,7 +177,7 @@ TEST_CASE("answer_first: an expired entry is answered stale at once and refreshe
   const Asked stale = ask(s.port, "txt.test", 16);
   REQUIRE(stale.reply.answered);
   CHECK(stale.reply.ede == static_cast<int>(kEdeStale));
-  CHECK(stale.took < 250ms);  // not after an upstream round trip's timeout
+  CHECK(stale.took < 1000ms);  // not at the response deadline (1,800 ms) after a silent upstream
   // The refresh went upstream, and its answer replaced the entry.
   bool fresh = false;
   for (int i = 0; i < 20 && !fresh; ++i) {
@@ -214,7 +214,7 @@ TEST_CASE("prefetch: hits in the last part of a TTL refresh the entry once per h
     const Asked a = ask(s.port, "aaaa.test", 28);
     REQUIRE(a.reply.answered);
     CHECK(a.reply.rcode() == 0);
-    CHECK(a.took < 250ms);
+    CHECK(a.took < 1000ms);
   }
   std::this_thread::sleep_for(200ms);
   CHECK(upstream_asked(s.upstream, "aaaa.test.") == filled + 1);

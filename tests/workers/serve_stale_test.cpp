@@ -116,7 +116,7 @@ TEST_CASE("a failed name costs no upstream query within its failure window, on e
           "after it",
           "[serve][stale][timing]") {
   Service s({"-c", write_config("failure_cache:\n  min_s: 2\n  max_s: 8\n"), "--upstream-attempts", "1",
-             "--upstream-timeout-ms", "200"});
+             "--upstream-timeout-ms", "1000"});
   s.upstream.set_mode(UpstreamMode::silent);
   const Asked first = ask(s.port, "fails.test", 1);
   REQUIRE(first.reply.answered);
@@ -130,7 +130,7 @@ TEST_CASE("a failed name costs no upstream query within its failure window, on e
     REQUIRE(a.reply.answered);
     CHECK(a.reply.rcode() == 2);
     CHECK(a.reply.ede == static_cast<int>(kEdeNoReachableAuthority));
-    CHECK(a.took < 150ms);  // no upstream attempt (which would take 200 ms)
+    CHECK(a.took < 500ms);  // no upstream attempt (which would take 1,000 ms)
   }
   CHECK(upstream_asked(s.upstream, "fails.test.") == asked);
   CHECK(s.total("failure_cached") >= 10);

@@ -117,10 +117,13 @@ public:
         else if (tag == kTagTcpListen) tcp_.on_accept(now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
-        else if (tag == kTagWake) claims_->drain(claims_row_);
+        else if (tag == kTagWake) {
+          claims_->drain(claims_row_);
+          parked_woken_ = true;
+        }
       }
       upstream_.on_timeouts(monotonic_us());
-      if (!parked_.empty()) resume_parked(monotonic_us());
+      if (!parked_.empty() && (parked_woken_ || monotonic_us() >= parked_next_scan_us_)) resume_parked(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
         last_beat_ms_ = now_us / 1000;
         const char beat = 1;
@@ -260,6 +263,7 @@ private:
           cache_.count(cache::Counter::failure_cached);
           return answer_failed(q, ecs, c.flags, c.limit, !src.tcp, failure_ede(detail.failure), out, cap);
         case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
+          if (parked_.size() >= kMaxParked) break;  // the bound: answered as overloaded
           if (claims_->wait_on(detail.claim, claims_row_)) {
             cache_.count(cache::Counter::upstream_joined);
             parked_.push_back({std::move(w), c, detail.claim});
@@ -408,6 +412,8 @@ private:
   // answer is in the cache now, or the failure in the failure cache); those whose
   // deadline passed get stale or SERVFAIL.
   void resume_parked(std::uint64_t now_us) {
+    parked_woken_ = false;
+    parked_next_scan_us_ = now_us + kParkedScanUs;
     const std::uint64_t max_life = upstream_.max_query_ms();
     std::vector<Parked> ready;
     for (std::size_t i = 0; i < parked_.size();) {
@@ -605,7 +611,15 @@ private:
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
-  std::vector<Parked> parked_;  // clients waiting for another worker's upstream query
+  // Clients waiting for another worker's upstream query. Looked at when this row is woken
+  // (a claim ended) and every kParkedScanUs (deadlines, an owner that died), not at every
+  // event: a scan is O(parked). At most kMaxParked: past it a miss is answered as an
+  // overloaded one (stale or SERVFAIL), as the in-flight bounds do.
+  static constexpr std::size_t kMaxParked = 65536;
+  static constexpr std::uint64_t kParkedScanUs = 10000;
+  std::vector<Parked> parked_;
+  bool parked_woken_ = false;
+  std::uint64_t parked_next_scan_us_ = 0;
   cache::EntryCopy stale_copy_;
   RateLimiter rate_limiter_;
   int heartbeat_fd_;

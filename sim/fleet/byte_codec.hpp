@@ -57,7 +57,7 @@ public:
     const auto n = pod<std::uint64_t>();
     if (n > in_.size() / sizeof(T)) fail();
     std::vector<T> v(n);
-    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));  // an empty vector's data() may be null
     return v;
   }
   void finish() const {

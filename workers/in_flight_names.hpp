@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Host-wide count of upstream queries in flight per name, shared by every worker of one
-// `dnsarena serve`, so that upstream_max_per_name holds across workers (issue 11, item 6:
-// an off-path attacker must not get more concurrent queries for one name by spreading
-// its triggering misses over the SO_REUSEPORT group; before this table the bound was
-// per worker, N workers x 32 on the host).
+// `dnsarena serve`, so that upstream_max_per_name holds across workers: an off-path
+// attacker must not get more concurrent queries for one name by spreading its
+// triggering misses over the SO_REUSEPORT group (a per-worker bound would allow
+// N workers x the bound on the host).
 //
 // Memory: one anonymous shared mapping (MAP_SHARED | MAP_ANONYMOUS) that the supervisor
 // makes before it forks the workers, which inherit it. It is not part of the cache

@@ -215,6 +215,16 @@ bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64
   return true;
 }
 
+bool UpstreamClient::send_udp(Pending& p, const Endpoint& up, std::uint64_t now_us) {
+  std::uint8_t buf[600];
+  const std::size_t len = write_query(p, buf, sizeof buf);
+  const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
+                  ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
+  if (!ok && fd >= 0) ::close(fd);
+  return ok;
+}
+
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
   if (p.probe) {  // a probe is one attempt: this is its end
     retire_probe(p, now_us);
@@ -234,14 +244,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       finish(p.token, nullptr, false);
       return;
     }
-    const Endpoint& up = zone.upstreams[p.upstream];
-    std::uint8_t buf[600];
-    const std::size_t len = write_query(p, buf, sizeof buf);
-    const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
-                    ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
-    if (!ok) {
-      if (fd >= 0) ::close(fd);
+    if (!send_udp(p, zone.upstreams[p.upstream], now_us)) {
       ++p.attempt;
       ++p.upstream;
       continue;

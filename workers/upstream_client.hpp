@@ -221,6 +221,9 @@ private:
   Forwarded start(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::string dedup, Waiter* w,
                   ForwardDetail* detail);
   void start_attempt(Pending& p, std::uint64_t now_us);
+  // p's query (write_query: a fresh ID and case) over a fresh UDP socket connected to
+  // `up`, watched for the reply. False (no socket left open) when any step fails.
+  bool send_udp(Pending& p, const Endpoint& up, std::uint64_t now_us);
   // The query for this attempt: a fresh ID and (0x20) a fresh case of the name.
   std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity);
   void start_tcp_retry(Pending& p, std::uint64_t now_us);

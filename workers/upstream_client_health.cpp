@@ -93,14 +93,7 @@ void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t
   p.upstream = upstream;
   p.health_row = row;
   p.picked_for = 0;
-  const Endpoint& up = zones_[zone].upstreams[upstream];
-  std::uint8_t buf[600];
-  const std::size_t len = write_query(p, buf, sizeof buf);
-  const int fd = ::socket(up.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
-                  ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
-  if (!ok) {
-    if (fd >= 0) ::close(fd);
+  if (!send_udp(p, zones_[zone].upstreams[upstream], now_us)) {
     retire_probe(p, now_us);
     return;
   }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Host-wide health of the upstream servers, shared by every worker of one `dnsarena
-// serve` (issue 26, item 4): what Unbound's infra cache keeps per server, so that a miss
+// serve`: what Unbound's infra cache keeps per server, so that a miss
 // goes to a live, fast upstream instead of the first one in the config, and so that a
 // dead upstream costs the host a few timeouts instead of one per miss and per worker.
 //

@@ -88,8 +88,10 @@ enum class Counter : std::uint32_t {
                          // name instead of sending their own (one query per name per host)
   upstream_probes,       // worker: queries sent to an upstream marked down, to learn if it is back
   upstream_down_skips,   // worker: attempts that passed over an upstream marked down
+  upstream_trials,       // worker: copies of a miss sent to an upstream not yet proven, raced against
+                         // the client's query to a proven one (also in upstream_queries)
 };
-inline constexpr std::size_t kCounterCount = 43;
+inline constexpr std::size_t kCounterCount = 44;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -105,7 +107,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "writer_lock_unavailable", "udp_answers_dropped", "udp_answers_unsendable", "upstream_case_fallbacks",
     "upstream_overload_per_name", "upstream_jostled",       "user_ns",
     "user_ns_queries",  "stale_answers",  "failure_cached", "deadline_answers",
-    "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips"};
+    "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips",
+    "upstream_trials"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

@@ -230,6 +230,10 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
     retire_probe(p, now_us);
     return;
   }
+  if (p.trial) {  // so is a trial
+    retire_trial(p);
+    return;
+  }
   p.tcp = false;
   for (;;) {
     const ForwardZone& zone = zones_[p.zone];
@@ -251,6 +255,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
     }
     cache_.count(cache::Counter::upstream_queries);
     report_sent(p);
+    start_trial(p, now_us);
     return;
   }
 }
@@ -326,6 +331,7 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
 
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
   if (p.probe) return take_probe_reply(p, wire, len, now_us);
+  if (p.trial) return take_trial_reply(p, wire, len, now_us);
   const UpstreamAnswer::Verdict verdict = answer_.parse(wire, len, p.question(), ttl_);
   if (verdict == UpstreamAnswer::Verdict::accept || verdict == UpstreamAnswer::Verdict::fail ||
       (verdict == UpstreamAnswer::Verdict::case_mismatch && !p.case_fallback))
@@ -438,7 +444,8 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     deadlines_.pop();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.generation != d.generation || it->second.fd < 0) continue;  // done
-    if (!it->second.probe) cache_.count(cache::Counter::upstream_timeouts);  // probes: upstream_probes alone
+    if (!it->second.probe && !it->second.trial)  // probes and trials: counted as such alone
+      cache_.count(cache::Counter::upstream_timeouts);
     report_failure(it->second, UpstreamHealth::Failure::timeout, now_us);
     fail_attempt(it->second, now_us);
   }

@@ -15,7 +15,9 @@
 // upstream health table (upstream_health.hpp; this client's side of it is
 // upstream_client_health.cpp): an upstream of the zone that is not down and not yet
 // tried by this query (retried once every up one was), at random within rtt_band_ms of
-// the fastest. Attempt k waits timeout * 2^min(k, 2) (the configured timeout with
+// the fastest; when that one is not proven, the query is raced against a trial
+// (upstream_health.hpp, trial_partner): the client's query goes to another upstream, a
+// copy to the unproven one, and the first accepted answer wins. Attempt k waits timeout * 2^min(k, 2) (the configured timeout with
 // backoff), or the upstream's RTO when shorter (at least 50 ms) while the query can
 // still fail over to an up upstream it has not tried, with attempts left. Every
 // attempt's outcome goes to the table: the RTT of a reply (any rcode), a timeout, a
@@ -153,6 +155,13 @@ struct Pending {
   bool failover = false;
   bool probe = false;
   std::uint64_t probe_token = 0;
+  // Trials (upstream_health.hpp): `trial_upstream` is the upstream this attempt's trial
+  // goes to once the client's query is sent (~0u: none). A trial is a Pending of its own
+  // (trial_of: the query it races, which may have ended since): no waiters, not in by_key_
+  // or started_, never reaches finish(); its accepted answer finishes trial_of.
+  unsigned trial_upstream = ~0u;
+  bool trial = false;
+  std::uint64_t trial_of = 0;
   UpstreamQuestion question() const {
     return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name};
   }
@@ -291,6 +300,12 @@ private:
   bool take_probe_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
   // Ends a probe: gives the token back if still held, closes and forgets it.
   void retire_probe(Pending& p, std::uint64_t now_us);
+  // Sends query p's trial to p.trial_upstream (when set and there is room).
+  void start_trial(Pending& p, std::uint64_t now_us);
+  // A trial's reply: true when it ended the trial (false: not its reply, keep reading).
+  bool take_trial_reply(Pending& t, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
+  // Ends a trial: closes and forgets it.
+  void retire_trial(Pending& t);
   void report_sent(Pending& p);
   void report_reply(Pending& p, std::uint64_t now_us);
   void report_failure(Pending& p, UpstreamHealth::Failure f, std::uint64_t now_us);
@@ -299,6 +314,7 @@ private:
   UpstreamHealth* health_ = nullptr;
   std::unique_ptr<UpstreamHealth> own_health_;  // when no shared table was given
   std::vector<std::vector<int>> zone_rows_;     // per zone, per upstream: its health row (-1: none)
+  std::vector<std::vector<unsigned>> zone_trials_;  // per zone, per upstream: this worker's trials in flight
 };
 
 std::uint64_t monotonic_us();

@@ -39,12 +39,14 @@ void UpstreamClient::init_health(UpstreamHealth* shared) {
       for (const Endpoint& e : z.upstreams) health_->add(e);
   }
   zone_rows_.resize(zones_.size());
+  zone_trials_.resize(zones_.size());
   for (std::size_t z = 0; z < zones_.size(); ++z)
     for (const Endpoint& e : zones_[z].upstreams) {
       const int row = health_->find(e);
       // The supervisor adds every endpoint of the config before it forks: absent only
       // when a reload found the table full (logged there).
       zone_rows_[z].push_back(row);
+      zone_trials_[z].push_back(0);
     }
 }
 
@@ -59,10 +61,25 @@ bool UpstreamClient::pick_upstream(Pending& p, std::uint64_t now_us) {
       start_probe(p.zone, static_cast<unsigned>(i), token, now_us);
   }
   unsigned down = 0;
-  const int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, arc4random(),
+  int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, arc4random(),
                                    &down);
   if (down > 0) cache_.count(cache::Counter::upstream_down_skips);
   if (pick < 0) return false;
+  p.trial_upstream = ~0u;
+  if (const int partner = trial_partner(*health_, rows, p.tried, pick); partner >= 0) {
+    // The picked upstream is on trial: the client's query goes to the partner and a copy
+    // to it, while it has fewer than down_after_timeouts trials in flight from this
+    // worker. Past that, the client's query goes to the partner alone when that one is
+    // proven, else (neither is) to the picked one, as without trials.
+    const std::size_t picked = static_cast<std::size_t>(pick);
+    if (zone_trials_[p.zone][picked] < cfg_.upstream_health.down_after_timeouts) {
+      p.trial_upstream = static_cast<unsigned>(pick);
+      pick = partner;
+    } else if (rows[static_cast<std::size_t>(partner)] < 0 ||
+               health_->proven(static_cast<unsigned>(rows[static_cast<std::size_t>(partner)]))) {
+      pick = partner;
+    }
+  }
   p.upstream = static_cast<unsigned>(pick);
   p.health_row = rows[p.upstream];
   if (p.upstream < 64) p.tried |= 1ull << p.upstream;
@@ -99,6 +116,65 @@ void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t
   }
   cache_.count(cache::Counter::upstream_probes);
   report_sent(p);
+}
+
+void UpstreamClient::start_trial(Pending& p, std::uint64_t now_us) {
+  const unsigned upstream = p.trial_upstream;
+  p.trial_upstream = ~0u;
+  if (upstream == ~0u || pending_.size() >= cfg_.upstream_max_in_flight) return;
+  const std::uint64_t id = next_token_++ & ((1ull << 48) - 1);
+  Pending& t = pending_[id];
+  t.token = id;
+  t.trial = true;
+  t.trial_of = p.token;
+  t.zone = p.zone;
+  t.zone_name = p.zone_name;
+  t.qname = p.qname;
+  t.qname_len = p.qname_len;
+  t.qtype = p.qtype;
+  t.key_flags = p.key_flags;
+  t.ecs = p.ecs;
+  t.case_fallback = p.case_fallback;
+  t.upstream = upstream;
+  t.health_row = zone_rows_[p.zone][upstream];
+  t.picked_for = 0;
+  t.failover = true;  // it waits the upstream's RTO: the client's query does not wait on it
+  if (!send_udp(t, zones_[p.zone].upstreams[upstream], now_us)) {
+    close_socket(t);
+    pending_.erase(id);
+    return;
+  }
+  ++zone_trials_[t.zone][upstream];
+  cache_.count(cache::Counter::upstream_queries);
+  cache_.count(cache::Counter::upstream_trials);
+  report_sent(t);
+}
+
+bool UpstreamClient::take_trial_reply(Pending& t, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
+  const UpstreamAnswer::Verdict verdict = answer_.parse(wire, len, t.question(), ttl_);
+  if (verdict == UpstreamAnswer::Verdict::ignore) return false;  // not its reply (late, forged)
+  report_reply(t, now_us);                                      // any rcode, any case: the server is alive
+  if (verdict == UpstreamAnswer::Verdict::accept && !answer_.truncated()) {
+    // First past the post: the raced query's clients get this answer (when it is still
+    // waiting; its own answer may have come first). The raced query's socket is closed
+    // with it: what it would have learned of its upstream is lost, not wrong.
+    const std::uint64_t raced = t.trial_of;
+    const std::uint64_t trial = t.token;
+    if (pending_.contains(raced)) {
+      cache_.count(cache::Counter::upstream_latency_us, now_us - t.sent_us);
+      finish(raced, &answer_);
+    }
+    if (auto it = pending_.find(trial); it != pending_.end()) retire_trial(it->second);  // finish() kept it
+    return true;
+  }
+  retire_trial(t);  // an error rcode, TC or a case mismatch: alive, but no answer for the race
+  return true;
+}
+
+void UpstreamClient::retire_trial(Pending& t) {
+  --zone_trials_[t.zone][t.upstream];
+  close_socket(t);
+  pending_.erase(t.token);
 }
 
 bool UpstreamClient::take_probe_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {

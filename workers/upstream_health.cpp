@@ -158,6 +158,12 @@ bool UpstreamHealth::failed(unsigned row, Failure f, std::uint64_t sent_us, std:
 
 bool UpstreamHealth::down(unsigned row) const { return at(row).down_since.load(std::memory_order_relaxed) != 0; }
 
+bool UpstreamHealth::proven(unsigned row) const {
+  const Row& r = at(row);
+  return r.rtt.load(std::memory_order_relaxed) != 0 && r.consecutive.load(std::memory_order_relaxed) == 0 &&
+         r.down_since.load(std::memory_order_relaxed) == 0;
+}
+
 std::uint64_t UpstreamHealth::take_probe(unsigned row, std::uint64_t now_us, std::uint32_t lease_ms) {
   Row& r = at(row);
   if (r.down_since.load(std::memory_order_seq_cst) == 0) return 0;
@@ -264,6 +270,31 @@ int choose_upstream(const UpstreamHealth& health, std::span<const int> rows, std
   for (std::size_t i = 0; i < n; ++i)
     if (in_band(i) && pick-- == 0) return static_cast<int>(i);
   return -1;  // not reached
+}
+
+int trial_partner(const UpstreamHealth& health, std::span<const int> rows, std::uint64_t tried, int picked) {
+  constexpr std::size_t kMax = 64;
+  const std::size_t n = std::min(rows.size(), kMax);
+  // A row-less upstream (-1) cannot be judged: it is never put on trial.
+  if (picked < 0 || static_cast<std::size_t>(picked) >= n || rows[picked] < 0 ||
+      health.proven(static_cast<unsigned>(rows[picked])))
+    return -1;
+  int best = -1;
+  bool best_proven = false;
+  std::uint32_t best_rank = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (static_cast<int>(i) == picked || (tried >> i & 1)) continue;
+    const bool has_row = rows[i] >= 0;
+    if (has_row && health.down(static_cast<unsigned>(rows[i]))) continue;
+    const bool is_proven = !has_row || health.proven(static_cast<unsigned>(rows[i]));
+    const std::uint32_t rank = has_row ? health.rank_us(static_cast<unsigned>(rows[i])) : UpstreamHealth::kUnknownRtoUs;
+    if (best < 0 || (is_proven && !best_proven) || (is_proven == best_proven && rank < best_rank)) {
+      best = static_cast<int>(i);
+      best_proven = is_proven;
+      best_rank = rank;
+    }
+  }
+  return best;
 }
 
 std::uint64_t attempt_timeout_us(std::uint32_t rto_us, std::uint64_t cap_us) {

@@ -160,6 +160,9 @@ public:
               const UpstreamHealthConfig& cfg, bool counts);
 
   bool down(unsigned row) const;
+  // The row has answered (an RTT sample), is not down, and no attempt since its last
+  // reply has failed: a client may wait on it. Otherwise the row is on trial (below).
+  bool proven(unsigned row) const;
   // A probe token when the row is down, its next probe is due and no live lease holds
   // the token; 0 otherwise. The lease ends `lease_ms` from now.
   std::uint64_t take_probe(unsigned row, std::uint64_t now_us, std::uint32_t lease_ms);
@@ -241,6 +244,23 @@ private:
 // down; `down_skipped` counts the down ones passed over. `random`: a uniform 32-bit draw.
 int choose_upstream(const UpstreamHealth& health, std::span<const int> rows, std::uint64_t tried,
                     std::uint32_t band_us, std::uint32_t random, unsigned* down_skipped);
+
+// Trials: when the upstream choose_upstream picked is not proven (never answered, or its
+// latest attempts went unanswered) and the zone has another up upstream this query has
+// not tried, the query is raced: the client's query goes to the best such other upstream
+// (a proven one first, then by rank) and a copy, the trial, to the picked one; the first
+// accepted answer of the two answers the client. A trial has no waiters and lives to its
+// own reply or timeout whatever the race did, so what it learns (an RTT, or a timeout that
+// counts toward down) reaches the table: an unproven upstream is proven or found down by
+// trials, never by a client's wait. A client therefore waits on an unproven upstream only
+// when nothing else is left: with two upstreams and the first dead, a miss costs the live
+// one's round trip, not the dead one's RTO (376 ms before its first reply). The cost is
+// one extra upstream query per miss that picked an unproven upstream, at most
+// down_after_timeouts trials in flight per upstream and worker (enough to find it down);
+// past that bound the miss goes to the other upstream alone.
+// Returns the index of the upstream the client's query goes to instead of `picked`, or -1
+// (no other up, untried upstream: no race).
+int trial_partner(const UpstreamHealth& health, std::span<const int> rows, std::uint64_t tried, int picked);
 
 // How long an attempt waits: the RTO when shorter than `cap_us` (the configured timeout,
 // with the attempt's backoff), and at least kMinTimeoutUs (or the cap, when lower).

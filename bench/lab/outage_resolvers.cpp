@@ -49,7 +49,7 @@ public:
     return pick_delta(before, after,
                       {"hits", "misses", "expirations", "upstream_queries", "upstream_timeouts", "servfail",
                        "stale_answers", "failure_cached", "deadline_answers", "prefetches", "upstream_joined",
-                       "upstream_probes", "upstream_down_skips"});
+                       "upstream_probes", "upstream_down_skips", "upstream_trials"});
   }
 
 private:

@@ -164,6 +164,48 @@ TEST_CASE("two upstreams, the first silent: once it is down, misses take the liv
   CHECK(up["timeouts"] == 0);
 }
 
+TEST_CASE("two upstreams, the first silent, from a cold start: no miss waits on it before it is known down (trials "
+          "race it against the live one)",
+          "[serve][upstream][health][timing]") {
+  TestUpstream live;
+  live.set_delay(std::chrono::milliseconds(5));
+  Service s;
+  s.serve.reset();
+  s.upstream.set_mode(UpstreamMode::silent);
+  s.start({"--upstream", at(s.upstream.port()), "--upstream", at(live.port())}, 1);
+  // Neither upstream has answered yet: each is unproven, so every miss is raced.
+  std::vector<double> ms;
+  bool down = false;
+  for (int i = 0; i < 200 && !down; ++i) {
+    const Miss m = miss(s.port, "cold" + std::to_string(i) + ".trial.test");
+    REQUIRE(m.reply.answered);
+    CHECK(m.reply.rcode() == 3);
+    ms.push_back(m.ms);
+    const nlohmann::json row = upstream_row(s.segment, s.upstream.port());
+    down = !row.is_null() && row["state"] == "down";
+    if (i >= 20) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the snapshot's second
+  }
+  REQUIRE(down);
+  WARN(ms.size() << " misses until the silent upstream was down: p50 " << percentile(ms, 0.5) << " ms, max "
+                 << *std::max_element(ms.begin(), ms.end()) << " ms");
+  // The silent one's unknown RTO is 376 ms: a miss that waited on it would take that long.
+  CHECK(*std::max_element(ms.begin(), ms.end()) < 200);
+  // It was found down by trials (copies of misses nobody waited on), within the bound of
+  // down_after_timeouts (3) in flight per worker at once.
+  const nlohmann::json totals = serve_stats(s.segment)["total"];
+  CHECK(totals["upstream_trials"].get<std::uint64_t>() >= 3);
+  CHECK(misses_received(s.upstream) >= 3);
+  CHECK(totals["upstream_timeouts"] == 0);  // no client's query timed out
+  const nlohmann::json dead = upstream_row(s.segment, s.upstream.port());
+  CHECK(dead["timeouts"].get<std::uint64_t>() >= 3);
+  // Once down, a miss costs it nothing more: no trial, no query.
+  const std::size_t dead_misses = misses_received(s.upstream);
+  const std::uint64_t trials = totals["upstream_trials"].get<std::uint64_t>();
+  for (int i = 0; i < 20; ++i) REQUIRE(miss(s.port, "after" + std::to_string(i) + ".trial.test").reply.answered);
+  CHECK(misses_received(s.upstream) == dead_misses);
+  CHECK(serve_stats(s.segment)["total"]["upstream_trials"].get<std::uint64_t>() == trials);
+}
+
 TEST_CASE("kill -9 of a worker: its replacement keeps skipping the down upstream (no new timeouts)",
           "[serve][upstream][health][kill]") {
   TestUpstream live;

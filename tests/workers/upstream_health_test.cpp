@@ -15,6 +15,7 @@
 
 using dnsarena::workers::attempt_timeout_us;
 using dnsarena::workers::choose_upstream;
+using dnsarena::workers::trial_partner;
 using dnsarena::workers::Endpoint;
 using dnsarena::workers::UpstreamHealth;
 using dnsarena::workers::UpstreamHealthConfig;
@@ -326,4 +327,39 @@ TEST_CASE("upstream health: the pick avoids down upstreams, prefers untried ones
   CHECK(choose_upstream(h, std::vector<int>{dead}, 0, 400000, 7, &down) == -1);
   CHECK(down == 1);
   CHECK(choose_upstream(h, std::vector<int>{dead, -1}, 0, 400000, 7, &down) == 1);
+}
+
+TEST_CASE("upstream health: an unproven upstream is put on trial beside the best other one, a proven one first",
+          "[upstream_health]") {
+  const UpstreamHealthConfig c = policy();
+  UpstreamHealth h(8, false);
+  std::vector<int> rows;
+  for (const char* e : {"192.0.2.1:53", "192.0.2.2:53", "192.0.2.3:53", "192.0.2.4:53"})
+    rows.push_back(h.add(Endpoint::parse(e)));
+  const auto row = [&](int i) { return static_cast<unsigned>(rows[static_cast<std::size_t>(i)]); };
+  // Nobody has answered: every one is unproven; the partner is the best-ranked other.
+  CHECK_FALSE(h.proven(row(0)));
+  CHECK(trial_partner(h, rows, 0, 0) == 1);
+  // A proven one is preferred to a better-ranked unproven one... (rank: srtt + 4 rttvar)
+  h.replied(row(3), 200 * kMs, 1 * kMs);
+  CHECK(h.proven(row(3)));
+  CHECK(trial_partner(h, rows, 0, 0) == 3);
+  // ...and a proven picked upstream is never on trial.
+  CHECK(trial_partner(h, rows, 0, 3) == -1);
+  // A timeout since its last reply puts a proven upstream back on trial; a reply ends it.
+  h.failed(row(3), kTimeout, 2 * kMs, h.rto_us(row(3)), 3 * kMs, c, true);
+  CHECK_FALSE(h.proven(row(3)));
+  CHECK(trial_partner(h, rows, 0, 3) == 0);
+  h.replied(row(3), 200 * kMs, 4 * kMs);
+  CHECK(h.proven(row(3)));
+  // Partners are up and not yet tried by the query.
+  CHECK(trial_partner(h, rows, 1ull << 3, 0) == 1);
+  take_down(h, row(1), 5 * kMs, c);
+  take_down(h, row(2), 5 * kMs, c);
+  CHECK(trial_partner(h, rows, 1ull << 3, 0) == -1);
+  // One upstream alone: nothing to race.
+  CHECK(trial_partner(h, std::vector<int>{rows[0]}, 0, 0) == -1);
+  // A row-less upstream (a reload found the table full) is never on trial, and counts as proven.
+  CHECK(trial_partner(h, std::vector<int>{-1, rows[0]}, 0, 0) == -1);
+  CHECK(trial_partner(h, std::vector<int>{rows[0], -1}, 0, 0) == 1);
 }

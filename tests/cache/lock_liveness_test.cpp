@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cache/failpoint.hpp"
+#include "tests/command_output.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"
 #include "verifiable_value.hpp"
@@ -31,15 +32,7 @@ void kill_a_lock_holder(const std::string& name) {
 }
 
 std::string run_command(const std::string& cmd, int* status) {
-  std::fflush(nullptr);
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int st = ::pclose(p);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
+  return dnsarena::test::command_output(cmd + " 2>&1", status);
 }
 
 }  // namespace

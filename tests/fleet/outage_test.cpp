@@ -13,9 +13,12 @@
 #include "common/yaml_reader.hpp"
 #include "sim/fleet/cache_curve.hpp"
 #include "sim/fleet/rollout_sim.hpp"
+#include "tests/fleet/fixed_calibration.hpp"
 #include "sim/fleet/tune_sim.hpp"
 
 using namespace dnsarena::sim::fleet;
+using dnsarena::test::file_text;
+using dnsarena::test::fixed_measurer;
 using dnsarena::common::ConfigError;
 
 namespace {
@@ -62,19 +65,6 @@ std::string plan_error(const std::string& yaml) {
   return "no error";
 }
 
-LayoutMeasurer fixed_measurer() {
-  return [](const dnsarena::sim::TrafficProfile& p, std::uint64_t, std::uint64_t) {
-    const double extra = 40.0 * p.ecs_share;
-    return std::vector<LayoutBytes>{{"v0", 950 + extra, 1100 + extra}, {"arena", 190 + extra, 190 + extra}};
-  };
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 }  // namespace
 
 TEST_CASE("outage after the plateau: stale answers grow with stale.max_age_s and capacity", "[fleet][outage]") {
@@ -224,7 +214,7 @@ TEST_CASE("tiny fleet with outages: stale and failed shares, golden CSV", "[flee
   CHECK(in_outage > 0);
   const std::string path = (std::filesystem::temp_directory_path() / "dnsarena_outage_golden.csv").string();
   write_rollout_csv(r, path);
-  const std::string csv = slurp(path);
+  const std::string csv = file_text(path);
   CHECK(csv.find(",upstream_qps,stale_share,failed_share\n") != std::string::npos);
   const std::string golden = kDir + "/golden/tiny_rollout_outage.csv";
   const char* update = std::getenv("DNSARENA_UPDATE_GOLDEN");
@@ -233,7 +223,7 @@ TEST_CASE("tiny fleet with outages: stale and failed shares, golden CSV", "[flee
     WARN("golden file rewritten: " << golden);
   }
   REQUIRE(std::filesystem::exists(golden));
-  CHECK(csv == slurp(golden));
+  CHECK(csv == file_text(golden));
   // A 10-minute stale window answers less stale than a day's.
   for (Datacenter& d : f.datacenters) d.stale_max_age_s = 600;
   const RolloutResult narrow = run(f);

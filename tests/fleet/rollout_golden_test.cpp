@@ -9,28 +9,15 @@
 #include <sstream>
 
 #include "sim/fleet/rollout_sim.hpp"
+#include "tests/fleet/fixed_calibration.hpp"
 
 using namespace dnsarena::sim::fleet;
+using dnsarena::test::file_text;
+using dnsarena::test::fixed_measurer;
 
 namespace {
 const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 
-// Test calibration: fixed byte counts (test data, so the golden file does not move
-// when the layouts code is re-measured). The simulator never sees typed-in bytes
-// outside tests: `sim rollout` always measures.
-LayoutMeasurer fixed_measurer() {
-  return [](const dnsarena::sim::TrafficProfile& p, std::uint64_t, std::uint64_t) {
-    const double extra = 40.0 * p.ecs_share;
-    return std::vector<LayoutBytes>{{"v0", 950 + extra, 1100 + extra}, {"arena", 190 + extra, 190 + extra}};
-  };
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string run_csv(const std::string& name) {
   const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
@@ -39,7 +26,7 @@ std::string run_csv(const std::string& name) {
   const RolloutResult r = run_rollout(f, p, cal);
   const std::string path = (std::filesystem::temp_directory_path() / name).string();
   write_rollout_csv(r, path);
-  return slurp(path);
+  return file_text(path);
 }
 }  // namespace
 
@@ -54,5 +41,5 @@ TEST_CASE("tiny fleet rollout matches the golden CSV and the same seed gives the
     WARN("golden file rewritten: " << golden);
   }
   REQUIRE(std::filesystem::exists(golden));
-  CHECK(a == slurp(golden));
+  CHECK(a == file_text(golden));
 }

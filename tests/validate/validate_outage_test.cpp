@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/command_output.hpp"
 #include "sim/validate/validate_report.hpp"
 
 using namespace dnsarena::sim::fleet;
@@ -101,26 +102,13 @@ TEST_CASE("validate outage: stale share measured against predicted, within 5 poi
   CHECK_FALSE(none.load_answered);
 }
 
-namespace {
-std::string run_output(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  *status = ::pclose(p);
-  return out;
-}
-}  // namespace
-
 // Four minutes at 1,000 q/s on a 4,000-entry cache of the short-TTL profile (20,000 names,
 // TTLs 30-120 s), the upstream silent in minute 2 (`sim upstream`'s SIGUSR1/SIGUSR2):
 // what the service answers then against the model's outage.
 TEST_CASE("validate: a real run with an upstream outage, stale share against the model",
           "[fleet][validate][multiprocess][timing][outage]") {
   int status = 0;
-  const std::string out = run_output(std::string(DNSARENA_LAB_BINARY) + " sim validate --profile " DNSARENA_CONFIGS_DIR
+  const std::string out = dnsarena::test::command_output(std::string(DNSARENA_LAB_BINARY) + " sim validate --profile " DNSARENA_CONFIGS_DIR
                                                                     "/profiles/short-ttl.yaml --duration 240 --rate 1000"
                                                                     " --capacity 4000 --workers 2 --sample-every 10"
                                                                     " --calibration-entries 20000 --outage 60 --json 2>&1",

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/command_output.hpp"
 #include "sim/validate/validate_model.hpp"
 #include "sim/workload/traffic_profile.hpp"
 
@@ -57,25 +58,12 @@ TEST_CASE("validate: arena size is the memory model's, in whole regions", "[flee
   CHECK(static_cast<double>(a) < 20'000 * (150 - kIndexBytesPerEntry) * kArenaSlack + (64 << 10));
 }
 
-namespace {
-std::string run_output(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  *status = ::pclose(p);
-  return out;
-}
-}  // namespace
-
 // One minute of load at 1,500 q/s on a 4,000-entry cache (the published profile's 100,000
 // names: it fills within seconds and evicts for the rest of the minute).
 TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess][timing]") {
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
-  const std::string out = run_output(std::string(DNSARENA_LAB_BINARY) +
+  const std::string out = dnsarena::test::command_output(std::string(DNSARENA_LAB_BINARY) +
                                          " sim validate --duration 60 --rate 1500 --capacity 4000 --workers 2"
                                          " --sample-every 10 --calibration-entries 20000 --json 2>&1",
                                      &status);

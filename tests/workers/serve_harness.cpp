@@ -22,6 +22,7 @@
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
+#include "tests/command_output.hpp"
 #include "common/socket_owners.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/wire.hpp"
@@ -239,17 +240,7 @@ DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
   return r;
 }
 
-std::string run_command(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+std::string run_command(const std::string& cmd, int* status) { return command_output(cmd, status); }
 
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra) {

@@ -84,14 +84,10 @@ private:
 // sockets in turn until `stop`, reading (and discarding) whatever comes back.
 void miss_flood(std::uint16_t port, unsigned sockets, unsigned every_us, const std::atomic<bool>& stop,
                 std::atomic<unsigned>& sent) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::vector<int> fds;
   for (unsigned i = 0; i < sockets; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) break;
+    const int fd = connected_udp_socket(port);
+    if (fd < 0) break;
     fds.push_back(fd);
   }
   std::uint8_t buf[1500];

@@ -242,6 +242,19 @@ DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
 
 std::string run_command(const std::string& cmd, int* status) { return command_output(cmd, status); }
 
+int connected_udp_socket(std::uint16_t port) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 std::string kdig_records(std::uint16_t port, const std::string& name, const std::string& type,
                          const std::string& extra) {
   const std::string out = run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(port) + " " + name + " " + type +

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -96,6 +97,17 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire);
 
 // Runs a command, returns its stdout (exit code in *status when given).
 std::string run_command(const std::string& cmd, int* status = nullptr);
+// A non-blocking UDP socket connected to 127.0.0.1:`port` (its own source port), or -1.
+int connected_udp_socket(std::uint16_t port);
+// Waits (up to 10 s, looking every 50 ms) until `pred()`; false when it never held.
+template <typename Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 200; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
 // kdig's path, found on PATH at run time; throws, saying what to install, when absent.
 std::string kdig_program();
 // kdig answer and authority sections with TTLs removed, sorted.

@@ -43,15 +43,10 @@ struct FloodResult {
 FloodResult flood(std::uint16_t port, const std::string& name, unsigned sockets, unsigned per_ms, double seconds) {
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   REQUIRE(ep >= 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::vector<int> fds;
   for (unsigned i = 0; i < sockets; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int fd = connected_udp_socket(port);
     REQUIRE(fd >= 0);
-    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -131,16 +126,6 @@ TEST_CASE("rate limiting holds per host: two workers answer one subnet at the co
 }
 
 namespace {
-
-// Waits (up to 10 s) until `pred()`.
-template <typename Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 200; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 // The full answers of each whole second of the flood.
 std::vector<unsigned> whole_seconds(const FloodResult& r) {

@@ -14,16 +14,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-// Waits (up to 10 s) until `pred()`.
-template <typename Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 200; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 unsigned rcode_of(std::uint16_t port, std::uint16_t id) {
   const DnsReply r = udp_exchange(port, make_query(id, "a.test.", 1));
   return r.answered ? r.rcode() : 999;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Operator commands that inspect and change a live cache (admin/): `flush`, `dump`,
-// `restore`, `top`, registered by the command table (app/main.cpp).
+// `restore`, `migrate`, `top`, `check`, registered by the command table (app/main.cpp).
 //
 // Why a module of their own: they need the cache and libknot's text forms (dump,
 // restore) but none of serving (sockets, upstreams, YAML), so admin/ sits beside
-// workers/ on the cache (cmake/DependencyRule.cmake: admin may use cache and common).
-// `stats` and `check` stay in workers/ (stats shares its collector with /metrics).
+// workers/ on the cache (cmake/DependencyRule.cmake: admin may use dns, cache and common).
+// `stats` stays in workers/ (it shares its collector with /metrics).
 //
 // Every command attaches the segment like any process (Segment::attach, a stat slot of
 // role tool), works while workers serve, and leaves `dnsarena check` clean.
@@ -24,5 +24,7 @@ void add_restore_command(CLI::App& app);
 void add_migrate_command(CLI::App& app);
 // `dnsarena top [--by hits|bytes] [-n N] [--segment SEG]`
 void add_top_command(CLI::App& app);
+// `dnsarena check SEGMENT [--json]`: verifies a segment like fsck (cache/segment_check.hpp).
+void add_check_command(CLI::App& app);
 
 }  // namespace dnsarena::admin

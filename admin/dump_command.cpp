@@ -100,7 +100,7 @@ int run_restore(const RestoreRequest& req) {
 void add_dump_command(CLI::App& app) {
   auto [cmd, req] = common::add_command<DumpRequest>(
       app, "dump",
-      "Write every live entry of a cache as text (key, remaining TTL, records; README: Looking inside the cache)",
+      "Write every live entry of a cache as text (key, remaining TTL, records; docs/operator-guide.md: Operator commands)",
       reporting("dump", run_dump));
   cmd->add_option("segment", req->segment, "Segment name (the file under /dev/shm)")->required();
   cmd->add_option("--out", req->out, "file to write (default: standard output)");

@@ -113,7 +113,7 @@ std::string key_to_text(std::span<const std::uint8_t> key_blob) {
 }
 
 void write_dump_header(std::ostream& out, std::uint32_t now) {
-  out << "; dnsarena cache dump (text format " << kDumpTextFormat << "; README: Looking inside the cache)\n"
+  out << "; dnsarena cache dump (text format " << kDumpTextFormat << "; docs/operator-guide.md: Operator commands)\n"
       << "$DUMPED " << now << "\n\n";
 }
 

@@ -46,7 +46,7 @@ void add_migrate_command(CLI::App& app) {
   auto [cmd, req] = common::add_command<MigrateRequest>(
       app, "migrate",
       "Convert a stopped cache to this build's format and/or another geometry, keeping its live entries "
-      "(README: Warm upgrade)",
+      "(docs/operator-guide.md: Upgrades and warm migration)",
       reporting("migrate", run_migrate));
   cmd->add_option("segment", req->segment, "Segment name (the file under /dev/shm)")->required();
   cmd->add_option("--max-entries", req->max_entries, "new capacity (default: the segment's)");

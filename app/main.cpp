@@ -20,7 +20,7 @@ using dnsarena::common::Command;
 // Every subcommand of dnsarena, in --help order. A parent must appear before its children.
 constexpr Command kCommands[] = {
     {"", dnsarena::bench::add_bench_command},    // bench         cache benchmark
-    {"", dnsarena::workers::add_check_command},  // check SEGMENT fsck of a segment
+    {"", dnsarena::admin::add_check_command},    // check SEGMENT fsck of a segment
     {"", dnsarena::admin::add_dump_command},     // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},    // flush NAME    remove a name's entries
     {"", dnsarena::admin::add_migrate_command},  // migrate SEG   warm upgrade of a stopped cache

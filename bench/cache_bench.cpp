@@ -208,7 +208,7 @@ std::vector<double> timed_hot_zipf_lookups(const sim::EntryGenerator& gen, std::
   return hits;
 }
 
-// See "The memory floor" in run_cache_bench. Returns ns per hit; *lines_per_hit gets the
+// See memory_floor_phase. Returns ns per hit; *lines_per_hit gets the
 // distinct 64-byte lines per hit.
 double batched_memory_floor_ns(const Cache& c, const sim::EntryGenerator& gen, std::uint64_t entries, std::uint64_t rounds,
                                sim::SplitMix64& rng, double* lines_per_hit) {
@@ -324,24 +324,22 @@ BaselineResult run_baseline(const CacheBenchOptions& o, const sim::EntryGenerato
   return r;
 }
 
-}  // namespace
+// The private segment of one run, sized for `o.entries` entries of `mean_entry` bytes,
+// created and populated; and this process's memory just before it was created, from
+// which the fill's RSS per entry is counted.
+struct BenchSegment {
+  cache::Segment seg;
+  ProcMemory before;
+};
 
-CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progress) {
-  if (o.entries < 1000) throw std::invalid_argument("--entries must be at least 1000");
-  CacheBenchResult r;
-  r.requested_entries = o.entries;
-  const sim::EntryGenerator gen(o.mix, o.seed);
-  const TscClock tsc;
-
-  // Calibrate and create the segment.
-  const double mean = mean_entry_bytes(gen, 20'000);
+BenchSegment create_segment(const CacheBenchOptions& o, double mean_entry, CacheBenchResult& r, std::ostream& progress) {
   cache::Geometry g;
   g.max_entries = o.entries;
   g.region_bytes = o.region_bytes;
-  g.arena_bytes = static_cast<std::uint64_t>(mean * static_cast<double>(o.entries) * 1.04) + 3ull * o.region_bytes;
+  g.arena_bytes = static_cast<std::uint64_t>(mean_entry * static_cast<double>(o.entries) * 1.04) + 3ull * o.region_bytes;
   const std::string name = segment_name();
   cache::Segment::remove(name);
-  const ProcMemory mem0 = read_proc_memory();
+  const ProcMemory before = read_proc_memory();
   // Every page mapped before the fill (Segment::populate): the insert rate then takes no
   // first-touch page faults (a cold serve does, once per 4 KiB page), and what the
   // mapping costs is shown here, apart from the insert rate.
@@ -354,99 +352,143 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   // How much of the populated segment the kernel mapped with 2 MiB pages: none from
   // /dev/shm unless its tmpfs is mounted huge=within_size or huge=always (the segment's
   // pages are reserved by posix_fallocate, which MADV_HUGEPAGE does not reach:
-  // common::shm_huge_pages_unavailable). The pointer chases below use the same page size.
+  // common::shm_huge_pages_unavailable). The pointer chases of dram_phase use the same page size.
   const common::MappingPages pages = common::mapping_pages(seg.base());
   r.segment_huge_page_share = pages.resident ? static_cast<double>(pages.huge) / static_cast<double>(pages.resident) : 0;
-  progress << "arena: mean entry " << mean << " B, segment " << (r.segment_bytes >> 20) << " MiB created and populated in "
-           << static_cast<long>(create_ms) << " ms, filling " << o.entries << " entries\n"
+  progress << "arena: mean entry " << mean_entry << " B, segment " << (r.segment_bytes >> 20)
+           << " MiB created and populated in " << static_cast<long>(create_ms) << " ms, filling " << o.entries
+           << " entries\n"
            << std::flush;
-  {
-    Cache c(seg, cache::SlotRole::tool);
-    r.insert_per_s = timed_batch_inserts(gen, 0, o.entries, c);
-    const cache::CacheStats st = c.stats();
-    r.entries = st.live_entries;
-    r.bytes_per_entry = st.bytes_per_entry();
-    r.segment_bytes_per_entry = static_cast<double>(st.segment_bytes) / static_cast<double>(st.live_entries);
-    const ProcMemory mem1 = read_proc_memory();
-    r.rss_per_entry = static_cast<double>((mem1.rss_shmem + mem1.rss_anon) - (mem0.rss_shmem + mem0.rss_anon)) /
-                      static_cast<double>(st.live_entries);
+  return {std::move(seg), before};
+}
 
-    // Uniform lookups.
-    progress << "lookups: uniform, batched, zipf\n" << std::flush;
-    sim::SplitMix64 rng(o.seed ^ 0x100C);
-    std::uint8_t out[4096];
-    std::uint64_t hits = 0;
-    auto lookup = [&](const CacheKey& k, const cache::QueryInfo& q) {
-      return c.lookup_response(k, q, kNow, {}, out, sizeof out).size != 0;
-    };
-    auto samples = timed_lookups(gen, o.lookups, tsc, [&] { return rng.next() % o.entries; }, lookup, &hits);
-    r.hit_ratio = static_cast<double>(hits) / static_cast<double>(o.lookups);
-    r.lookup_ns_p50 = percentile(samples, 50);
-    r.lookup_ns_p99 = percentile(samples, 99);
+// fill: `o.entries` entries through insert_batch; bytes/entry from the segment's own
+// accounting, RSS/entry from /proc against `before`.
+void fill_phase(const CacheBenchOptions& o, const sim::EntryGenerator& gen, Cache& c, const ProcMemory& before,
+                CacheBenchResult& r) {
+  r.insert_per_s = timed_batch_inserts(gen, 0, o.entries, c);
+  const cache::CacheStats st = c.stats();
+  r.entries = st.live_entries;
+  r.bytes_per_entry = st.bytes_per_entry();
+  r.segment_bytes_per_entry = static_cast<double>(st.segment_bytes) / static_cast<double>(st.live_entries);
+  const ProcMemory after = read_proc_memory();
+  r.rss_per_entry = static_cast<double>((after.rss_shmem + after.rss_anon) - (before.rss_shmem + before.rss_anon)) /
+                    static_cast<double>(st.live_entries);
+}
 
-    // Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
-    {
-      std::vector<sim::GeneratedEntry> entries(kBatch);
-      const std::uint64_t rounds = std::max<std::uint64_t>(1, o.lookups / kBatch);
-      double seconds = 0;
-      std::uint64_t batch_hits = 0;
-      for (std::uint64_t round = 0; round < rounds; ++round) {
-        for (auto& e : entries) gen.generate(rng.next() % o.entries, e);
-        const std::uint64_t t0 = steady_ns();
-        batch_hits += batched_lookup_round(c, entries, out, sizeof out);
-        seconds += seconds_since(t0);
-      }
-      r.lookup_batched_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
-      if (batch_hits < rounds * kBatch * 9 / 10) progress << "warning: batched lookups missed\n";
+// What the lookup phases share: the filled cache, one random stream (its draws, phase
+// after phase, fix the keys every phase looks up for a seed) and a response buffer.
+struct LookupPhases {
+  const CacheBenchOptions& o;
+  const sim::EntryGenerator& gen;
+  const TscClock& tsc;
+  Cache& c;
+  std::ostream& progress;
+  sim::SplitMix64 rng;
+  std::uint8_t out[4096] = {};
 
-      // The same batched rounds over kZipfHotEntries entries only, warmed first: their
-      // bucket and entry lines stay in L2 and their pages in the TLB, so what is left is
-      // the compute per hit, the part of lookup_batched_ns no prefetching can hide.
-      const std::uint64_t n = std::min<std::uint64_t>(kZipfHotEntries, o.entries);
-      std::vector<sim::GeneratedEntry> hot(n);
-      for (std::uint64_t i = 0; i < n; ++i) gen.generate(i * (o.entries / n), hot[i]);
-      auto pick_hot = [&] {
-        for (auto& e : entries) e = hot[rng.next() % n];
-      };
-      for (std::uint64_t w = 0; w < 4 * n / kBatch + 1; ++w) {  // warm: every hot entry ~4 times
-        pick_hot();
-        batched_lookup_round(c, entries, out, sizeof out);
-      }
-      double hot_seconds = 0;
-      std::uint64_t hot_hits = 0;
-      for (std::uint64_t round = 0; round < rounds; ++round) {
-        pick_hot();
-        const std::uint64_t t0 = steady_ns();
-        hot_hits += batched_lookup_round(c, entries, out, sizeof out);
-        hot_seconds += seconds_since(t0);
-      }
-      r.lookup_batched_hot_ns = hot_seconds * 1e9 / static_cast<double>(rounds * kBatch);
-      if (hot_hits != rounds * kBatch) progress << "warning: in-cache batched lookups missed\n";
-
-      // The memory floor: rounds of fresh random keys like the first, whose lines (both
-      // buckets, every line of the matched entry) are found untimed first, all rounds
-      // before any is timed, so that the first rounds' lines are long evicted by the time
-      // they are loaded and the last ones' by the timed loads of the others. Then each
-      // round only loads its lines, all independent (the entry's address is known
-      // already: a lower bound of the real rounds, whose entry loads wait for a bucket).
-      const std::uint64_t floor_rounds = std::min<std::uint64_t>(rounds, (1u << 20) / kBatch);
-      r.lookup_batched_memory_ns = batched_memory_floor_ns(c, gen, o.entries, floor_rounds, rng, &r.lookup_batched_lines);
-    }
-
-    // Zipf(0.9) popularity over all entries, then over the hottest kZipfHotEntries.
-    {
-      ZipfSampler zipf(o.entries, 0.9, o.entries);
-      std::uint64_t zhits = 0;
-      auto zs = timed_lookups(gen, o.lookups, tsc, [&] { return zipf.sample(rng); }, lookup, &zhits);
-      r.lookup_zipf_ns_p50 = median(zs);
-      std::uint64_t hot_hits = 0;
-      auto hs = timed_hot_zipf_lookups(gen, o.entries, o.lookups, tsc, rng, lookup, &hot_hits);
-      r.zipf_hot_entries = std::min<std::uint64_t>(kZipfHotEntries, o.entries);
-      r.lookup_zipf_hot_ns_p50 = median(hs);
-      if (hot_hits != o.lookups) progress << "warning: hot-set Zipf lookups missed\n";
-    }
+  bool lookup(const CacheKey& k, const cache::QueryInfo& q) {
+    return c.lookup_response(k, q, kNow, {}, out, sizeof out).size != 0;
   }
+  // Rounds of kBatch keys in each batched phase.
+  std::uint64_t batched_rounds() const { return std::max<std::uint64_t>(1, o.lookups / kBatch); }
+};
 
+// Uniform random hits, one at a time, TSC-timed: p50, p99 and the hit ratio.
+void uniform_lookup_phase(LookupPhases& p, CacheBenchResult& r) {
+  std::uint64_t hits = 0;
+  auto samples = timed_lookups(
+      p.gen, p.o.lookups, p.tsc, [&] { return p.rng.next() % p.o.entries; },
+      [&](const CacheKey& k, const cache::QueryInfo& q) { return p.lookup(k, q); }, &hits);
+  r.hit_ratio = static_cast<double>(hits) / static_cast<double>(p.o.lookups);
+  r.lookup_ns_p50 = percentile(samples, 50);
+  r.lookup_ns_p99 = percentile(samples, 99);
+}
+
+// Batched lookups with prefetching: keys built, looked up and answered 32 at a time.
+void batched_lookup_phase(LookupPhases& p, CacheBenchResult& r) {
+  std::vector<sim::GeneratedEntry> entries(kBatch);
+  const std::uint64_t rounds = p.batched_rounds();
+  double seconds = 0;
+  std::uint64_t hits = 0;
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    for (auto& e : entries) p.gen.generate(p.rng.next() % p.o.entries, e);
+    const std::uint64_t t0 = steady_ns();
+    hits += batched_lookup_round(p.c, entries, p.out, sizeof p.out);
+    seconds += seconds_since(t0);
+  }
+  r.lookup_batched_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
+  if (hits < rounds * kBatch * 9 / 10) p.progress << "warning: batched lookups missed\n";
+}
+
+// The same batched rounds over kZipfHotEntries entries only, warmed first: their bucket
+// and entry lines stay in L2 and their pages in the TLB, so what is left is the compute
+// per hit, the part of lookup_batched_ns no prefetching can hide.
+void in_cache_batched_phase(LookupPhases& p, CacheBenchResult& r) {
+  const std::uint64_t rounds = p.batched_rounds();
+  const std::uint64_t n = std::min<std::uint64_t>(kZipfHotEntries, p.o.entries);
+  std::vector<sim::GeneratedEntry> hot(n);
+  for (std::uint64_t i = 0; i < n; ++i) p.gen.generate(i * (p.o.entries / n), hot[i]);
+  std::vector<sim::GeneratedEntry> entries(kBatch);
+  auto pick_hot = [&] {
+    for (auto& e : entries) e = hot[p.rng.next() % n];
+  };
+  for (std::uint64_t w = 0; w < 4 * n / kBatch + 1; ++w) {  // warm: every hot entry ~4 times
+    pick_hot();
+    batched_lookup_round(p.c, entries, p.out, sizeof p.out);
+  }
+  double seconds = 0;
+  std::uint64_t hits = 0;
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    pick_hot();
+    const std::uint64_t t0 = steady_ns();
+    hits += batched_lookup_round(p.c, entries, p.out, sizeof p.out);
+    seconds += seconds_since(t0);
+  }
+  r.lookup_batched_hot_ns = seconds * 1e9 / static_cast<double>(rounds * kBatch);
+  if (hits != rounds * kBatch) p.progress << "warning: in-cache batched lookups missed\n";
+}
+
+// The memory floor: rounds of fresh random keys like the batched phase's, whose lines
+// (both buckets, every line of the matched entry) are found untimed first, all rounds
+// before any is timed, so that the first rounds' lines are long evicted by the time they
+// are loaded and the last ones' by the timed loads of the others. Then each round only
+// loads its lines, all independent (the entry's address is known already: a lower bound
+// of the real rounds, whose entry loads wait for a bucket).
+void memory_floor_phase(LookupPhases& p, CacheBenchResult& r) {
+  const std::uint64_t floor_rounds = std::min<std::uint64_t>(p.batched_rounds(), (1u << 20) / kBatch);
+  r.lookup_batched_memory_ns = batched_memory_floor_ns(p.c, p.gen, p.o.entries, floor_rounds, p.rng, &r.lookup_batched_lines);
+}
+
+// Zipf(0.9) popularity over all entries, then over the hottest kZipfHotEntries.
+void zipf_lookup_phase(LookupPhases& p, CacheBenchResult& r) {
+  auto lookup = [&](const CacheKey& k, const cache::QueryInfo& q) { return p.lookup(k, q); };
+  const ZipfSampler zipf(p.o.entries, 0.9, p.o.entries);
+  std::uint64_t hits = 0;
+  auto all = timed_lookups(p.gen, p.o.lookups, p.tsc, [&] { return zipf.sample(p.rng); }, lookup, &hits);
+  r.lookup_zipf_ns_p50 = median(all);
+  std::uint64_t hot_hits = 0;
+  auto hot = timed_hot_zipf_lookups(p.gen, p.o.entries, p.o.lookups, p.tsc, p.rng, lookup, &hot_hits);
+  r.zipf_hot_entries = std::min<std::uint64_t>(kZipfHotEntries, p.o.entries);
+  r.lookup_zipf_hot_ns_p50 = median(hot);
+  if (hot_hits != p.o.lookups) p.progress << "warning: hot-set Zipf lookups missed\n";
+}
+
+// lookups: every lookup phase on the filled cache, in this order (they share one
+// random stream).
+void lookup_phases(const CacheBenchOptions& o, const sim::EntryGenerator& gen, const TscClock& tsc, Cache& c,
+                   CacheBenchResult& r, std::ostream& progress) {
+  progress << "lookups: uniform, batched, zipf\n" << std::flush;
+  LookupPhases p{o, gen, tsc, c, progress, sim::SplitMix64(o.seed ^ 0x100C)};
+  uniform_lookup_phase(p, r);
+  batched_lookup_phase(p, r);
+  in_cache_batched_phase(p, r);
+  memory_floor_phase(p, r);
+  zipf_lookup_phase(p, r);
+}
+
+// dram: pointer chasing over a buffer as large as the segment, with its page size.
+void dram_phase(const CacheBenchOptions& o, CacheBenchResult& r, std::ostream& progress) {
   progress << "dram: pointer chasing over " << (r.segment_bytes >> 20) << " MiB\n" << std::flush;
   const MlpResult mlp = mlp_ns_per_access(
       r.segment_bytes, o.seed,
@@ -455,28 +497,52 @@ CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progr
   r.mlp8_ns = mlp.chains8_ns;
   r.mlp16_ns = mlp.chains16_ns;
   r.mlp_ns = mlp.fastest();
+}
 
+// 2 procs: lookups/s of one process, then of two forked processes at once.
+void two_process_phase(const CacheBenchOptions& o, const sim::EntryGenerator& gen, cache::Segment& seg,
+                       CacheBenchResult& r, std::ostream& progress) {
   progress << "two processes\n" << std::flush;
-  {
-    std::vector<sim::GeneratedEntry> keys(std::min<std::uint64_t>(o.entries, 200'000));
-    sim::SplitMix64 rng(o.seed ^ 0x2);
-    for (auto& e : keys) gen.generate(rng.next() % o.entries, e);
-    const std::uint64_t count = std::max<std::uint64_t>(o.lookups, 200'000);
-    r.lookups_per_s_1proc = multi_process_lookup_rate(seg, keys, count, 1);
-    r.lookups_per_s_2proc = multi_process_lookup_rate(seg, keys, count, 2);
-    r.lookup_2proc_speedup = r.lookups_per_s_2proc / r.lookups_per_s_1proc;
-  }
+  std::vector<sim::GeneratedEntry> keys(std::min<std::uint64_t>(o.entries, 200'000));
+  sim::SplitMix64 rng(o.seed ^ 0x2);
+  for (auto& e : keys) gen.generate(rng.next() % o.entries, e);
+  const std::uint64_t count = std::max<std::uint64_t>(o.lookups, 200'000);
+  r.lookups_per_s_1proc = multi_process_lookup_rate(seg, keys, count, 1);
+  r.lookups_per_s_2proc = multi_process_lookup_rate(seg, keys, count, 2);
+  r.lookup_2proc_speedup = r.lookups_per_s_2proc / r.lookups_per_s_1proc;
+}
 
+// evict: fresh entries into the full cache (every insert evicts), batched.
+void evict_phase(const CacheBenchOptions& o, const sim::EntryGenerator& gen, cache::Segment& seg, CacheBenchResult& r,
+                 std::ostream& progress) {
   progress << "evicting inserts: " << o.evict_inserts << " fresh entries into the full cache\n" << std::flush;
-  {
-    Cache c(seg, cache::SlotRole::tool);
-    r.evict_insert_per_s = timed_batch_inserts(gen, o.entries, o.evict_inserts, c);
-    const cache::CacheStats st = c.stats();
-    r.evictions = st.counter(cache::Counter::evictions);
-    r.second_chances = st.counter(cache::Counter::second_chances);
-    r.conflict_evictions = st.counter(cache::Counter::conflict_evictions);
-  }
+  Cache c(seg, cache::SlotRole::tool);
+  r.evict_insert_per_s = timed_batch_inserts(gen, o.entries, o.evict_inserts, c);
+  const cache::CacheStats st = c.stats();
+  r.evictions = st.counter(cache::Counter::evictions);
+  r.second_chances = st.counter(cache::Counter::second_chances);
+  r.conflict_evictions = st.counter(cache::Counter::conflict_evictions);
+}
 
+}  // namespace
+
+// The phases of cache_bench.hpp, in order, on one private segment.
+CacheBenchResult run_cache_bench(const CacheBenchOptions& o, std::ostream& progress) {
+  if (o.entries < 1000) throw std::invalid_argument("--entries must be at least 1000");
+  CacheBenchResult r;
+  r.requested_entries = o.entries;
+  const sim::EntryGenerator gen(o.mix, o.seed);
+  const TscClock tsc;
+  const double mean_entry = mean_entry_bytes(gen, 20'000);  // calibrate
+  BenchSegment s = create_segment(o, mean_entry, r, progress);
+  {
+    Cache c(s.seg, cache::SlotRole::tool);
+    fill_phase(o, gen, c, s.before, r);
+    lookup_phases(o, gen, tsc, c, r, progress);
+  }
+  dram_phase(o, r, progress);
+  two_process_phase(o, gen, s.seg, r, progress);
+  evict_phase(o, gen, s.seg, r, progress);
   if (o.baseline) r.baseline = run_baseline(o, gen, tsc, progress);
   return r;
 }

@@ -41,8 +41,33 @@ public:
   CheckReport run();
 
 private:
-  void problem(CheckReport& r, std::string what);
+  // The invariants, in the order run() checks them (with the writer lock held); each
+  // adds what it finds to rep_.
+  // Head and free count within the ring; false (and nothing else is checked) when not.
+  // Sets is_free_.
+  bool ring_in_range();
+  // No reclaim left unfinished (a repair finishes one).
+  void no_unfinished_reclaim();
+  // Region r's fill: aligned, within the region, zero when free. True when r is used and
+  // its entries can be walked.
+  bool region_fill_valid(std::uint32_t r, std::uint32_t fill);
+  // Used region r's entries parse completely, have zero padding and tile its fill
+  // exactly. Marks their starts in starts_.
+  void region_entries_tile(std::uint32_t r, std::uint32_t fill);
+  // The sum of the regions' fills is the header's bytes_in_use.
+  void bytes_in_use_matches(std::uint64_t fill_sum);
+  // Slot i of bucket b (not empty) points at an entry start in a used region, carries
+  // that region's generation tag and the entry's hash tag, sits in one of the two
+  // buckets of the entry's key and is the only slot for that key.
+  void slot_valid(std::uint64_t b, unsigned i, std::uint64_t slot);
+  // The slots linked are the header's live_entries, at most max_entries.
+  void live_entries_match(std::uint64_t linked);
+
+  void problem(std::string what);
   Cache& c_;
+  CheckReport rep_;
+  std::vector<bool> is_free_;  // by region, from the ring state
+  std::vector<bool> starts_;   // entry starts, one bit per 8-byte unit of the arena
 };
 
 // Attaches nothing: checks the segment `cache` is built on.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Installing and packaging the service (README: Running it as a service).
+# Installing and packaging the service (docs/operator-guide.md: Running as a service).
 #
 # `cmake --install build [--prefix P]` installs two components, one Debian package each.
 # Component daemon (package dnsarena):

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Subcommands that live in workers/: `check`, `serve`, `stats`,
+// Subcommands that live in workers/: `serve`, `stats`,
 // registered by the command table (app/main.cpp).
 #pragma once
 #include <CLI/CLI.hpp>
 
 namespace dnsarena::workers {
 
-// `dnsarena check SEGMENT`: verifies a segment like fsck.
-void add_check_command(CLI::App& app);
 // `dnsarena serve --config configs/serve.yaml`: supervisor + resolver workers.
 void add_serve_command(CLI::App& app);
 // `dnsarena stats [--segment NAME] [--json]`: per-worker and total counters.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A debug stat of the UDP receive path: how many datagrams each recvmmsg returned, and
-// how many epoll wakeups and sendmmsg calls carried them (issue 13: syscalls per wakeup).
+// how many epoll wakeups and sendmmsg calls carried them (syscalls per wakeup).
 //
 // Purpose: measuring batch sizes at a given load without a profiler. Off unless the
 // environment names a file: DNSARENA_RECV_HISTOGRAM=/path makes each worker append one

@@ -159,7 +159,7 @@ struct ServeConfig {
   UpstreamHealthConfig upstream_health;
   std::uint64_t udp_receive_buffer = 4u << 20;  // 0: the system's default
   std::uint64_t udp_send_buffer = 4u << 20;
-  unsigned udp_coalesce_us = 100;  // 0: off (worker.cpp, README: serve)
+  unsigned udp_coalesce_us = 100;  // 0: off (worker.cpp; docs/operator-guide.md: Every option)
   AccessControl access_control;  // default: loopback only
   RateLimitConfig rate_limit;
 

@@ -2,7 +2,7 @@
 // DNS over TCP for one worker: the supervisor's listening socket (shared by all workers) and
 // its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
 // held to fixed resource bounds so that hostile clients cannot take the worker's memory
-// or every connection slot (issue 11).
+// or every connection slot.
 //
 // Operations and their costs (n = open connections):
 //   on_accept()    accepts every pending connection. Over the client's address limit

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // User-space time per query, counted with the time-stamp counter.
 //
-// Purpose: tick-based rusage is too coarse on this kind of VM (issue 13) to say how much
+// Purpose: tick-based rusage is too coarse on this kind of VM to say how much
 // CPU a worker spends per query outside the kernel. The worker reads the TSC after
 // recvmmsg returns a batch and again before sendmmsg, and adds the difference, converted
 // to nanoseconds, to its stat slot (Counter::user_ns) with the batch's query count

@@ -440,7 +440,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
                 : r.offered == 0 && r.server_cpu_share < 0.9 ? "starved (neither side had 90% of a core)"
                                                              : "");
   }
-  std::printf("targets (issue 13):\n");
+  std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
   print_target(at.c_str(), j["cpu_ratio_vs_unbound_at_60k"], true, 0.7, "");
@@ -516,7 +516,8 @@ void add_bench_serve_command(CLI::App& bench) {
       "The service under all-hit load on one core: serve (1 worker), unbound (1 thread) and kresd, each\n"
       "forwarding to the synthetic upstream, warmed, pinned to CPU 0, then dnsperf on CPU 1 at each\n"
       "offered load and at saturation: queries/s, latency, losses, server CPU us per answered query,\n"
-      "serve's user-space ns per query; the issue 13 targets against unbound with met/missed.",
+      "serve's user-space ns per query; the targets against unbound (CPU per query, q/s at saturation)\n"
+      "with met/missed.",
       run_bench);
   cmd->add_option("--duration", o->duration, "seconds per measured run (default 5)")->check(CLI::Range(0.5, 600.0));
   cmd->add_option("--queries", o->queries_in_file, "queries in the dnsperf file (default 20000)")

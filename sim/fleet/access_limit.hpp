@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What this machine can do for the curve runs' memory pattern: the measured limit
-// beside `requests_per_s_per_core` (issue 14 part 3).
+// beside `requests_per_s_per_core`.
 //
 // Purpose: a curve run (cache_curve.hpp) is memory-bound: each sampled request touches a
 // few cache lines at random places of its private segment (index buckets, an entry, and,

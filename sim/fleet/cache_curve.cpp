@@ -163,9 +163,9 @@ namespace {
 // Head: the top-K names, kept in full. K is sized so the head's expected resident
 // entries (TTL-only, expected_resident_keys) take at most 1/kHeadShareDiv of the sampled
 // cache (<= kMaxHead names): the tail still drives eviction.
-// NOTE: until issue 14 K was sized by possible keys (qtypes x subnets): an ECS name of
-// ecs-heavy-fra counts 1,200 possible keys but holds far fewer (most of its subnets ask
-// seldom), so the head stopped at 11 names where its resident budget allows more.
+// NOTE: sizing K by possible keys (qtypes x subnets) was tried and rejected: an ECS name
+// of ecs-heavy-fra counts 1,200 possible keys but holds far fewer (most of its subnets
+// ask seldom), so the head stopped at 11 names where its resident budget allows more.
 std::uint64_t head_names_for(const CurveRequest& req, double tail_rate) {
   constexpr double kHeadShareDiv = 8.0;
   constexpr std::uint64_t kMaxHead = 1024;
@@ -233,8 +233,8 @@ double head_dead_copies(const std::vector<HeadKey>& head_keys, double horizon_s)
 // The private segment's geometry: twice the live bytes at capacity, plus the head's dead
 // copies over the plateau horizon, plus regions for reclaim, so that max_entries binds,
 // not bytes.
-// NOTE: sized at 2 x live bytes alone (until issue 14), the arena turned byte-bound
-// whenever the head held ECS names (hundreds of keys each, 20 s TTLs among them):
+// NOTE: sized at 2 x live bytes alone, the arena turned byte-bound whenever the head held
+// ECS names (hundreds of keys each, 20 s TTLs among them):
 // ecs-heavy-fra at 6 M entries plateaued at 2.79 M / 5.94 M / 3.09 M / 5.93 M / 3.34 M
 // for seeds 1..5 (live sampled entries 57% of max_entries), 5.83..5.94 M at 16 x.
 cache::Geometry private_geometry(std::uint64_t sampled_capacity, double mean_entry_bytes, double head_dead_copies) {
@@ -433,7 +433,7 @@ private:
   // prefetched (their positions kept for Cache::probe_at: the hash is mapped once). The
   // entries are not prefetched: a probe reads its entry when a tag matches (a dependent
   // miss on a hit).
-  // NOTE: until issue 13 batch k+1's entries were prefetched too (Cache::prefetch_entries_of
+  // NOTE: prefetching batch k+1's entries too was tried (Cache::prefetch_entries_of
   // after batch k): that scan of 16 slots cost ~196 instructions per request (callgrind)
   // and stalled on the bucket lines, more than the entry miss it hid: 3.16 against
   // 2.75 M requests/s per core without it (mean of 5 alternating pairs, load 8-10).

@@ -65,8 +65,8 @@
 // miss one insert_encoded_held, the writer lock held for the minute) per sampled request,
 // in batches of 16 whose index buckets are prefetched two batches ahead (the trace's
 // alias cells one batch ahead); speed is reported as sampled requests per second of the
-// curve's thread CPU time (README: simulator figures, with the instructions per request
-// and where they go).
+// curve's thread CPU time (docs/simulator.md, Commands: requests_per_s_per_core beside
+// the machine's limit for this memory pattern).
 #pragma once
 #include <cstdint>
 #include <vector>

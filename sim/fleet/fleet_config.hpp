@@ -94,7 +94,7 @@ struct RolloutPlan {
   // bytes_before / bytes_after), or a factor.
   std::string capacity_change = "none";
   double capacity_factor = 1.0;
-  // The upgrade's restart (issue 15): cold starts the new version empty; warm migrates
+  // The upgrade's restart: cold starts the new version empty; warm migrates
   // the cache (the entries the new capacity holds, and with them the hit rate). Random
   // restarts start cold either way.
   bool warm_upgrade = false;

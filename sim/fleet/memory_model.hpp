@@ -6,9 +6,9 @@
 // allocated ratio, measured after a fill to capacity and steady churn on the same mix
 // (sim/layouts/churn_measure.hpp: partly used slabs and allocator metadata). Freed
 // entries return to jemalloc and its unused dirty pages decay back to the OS within
-// seconds, so resident memory follows live entries. NOTE: until issue 14 the ratio was
-// taken as 1 (allocated bytes only): the seed fleet's after-state came out at p99
-// 4.14 GB, p90 3.08 GB, 22% and 19% under the published 5.3 / 3.8 GB.
+// seconds, so resident memory follows live entries. NOTE: a ratio of 1 (allocated bytes
+// only) was tried and rejected: the seed fleet's after-state came out at p99 4.14 GB,
+// p90 3.08 GB, 22% and 19% under the published 5.3 / 3.8 GB.
 //
 // The arena (our shared segment): sized at start for `capacity` entries; the index
 // (capacity / 6.4 buckets of 64 B) and the arena (capacity x arena bytes per entry x

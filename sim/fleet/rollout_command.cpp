@@ -118,7 +118,7 @@ void run(const RolloutArgs& a) {
               r.curves, static_cast<unsigned long long>(r.sampled_requests), cache_rate / 1e6, r.curves_s, r.fleet_s,
               r.fleet_cpu_s, elapsed);
   // The machine's limit for the curves' memory pattern, measured now (access_limit.hpp).
-  constexpr double kTargetRate = 5e6;  // issue 14 part 3
+  constexpr double kTargetRate = 5e6;  // the target of requests_per_s_per_core
   const RequestRateLimit limit =
       request_rate_limit(r.memory_accesses, static_cast<double>(r.sampled_requests), r.segment_bytes, fleet.seed);
   const char* verdict = cache_rate >= kTargetRate ? "met"

@@ -84,7 +84,7 @@ void print_table(std::ostream& os, const std::vector<LayoutRow>& rows, const Rep
     ratio_line("lookup ns", v5->lookup_ns_p50 / v0->lookup_ns_p50, kPublishedAfter.lookup_ns / kPublishedBefore.lookup_ns);
   }
 
-  os << "\ntargets (issue 3):\n";
+  os << "\ntargets (the layout steps v0..v5 on net bytes, and the arena against them):\n";
   const double share = v5->net_bytes / v0->net_bytes;
   check(os, share >= 0.35 && share <= 0.55, "v5 net bytes within 35%..55% of v0: " + fmt("%.1f%%", 100 * share));
   bool monotone = true;

@@ -4,10 +4,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "admin/commands.hpp"
 #include "cache/segment_check.hpp"
-#include "workers/commands.hpp"
 
-namespace dnsarena::workers {
+namespace dnsarena::admin {
 
 namespace {
 
@@ -65,4 +65,4 @@ void add_check_command(CLI::App& app) {
   });
 }
 
-}  // namespace dnsarena::workers
+}  // namespace dnsarena::admin

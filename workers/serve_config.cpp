@@ -119,7 +119,10 @@ bool ForwardZone::contains(const std::uint8_t* n) const {
 std::vector<ForwardZone> ServeConfig::zones() const {
   std::vector<ForwardZone> z = forward_zones;
   const bool has_root = std::any_of(z.begin(), z.end(), [](const ForwardZone& f) { return f.name.size() == 1; });
-  if (!has_root && !upstreams.empty()) z.push_back(ForwardZone::make(".", upstreams));
+  if (!has_root && !upstreams.empty()) {
+    z.push_back(ForwardZone::make(".", upstreams));
+    z.back().trust_ad = upstreams_trust_ad;
+  }
   return z;
 }
 
@@ -210,6 +213,7 @@ std::uint64_t size_or(MapReader& r, const std::string& key, std::uint64_t fallba
 
 void read_upstreams(MapReader& r, ServeConfig& c) {
   if (const YAML::Node n = r.raw("upstreams"); !n.IsNull()) c.upstreams = endpoints(r, n, "upstreams");
+  c.upstreams_trust_ad = r.boolean_or("upstreams_trust_ad", c.upstreams_trust_ad);
   const YAML::Node zones = r.raw("forward_zones");
   if (zones.IsNull()) return;
   if (!zones.IsSequence()) r.fail("forward_zones", "expected a list of {zone: NAME, upstreams: [address:port, ...]}");
@@ -219,9 +223,11 @@ void read_upstreams(MapReader& r, ServeConfig& c) {
     const std::string zone = z.text_or("zone", "");
     const YAML::Node upstreams = z.raw("upstreams");
     std::vector<Endpoint> servers = upstreams.IsNull() ? std::vector<Endpoint>{} : endpoints(z, upstreams, "upstreams");
+    const bool trust_ad = z.boolean_or("trust_ad", false);
     z.finish();
     try {
       c.forward_zones.push_back(ForwardZone::make(zone, std::move(servers)));
+      c.forward_zones.back().trust_ad = trust_ad;
     } catch (const std::invalid_argument& e) {
       r.fail_at(item, "forward_zones", e.what());
     }
@@ -246,6 +252,7 @@ ServeConfig load_serve_config(const std::string& path) {
   MapReader r(path, root, "");
   if (const YAML::Node n = r.raw("listen"); !n.IsNull()) c.listen = parsed(r, n, "listen", Endpoint::parse);
   c.workers = integer_or(r, "workers", c.workers, 64);
+  c.max_udp_size = static_cast<unsigned>(r.integer_or("max_udp_size", c.max_udp_size, 512, 4096));
   read_upstreams(r, c);
   c.upstream_timeout_ms = integer_or(r, "upstream_timeout_ms", c.upstream_timeout_ms, 60000);
   c.upstream_attempts = integer_or(r, "upstream_attempts", c.upstream_attempts, 16);

@@ -7,10 +7,17 @@
 // YAML layout (every key optional; unknown keys are rejected with file:line:column):
 //
 //   listen: 127.0.0.1:5353         address:port for UDP and TCP (IPv4 or [IPv6])
+//   max_udp_size: 1232             largest answer over UDP (512 .. 4096): a client offering
+//                                  more still gets at most this, larger answers get TC and
+//                                  are asked again over TCP (DNS Flag Day 2020: no IP
+//                                  fragmentation, which loses packets and lets an off-path
+//                                  attacker splice forged fragments into an answer)
 //   workers: 0                     worker processes; 0 = one per core
 //   upstreams: [127.0.0.1:5300]    the root zone "." (every name); which one a miss asks:
 //                                  upstream_health below; a timeout moves to another
-//   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53]}]   longest zone wins;
+//   upstreams_trust_ad: false      pass the upstreams' AD bit to clients (a validating
+//                                  resolver on a trusted path); else AD is cleared
+//   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53], trust_ad: false}]   longest zone wins;
 //                                  an upstream speaks only for names in its zone
 //                                  (records outside it are scrubbed); a name in no
 //                                  zone is REFUSED
@@ -116,6 +123,10 @@ struct ForwardZone {
   std::string text;                         // "example.com."
   std::basic_string<std::uint8_t> name;     // lowercase wire form
   std::vector<Endpoint> upstreams;
+  // The upstreams' AD bit (RFC 4035 3.2.3: they validated the answer) reaches clients only
+  // when they are trusted to validate and the path to them is trusted (RFC 6840 5.8:
+  // plain UDP/TCP can be forged or altered on the way); otherwise it is cleared.
+  bool trust_ad = false;
   static ForwardZone make(const std::string& zone, std::vector<Endpoint> upstreams);  // throws invalid_argument
   bool contains(const std::uint8_t* wire_name) const;  // at or below the zone, case aside
 };
@@ -148,7 +159,9 @@ EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argume
 struct ServeConfig {
   Endpoint listen = Endpoint::parse("127.0.0.1:5353");
   unsigned workers = 0;  // 0 = one per core (resolved by resolved_workers())
+  unsigned max_udp_size = 1232;  // answers over UDP: at most min(the client's EDNS size, this)
   std::vector<Endpoint> upstreams;         // the "." zone
+  bool upstreams_trust_ad = false;         // the "." zone's trust_ad (ForwardZone)
   std::vector<ForwardZone> forward_zones;  // more zones (a "." entry here replaces upstreams)
   unsigned upstream_timeout_ms = 1000;
   unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)

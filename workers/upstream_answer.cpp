@@ -292,6 +292,9 @@ UpstreamAnswer::Verdict UpstreamAnswer::parse(const std::uint8_t* wire, std::siz
   select_authority(asked);
   select_additional();
   build(policy);
+  // RFC 6840 5.8: an AD bit from an upstream that is not trusted to validate, or over a
+  // path that is not secured, is not passed on.
+  if (!asked.trust_ad) answer_.authentic_data = false;
   return Verdict::accept;
 }
 

@@ -65,6 +65,7 @@ struct UpstreamQuestion {
   dns::EcsOption ecs;                   // as sent (present = false: none sent)
   std::span<const std::uint8_t> zone;   // the forward zone asked: records outside it are
                                         // scrubbed (empty or ".": every name)
+  bool trust_ad = false;                // the zone's upstreams may set AD (else it is cleared)
 };
 
 class UpstreamAnswer {

@@ -126,6 +126,7 @@ struct Pending {
   bool case_fallback = false;     // the upstream lost the 0x20 case: asked in lowercase
   unsigned zone = 0;     // index into the client's zones: who may be asked
   std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
+  bool trust_ad = false;                     // that zone's trust_ad
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   dns::EcsOption ecs;          // sent upstream
@@ -163,7 +164,7 @@ struct Pending {
   bool trial = false;
   std::uint64_t trial_of = 0;
   UpstreamQuestion question() const {
-    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name};
+    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
   }
 };
 

@@ -206,7 +206,7 @@ private:
     c.ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
-    c.limit = src.tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+    c.limit = client_limit(q, src.tcp);
     return c;
   }
 
@@ -374,8 +374,10 @@ private:
     return write_error_response(q, kRcodeServFail, out, cap, ede);
   }
 
-  static std::size_t client_limit(const ClientQuery& q, bool tcp) {
-    return tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, kUdpAnswerMax);
+  // The largest answer a client may get: over UDP what its EDNS offers (512 without), at
+  // most max_udp_size (1232 by default: larger answers get TC and come over TCP).
+  std::size_t client_limit(const ClientQuery& q, bool tcp) const {
+    return tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, cfg_.max_udp_size);
   }
 
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {

@@ -49,7 +49,8 @@ Rig::Rig(std::uint64_t seed, unsigned names)
   // ceilings above every generated TTL (one day) and negative TTL (300 s); no rate limit.
   const std::string config = knot_->dir() + "/serve.yaml";
   std::ofstream(config) << "ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}\n"
-                         << "rate_limit: {responses_per_second: 0}\n";  // thousands of queries from 127.0.0.1
+                         << "rate_limit: {responses_per_second: 0}\n"  // thousands of queries from 127.0.0.1
+                         << "max_udp_size: 4096\n";  // as knotd's udp-max-payload (knot_server.hpp)
   serve_ = std::make_unique<test::ServeProcess>(
       std::vector<std::string>{"--config", config, "--listen", "127.0.0.1:" + std::to_string(port_), "--upstream",
                                "127.0.0.1:" + std::to_string(knot_->port()), "--segment", segment_, "--workers", "2",

@@ -99,15 +99,70 @@ TEST_CASE("TC from the upstream: retried over TCP, cached whole, TCP clients ans
   CHECK(over_tcp.answers.size() == 10);
   CHECK(s.upstream.tcp_queries() == 1);
   const std::uint64_t upstream_before = s.upstream.queries();
+  // A client offering 4,096 bytes still gets at most max_udp_size (1232 by default): TC.
   const DnsReply big_udp = udp_exchange(s.port, make_query(21, "huge.test", 16, 4096));
   REQUIRE(big_udp.answered);
-  CHECK_FALSE(big_udp.tc());
-  CHECK(big_udp.answers.size() == 10);
+  CHECK(big_udp.tc());
+  CHECK(big_udp.rcode() == 0);
+  CHECK(big_udp.wire.size() <= 1232);
   const DnsReply small_udp = udp_exchange(s.port, make_query(22, "huge.test", 16, 1232));
   REQUIRE(small_udp.answered);
   CHECK(small_udp.tc());
   CHECK(small_udp.rcode() == 0);
   CHECK(s.upstream.queries() == upstream_before);  // both from the cache
+}
+
+TEST_CASE("max_udp_size: 4096 lets a client that offers 4,096 bytes have a 2 KB answer over UDP",
+          "[serve][answers][tc]") {
+  Service s;
+  s.serve.reset();
+  s.start({"--config", write_config("max_udp_size: 4096\n")});
+  REQUIRE(tcp_exchange(s.port, make_query(20, "huge.test", 16)).answered);  // cached whole
+  const DnsReply big_udp = udp_exchange(s.port, make_query(21, "huge.test", 16, 4096));
+  REQUIRE(big_udp.answered);
+  CHECK_FALSE(big_udp.tc());
+  CHECK(big_udp.answers.size() == 10);
+  CHECK(big_udp.wire.size() > 1232);
+  // Still no more than the client offers.
+  const DnsReply small_udp = udp_exchange(s.port, make_query(22, "huge.test", 16, 1232));
+  REQUIRE(small_udp.answered);
+  CHECK(small_udp.tc());
+}
+
+TEST_CASE("the upstream's AD bit reaches clients only from upstreams marked trusted (RFC 6840 5.8)",
+          "[serve][answers][dnssec]") {
+  {
+    Service s;  // upstreams_trust_ad: false (the default)
+    for (int i = 0; i < 2; ++i) {  // the miss, then the hit
+      const DnsReply r = udp_exchange(s.port, make_query(static_cast<std::uint16_t>(40 + i), "ad.test", 1, 1232, true));
+      REQUIRE(r.answered);
+      CHECK(r.rcode() == 0);
+      CHECK(r.answers.size() == 1);
+      CHECK_FALSE(r.ad());
+    }
+  }
+  {
+    Service s;
+    s.serve.reset();
+    s.start({"--config", write_config("upstreams_trust_ad: true\n")});
+    for (int i = 0; i < 2; ++i) {
+      const DnsReply r = udp_exchange(s.port, make_query(static_cast<std::uint16_t>(50 + i), "ad.test", 1, 1232, true));
+      REQUIRE(r.answered);
+      CHECK(r.ad());
+    }
+    // A client that asks for neither DO nor AD gets no AD (RFC 6840 5.8), trusted or not.
+    CHECK_FALSE(udp_exchange(s.port, make_query(52, "ad.test", 1, 1232, false)).ad());
+    // An answer the upstream did not mark stays unmarked.
+    CHECK_FALSE(udp_exchange(s.port, make_query(53, "a.test", 1, 1232, true)).ad());
+  }
+  {
+    Service s;  // a forward zone's own trust_ad
+    s.serve.reset();
+    s.start({"--config", write_config("forward_zones:\n  - {zone: test, upstreams: [127.0.0.1:" +
+                                      std::to_string(s.upstream.port()) + "], trust_ad: true}\n")});
+    // ...beside the "." zone (--upstream, the same server, not trusted): the longest zone wins.
+    CHECK(udp_exchange(s.port, make_query(54, "ad.test", 1, 1232, true)).ad());
+  }
 }
 
 TEST_CASE("a truncated answer keeps its rcode (NXDOMAIN at the end of a long chain)", "[serve][answers][tc]") {

@@ -68,6 +68,7 @@ struct DnsReply {
   int ecs_scope = -1;  // the ECS option's SCOPE PREFIX-LENGTH, -1 without an ECS option
   int ede = -1;        // the Extended DNS Error's INFO-CODE (RFC 8914), -1 without one
   bool tc() const { return (flags & 0x0200) != 0; }
+  bool ad() const { return (flags & 0x0020) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
   std::vector<ReplyRecord> records;  // every record but the OPT, in order
   std::size_t count(unsigned section, std::uint16_t type) const;

@@ -142,6 +142,7 @@ bool read_question(const std::uint8_t* buf, std::size_t n, Question& q) {
 struct Zone {
   std::vector<Rr> an, ns, ad;
   unsigned rcode = 0;
+  bool authentic = false;  // the AD bit: what a validating resolver upstream would claim
 };
 
 // The records of the fixed zone for `q` (see the table in test_upstream.hpp).
@@ -167,6 +168,9 @@ Zone lookup(const Question& q) {
   } else if (name == "cname.test." && (qtype == 1 || qtype == 255)) {
     z.an.push_back({{}, 5, 300, wire("target.test.")});
     if (qtype == 1) z.an.push_back({wire("target.test."), 1, 300, {192, 0, 2, 9}});
+  } else if (name == "ad.test." && qtype == 1) {
+    z.an.push_back({{}, 1, 300, {192, 0, 2, 13}});
+    z.authentic = true;
   } else if (name == "multi.test." && qtype == 255) {  // every RRset of the name
     z.an.push_back({{}, 1, 300, {192, 0, 2, 31}});
     z.an.push_back({{}, 1, 300, {192, 0, 2, 32}});
@@ -238,7 +242,7 @@ Bytes build_reply(const std::uint8_t* buf, std::size_t n, UpstreamMode mode, boo
   const bool referral = z.an.empty() && !z.ns.empty() && z.ns[0].type == 2;
   Bytes out;
   put16(out, (buf[0] << 8) | buf[1]);
-  put16(out, 0x8000 | (referral ? 0 : 0x0400) | (buf[2] & 0x01 ? 0x0100 : 0) | z.rcode);
+  put16(out, 0x8000 | (referral ? 0 : 0x0400) | (buf[2] & 0x01 ? 0x0100 : 0) | (z.authentic ? 0x0020 : 0) | z.rcode);
   put16(out, 1);
   put16(out, static_cast<unsigned>(z.an.size()));
   put16(out, static_cast<unsigned>(z.ns.size()));

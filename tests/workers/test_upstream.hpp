@@ -30,6 +30,7 @@
 //                          with DO: + RRSIG of the DNAME
 //   cname.test.     ANY    the CNAME alone
 //   multi.test.     ANY    A (2 records), AAAA, TXT
+//   ad.test.        A      192.0.2.13 with AD set (as a validating resolver would claim)
 //   other names     any    NXDOMAIN, SOA (negative TTL 300 = SOA MINIMUM)
 #pragma once
 #include <atomic>

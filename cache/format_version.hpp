@@ -17,8 +17,10 @@
 // parts), list it in cache/legacy/format_traits.cpp (and update its static_assert), and
 // extend cache/legacy/segment_reader.cpp if the difference is more than a StatSlot size
 // or a gen tag width (a changed entry encoding or key blob needs a decoder that
-// re-encodes). Freeze the old writer under tests/cache/frozen_format<N>/ (git show
-// <last commit of the old format>:cache/...) and add it to warm_upgrade_test.cpp.
+// re-encodes). Before the bump, while the tree still writes the old format, add its
+// segment image to tests/cache/fixtures/ (a row in format_fixtures.hpp, then
+// `tests/cache/fixtures/regenerate.sh HEAD format_fixture_writer`; fixtures/README.md):
+// the migration tests load every image listed there.
 //
 // kBuildFeatures records properties of the build that also change the meaning of the
 // bytes (byte order, pointer width). They are compared on attach like the version.

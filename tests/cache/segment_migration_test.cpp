@@ -3,7 +3,8 @@
 // entries a smaller capacity or arena keeps (the newest), that they keep their bytes
 // (expiry and TTL), that the result passes the invariant walker, and that what cannot be
 // read (an unknown version) is refused with the versions this build reads, untouched.
-// The old formats themselves: tests/workers/warm_upgrade_test.cpp (frozen writers).
+// The old formats: each committed image (tests/cache/fixtures/) migrates entry for
+// entry, byte for byte; served by `dnsarena serve`: tests/workers/warm_upgrade_test.cpp.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,10 +12,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cache/failpoint.hpp"
 #include "cache/legacy/segment_reader.hpp"
 #include "cache/segment_migration.hpp"
+#include "tests/cache/fixture_segment.hpp"
 #include "tests/cache/test_segment.hpp"
 #include "tests/cache/warm_entries.hpp"
 
@@ -29,12 +32,17 @@ unsigned fill(Segment& seg, const WarmSpec& spec, std::uint32_t now) {
       c, spec, now, [](InsertStatus s) { return s == InsertStatus::inserted; });
 }
 
-bool holds(Cache& c, unsigned i, std::uint32_t now, std::uint32_t* expire = nullptr) {
-  const std::vector<std::uint8_t> wire = warm_wire(warm_name(i));
+// The entry of `name` (type A) at `now`, or nothing.
+std::optional<std::vector<std::uint8_t>> entry_of(Cache& c, const std::string& name, std::uint32_t now) {
   static EntryCopy copy;
-  if (c.lookup(CacheKey(wire, 1), now, copy) != LookupStatus::hit) return false;
-  if (expire) *expire = EntryReader(copy.span()).expire();
-  return true;
+  if (c.lookup(CacheKey(warm_wire(name), 1), now, copy) != LookupStatus::hit) return std::nullopt;
+  return std::vector<std::uint8_t>(copy.span().begin(), copy.span().end());
+}
+
+bool holds(Cache& c, unsigned i, std::uint32_t now, std::uint32_t* expire = nullptr) {
+  const auto entry = entry_of(c, warm_name(i), now);
+  if (entry && expire) *expire = EntryReader(*entry).expire();
+  return entry.has_value();
 }
 
 }  // namespace
@@ -67,6 +75,56 @@ TEST_CASE("a smaller capacity keeps the newest entries, byte for byte", "[migrat
     std::uint32_t expire = 0;
     REQUIRE(holds(c, i, now, &expire));
     CHECK(expire == now - warm_age(spec, i) + spec.ttl);  // the same absolute expiry
+  }
+}
+
+TEST_CASE("every entry of each committed old-format image migrates with the bytes the current encoder gives it",
+          "[migration]") {
+  const Geometry to = tiny_geometry(1000, 64 << 10, 8);
+  for (const FormatFixture& f : kFormatFixtures) {
+    DYNAMIC_SECTION(f.file) {
+      SegmentNameGuard name(unique_segment_name("upgrade-fixture"));
+      install_fixture_segment(f, name.name());
+      {
+        const legacy::SegmentReader old(name.name());
+        CHECK(old.format_version() == f.version);
+        CHECK(old.geometry().max_entries == f.max_entries);
+        CHECK(old.live_owners().empty());  // the writer released its stat slot
+      }
+      // The same entries written now by the current writer at the image's clock.
+      SegmentNameGuard ref_name(unique_segment_name("upgrade-fixture-ref"));
+      Segment ref_seg = Segment::create(ref_name.name(), to);
+      REQUIRE(fill(ref_seg, f.spec, f.written_at) == f.spec.count + f.spec.expired);
+      Cache ref(ref_seg);
+
+      OpenOutcome outcome{};
+      MigrationReport report;
+      Segment seg = Segment::open(name.name(), to, OpenPolicy::migrate, &outcome, &report);
+      INFO(report.summary());
+      REQUIRE(outcome == OpenOutcome::migrated);
+      CHECK(report.from_version == f.version);
+      CHECK(report.migrated == f.spec.count);
+      CHECK(report.expired == f.spec.expired);
+      CHECK(report.dropped == 0);
+      CHECK(report.malformed == 0);
+      CHECK(report.stale == 0);
+      Cache c(seg);
+      check_invariants(c);
+      const std::uint32_t now = wall_clock_now();
+      for (unsigned i = 0; i < f.spec.count; ++i) {
+        INFO("entry " << i);
+        const auto migrated = entry_of(c, warm_name(i), now);
+        REQUIRE(migrated);
+        CHECK(EntryReader(*migrated).expire() == f.written_at - warm_age(f.spec, i) + f.spec.ttl);
+        CHECK(*migrated == entry_of(ref, warm_name(i), f.written_at));
+      }
+      // The expired ones were not copied: not even a lookup at a time they lived finds one.
+      for (unsigned j = 0; j < f.spec.expired; ++j) {
+        const std::string x = "x" + std::to_string(j) + ".warm.test.";
+        CHECK(entry_of(ref, x, f.written_at - 1000));
+        CHECK(!entry_of(c, x, f.written_at - 1000));
+      }
+    }
   }
 }
 

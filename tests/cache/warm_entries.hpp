@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The known entries a warm-upgrade test writes into a segment, by any writer whose API
-// has the shape of cache/cache.hpp (the current one or a frozen copy of an old format's,
-// tests/cache/frozen_format*/), so the test can check each one after a migration.
+// has the shape of cache/cache.hpp (the current one, or an old format's when its image in
+// tests/cache/fixtures/ was written), so the test can check each one after a migration.
 //
 //   warm entry i (0 <= i < count)   e<i>.warm.test. A 10.77.<i/256>.<i%256>, TTL `ttl`,
 //                                   inserted `age_step * (count - i)` seconds ago

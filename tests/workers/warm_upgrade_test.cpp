@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Warm upgrade (cache/segment_migration.hpp): `dnsarena serve` on a segment written by a
-// frozen copy of the format-2 (and format-3) writer, or on a warm current segment of
-// another geometry, migrates it and answers its entries from the cache: the upstream
-// (TestUpstream, which counts queries and knows none of these names) is never asked.
+// Warm upgrade (cache/segment_migration.hpp): `dnsarena serve` on a segment of an older
+// format (a committed image written by that format's writer, tests/cache/fixtures/), or
+// on a warm current segment of another geometry, migrates it and answers its entries
+// from the cache: the upstream (TestUpstream, which counts queries and knows none of
+// these names) is never asked.
 // Also: a corrupt old segment is refused with a clear error (or started cold when told
 // to), and the temporary left by a migration that died is removed before migrating.
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 
 #include "cache/cache.hpp"
 #include "cache/segment_migration.hpp"
+#include "tests/cache/fixture_segment.hpp"
 #include "tests/cache/warm_entries.hpp"
 #include "tests/workers/serve_harness.hpp"
 #include "tests/workers/test_upstream.hpp"
@@ -27,21 +29,7 @@ struct RemoveSegment {
   ~RemoveSegment() { cache::Segment::remove(name); }
 };
 
-std::string writer_program(unsigned version) {
-  return version == 2 ? FROZEN_FORMAT2_WRITER : FROZEN_FORMAT3_WRITER;
-}
-
-// Runs the frozen writer of `version`; returns its one line ("format N: K entries").
-std::string write_old_segment(unsigned version, const std::string& segment, const WarmSpec& s,
-                              std::uint64_t max_entries = 1000) {
-  int status = -1;
-  const std::string out = run_command(writer_program(version) + " " + segment + " " + std::to_string(max_entries) +
-                                          " 8388608 " + std::to_string(s.count) + " " + std::to_string(s.expired) + " " +
-                                          std::to_string(s.ttl) + " " + std::to_string(s.age_step) + " 2>&1",
-                                      &status);
-  REQUIRE(status == 0);
-  return out;
-}
+const std::string kToCurrent = " -> " + std::to_string(cache::kFormatVersion);
 
 std::uint8_t* shm_map(const std::string& segment, std::size_t* size) {
   const std::string path = "/dev/shm/" + segment;
@@ -97,24 +85,23 @@ bool leftovers(const std::string& segment) {
 
 }  // namespace
 
-TEST_CASE("serve migrates a segment written by the frozen format-2 and format-3 writers warm", "[warm_upgrade]") {
-  for (unsigned version : {2u, 3u}) {
-    DYNAMIC_SECTION("format " << version) {
+TEST_CASE("serve migrates a segment of each older format warm", "[warm_upgrade]") {
+  for (const FormatFixture& f : kFormatFixtures) {
+    if (f.spec.expired == 0) continue;  // the rows with expired entries: one per format
+    DYNAMIC_SECTION(f.file) {
       TestUpstream upstream;
-      RemoveSegment seg{unique_segment("upgrade-v" + std::to_string(version))};
-      const WarmSpec spec{.count = 60, .expired = 7, .ttl = 3600, .age_step = 3};
-      const std::uint32_t written = cache::wall_clock_now();
-      REQUIRE(write_old_segment(version, seg.name, spec) ==
-              "format " + std::to_string(version) + ": " + std::to_string(spec.count + spec.expired) + " entries\n");
+      RemoveSegment seg{unique_segment("upgrade-v" + std::to_string(f.version))};
+      const WarmSpec& spec = f.spec;
+      install_fixture_segment(f, seg.name);
       const std::uint16_t port = free_port();
       ServeProcess serve(serve_args(port, seg.name, upstream.port(), 1000), port);
       REQUIRE(serve.wait_ready());
       const std::string log = serve.log();
       INFO(log);
-      CHECK(log.find("migrated (warm upgrade): format " + std::to_string(version) + " -> 4") != std::string::npos);
-      CHECK(log.find(": 60 migrated, 0 dropped (oldest first), 7 expired, 0 malformed, 0 index conflicts, in ") != std::string::npos);
-      for (unsigned i = 0; i < spec.count; i += 7) require_warm_hit(port, spec, i, written);
-      require_warm_hit(port, spec, spec.count - 1, written);
+      CHECK(log.find("migrated (warm upgrade): format " + std::to_string(f.version) + kToCurrent) != std::string::npos);
+      CHECK(log.find(": " + std::to_string(spec.count) + " migrated, 0 dropped (oldest first), " +
+                     std::to_string(spec.expired) + " expired, 0 malformed, 0 index conflicts, in ") != std::string::npos);
+      for (unsigned i = 0; i < spec.count; ++i) require_warm_hit(port, spec, i, f.written_at);
       CHECK(kdig_records(port, warm_name(5), "A").find("10.77.0.5") != std::string::npos);
       CHECK(upstream.queries() == 0);  // every answer came from the migrated cache
       CHECK(!leftovers(seg.name));
@@ -122,8 +109,9 @@ TEST_CASE("serve migrates a segment written by the frozen format-2 and format-3 
       // The migrated segment is a current one: the next start re-attaches it warm.
       ServeProcess again(serve_args(port, seg.name, upstream.port(), 1000), port);
       REQUIRE(again.wait_ready());
-      CHECK(again.log().find("re-attached (warm): 60 live entries") != std::string::npos);
-      require_warm_hit(port, spec, 0, written);
+      CHECK(again.log().find("re-attached (warm): " + std::to_string(spec.count) + " live entries") !=
+            std::string::npos);
+      require_warm_hit(port, spec, 0, f.written_at);
       CHECK(upstream.queries() == 0);
     }
   }
@@ -166,7 +154,7 @@ TEST_CASE("a corrupt old segment is refused with the reason, or started cold wit
           "[warm_upgrade]") {
   TestUpstream upstream;
   RemoveSegment seg{unique_segment("upgrade-corrupt")};
-  write_old_segment(2, seg.name, WarmSpec{.count = 20});
+  install_fixture_segment(format_fixture(2, 7), seg.name);
   shm_write(seg.name, 32, {0xFF, 0x7F});  // max_entries: the identity checksum no longer matches
   const std::uint16_t port = free_port();
   {
@@ -189,9 +177,9 @@ TEST_CASE("a corrupt old segment is refused with the reason, or started cold wit
 TEST_CASE("entries of an old segment that do not parse are counted and never served", "[warm_upgrade]") {
   TestUpstream upstream;
   RemoveSegment seg{unique_segment("upgrade-garbled")};
-  const WarmSpec spec{.count = 40, .ttl = 3600, .age_step = 1};
-  const std::uint32_t written = cache::wall_clock_now();
-  write_old_segment(2, seg.name, spec);
+  const FormatFixture& f = format_fixture(2, 0);  // no expired entries: the arena starts with e0
+  const WarmSpec& spec = f.spec;
+  install_fixture_segment(f, seg.name);
   // Garble the arena's first 256 bytes: the oldest entries (e0, e1, ...), written first.
   std::size_t size = 0;
   const std::uint8_t* image = shm_map(seg.name, &size);
@@ -210,7 +198,7 @@ TEST_CASE("entries of an old segment that do not parse are counted and never ser
   CHECK(migrated + malformed == spec.count);
   CHECK(malformed >= 1);
   CHECK(malformed <= 10);
-  for (unsigned i = spec.count - migrated; i < spec.count; ++i) require_warm_hit(port, spec, i, written);
+  for (unsigned i = spec.count - migrated; i < spec.count; ++i) require_warm_hit(port, spec, i, f.written_at);
   CHECK(upstream.queries() == 0);
   const DnsReply garbled = udp_exchange(port, make_query(9, warm_name(0), 1));
   REQUIRE(garbled.answered);
@@ -221,9 +209,8 @@ TEST_CASE("entries of an old segment that do not parse are counted and never ser
 TEST_CASE("the temporary of a migration that died is removed and the migration runs again", "[warm_upgrade]") {
   TestUpstream upstream;
   RemoveSegment seg{unique_segment("upgrade-crash")};
-  const WarmSpec spec{.count = 30};
-  const std::uint32_t written = cache::wall_clock_now();
-  write_old_segment(3, seg.name, spec);
+  const FormatFixture& f = format_fixture(3, 7);
+  install_fixture_segment(f, seg.name);
   // What a killed migration leaves: "<name>.migrating.<pid>" of a pid that is gone, a
   // half-filled current-format segment.
   const pid_t dead = ::fork();
@@ -241,11 +228,11 @@ TEST_CASE("the temporary of a migration that died is removed and the migration r
   ServeProcess serve(serve_args(port, seg.name, upstream.port(), 1000), port);
   REQUIRE(serve.wait_ready());
   INFO(serve.log());
-  CHECK(serve.log().find("format 3 -> 4") != std::string::npos);
-  CHECK(serve.log().find(": 30 migrated, 0 dropped") != std::string::npos);
+  CHECK(serve.log().find("format 3" + kToCurrent) != std::string::npos);
+  CHECK(serve.log().find(": " + std::to_string(f.spec.count) + " migrated, 0 dropped") != std::string::npos);
   CHECK(!cache::Segment::exists(temp));
   CHECK(!leftovers(seg.name));
-  require_warm_hit(port, spec, 29, written);
+  require_warm_hit(port, f.spec, f.spec.count - 1, f.written_at);
   CHECK(upstream.queries() == 0);
 }
 
@@ -255,13 +242,13 @@ namespace dnsarena::test {
 
 TEST_CASE("dnsarena migrate converts a stopped segment and refuses one still attached", "[warm_upgrade]") {
   RemoveSegment seg{unique_segment("upgrade-cmd")};
-  write_old_segment(2, seg.name, WarmSpec{.count = 40, .expired = 2});
+  install_fixture_segment(format_fixture(2, 7), seg.name);  // 60 live entries, 7 expired
   int status = -1;
   std::string out = run_command(dnsarena_binary() + " migrate " + seg.name + " --max-entries 30 2>&1", &status);
   INFO(out);
   CHECK(status == 0);
-  CHECK(out.find("migrated: format 2 -> 4, max_entries 1000, arena 8388608 bytes -> max_entries 30, arena 8388608 "
-                 "bytes: 30 migrated, 10 dropped (oldest first), 2 expired, 0 malformed") != std::string::npos);
+  CHECK(out.find("migrated: format 2" + kToCurrent + ", max_entries 256, arena 12288 bytes -> max_entries 30, arena "
+                 "12288 bytes: 30 migrated, 30 dropped (oldest first), 7 expired, 0 malformed") != std::string::npos);
   {
     cache::Segment s = cache::Segment::attach(seg.name);
     cache::Cache attached(s, cache::SlotRole::tool);

@@ -29,8 +29,8 @@ constexpr std::uint32_t kNow = 1'700'000'000;
 // probe) and ECS ones.
 std::vector<CacheKey> trace_keys(std::size_t n) {
   std::vector<CacheKey> keys;
-  keys.emplace_back(wire("a"), kA);  // blob of 8 bytes: 5 + 3
-  keys.emplace_back(wire("."), kA);  // the root: blob of 6 bytes
+  keys.emplace_back(wire_name("a"), kA);  // blob of 8 bytes: 5 + 3
+  keys.emplace_back(wire_name("."), kA);  // the root: blob of 6 bytes
   for (std::size_t i = 0; keys.size() < n; ++i) {
     const std::string name = "n" + std::to_string(i) + (i % 3 == 0 ? ".example" : ".e");
     if (i % 7 == 0) {
@@ -38,9 +38,9 @@ std::vector<CacheKey> trace_keys(std::size_t n) {
       ecs.family = EcsFamily::ipv4;
       ecs.prefix = 24;
       ecs.address = {10, 0, static_cast<std::uint8_t>(i), 0};
-      keys.emplace_back(wire(name), kA, 0, ecs);
+      keys.emplace_back(wire_name(name), kA, 0, ecs);
     } else {
-      keys.emplace_back(wire(name), i % 2 ? kTXT : kAAAA);
+      keys.emplace_back(wire_name(name), i % 2 ? kTXT : kAAAA);
     }
   }
   return keys;
@@ -118,7 +118,7 @@ TEST_CASE("a hold that did not get the lock skips its inserts and counts them", 
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache holder(ts.seg), c(ts.seg);
   c.set_writer_lock_timeout(std::chrono::milliseconds(20));
-  const CacheKey key(wire("held.example"), kA);
+  const CacheKey key(wire_name("held.example"), kA);
   const auto bytes = encoded(key, 1, 60, kNow);
   std::atomic<bool> locked{false}, release{false};
   std::thread t([&] {

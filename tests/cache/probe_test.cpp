@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_lab_hooks.hpp"
 #include "cache/test_hooks.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
@@ -115,11 +116,11 @@ TEST_CASE("lookup_footprint names the buckets and the very entry a lookup reads,
   // Every hash equal: the footprint must tell the keys apart by the key, not the tag.
   const std::vector<CacheKey> keys = colliding_keys_half_inserted(c, "f", 20);
   const std::uint64_t lookups_before = c.stats().counter(Counter::lookups);
-  const LookupFootprint first = c.lookup_footprint(keys[0]);
+  const LookupFootprint first = CacheLabHooks::lookup_footprint(c, keys[0]);
   EntryCopy copy;
   for (int i = 0; i < 10; ++i) {
     INFO("key " << i);
-    const LookupFootprint f = c.lookup_footprint(keys[i]);
+    const LookupFootprint f = CacheLabHooks::lookup_footprint(c, keys[i]);
     // The same hash: the same two buckets for every key, inside the segment.
     CHECK(f.buckets[0] == first.buckets[0]);
     CHECK(f.buckets[1] == first.buckets[1]);
@@ -140,6 +141,6 @@ TEST_CASE("lookup_footprint names the buckets and the very entry a lookup reads,
   // It counts nothing (the lookups above are the only ones counted).
   CHECK(c.stats().counter(Counter::lookups) == lookups_before + 5);
   REQUIRE(c.erase(keys[2]));
-  CHECK(c.lookup_footprint(keys[2]).entry == nullptr);
+  CHECK(CacheLabHooks::lookup_footprint(c, keys[2]).entry == nullptr);
   check_invariants(c);
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_lab_hooks.hpp"
 #include "cache/test_hooks.hpp"
 #include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
@@ -69,20 +70,20 @@ void run_both(bool colliding) {
   sim::SplitMix64 rng(colliding ? 7 : 3);
   std::uint32_t now = kNow;
   for (int round = 0; round < 60; ++round) {
-    Cache::WriterHold hold(b);
+    CacheLabHooks::WriterHold hold(b);
     REQUIRE(hold.owns());
     for (int i = 0; i < 100; ++i) {
       // A Zipf-like skew: low indices often (hits, second chances), the rest seldom.
       const std::size_t k = rng.next() % 2 ? rng.next() % 20 : rng.next() % keys.size();
       const CacheKey& key = keys[k];
-      const IndexPosition pos = b.prefetch_position(key);
+      const IndexPosition pos = CacheLabHooks::prefetch_position(b, key);
       const LookupStatus pa = a.probe(key, now);
-      const LookupStatus pb = b.probe_at(key, pos, now);
+      const LookupStatus pb = CacheLabHooks::probe_at(b, key, pos, now);
       INFO("round " << round << " op " << i << " key " << k);
       REQUIRE(pa == pb);
       if (pa != LookupStatus::hit) {
         const auto bytes = encoded(key, k, 5 + static_cast<std::uint32_t>(rng.next() % 200), now);
-        REQUIRE(a.insert_encoded(key, bytes, now) == b.insert_encoded_held(hold, key, bytes, now));
+        REQUIRE(a.insert_encoded(key, bytes, now) == CacheLabHooks::insert_encoded_held(b, hold, key, bytes, now));
       }
       now += static_cast<std::uint32_t>(rng.next() % 3);
     }
@@ -122,26 +123,26 @@ TEST_CASE("a hold that did not get the lock skips its inserts and counts them", 
   const auto bytes = encoded(key, 1, 60, kNow);
   std::atomic<bool> locked{false}, release{false};
   std::thread t([&] {
-    holder.with_writer_lock([&] {
+    CacheTestHooks::with_writer_lock(holder, [&] {
       locked = true;
       while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
   });
   while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   {
-    Cache::WriterHold hold(c);
+    CacheLabHooks::WriterHold hold(c);
     CHECK_FALSE(hold.owns());
-    CHECK(c.insert_encoded_held(hold, key, bytes, kNow) == InsertStatus::skipped);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, bytes, kNow) == InsertStatus::skipped);
     CHECK(c.stats().counter(Counter::writer_lock_unavailable) == 1);
   }
   release = true;
   t.join();
   {
-    Cache::WriterHold hold(c);
+    CacheLabHooks::WriterHold hold(c);
     REQUIRE(hold.owns());
-    CHECK(c.insert_encoded_held(hold, key, bytes, kNow) == InsertStatus::inserted);
-    CHECK(c.probe_at(key, c.prefetch_position(key), kNow) == LookupStatus::hit);
-    CHECK(c.insert_encoded_held(hold, key, {}, kNow) == InsertStatus::rejected);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, bytes, kNow) == InsertStatus::inserted);
+    CHECK(CacheLabHooks::probe_at(c, key, CacheLabHooks::prefetch_position(c, key), kNow) == LookupStatus::hit);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, {}, kNow) == InsertStatus::rejected);
   }
   check_invariants(c);  // takes the writer lock: after the hold
 }

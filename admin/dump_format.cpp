@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "admin/knot_text.hpp"
-#include "cache/dns_name.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::admin {
 
@@ -108,7 +108,7 @@ std::uint32_t number_of(const std::string& token, const std::string& name) {
 
 std::string key_to_text(std::span<const std::uint8_t> key_blob) {
   const KeyFields f = key_fields(key_blob);
-  return cache::wire_to_text(f.qname) + " " + type_to_text(f.qtype) + " flags=" + flags_to_text(f.flags) +
+  return wire::wire_to_text(f.qname) + " " + type_to_text(f.qtype) + " flags=" + flags_to_text(f.flags) +
          " ecs=" + ecs_to_text(f.ecs);
 }
 
@@ -191,7 +191,7 @@ RestoreCounts read_dump(std::istream& in, const std::string& file_name, std::uin
         std::string name, type, f, e, rc, a, t;
         if (!(words >> name >> type >> f >> e >> rc >> a >> t))
           throw std::invalid_argument("$ENTRY needs: qname qtype flags= ecs= rcode= ad= ttl=");
-        qname = cache::name_to_wire(name);
+        qname = wire::name_to_wire(name);
         qtype = type_from_text(type);
         flags = flags_from_text(value_of(f, "flags"));
         ecs = ecs_from_text(value_of(e, "ecs"));

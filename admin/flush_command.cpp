@@ -16,10 +16,10 @@
 
 #include "admin/commands.hpp"
 #include "admin/entry_walk.hpp"
-#include "cache/dns_name.hpp"
 #include "admin/knot_text.hpp"
 #include "admin/run_reporting.hpp"
 #include "common/add_command.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::admin {
 
@@ -43,8 +43,8 @@ struct FlushRequest {
 };
 
 int run_flush(const FlushRequest& req) {
-  std::basic_string<std::uint8_t> name = cache::name_to_wire(req.name);
-  cache::lowercase_copy(name.data(), name);
+  std::basic_string<std::uint8_t> name = wire::name_to_wire(req.name);
+  wire::lowercase_copy(name.data(), name);
   const int type = req.type.empty() ? -1 : type_from_text(req.type);
   cache::Segment seg = cache::Segment::attach(req.segment);
   cache::Cache cache(seg, cache::SlotRole::tool);
@@ -67,7 +67,7 @@ int run_flush(const FlushRequest& req) {
   std::uint64_t removed = 0;
   for (const cache::CacheKey& key : doomed) removed += cache.erase(key);
   const std::uint64_t skipped = unavailable() - unavailable_before;
-  std::cout << "flushed " << removed << " entries (" << cache::wire_to_text(name)
+  std::cout << "flushed " << removed << " entries (" << wire::wire_to_text(name)
             << (req.type.empty() ? "" : " " + req.type) << (req.subtree ? ", subtree" : "") << ")\n";
   if (skipped) {
     std::cerr << "dnsarena flush: the writer lock was unavailable for " << skipped

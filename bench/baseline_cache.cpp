@@ -3,16 +3,15 @@
 
 #include <cstring>
 
+#include "wire/constants.hpp"
+
 namespace dnsarena::bench {
 
 namespace {
 
-std::string as_string(std::span<const std::uint8_t> s) { return {reinterpret_cast<const char*>(s.data()), s.size()}; }
+using wire::put16;
 
-inline void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
+std::string as_string(std::span<const std::uint8_t> s) { return {reinterpret_cast<const char*>(s.data()), s.size()}; }
 
 }  // namespace
 
@@ -29,11 +28,11 @@ void BaselineCache::insert(const cache::CacheKey& key, const cache::Answer& answ
       rec.type = r.type;
       rec.rclass = r.rclass;
       rec.ttl = r.ttl;
-      if (r.type == cache::kTypeA && r.rdata.size() == 4) {
+      if (r.type == wire::kTypeA && r.rdata.size() == 4) {
         std::array<std::uint8_t, 4> a;
         std::memcpy(a.data(), r.rdata.data(), 4);
         rec.rdata = a;
-      } else if (r.type == cache::kTypeAAAA && r.rdata.size() == 16) {
+      } else if (r.type == wire::kTypeAaaa && r.rdata.size() == 16) {
         std::array<std::uint8_t, 16> a;
         std::memcpy(a.data(), r.rdata.data(), 16);
         rec.rdata = a;
@@ -56,7 +55,7 @@ std::size_t BaselineCache::lookup_response(const cache::CacheKey& key, const cac
   const std::size_t qend = 12 + q.qname.size() + 4;
   if (qend > capacity) return 0;
   put16(out, q.id);
-  put16(out + 2, static_cast<std::uint16_t>(cache::kFlagQr | cache::kFlagRa | (q.flags & cache::kFlagRd) | e.rcode));
+  put16(out + 2, static_cast<std::uint16_t>(wire::kFlagQr | wire::kFlagRa | (q.flags & wire::kFlagRd) | e.rcode));
   put16(out + 4, 1);
   std::memcpy(out + 12, q.qname.data(), q.qname.size());
   put16(out + 12 + q.qname.size(), q.qtype);

@@ -13,6 +13,7 @@
 
 #include "baseline_cache.hpp"
 #include "cache/cache.hpp"
+#include "cache/cache_lab_hooks.hpp"
 #include "common/proc_stats.hpp"
 #include "measure.hpp"
 
@@ -222,7 +223,7 @@ double batched_memory_floor_ns(const Cache& c, const sim::EntryGenerator& gen, s
   for (std::uint64_t round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < kBatch; ++i) {
       gen.generate(rng.next() % entries, e);
-      const cache::LookupFootprint f = c.lookup_footprint(e.key());
+      const cache::LookupFootprint f = cache::CacheLabHooks::lookup_footprint(c, e.key());
       lines.push_back(line_of(f.buckets[0]));
       if (line_of(f.buckets[1]) != lines.back()) lines.push_back(line_of(f.buckets[1]));
       if (f.entry == nullptr) continue;

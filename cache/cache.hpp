@@ -20,17 +20,17 @@
 //   probe           lookup's search, counters and hit bit, copying only the entry's header
 //                   and key: hit or miss without an answer (the fleet simulator).
 //   prefetch_*_of   hints: a key's buckets, then its candidate entries (no effect).
-//   prefetch_position, probe_at  the simulator's probe (cache_trace_run.cpp): the key's
-//                   index position mapped once when its buckets are prefetched, the
-//                   entry's header and key compared in place under the seqlock.
 //   insert          encode into a reused scratch buffer (no lock), then under the writer
 //                   lock: make room, append to the head region, publish with one atomic
 //                   store into the index.
 //   insert_batch    the same for many entries: all hashed and their buckets loaded, all
 //                   encoded, then one lock acquisition, appended and published one by one.
-//   insert_encoded_held  insert_encoded under a WriterHold: the writer lock taken once
-//                   for many inserts (a simulator curve's private segment), probes between.
 //   erase           under the writer lock: one atomic store.
+//
+// What only the in-tree simulator, benchmarks and tests use is reached through headers
+// that are not installed: cache_lab_hooks.hpp (the simulator's trace run, the benchmark's
+// memory floor), test_hooks.hpp (a replacement hash, the writer lock on demand) and
+// failpoint.hpp (crash points inside writes).
 //
 // Liveness: inserts and erases never throw for the lock's sake and never wait longer than
 // set_writer_lock_timeout() (default: without bound). A lock still held after the wait
@@ -85,13 +85,7 @@ struct EntryCopy {
   std::span<const std::uint8_t> span() const { return {bytes.data(), length}; }
 };
 
-// What one lookup of a key reads from the segment (Cache::lookup_footprint): its two
-// index buckets (one 64-byte line each) and the entry its key matches, if any.
-struct LookupFootprint {
-  const void* buckets[2] = {nullptr, nullptr};
-  const std::uint8_t* entry = nullptr;  // nullptr: no live entry has the key (a miss)
-  std::size_t entry_bytes = 0;          // the entry's length (its lines: [entry, entry + entry_bytes))
-};
+struct LookupFootprint;  // cache_lab_hooks.hpp
 
 struct CacheStats {
   std::uint64_t live_entries = 0;
@@ -141,10 +135,6 @@ struct InsertItem {
   InsertStatus status = InsertStatus::rejected;
 };
 
-// A test hook that replaces the key hash (a deliberately bad hash makes every key collide).
-// Set through CacheTestHooks (cache/test_hooks.hpp, in-tree tests only, not installed).
-using HashOverride = std::function<std::uint64_t(const CacheKey&)>;
-
 class Cache {
 public:
   // Claims a stat slot for this process (role is recorded for `stats`).
@@ -169,26 +159,6 @@ public:
   // the index without validating it and change nothing.
   void prefetch_buckets_of(const CacheKey& key) const { prefetch_buckets(key_hash(key)); }
   void prefetch_entries_of(const CacheKey& key) const;
-
-  // --- the fleet simulator's trace run (cache_trace_run.cpp) ---
-  // The key's index position (buckets and tag of key_hash(key)), both buckets
-  // prefetched: a caller that knows its keys some steps ahead keeps it for probe_at().
-  IndexPosition prefetch_position(const CacheKey& key) const {
-    const IndexPosition pos = index_position(key_hash(key), bucket_count_);
-    __builtin_prefetch(&buckets_[pos.bucket1]);
-    __builtin_prefetch(&buckets_[pos.bucket2]);
-    return pos;
-  }
-  // probe() from the position prefetch_position(key) gave: the same outcome, counters
-  // and hit bit; the entry's header and key are compared in place (no copy).
-  LookupStatus probe_at(const CacheKey& key, const IndexPosition& pos, std::uint32_t now);
-  // The writer lock held across a run of inserts (the simulator holds it for a minute of
-  // its trace: one acquisition instead of one per miss); declared below the class.
-  class WriterHold;
-  // insert_encoded() under a hold: the same checks, entry, placement, counters and
-  // result; `skipped` (counted) when the hold did not get the lock.
-  InsertStatus insert_encoded_held(WriterHold& hold, const CacheKey& key, std::span<const std::uint8_t> padded_entry,
-                                   std::uint32_t now);
 
   // Looks up `key` and writes the response for `query` into `out`. Returns the response
   // size (0 on miss or when it does not fit; see ResponseResult).
@@ -228,11 +198,6 @@ public:
   // region is reclaimed. Counts nothing, takes no stat slot time.
   // Cost: one pass over the index (bucket_count cache lines) plus one copy per live entry.
   void for_each_entry(const std::function<void(const EntryCopy&, bool hit)>& visit, bool clear_hit_bits = false);
-  // Where a lookup of `key` reads (the benchmark's memory floor: `dnsarena bench` loads
-  // exactly these lines with no other work). Validated as a lookup's read is (the
-  // seqlock), expiry not checked; counts nothing, changes nothing. It reads the buckets
-  // and the candidate entries' header and key, so those lines are cached afterwards.
-  LookupFootprint lookup_footprint(const CacheKey& key) const;
 
   CacheStats stats() const;
   StatSlot& my_stats() { return *slot_; }
@@ -248,18 +213,22 @@ public:
   // bound, the default). Workers use a few milliseconds.
   void set_writer_lock_timeout(std::chrono::nanoseconds t) { writer_lock_timeout_ = t; }
 
-  // Runs the dead-owner repair unconditionally, under the writer lock (tests, `check`).
-  void repair_now();
-  // Takes the writer lock (repairing if needed) and calls fn while holding it.
-  void with_writer_lock(const std::function<void()>& fn);
-
-  // Crash points inside writes: see failpoint.hpp (set_failpoint), one per write step.
-  // The key's hash: key.hash(), or the test hook's.
-  std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
-
 private:
   friend class SegmentChecker;
+  friend struct CacheLabHooks;
   friend struct CacheTestHooks;
+  // --- the simulator's and the benchmark's (cache_lab_hooks.hpp: documented there) ---
+  class WriterHold;
+  inline IndexPosition prefetch_position(const CacheKey& key) const;
+  LookupStatus probe_at(const CacheKey& key, const IndexPosition& pos, std::uint32_t now);
+  InsertStatus insert_encoded_held(WriterHold& hold, const CacheKey& key, std::span<const std::uint8_t> padded_entry,
+                                   std::uint32_t now);
+  LookupFootprint lookup_footprint(const CacheKey& key) const;
+  // --- the tests' (test_hooks.hpp) ---
+  void repair_now();
+  void with_writer_lock(const std::function<void()>& fn);
+  // The key's hash: key.hash(), or the test hook's (CacheTestHooks::set_hash_override).
+  std::uint64_t key_hash(const CacheKey& key) const { return hash_override_ ? hash_override_(key) : key.hash(); }
   // --- reads (cache_read.cpp) ---
   // Adds a lookup's outcome to this process's counters; returns it.
   LookupStatus counted(LookupStatus st);
@@ -369,34 +338,11 @@ private:
   };
   std::vector<PendingEntry> reclaim_scratch_;
   std::uint64_t reclaims_ = 0;  // regions this process reclaimed (insert_locked: index changed?)
-  HashOverride hash_override_;
+  std::function<std::uint64_t(const CacheKey&)> hash_override_;  // test hook: empty, or replaces key.hash()
   // Test hook (CacheTestHooks): called by read_slot_response between its walk and its
   // seqlock re-check, where a test recycles the region under the reader.
   void (*after_arena_walk_)(void*) = nullptr;
   void* after_arena_walk_arg_ = nullptr;
-};
-
-// The writer lock taken once for many insert_encoded_held() calls (cache_trace_run.cpp):
-// the bounded wait (set_writer_lock_timeout) and the dead-owner repair of insert(), then
-// held until destruction. Lock-free reads (probe_at, lookups) go on meanwhile in any
-// process; this thread may probe while it holds the lock. Each insert still writes its
-// bytes first and publishes them with one atomic store, so a holder killed between or
-// inside inserts leaves what insert() would (repair() runs in the next writer).
-// REQUIRES: no I/O and no waiting while held (other writers wait for the whole hold: meant
-// for a private segment, such as a simulator curve's); one thread uses it.
-class Cache::WriterHold {
-public:
-  explicit WriterHold(Cache& cache);
-  ~WriterHold() = default;  // the guard unlocks
-  WriterHold(const WriterHold&) = delete;
-  WriterHold& operator=(const WriterHold&) = delete;
-  bool owns() const { return guard_.owns(); }
-
-private:
-  friend class Cache;
-  Cache& cache_;
-  std::string error_;  // the repair's message when it failed (writer_lock_unavailable)
-  RobustLockGuard guard_;
 };
 
 // Wall-clock seconds, the `now` used by workers and tools.

@@ -15,7 +15,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "address_prefix.hpp"
+#include "../wire/address_prefix.hpp"
 
 namespace dnsarena::cache {
 
@@ -97,19 +97,19 @@ inline void copy_name_lower(std::uint8_t* lower, std::uint8_t* raw, const std::u
       std::memcpy(raw + n - 4, &hi, 4);
       std::memcpy(raw, &lo, 4);
     }
-    const std::uint64_t l = lower8(std::uint64_t{lo} | std::uint64_t{hi} << 32);
+    const std::uint64_t l = wire::lower8(std::uint64_t{lo} | std::uint64_t{hi} << 32);
     const std::uint32_t l_lo = static_cast<std::uint32_t>(l), l_hi = static_cast<std::uint32_t>(l >> 32);
     std::memcpy(lower + n - 4, &l_hi, 4);
     std::memcpy(lower, &l_lo, 4);
     if (n <= 8) return;
     // n > 8 only without SSE2: the bytes between the two words.
-    lowercase_copy(lower, {src, n});
+    wire::lowercase_copy(lower, {src, n});
     if constexpr (kRaw) std::memcpy(raw, src, n);
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kRaw) raw[i] = src[i];
-    lower[i] = ascii_lower(src[i]);
+    lower[i] = wire::ascii_lower(src[i]);
   }
 }
 }  // namespace
@@ -117,7 +117,7 @@ inline void copy_name_lower(std::uint8_t* lower, std::uint8_t* raw, const std::u
 CacheKey::CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags,
                    const EcsTag& ecs) {
   if (assign(qname_wire, qtype, flags, ecs)) return;
-  const std::size_t name_len = wire_name_length(qname_wire);
+  const std::size_t name_len = wire::wire_name_length(qname_wire);
   if (name_len == 0 || name_len != qname_wire.size())
     throw std::invalid_argument("cache key: qname is not a valid uncompressed wire name");
   if (ecs.family != EcsFamily::none && ecs.family != EcsFamily::ipv4 && ecs.family != EcsFamily::ipv6)
@@ -130,7 +130,7 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
   size_ = 0;
   pending_size_ = 0;
   const std::size_t name_len = qname_wire.size();
-  if (name_len == 0 || name_len > kMaxNameWire) return false;
+  if (name_len == 0 || name_len > wire::kMaxNameWire) return false;
   // A known family (none, IPv4, IPv6) and a prefix no longer than its address (any prefix
   // but 0 without a family): one table look-up instead of a compare chain and a call.
   static constexpr std::uint8_t kMaxPrefix[3] = {0, 32, 128};
@@ -153,7 +153,7 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
   if (prefix != 0) {
     const std::size_t abytes = ecs_bytes(prefix);
     std::memcpy(&bytes_[pos], ecs.address.data(), abytes);
-    clear_bits_past_prefix({&bytes_[pos], abytes}, prefix);
+    wire::clear_bits_past_prefix({&bytes_[pos], abytes}, prefix);
     pos += abytes;
   }
   copy_name_lower<false>(&bytes_[pos], nullptr, src, name_len, name_len);
@@ -186,7 +186,7 @@ std::size_t CacheKey::blob_length(std::span<const std::uint8_t> b) {
   const std::size_t total = kKeyFixedBytes + ecs_bytes(b[3]) + b[4];
   if (b[4] == 0 || total > b.size()) return 0;
   const auto name = b.subspan(kKeyFixedBytes + ecs_bytes(b[3]), b[4]);
-  if (wire_name_length(name) != b[4]) return 0;
+  if (wire::wire_name_length(name) != b[4]) return 0;
   return total;
 }
 

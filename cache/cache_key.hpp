@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <span>
 
-#include "dns_name.hpp"
+#include "../wire/dns_name.hpp"
 
 namespace dnsarena::cache {
 
@@ -28,7 +28,7 @@ inline constexpr std::uint8_t kKeyDo = 1u << 0;
 inline constexpr std::uint8_t kKeyCd = 1u << 1;
 inline constexpr std::uint8_t kKeyAuthenticated = 1u << 2;
 inline constexpr std::size_t kKeyFixedBytes = 5;
-inline constexpr std::size_t kMaxKeyBytes = kKeyFixedBytes + 16 + kMaxNameWire;
+inline constexpr std::size_t kMaxKeyBytes = kKeyFixedBytes + 16 + wire::kMaxNameWire;
 
 enum class EcsFamily : std::uint8_t { none = 0, ipv4 = 1, ipv6 = 2 };
 

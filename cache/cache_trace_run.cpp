@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "cache.hpp"
+#include "cache_lab_hooks.hpp"
 #include "response_in_arena.hpp"
 
 namespace dnsarena::cache {

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "cache.hpp"
+#include "cache_lab_hooks.hpp"
 #include "relaxed_copy.hpp"
 #include "slot_read.hpp"
 

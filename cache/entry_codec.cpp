@@ -38,7 +38,7 @@ std::uint32_t load_u32be(const std::uint8_t* p) {
 }
 
 std::size_t implied_rdlength(std::uint16_t type) {
-  return type == kTypeA ? 4 : type == kTypeAAAA ? 16 : 0;
+  return type == wire::kTypeA ? 4 : type == wire::kTypeAaaa ? 16 : 0;
 }
 
 // Largest encoding of one record: descriptor, owner, type, class, TTL, u16 length, rdata.
@@ -110,8 +110,8 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
         continue;
       }
       const bool owner_q =
-          r.owner.empty() || (r.owner.size() == qname.size() && wire_names_equal_ci(r.owner, qname));
-      if (!owner_q && wire_name_length(r.owner) != r.owner.size()) return 0;
+          r.owner.empty() || (r.owner.size() == qname.size() && wire::wire_names_equal_ci(r.owner, qname));
+      if (!owner_q && wire::wire_name_length(r.owner) != r.owner.size()) return 0;
       std::uint8_t desc = 0;
       if (owner_q) desc |= kDescOwnerIsQname;
       if (r.type == qtype) desc |= kDescTypeIsQtype;
@@ -122,7 +122,7 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
       else if (r.rdata.size() < 256) desc |= kDescRdlenU8;
       *p++ = desc;
       if (!owner_q) {
-        lowercase_copy(p, r.owner);
+        wire::lowercase_copy(p, r.owner);
         p += r.owner.size();
       }
       if (!(desc & kDescTypeIsQtype)) p = put_u16be(p, r.type);
@@ -189,7 +189,7 @@ bool EntryReader::next(RecordView& rec) {
   if (rec.owner_is_qname) {
     rec.owner = qname_;
   } else {
-    const std::size_t n = wire_name_length(bytes_.subspan(pos_));
+    const std::size_t n = wire::wire_name_length(bytes_.subspan(pos_));
     if (n == 0) return records_valid_ = false;
     rec.owner = bytes_.subspan(pos_, n);
     pos_ += n;

@@ -39,6 +39,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../wire/constants.hpp"  // RDIMP's types: wire::kTypeA, wire::kTypeAaaa
+
 namespace dnsarena::cache {
 
 inline constexpr std::size_t kEntryHeaderBytes = 12;
@@ -60,9 +62,6 @@ inline constexpr std::uint8_t kDescClassIn = 1u << 3;
 inline constexpr std::uint8_t kDescRdlenImplied = 1u << 4;
 inline constexpr std::uint8_t kDescRdlenU8 = 1u << 5;
 inline constexpr std::uint8_t kDescReservedMask = 0xC0;
-
-inline constexpr std::uint16_t kTypeA = 1;
-inline constexpr std::uint16_t kTypeAAAA = 28;
 
 inline constexpr std::size_t padded_entry_size(std::size_t len) { return (len + 7) & ~std::size_t{7}; }
 

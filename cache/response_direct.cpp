@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "name_compressor.hpp"
+#include "../wire/name_compressor.hpp"
 
 namespace dnsarena::cache {
 
@@ -44,8 +44,8 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   // Most records carry every elision bit (owner, type, TTL and class the entry's): their
   // rdata length is all that changes, and its checks are the only per-record work.
   const std::uint32_t entry_rttl = remaining_ttl(entry_ttl, inserted, now);
-  const std::size_t qtype_rdlen = qtype == kTypeA ? 4 : qtype == kTypeAAAA ? 16 : 0;
-  const bool qtype_plain = compressible_rdata(qtype).names == 0;
+  const std::size_t qtype_rdlen = qtype == wire::kTypeA ? 4 : qtype == wire::kTypeAaaa ? 16 : 0;
+  const bool qtype_plain = wire::compressible_rdata(qtype).names == 0;
   const std::uint64_t elided_word0 = record_head_word0(qtype, 1, entry_rttl);
   constexpr std::uint8_t kElided = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn;
   constexpr std::uint8_t kImpliedAll = kElided | kDescRdlenImplied;
@@ -71,7 +71,7 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
         if (at + 2 > len) return false;
         type = be16(e + at);
         at += 2;
-        plain = compressible_rdata(type).names == 0;
+        plain = wire::compressible_rdata(type).names == 0;
       }
       if (!(desc & kDescClassIn)) {
         if (at + 2 > len) return false;
@@ -84,7 +84,7 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
         at += 4;
       }
       if (desc & kDescRdlenImplied) {
-        rdlen = type == kTypeA ? 4 : type == kTypeAAAA ? 16 : 0;
+        rdlen = type == wire::kTypeA ? 4 : type == wire::kTypeAaaa ? 16 : 0;
         if (rdlen == 0) return false;
       } else if (desc & kDescRdlenU8) {
         if (at + 1 > len) return false;

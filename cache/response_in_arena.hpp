@@ -28,8 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../wire/name_compressor.hpp"
 #include "entry_format.hpp"
-#include "name_compressor.hpp"
 #include "relaxed_copy.hpp"
 #include "response_direct.hpp"
 
@@ -83,8 +83,8 @@ namespace dnsarena::cache {
 [[gnu::always_inline]] inline bool in_arena_first_record_ok(const std::uint64_t* w, std::size_t at, std::uint16_t qtype) {
   constexpr std::uint8_t kElided = kDescOwnerIsQname | kDescTypeIsQtype | kDescTtlIsEntryTtl | kDescClassIn;
   const std::uint8_t desc = relaxed_load_byte(w, at);
-  if (qtype == kTypeA || qtype == kTypeAAAA) return desc == (kElided | kDescRdlenImplied);
-  return desc == (kElided | kDescRdlenU8) && compressible_rdata(qtype).names == 0;
+  if (qtype == wire::kTypeA || qtype == wire::kTypeAaaa) return desc == (kElided | kDescRdlenImplied);
+  return desc == (kElided | kDescRdlenU8) && wire::compressible_rdata(qtype).names == 0;
 }
 
 // The response of the entry whose words start at `w`, header fields as read by the
@@ -111,7 +111,7 @@ namespace dnsarena::cache {
   // copy_words_from_arena writes up to 7 bytes past the rdata: records must end 8 bytes
   // before the buffer's end (else the copying path writes this response).
   const std::size_t room = capacity - 8 < records_limit ? capacity - 8 : records_limit;
-  if (qtype == kTypeA) {
+  if (qtype == wire::kTypeA) {
     // The commonest entries: 1-4 records of one byte (desc) + 4 bytes (rdata), one load.
     while (at < len) {
       if (at + 5 > len || pos + 16 > records_limit) return false;
@@ -126,8 +126,8 @@ namespace dnsarena::cache {
     }
   } else {
     // AAAA (desc + 16 bytes) or a one-byte rdata length (TXT and the like).
-    const bool aaaa = qtype == kTypeAAAA;
-    if (!aaaa && compressible_rdata(qtype).names != 0) return false;
+    const bool aaaa = qtype == wire::kTypeAaaa;
+    if (!aaaa && wire::compressible_rdata(qtype).names != 0) return false;
     const std::uint8_t want = aaaa ? (kElided | kDescRdlenImplied) : (kElided | kDescRdlenU8);
     while (at < len) {
       if (at + 2 > len) return false;

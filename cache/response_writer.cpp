@@ -3,18 +3,14 @@
 
 #include <cstring>
 
-#include "dns_name.hpp"
-#include "name_compressor.hpp"
+#include "../wire/dns_name.hpp"
+#include "../wire/name_compressor.hpp"
 #include "response_direct.hpp"
 
 namespace dnsarena::cache {
 
 namespace {
 
-inline void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
 inline void put32(std::uint8_t* p, std::uint32_t v) {
   p[0] = static_cast<std::uint8_t>(v >> 24);
   p[1] = static_cast<std::uint8_t>(v >> 16);
@@ -29,7 +25,7 @@ struct AnswerRrset {
   std::span<const std::uint8_t> owner;
   std::uint16_t type = 0;
   bool holds(const RecordView& r) const {
-    if (r.owner.size() != owner.size() || !wire_names_equal_ci(r.owner, owner)) return false;
+    if (r.owner.size() != owner.size() || !wire::wire_names_equal_ci(r.owner, owner)) return false;
     if (r.type == type) return true;
     return r.type == 46 && r.rdata.size() >= 2 && ((r.rdata[0] << 8) | r.rdata[1]) == type;  // its RRSIG
   }
@@ -55,12 +51,12 @@ std::size_t opt_record_size(const ResponseOptions& o) { return o.edns ? 11 + o.e
 
 std::size_t write_opt_record(const ResponseOptions& o, std::uint8_t* p) {
   p[0] = 0;                 // root owner
-  put16(p + 1, 41);         // OPT
-  put16(p + 3, o.edns_udp_size);
+  wire::put16(p + 1, 41);         // OPT
+  wire::put16(p + 3, o.edns_udp_size);
   p[5] = 0;                 // extended rcode
   p[6] = 0;                 // version
-  put16(p + 7, o.edns_do ? 0x8000 : 0);
-  put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
+  wire::put16(p + 7, o.edns_do ? 0x8000 : 0);
+  wire::put16(p + 9, static_cast<std::uint16_t>(o.edns_options.size()));
   if (!o.edns_options.empty()) std::memcpy(p + 11, o.edns_options.data(), o.edns_options.size());
   return 11 + o.edns_options.size();
 }
@@ -73,20 +69,20 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
   const std::size_t opt = opt_record_size(o);
   if (question_end + opt > limit) return res;
 
-  std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | kFlagRa | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
-                                                   entry.rcode());
-  if (entry.authentic_data() && (o.edns_do || (q.flags & kFlagAd))) flags |= kFlagAd;
-  put16(out, q.id);
+  const std::uint16_t from_query = q.flags & (wire::kOpcodeMask | wire::kFlagRd | wire::kFlagCd);
+  std::uint16_t flags = static_cast<std::uint16_t>(wire::kFlagQr | wire::kFlagRa | from_query | entry.rcode());
+  if (entry.authentic_data() && (o.edns_do || (q.flags & wire::kFlagAd))) flags |= wire::kFlagAd;
+  wire::put16(out, q.id);
   std::memcpy(out + 12, q.qname.data(), q.qname.size());
-  put16(out + 12 + q.qname.size(), q.qtype);
-  put16(out + 14 + q.qname.size(), q.qclass);
+  wire::put16(out + 12 + q.qname.size(), q.qtype);
+  wire::put16(out + 14 + q.qname.size(), q.qclass);
 
   std::size_t pos = question_end;
   // Records are written while their uncompressed size surely fits the buffer; whether
   // they fit the client's limit is judged on the compressed size.
   const std::size_t records_limit = limit - opt;
   const std::size_t records_capacity = capacity - opt;
-  NameCompressor names(out);
+  wire::NameCompressor names(out);
   names.add(12);
   const std::uint32_t inserted = entry.inserted();
   const std::uint16_t answer_count = entry.count(kAnswer);
@@ -111,16 +107,16 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
       break;
     }
     if (r.owner_is_qname) {
-      put16(out + pos, static_cast<std::uint16_t>(0xC000 | 12));
+      wire::put16(out + pos, static_cast<std::uint16_t>(0xC000 | 12));
       pos += 2;
     } else {
       pos += names.write(r.owner, pos);
     }
-    put16(out + pos, r.type);
-    put16(out + pos + 2, r.rclass);
+    wire::put16(out + pos, r.type);
+    wire::put16(out + pos + 2, r.rclass);
     put32(out + pos + 4, o.stale_ttl ? o.stale_ttl : remaining_ttl(r.ttl, inserted, now));
     const std::size_t rdlen = names.write_rdata(r.type, r.rdata, pos + 10);
-    put16(out + pos + 8, static_cast<std::uint16_t>(rdlen));
+    wire::put16(out + pos + 8, static_cast<std::uint16_t>(rdlen));
     pos += 10 + rdlen;
     if (pos > records_limit) {
       fits = false;
@@ -139,12 +135,12 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
     pos = last_record_end;
     counts[2] = static_cast<std::uint16_t>(written - answer_and_authority);
     if (referral && authority_ns) {
-      flags |= kFlagTc;
+      flags |= wire::kFlagTc;
       res.truncated = true;
     }
   } else if (!fits || written + skipped != entry.record_count()) {
     if (fits) return res;
-    flags |= kFlagTc;
+    flags |= wire::kFlagTc;
     pos = question_end;
     counts[0] = counts[1] = counts[2] = 0;
     res.truncated = true;
@@ -153,11 +149,11 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
     pos += write_opt_record(o, out + pos);
     counts[2] = static_cast<std::uint16_t>(counts[2] + 1);
   }
-  put16(out + 2, flags);
-  put16(out + 4, 1);
-  put16(out + 6, counts[0]);
-  put16(out + 8, counts[1]);
-  put16(out + 10, counts[2]);
+  wire::put16(out + 2, flags);
+  wire::put16(out + 4, 1);
+  wire::put16(out + 6, counts[0]);
+  wire::put16(out + 8, counts[1]);
+  wire::put16(out + 10, counts[2]);
   res.size = pos;
   res.expire = entry.expire();
   res.ttl = entry.ttl();

@@ -20,19 +20,14 @@
 #include <cstdint>
 #include <span>
 
+#include "../wire/constants.hpp"
 #include "entry_codec.hpp"
 
 namespace dnsarena::cache {
 
-// The header's flags word: |QR|opcode(4)|AA|TC|RD|RA|Z|AD|CD|rcode(4)| (the same bits as
-// dns/wire.hpp, which cache/ cannot include: it sits below dns/).
-inline constexpr std::uint16_t kFlagQr = 0x8000, kFlagAa = 0x0400, kFlagTc = 0x0200, kFlagRd = 0x0100,
-                               kFlagRa = 0x0080, kFlagAd = 0x0020, kFlagCd = 0x0010;
-inline constexpr std::uint16_t kOpcodeMask = 0x7800;  // opcode bits of the flags word
-
 struct QueryInfo {
   std::uint16_t id = 0;
-  std::uint16_t flags = kFlagRd;           // the query's header flags word
+  std::uint16_t flags = wire::kFlagRd;           // the query's header flags word
   std::span<const std::uint8_t> qname;     // as the client wrote it
   std::uint16_t qtype = 0;
   std::uint16_t qclass = 1;

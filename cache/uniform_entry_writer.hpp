@@ -39,7 +39,7 @@ public:
                      std::size_t rdata_bytes, std::vector<std::uint8_t>& buf) {
     const auto blob = key.blob();
     qtype_ = key.qtype();
-    implied_ = qtype_ == kTypeA ? 4 : qtype_ == kTypeAAAA ? 16 : 0;
+    implied_ = qtype_ == wire::kTypeA ? 4 : qtype_ == wire::kTypeAaaa ? 16 : 0;
     // Worst case: wide counts, a descriptor and a two-byte length per record, 8 bytes of
     // padding slack (the padding store below).
     const std::size_t worst = kEntryHeaderBytes + blob.size() + 6 + 3 * count + rdata_bytes + 8;

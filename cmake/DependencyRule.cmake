@@ -1,15 +1,31 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
-#   cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   wire <- cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
 #   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
 #   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
 #
-# common/ (child processes, loopback sockets, strict YAML, finding programs) sits beside
-# cache/ at the bottom: every module above cache/ may use it; cache/ may not (it is
-# installed on its own). dns/ (the one DNS wire layer over libknot) uses cache/ (names,
-# address prefixes) and common/ (Bytes). Inside sim/, workload is the base and needs no
-# wire code; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
+# The modules in layers, lowest last: a module may use only modules of lower layers, and
+# only those its DNSARENA_ALLOWED_ list below names.
+#
+#   app  lab_app                      the two programs
+#   validate  lab_bench  admin  bench
+#   workers  sim/fleet
+#   sim/traffic  sim/layouts
+#   dns  sim/workload
+#   cache  common
+#   wire
+#
+# wire/ (the DNS wire format without libknot: names, compression, address prefixes, the
+# format's numbers) is the bottom: it uses nothing, and every module but common/ may use
+# it. It links no libknot, nor does cache/ (DNSARENA_FORBIDDEN_ below): both are installed
+# as the cache library. common/ (child processes, loopback sockets, strict YAML, finding
+# programs) sits beside cache/: every module above cache/ may use it; cache/ and wire/ may
+# not. dns/ (the one DNS wire layer over libknot) uses wire/, common/ (Bytes) and cache/
+# for one thing: the client query parser builds the cache key (cache/cache_key.hpp) in the
+# same pass that validates and copies the question name (dns/fast_query_parser.hpp), so a
+# worker's hit reads the name once. Inside sim/, workload is the base and needs no DNS
+# parsing; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
 # each other otherwise.
 #
 # Two programs. app/ (`dnsarena`, the daemon the unit runs) is serve, the operator
@@ -20,21 +36,28 @@
 # DNSARENA_ALLOWED_<module>: the modules <module> may link or include directly.
 # DNSARENA_FORBIDDEN_<module>: modules and external targets <module> may not carry at all,
 # not even through a module it may link (checked on the whole link closure).
-set(DNSARENA_MODULES cache common dns workload traffic layouts fleet workers admin validate bench lab_bench app lab_app)
-set(DNSARENA_ALLOWED_cache "")
+# Every library and program under a module's directory must be marked with
+# dnsarena_module() (checked too), so the rule sees every target.
+set(DNSARENA_MODULES wire cache common dns workload traffic layouts fleet workers admin validate bench lab_bench app
+    lab_app)
+set(DNSARENA_ALLOWED_wire "")
+set(DNSARENA_ALLOWED_cache wire)
 set(DNSARENA_ALLOWED_common "")
-set(DNSARENA_ALLOWED_dns cache common)
-set(DNSARENA_ALLOWED_workload cache common)
-set(DNSARENA_ALLOWED_traffic workload dns cache common)
-set(DNSARENA_ALLOWED_layouts workload dns cache common)
-set(DNSARENA_ALLOWED_fleet layouts workload dns cache common)
-set(DNSARENA_ALLOWED_workers dns cache common)
-set(DNSARENA_ALLOWED_admin dns cache common)
-set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache common)
-set(DNSARENA_ALLOWED_bench workload cache common)
-set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache common)
-set(DNSARENA_ALLOWED_app bench workers admin dns cache common)
-set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache common)
+set(DNSARENA_ALLOWED_dns cache wire common)
+set(DNSARENA_ALLOWED_workload cache wire common)
+set(DNSARENA_ALLOWED_traffic workload dns cache wire common)
+set(DNSARENA_ALLOWED_layouts workload dns cache wire common)
+set(DNSARENA_ALLOWED_fleet layouts workload dns cache wire common)
+set(DNSARENA_ALLOWED_workers dns cache wire common)
+set(DNSARENA_ALLOWED_admin dns cache wire common)
+set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
+set(DNSARENA_ALLOWED_bench workload cache wire common)
+set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache wire common)
+set(DNSARENA_ALLOWED_app bench workers admin dns cache wire common)
+set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache wire common)
+# The cache library and the wire code under it are installed for other programs: no libknot.
+set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)
+set(DNSARENA_FORBIDDEN_cache PkgConfig::KNOT)
 # The daemon: no simulator (only workload's entry mix, for the cache benchmark), no lab
 # bench (raw sockets), no TBB or MPI (the fleet model's parallel runs).
 set(DNSARENA_FORBIDDEN_app traffic layouts fleet validate lab_bench lab_app TBB::tbb MPI::MPI_C MPI::MPI_CXX)
@@ -46,7 +69,7 @@ function(dnsarena_module_of_path path out)
     set(module ${CMAKE_MATCH_1})
   elseif(path MATCHES "^(bench|app)/lab/")
     set(module lab_${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(cache|common|dns|workers|admin|bench|app)/")
+  elseif(path MATCHES "^(wire|cache|common|dns|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)
@@ -137,12 +160,54 @@ function(dnsarena_check_forbidden t errors_var)
   set(${errors_var} "${errors}" PARENT_SCOPE)
 endfunction()
 
+# The build targets (libraries and programs) defined in `dir` and the directories below it.
+function(dnsarena_build_targets_below dir out)
+  get_property(defined DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  set(targets "")
+  foreach(t IN LISTS defined)
+    get_target_property(type ${t} TYPE)
+    if(type MATCHES "^(STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY|INTERFACE_LIBRARY|EXECUTABLE)$")
+      list(APPEND targets ${t})
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    dnsarena_build_targets_below(${sub} below)
+    list(APPEND targets ${below})
+  endforeach()
+  set(${out} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# Appends to `errors_var` one line for every build target that lies in a module's directory
+# (dnsarena_module_of_path) but is not marked as that module: the rule must see every one.
+function(dnsarena_check_every_target_marked errors_var)
+  set(errors "${${errors_var}}")
+  dnsarena_build_targets_below(${CMAKE_SOURCE_DIR} targets)
+  foreach(t IN LISTS targets)
+    get_target_property(dir ${t} SOURCE_DIR)
+    file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${dir})
+    dnsarena_module_of_path("${rel}/" expected)
+    if(NOT expected)
+      continue()
+    endif()
+    get_target_property(marked ${t} DNSARENA_MODULE)
+    if(NOT marked)
+      string(APPEND errors "  ${t} (in ${rel}/) is not marked: dnsarena_module(${t} ${expected})\n")
+    elseif(NOT marked STREQUAL expected)
+      string(APPEND errors "  ${t} (in ${rel}/) is marked as module ${marked}, not ${expected}\n")
+    endif()
+  endforeach()
+  set(${errors_var} "${errors}" PARENT_SCOPE)
+endfunction()
+
 # Run once every target exists (end of the top-level CMakeLists.txt): fails the
 # configuration when a module target links a module the rule does not allow, or carries
-# (however indirectly) something its module's DNSARENA_FORBIDDEN_ list names; naming both.
+# (however indirectly) something its module's DNSARENA_FORBIDDEN_ list names, naming both;
+# or when a library or program in a module's directory is not marked as that module.
 function(dnsarena_check_dependency_rule)
   get_property(targets GLOBAL PROPERTY DNSARENA_MODULE_TARGETS)
   set(errors "")
+  dnsarena_check_every_target_marked(errors)
   foreach(t IN LISTS targets)
     get_target_property(from ${t} DNSARENA_MODULE)
     dnsarena_direct_links(${t} links)

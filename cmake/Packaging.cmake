@@ -4,8 +4,8 @@
 # `cmake --install build [--prefix P]` installs two components, one Debian package each.
 # Component daemon (package dnsarena):
 #   P/bin/dnsarena                             the daemon (app/CMakeLists.txt)
-#   P/lib/libdnsarena-cache.a, P/include/dnsarena/cache/, CMake and pkg-config files
-#                                              the cache library (cache/CMakeLists.txt)
+#   P/lib/libdnsarena-{cache,wire}.a, P/include/dnsarena/{cache,wire}/, CMake and
+#   pkg-config files                           the cache library (cache/, wire/CMakeLists.txt)
 #   P/etc/dnsarena/serve.yaml                  the config the unit starts with (an example)
 #   P/share/doc/dnsarena/examples/configs/serve.yaml, README.md
 #   P/lib/systemd/system/dnsarena.service      the unit (the daemon only), P's paths filled in

@@ -7,9 +7,11 @@
 #include "dns/fast_query_parser.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/opt_record.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 ParseVerdict parse_query(std::uint8_t* wire, std::size_t len, ClientQuery& q, cache::CacheKey* key) {
   if (parse_query_fast(wire, len, q, key)) return ParseVerdict::ok;

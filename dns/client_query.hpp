@@ -19,7 +19,7 @@
 
 #include "dns/ecs_option.hpp"
 #include "dns/extended_error.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::cache {
 class CacheKey;
@@ -40,7 +40,7 @@ struct ClientQuery {
   EcsOption ecs;
 
   std::span<const std::uint8_t> qname() const { return {qname_storage.data(), qname_len}; }
-  bool cd() const { return (flags & kFlagCd) != 0; }
+  bool cd() const { return (flags & wire::kFlagCd) != 0; }
 };
 
 enum class ParseVerdict {

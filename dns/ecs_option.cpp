@@ -4,15 +4,17 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cache/address_prefix.hpp"
-#include "dns/wire.hpp"
+#include "wire/address_prefix.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 void cut_to_prefix(EcsOption& ecs, std::uint8_t prefix) {
   ecs.source_prefix = std::min(ecs.source_prefix, prefix);
   ecs.scope_prefix = 0;
-  cache::clear_bits_past_prefix(ecs.address, ecs.source_prefix);
+  clear_bits_past_prefix(ecs.address, ecs.source_prefix);
 }
 
 std::size_t write_ecs_option(const EcsOption& ecs, std::uint8_t scope, std::uint8_t* out) {
@@ -23,7 +25,7 @@ std::size_t write_ecs_option(const EcsOption& ecs, std::uint8_t scope, std::uint
   out[6] = ecs.source_prefix;
   out[7] = scope;
   std::memcpy(out + 8, ecs.address.data(), abytes);
-  cache::clear_bits_past_prefix({out + 8, abytes}, ecs.source_prefix);
+  clear_bits_past_prefix({out + 8, abytes}, ecs.source_prefix);
   return 8 + abytes;
 }
 

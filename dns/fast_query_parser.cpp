@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "cache/cache_key.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 namespace {
 

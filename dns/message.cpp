@@ -5,9 +5,11 @@
 #include <cstring>
 
 #include "dns/knot_packet.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 namespace {
 

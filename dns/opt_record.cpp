@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dns/opt_record.hpp"
 
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& ecs, std::uint8_t ecs_scope,
                              std::uint8_t* out) {

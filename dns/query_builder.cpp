@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include "dns/opt_record.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::dns {
+
+using namespace wire;  // the wire format's numbers and names
 
 std::size_t write_query(const QuerySpec& spec, std::uint8_t* out, std::size_t capacity) {
   if (capacity < kHeaderBytes + spec.qname.size() + 4 + kOptRecordBytes + kMaxEcsOptionBytes) return 0;

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "cache/address_prefix.hpp"
+#include "wire/address_prefix.hpp"
 
 namespace dnsarena::workers {
 
@@ -51,7 +51,7 @@ AccessRule AccessRule::parse(const std::string& text) {
     prefix = static_cast<unsigned>(v);
   }
   r.prefix = static_cast<std::uint8_t>(prefix);
-  cache::clear_bits_past_prefix(r.net, prefix);  // zero the host bits
+  wire::clear_bits_past_prefix(r.net, prefix);  // zero the host bits
   return r;
 }
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cache/address_prefix.hpp"
+#include "wire/address_prefix.hpp"
 
 namespace dnsarena::workers {
 
@@ -42,7 +42,7 @@ RateLimiter::Verdict RateLimiter::check(const sockaddr_storage& client, std::uin
     key[0] = 4;
   }
   std::memcpy(key + 1, addr, bytes);
-  cache::clear_bits_past_prefix({key + 1, bytes}, prefix);
+  wire::clear_bits_past_prefix({key + 1, bytes}, prefix);
   const std::uint64_t h = XXH3_64bits_withSeed(key, sizeof key, table_->seed());
   const std::uint32_t n = table_->count(h, now_seconds);
   if (n <= cfg_.responses_per_second) return Verdict::answer;

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cache/dns_name.hpp"
 #include "common/yaml_reader.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::workers {
 
@@ -93,9 +93,9 @@ unsigned ServeConfig::resolved_workers() const {
 
 ForwardZone ForwardZone::make(const std::string& zone, std::vector<Endpoint> servers) {
   ForwardZone z;
-  z.name = cache::name_to_wire(zone);  // throws invalid_argument for a bad name
-  for (auto& c : z.name) c = cache::ascii_lower(c);
-  z.text = cache::wire_to_text(z.name);
+  z.name = wire::name_to_wire(zone);  // throws invalid_argument for a bad name
+  for (auto& c : z.name) c = wire::ascii_lower(c);
+  z.text = wire::wire_to_text(z.name);
   if (servers.empty()) throw std::invalid_argument("forward zone '" + z.text + "' has no upstreams");
   z.upstreams = std::move(servers);
   return z;
@@ -113,7 +113,7 @@ bool ForwardZone::contains(const std::uint8_t* n) const {
     rest_len -= rest[0] + 1u;
     rest += rest[0] + 1u;
   }
-  return rest_len == name.size() && cache::wire_names_equal_ci({rest, rest_len}, {name.data(), name.size()});
+  return rest_len == name.size() && wire::wire_names_equal_ci({rest, rest_len}, {name.data(), name.size()});
 }
 
 std::vector<ForwardZone> ServeConfig::zones() const {

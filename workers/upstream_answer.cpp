@@ -3,16 +3,16 @@
 
 #include <algorithm>
 
-#include "cache/dns_name.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::workers {
 
 namespace {
 
-using dns::kTypeA, dns::kTypeNs, dns::kTypeCname, dns::kTypeSoa, dns::kTypeAaaa, dns::kTypeDname, dns::kTypeDs,
-    dns::kTypeRrsig, dns::kTypeNsec, dns::kTypeNsec3, dns::kTypeAny, dns::kClassIn;
-using dns::kRcodeNoError, dns::kRcodeNxDomain, dns::get16;
+using wire::kTypeA, wire::kTypeNs, wire::kTypeCname, wire::kTypeSoa, wire::kTypeAaaa, wire::kTypeDname, wire::kTypeDs,
+    wire::kTypeRrsig, wire::kTypeNsec, wire::kTypeNsec3, wire::kTypeAny, wire::kClassIn;
+using wire::kRcodeNoError, wire::kRcodeNxDomain, wire::get16;
 constexpr std::size_t kRrsigSignerOffset = 18;  // type covered .. key tag, then the signer name
 constexpr std::size_t kMaxChain = 16;
 
@@ -39,7 +39,7 @@ std::uint32_t record_ttl(std::uint32_t t, const TtlPolicy& p) {
 // The signer name of an RRSIG rdata, or nullptr when it is malformed.
 const std::uint8_t* rrsig_signer(const knot_rdata_t* rd) {
   if (rd->len <= kRrsigSignerOffset) return nullptr;
-  const std::size_t n = cache::wire_name_length({rd->data + kRrsigSignerOffset, rd->len - kRrsigSignerOffset});
+  const std::size_t n = wire::wire_name_length({rd->data + kRrsigSignerOffset, rd->len - kRrsigSignerOffset});
   return n ? rd->data + kRrsigSignerOffset : nullptr;
 }
 
@@ -56,7 +56,7 @@ std::uint32_t soa_minimum(const knot_rrset_t* soa) {
 
 bool names_equal(const std::uint8_t* a, const std::uint8_t* b) {
   const std::size_t la = name_len(a);
-  return la == name_len(b) && cache::wire_names_equal_ci({a, la}, {b, la});
+  return la == name_len(b) && wire::wire_names_equal_ci({a, la}, {b, la});
 }
 
 bool name_is_at_or_below(const std::uint8_t* name, const std::uint8_t* parent) {

@@ -11,13 +11,13 @@
 #include <ctime>
 
 #include "dns/query_builder.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::workers {
 
 using dns::EcsOption;
-using dns::get16;
-using dns::put16;
+using wire::get16;
+using wire::put16;
 
 namespace {
 constexpr std::uint64_t kTokenMask = (1ull << 48) - 1;

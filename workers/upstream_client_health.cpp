@@ -20,13 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wire/constants.hpp"
 #include "workers/upstream_client.hpp"
 
 namespace dnsarena::workers {
-
-namespace {
-constexpr std::uint16_t kTypeSoa = 6;
-}
 
 void UpstreamClient::init_health(UpstreamHealth* shared) {
   health_ = shared;
@@ -106,7 +103,7 @@ void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t
   p.zone_name = {zones_[zone].name.data(), zones_[zone].name.size()};
   std::memcpy(p.qname.data(), zones_[zone].name.data(), zones_[zone].name.size());
   p.qname_len = static_cast<std::uint8_t>(zones_[zone].name.size());
-  p.qtype = kTypeSoa;
+  p.qtype = wire::kTypeSoa;
   p.upstream = upstream;
   p.health_row = row;
   p.picked_for = 0;

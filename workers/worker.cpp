@@ -21,7 +21,7 @@
 #include "common/process_limits.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 #include "workers/access_control.hpp"
 #include "workers/descriptor_budget.hpp"
 #include "workers/ecs.hpp"
@@ -34,8 +34,8 @@ namespace dnsarena::workers {
 
 using dns::ClientQuery, dns::EcsOption, dns::ExtendedError, dns::ParseVerdict, dns::parse_query,
     dns::write_error_response, dns::write_ecs_option;
-using dns::kRcodeNoError, dns::kRcodeFormErr, dns::kRcodeServFail, dns::kRcodeNotImp, dns::kRcodeRefused,
-    dns::kRcodeBadVers, dns::kTypeAny;
+using wire::kRcodeNoError, wire::kRcodeFormErr, wire::kRcodeServFail, wire::kRcodeNotImp, wire::kRcodeRefused,
+    wire::kRcodeBadVers, wire::kTypeAny;
 
 namespace {
 

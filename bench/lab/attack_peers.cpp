@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "common/loopback.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::bench {
 
@@ -22,11 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::uint16_t get16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
+using wire::get16;
+using wire::put16;
 
 // A UDP socket bound to 127.0.0.1 on a port the kernel picks; its port in *port.
 int bound_udp(std::uint16_t* port, bool nonblocking) {

@@ -3,10 +3,10 @@
 
 #include <cstring>
 
-#include "cache/dns_name.hpp"
 #include "cache/entry_codec.hpp"
 #include "cache/entry_format.hpp"
 #include "sim/workload/checked_filler.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::bench {
 
@@ -34,7 +34,7 @@ std::uint32_t load_u32le(const std::uint8_t* p) {
 }  // namespace
 
 cache::CacheKey torture_key(std::uint32_t k) {
-  const auto name = cache::name_to_wire("k" + std::to_string(k) + ".torture.test");
+  const auto name = wire::name_to_wire("k" + std::to_string(k) + ".torture.test");
   return cache::CacheKey({name.data(), name.size()}, kTxt);
 }
 

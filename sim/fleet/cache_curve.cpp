@@ -13,12 +13,15 @@
 #include <utility>
 
 #include "cache/cache.hpp"
+#include "cache/cache_lab_hooks.hpp"
 #include "cache/entry_codec.hpp"
 #include "cache/uniform_entry_writer.hpp"
 #include "che_model.hpp"
 #include "sampled_trace.hpp"
 
 namespace dnsarena::sim::fleet {
+
+using cache::CacheLabHooks;  // the trace run: prefetch_position, probe_at, held inserts
 
 namespace {
 
@@ -430,7 +433,7 @@ private:
   // Requests in batches, software-pipelined: while batch k is looked up (and inserted)
   // one request after another, in trace order (so a later request of a key sees an
   // earlier request's insert), batch k+2 is drawn, its keys built and its index buckets
-  // prefetched (their positions kept for Cache::probe_at: the hash is mapped once). The
+  // prefetched (their positions kept for CacheLabHooks::probe_at: the hash is mapped once). The
   // entries are not prefetched: a probe reads its entry when a tag matches (a dependent
   // miss on a hit).
   // NOTE: prefetching batch k+1's entries too was tried (Cache::prefetch_entries_of
@@ -458,7 +461,7 @@ private:
         builder_.key_into(batch.draws[j].key, batch.built_keys[j]);
         batch.keys[j] = &batch.built_keys[j];
       }
-      batch.positions[j] = cache.prefetch_position(*batch.keys[j]);
+      batch.positions[j] = CacheLabHooks::prefetch_position(cache, *batch.keys[j]);
     }
   }
 
@@ -476,7 +479,7 @@ private:
     // alone; probes take no lock). NOTE: taken per miss (insert_encoded) before branch
     // simprobe: ~94 instructions a request (lock, unlock, the guard's std::function and
     // std::string; callgrind, golden test).
-    cache::Cache::WriterHold hold(cache);
+    CacheLabHooks::WriterHold hold(cache);
     for (std::uint64_t k = 0; k < count; ++k) {
       if (k + kDepth - 1 < count) prepare(k + kDepth - 1);
       const Batch& current = batches[k % kDepth];
@@ -502,12 +505,12 @@ private:
 
   // One lookup; on a miss the key's answer is inserted, as a resolver would after its
   // upstream answered.
-  void serve_request(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+  void serve_request(cache::Cache& cache, CacheLabHooks::WriterHold& hold, ExpiryLedger& ledger,
                      const SampledTrace::Draw& draw, const cache::CacheKey& key, const cache::IndexPosition& pos,
                      std::uint32_t now, std::size_t minute, MinuteCounts& counts) {
     const bool in_head = draw.head_index >= 0;
     counts.tail_lookups += !in_head;
-    const cache::LookupStatus status = cache.probe_at(key, pos, now);
+    const cache::LookupStatus status = CacheLabHooks::probe_at(cache, key, pos, now);
     const bool hit = status == cache::LookupStatus::hit;
     // Random lines touched (access_limit.hpp): a tail draw's alias cell, two buckets, the
     // entry when one matched.
@@ -524,13 +527,13 @@ private:
   }
 
   // The key's answer inserted, as after the upstream answered (a miss, or a refresh).
-  void insert_answer(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+  void insert_answer(cache::Cache& cache, CacheLabHooks::WriterHold& hold, ExpiryLedger& ledger,
                      const SampledTrace::Draw& draw, const cache::CacheKey& key, std::uint32_t now, std::size_t minute) {
     std::size_t padded = 0;
     std::uint32_t ttl = 0;
     if (!builder_.encode_into(key, draw.key, now, scratch_, &padded, &ttl)) return;
     // Both encoders pad to 8 bytes (cache::padded_entry_size) with zeros.
-    if (cache.insert_encoded_held(hold, key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
+    if (CacheLabHooks::insert_encoded_held(cache, hold, key, std::span<const std::uint8_t>(scratch_.data(), padded), now) ==
         cache::InsertStatus::rejected)
       return;
     memory_accesses_ += 2.0;  // the buckets of the entry the insert's reclaim evicts or moves
@@ -544,7 +547,7 @@ private:
 
   // serve_request with prefetch: the lookup reads the entry, and a hit with less than
   // prefetch_percent of its TTL left is refreshed at once (one upstream query).
-  void serve_prefetching(cache::Cache& cache, cache::Cache::WriterHold& hold, ExpiryLedger& ledger,
+  void serve_prefetching(cache::Cache& cache, CacheLabHooks::WriterHold& hold, ExpiryLedger& ledger,
                          const SampledTrace::Draw& draw, const cache::CacheKey& key, std::uint32_t now,
                          std::size_t minute, MinuteCounts& counts) {
     const bool in_head = draw.head_index >= 0;

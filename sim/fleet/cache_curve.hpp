@@ -61,7 +61,7 @@
 // chance that its full stream, rate l, asked within the last p of the TTL T) counts as a
 // hit and a refresh instead (in expectation, not per request).
 //
-// Costs: O(head keys + R * names) to build the trace, then one Cache::probe_at (and on a
+// Costs: O(head keys + R * names) to build the trace, then one CacheLabHooks::probe_at (and on a
 // miss one insert_encoded_held, the writer lock held for the minute) per sampled request,
 // in batches of 16 whose index buckets are prefetched two batches ahead (the trace's
 // alias cells one batch ahead); speed is reported as sampled requests per second of the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "layout.hpp"
 
-#include "cache/address_prefix.hpp"
+#include "wire/address_prefix.hpp"
 
 namespace dnsarena::sim::layouts {
 
@@ -13,7 +13,7 @@ std::size_t ecs_tag_bytes(const cache::EcsTag& ecs, std::uint8_t (&out)[18]) {
   out[0] = static_cast<std::uint8_t>(ecs.family);
   out[1] = static_cast<std::uint8_t>(prefix);
   for (std::size_t i = 0; i < bytes; ++i) out[2 + i] = ecs.address[i];
-  cache::clear_bits_past_prefix({out + 2, bytes}, prefix);
+  wire::clear_bits_past_prefix({out + 2, bytes}, prefix);
   return 2 + bytes;
 }
 

@@ -4,15 +4,13 @@
 #include <cstring>
 #include <limits>
 
-#include "cache/dns_name.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::layouts {
 
 namespace {
-inline void put16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
+using wire::put16;
 inline void put32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
 }
@@ -59,7 +57,7 @@ std::uint8_t* HeapResponseWriter::begin_record(bool owner_is_qname, std::span<co
 }
 
 void HeapResponseWriter::end_record(std::uint16_t type, const std::uint8_t* rdata, std::size_t rdlen) {
-  if (cache::compressible_rdata(type).names > 0) {
+  if (wire::compressible_rdata(type).names > 0) {
     rdata_copy_.assign(rdata, rdata + rdlen);
     const std::size_t written = names_.write_rdata(type, rdata_copy_, pos_);
     put16(out_ + pos_ - 2, static_cast<std::uint16_t>(written));
@@ -85,17 +83,17 @@ void HeapResponseWriter::add_bytes(bool owner_is_qname, std::span<const std::uin
 cache::ResponseResult HeapResponseWriter::finish(std::uint8_t rcode, bool authentic_data, const std::uint16_t counts_in[3]) {
   cache::ResponseResult res;
   if (!started_) return res;
-  std::uint16_t flags = static_cast<std::uint16_t>(cache::kFlagQr | cache::kFlagRa |
-                                                   (q_.flags & (cache::kOpcodeMask | cache::kFlagRd | cache::kFlagCd)) |
+  std::uint16_t flags = static_cast<std::uint16_t>(wire::kFlagQr | wire::kFlagRa |
+                                                   (q_.flags & (wire::kOpcodeMask | wire::kFlagRd | wire::kFlagCd)) |
                                                    (rcode & 0x0F));
-  if (authentic_data && (o_.edns_do || (q_.flags & cache::kFlagAd))) flags |= cache::kFlagAd;
+  if (authentic_data && (o_.edns_do || (q_.flags & wire::kFlagAd))) flags |= wire::kFlagAd;
   std::uint16_t counts[3] = {counts_in[0], counts_in[1], counts_in[2]};
   const std::uint32_t answer_and_authority = std::uint32_t{counts[0]} + counts[1];
   if (!fits_ && written_ >= answer_and_authority) {
     pos_ = last_record_end_;  // only additional records were left out: no TC
     counts[2] = static_cast<std::uint16_t>(written_ - answer_and_authority);
   } else if (!fits_) {
-    flags |= cache::kFlagTc;
+    flags |= wire::kFlagTc;
     pos_ = question_end_;
     counts[0] = counts[1] = counts[2] = 0;
     res.truncated = true;

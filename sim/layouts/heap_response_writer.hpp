@@ -9,7 +9,7 @@
 //   - the question as the client wrote it;
 //   - records with their remaining TTLs; an owner equal to the qname is the pointer
 //     0xC00C; other owners and the names in NS, CNAME, PTR, MX and SOA rdata are
-//     compressed by cache::NameCompressor, as the arena's writer does;
+//     compressed by wire::NameCompressor, as the arena's writer does;
 //   - an OPT record when the query had EDNS;
 //   - when the answer or authority records do not fit in min(capacity, max_size):
 //     header, question and OPT only, with TC set and zero record counts; when only
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "cache/entry_codec.hpp"
-#include "cache/name_compressor.hpp"
 #include "cache/response_writer.hpp"
+#include "wire/name_compressor.hpp"
 
 namespace dnsarena::sim::layouts {
 
@@ -62,7 +62,7 @@ private:
   const cache::QueryInfo& q_;
   const cache::ResponseOptions& o_;
   std::uint8_t* out_;
-  cache::NameCompressor names_;
+  wire::NameCompressor names_;
   std::vector<std::uint8_t> rdata_copy_;  // compressible rdata, moved aside to be rewritten
   std::size_t question_end_ = 0;
   std::size_t records_limit_ = 0;     // the client's limit, less the OPT

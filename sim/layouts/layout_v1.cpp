@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "layout_v1.hpp"
 
-#include "cache/dns_name.hpp"
 #include "heap_layout.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::layouts {
 namespace v1 {
@@ -28,7 +28,7 @@ void write_section(const BoxedSlice<Record>& list, std::span<const std::uint8_t>
                    std::uint32_t now, HeapResponseWriter& w) {
   for (const Record& r : list) {
     const auto owner = r.owner.span();
-    w.add(cache::wire_names_equal_ci(owner, qname), owner, r.type, r.rclass, cache::remaining_ttl(r.ttl, created, now),
+    w.add(wire::wire_names_equal_ci(owner, qname), owner, r.type, r.rclass, cache::remaining_ttl(r.ttl, created, now),
           Wire::variant_size(r.rdata), [&](std::uint8_t* p) { Wire::variant_write(r.rdata, p); });
   }
 }

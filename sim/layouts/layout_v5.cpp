@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "heap_layout.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::layouts {
 namespace v5 {
@@ -27,7 +27,7 @@ Entry Traits::make_value(const EntryInput& in, std::uint32_t now) {
   for (const auto& sec : a.sections)
     for (const cache::RecordData& r : sec) {
       Record& rec = e.records[i++];
-      if (!r.owner.empty() && !cache::wire_names_equal_ci(r.owner, in.qname)) rec.owner = BoxedBytes(r.owner);
+      if (!r.owner.empty() && !wire::wire_names_equal_ci(r.owner, in.qname)) rec.owner = BoxedBytes(r.owner);
       rec.rclass = r.rclass;
       rec.type = r.type;
       rec.ttl = r.ttl;

@@ -16,8 +16,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "cache/dns_name.hpp"
 #include "counting_allocator.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::layouts {
 
@@ -94,7 +94,7 @@ auto parse_rdata(std::uint16_t type, std::span<const std::uint8_t> rd, Wrap&& wr
     fill_bytes(u.bytes, rd);
     return wrap(std::move(u));
   };
-  auto name_at = [&](std::size_t pos) { return cache::wire_name_length(rd.subspan(pos)); };
+  auto name_at = [&](std::size_t pos) { return wire::wire_name_length(rd.subspan(pos)); };
   switch (type) {
     case 1:
       if (rd.size() == 4) {

@@ -13,11 +13,11 @@
 #include <span>
 #include <utility>
 
-#include "cache/dns_name.hpp"
 #include "entry_flags.hpp"
 #include "heap_response_writer.hpp"
 #include "layout.hpp"
 #include "rdata_model.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::layouts {
 
@@ -41,7 +41,7 @@ Entry make_single_list_entry(const EntryInput& in, std::uint32_t now, OwnerStora
       auto& rec = e.records[i++];
       if (owners == OwnerStorage::always)
         rec.owner = BoxedBytes(r.owner.empty() ? in.qname : r.owner);
-      else if (!r.owner.empty() && !cache::wire_names_equal_ci(r.owner, in.qname))
+      else if (!r.owner.empty() && !wire::wire_names_equal_ci(r.owner, in.qname))
         rec.owner = BoxedBytes(r.owner);
       rec.rclass = r.rclass;
       rec.type = r.type;
@@ -60,7 +60,7 @@ cache::ResponseResult respond_single_list(std::span<const std::uint8_t> qname, E
   for (const auto& r : e.records) {
     const auto owner = r.owner.span();
     const bool owner_is_qname =
-        owners == OwnerStorage::always ? cache::wire_names_equal_ci(owner, qname) : r.owner.empty();
+        owners == OwnerStorage::always ? wire::wire_names_equal_ci(owner, qname) : r.owner.empty();
     w.add(owner_is_qname, owner, r.type, r.rclass, cache::remaining_ttl(r.ttl, created, now),
           Wire::variant_size(r.rdata), [&](std::uint8_t* p) { Wire::variant_write(r.rdata, p); });
   }

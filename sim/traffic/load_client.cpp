@@ -18,9 +18,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "dns/message.hpp"
 #include "dns/query_builder.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -206,7 +206,7 @@ LoadResult run_load(const QuerySource& source, const LoadOptions& o) {
       }
       Slot& slot = slots[s][resp.id];
       if (!slot.used || resp.qtype != slot.qtype || resp.qname.size() != slot.qname.size() ||
-          !cache::wire_names_equal_ci(resp.qname, slot.qname)) {
+          !wire::wire_names_equal_ci(resp.qname, slot.qname)) {
         ++r.unmatched;
         continue;
       }

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "cache/dns_name.hpp"
 #include "dns/message.hpp"
 #include "sim/command_options.hpp"
 #include "sim/traffic/commands.hpp"
 #include "sim/traffic/load_client.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim {
 
@@ -64,7 +64,7 @@ void run_load_command(const LoadArgs& a) {
     traffic::StreamQuery q;
     for (std::uint64_t k = 0; k < o.queries; ++k) {
       stream.query(k, q);
-      out << cache::wire_to_text(q.qname) << ' ' << dns::type_name(q.qtype) << '\n';
+      out << wire::wire_to_text(q.qname) << ' ' << dns::type_name(q.qtype) << '\n';
     }
     if (!out.flush()) throw std::runtime_error(a.write_dnsperf + ": write failed");
     if (!a.json) std::cout << "wrote " << o.queries << " queries to " << a.write_dnsperf << "\n";

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim/traffic/query_stream.hpp"
 
-#include "cache/dns_name.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -11,9 +11,9 @@ QueryStream::QueryStream(const TrafficProfile& profile, std::uint64_t name_seed,
     : profile_(profile),
       gen_(profile, name_seed),
       stream_seed_(stream_seed),
-      zone_(cache::name_to_wire(zone)),
+      zone_(wire::name_to_wire(zone)),
       zipf_(profile.names, profile.zipf) {
-  for (auto& c : zone_) c = cache::ascii_lower(c);
+  for (auto& c : zone_) c = wire::ascii_lower(c);
 }
 
 void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
@@ -39,7 +39,7 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
     out.qname.append(label.begin(), label.end());
     out.qname += zone_;
     const double t = rng.unit() * (m.share_a + m.share_aaaa + m.share_other);
-    out.qtype = t < m.share_a ? dns::kTypeA : t < m.share_a + m.share_aaaa ? dns::kTypeAaaa : dns::kTypeTxt;
+    out.qtype = t < m.share_a ? wire::kTypeA : t < m.share_a + m.share_aaaa ? wire::kTypeAaaa : wire::kTypeTxt;
     return;
   }
   GeneratedEntry e;
@@ -51,8 +51,8 @@ void QueryStream::query(std::uint64_t k, StreamQuery& out) const {
   if (u < profile_.stray_nxdomain_share + profile_.stray_nodata_share) {
     out.kind = StreamQuery::Kind::nodata;
     static constexpr std::uint16_t kOthers[3][2] = {
-        {dns::kTypeAaaa, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeTxt}, {dns::kTypeA, dns::kTypeAaaa}};
-    const int row = e.qtype == dns::kTypeA ? 0 : e.qtype == dns::kTypeAaaa ? 1 : 2;
+        {wire::kTypeAaaa, wire::kTypeTxt}, {wire::kTypeA, wire::kTypeTxt}, {wire::kTypeA, wire::kTypeAaaa}};
+    const int row = e.qtype == wire::kTypeA ? 0 : e.qtype == wire::kTypeAaaa ? 1 : 2;
     out.qtype = kOthers[row][rng.next() % 2];
   }
 }

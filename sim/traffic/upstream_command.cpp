@@ -59,7 +59,7 @@ void run_upstream(const UpstreamArgs& a) {
   common::install_stop_signals(on_stop_signal);
   g_silent.store(a.silent);
   install_silence_signals();
-  std::cout << "dnsarena-lab sim upstream: zone " << cache::wire_to_text(zone.zone_wire()) << ", " << zone.size()
+  std::cout << "dnsarena-lab sim upstream: zone " << wire::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
             << " (udp+tcp)" << (a.silent ? ", silent until SIGUSR2" : "") << std::endl;
   server.run(g_stop, g_silent);

@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "cache/dns_name.hpp"
 #include "dns/message.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -219,12 +219,12 @@ bool UpstreamServer::Impl::answer(std::span<const std::uint8_t> wire, bool is_ud
   }
   ResponseInfo info;
   if (st == dns::ParseStatus::formerr) {
-    UpstreamZone::error_response(query, dns::kRcodeFormErr, response);
-    info.rcode = dns::kRcodeFormErr;
+    UpstreamZone::error_response(query, wire::kRcodeFormErr, response);
+    info.rcode = wire::kRcodeFormErr;
   } else {
     Bytes lower = query.qname;
-    for (auto& ch : lower) ch = cache::ascii_lower(ch);
-    if (query.qtype == dns::kTypeTxt && query.opcode == 0 && lower == stats_name) {
+    for (auto& ch : lower) ch = wire::ascii_lower(ch);
+    if (query.qtype == wire::kTypeTxt && query.opcode == 0 && lower == stats_name) {
       ++stats.stats_queries;
       stats_response(query, stats, response);
       return true;
@@ -239,11 +239,11 @@ void UpstreamServer::Impl::count_answer(const ResponseInfo& info, bool is_udp) {
   ++stats.answered;
   ++(is_udp ? stats.udp : stats.tcp);
   switch (info.rcode) {
-    case dns::kRcodeNoError: ++(info.nodata ? stats.nodata : stats.noerror); break;
-    case dns::kRcodeNxDomain: ++stats.nxdomain; break;
-    case dns::kRcodeRefused: ++stats.refused; break;
-    case dns::kRcodeFormErr: ++stats.formerr; break;
-    case dns::kRcodeNotImp: ++stats.notimp; break;
+    case wire::kRcodeNoError: ++(info.nodata ? stats.nodata : stats.noerror); break;
+    case wire::kRcodeNxDomain: ++stats.nxdomain; break;
+    case wire::kRcodeRefused: ++stats.refused; break;
+    case wire::kRcodeFormErr: ++stats.formerr; break;
+    case wire::kRcodeNotImp: ++stats.notimp; break;
     default: ++stats.other; break;
   }
   if (info.truncated) ++stats.truncated;

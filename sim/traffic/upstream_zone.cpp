@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "cache/address_prefix.hpp"
-#include "cache/dns_name.hpp"
 #include "dns/opt_record.hpp"
-#include "dns/wire.hpp"
+#include "wire/address_prefix.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::sim::traffic {
 
@@ -33,7 +33,7 @@ std::uint64_t hash_name(std::span<const std::uint8_t> wire) { return XXH3_64bits
 
 Bytes lower(std::span<const std::uint8_t> wire) {
   Bytes out(wire.begin(), wire.end());
-  for (auto& c : out) c = cache::ascii_lower(c);
+  for (auto& c : out) c = wire::ascii_lower(c);
   return out;
 }
 
@@ -62,7 +62,7 @@ void write_header_question(const dns::Message& q, std::uint16_t rcode, Bytes& ou
 
 // Appends the OPT record echoing the client's EDNS, with an ECS option when asked.
 void write_opt(const dns::Message& q, std::uint16_t rcode, const dns::EcsOption* ecs, Bytes& out) {
-  std::uint8_t opt[dns::kOptRecordBytes + dns::kMaxEcsOptionBytes];
+  std::uint8_t opt[wire::kOptRecordBytes + dns::kMaxEcsOptionBytes];
   const dns::EcsOption none;
   out.append(opt, dns::write_opt_record(rcode, q.do_bit, ecs ? *ecs : none, ecs ? ecs->scope_prefix : 0, opt));
   set16(out, kArCount, 1);
@@ -79,7 +79,7 @@ UpstreamZone::UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, st
   if (profile.names > kMaxUpstreamNames)
     throw std::invalid_argument("profile: names " + std::to_string(profile.names) + " exceeds the upstream's limit of " +
                                 std::to_string(kMaxUpstreamNames));
-  zone_ = lower(cache::name_to_wire(zone_text));
+  zone_ = lower(wire::name_to_wire(zone_text));
   if (zone_.size() > 64) throw std::invalid_argument("zone name longer than 64 bytes: " + std::string(zone_text));
   index_.reserve(names_);
   GeneratedEntry e;
@@ -108,11 +108,11 @@ Bytes UpstreamZone::name_wire(std::uint64_t i) const {
   return n + zone_;
 }
 
-std::string UpstreamZone::name_text(std::uint64_t i) const { return cache::wire_to_text(name_wire(i)); }
+std::string UpstreamZone::name_text(std::uint64_t i) const { return wire::wire_to_text(name_wire(i)); }
 
 void UpstreamZone::write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const {
   put_pointer(out, zone_offset);
-  put16(out, dns::kTypeSoa);
+  put16(out, wire::kTypeSoa);
   put16(out, 1);
   put32(out, ttl);
   const std::size_t len_at = out.size();
@@ -130,11 +130,11 @@ void UpstreamZone::vary_for_subnet(std::uint64_t i, const dns::EcsOption& ecs, s
   // The subnet the answer is valid for: the client address cut to min(source, scope).
   const unsigned bits = std::min<unsigned>(ecs.source_prefix, scope);
   std::array<std::uint8_t, 16> net = ecs.address;
-  cache::clear_bits_past_prefix(net, bits);
+  wire::clear_bits_past_prefix(net, bits);
   const std::uint64_t subnet_hash = XXH3_64bits_withSeed(net.data(), net.size(), (ecs.family << 8) | bits);
   SplitMix64 rng(seed_ ^ (i * 0x9E3779B97F4A7C15ULL) ^ subnet_hash);
   for (Bytes& rd : rdatas) {
-    if (type == dns::kTypeTxt) {
+    if (type == wire::kTypeTxt) {
       for (std::size_t c = 1; c < rd.size(); ++c) rd[c] = static_cast<std::uint8_t>(' ' + rng.next() % 95);
     } else {
       for (auto& byte : rd) byte = static_cast<std::uint8_t>(rng.next());
@@ -154,16 +154,16 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
     info.rcode = rcode;
     return info;
   };
-  if (q.opcode != 0) return fail(dns::kRcodeNotImp);
+  if (q.opcode != 0) return fail(wire::kRcodeNotImp);
   if (q.edns && q.edns_version > 0) return fail(16);  // BADVERS
-  if (q.qclass != 1) return fail(dns::kRcodeRefused);
+  if (q.qclass != 1) return fail(wire::kRcodeRefused);
   const Bytes qname = lower(q.qname);
   if (qname.size() < zone_.size() || !std::equal(zone_.begin(), zone_.end(), qname.end() - zone_.size()))
-    return fail(dns::kRcodeRefused);
+    return fail(wire::kRcodeRefused);
   // The zone must start at a label boundary of the query name.
   std::size_t pos = 0;
   while (pos < qname.size() - zone_.size()) pos += qname[pos] + 1u;
-  if (pos != qname.size() - zone_.size()) return fail(dns::kRcodeRefused);
+  if (pos != qname.size() - zone_.size()) return fail(wire::kRcodeRefused);
   const std::size_t zone_offset = 12 + pos;
   Bytes rel(qname.begin(), qname.begin() + static_cast<std::ptrdiff_t>(pos));
   rel.push_back(0);
@@ -212,15 +212,15 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
     write_soa(out, zone_offset, ttl);
     nscount = 1;
   };
-  const bool any = q.qtype == dns::kTypeAny;
+  const bool any = q.qtype == wire::kTypeAny;
   switch (kind) {
     case Kind::apex:
-      if (q.qtype == dns::kTypeSoa || any) {
+      if (q.qtype == wire::kTypeSoa || any) {
         write_soa(out, zone_offset, profile_.negative_ttl);
         ++ancount;
       }
-      if (q.qtype == dns::kTypeNs || any) {
-        add_rr_header(zone_offset, dns::kTypeNs, 3600);
+      if (q.qtype == wire::kTypeNs || any) {
+        add_rr_header(zone_offset, wire::kTypeNs, 3600);
         put16(out, 4);
         out += Bytes{2, 'n', 's'};
         put_pointer(out, zone_offset);
@@ -229,8 +229,8 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
       if (ancount == 0) negative(0, profile_.negative_ttl);
       break;
     case Kind::ns:
-      if (q.qtype == dns::kTypeA || any) {
-        add_rr_header(12, dns::kTypeA, 3600);
+      if (q.qtype == wire::kTypeA || any) {
+        add_rr_header(12, wire::kTypeA, 3600);
         put16(out, 4);
         out += Bytes{127, 0, 0, 1};
         ++ancount;
@@ -239,7 +239,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
       }
       break;
     case Kind::unknown:
-      negative(dns::kRcodeNxDomain, profile_.negative_ttl);
+      negative(wire::kRcodeNxDomain, profile_.negative_ttl);
       break;
     case Kind::entry:
     case Kind::cdn_target: {
@@ -249,13 +249,13 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
       }
       std::size_t owner = 12;
       if (kind == Kind::entry && !e.cname_target.empty()) {
-        add_rr_header(12, dns::kTypeCname, e.ttl);
+        add_rr_header(12, wire::kTypeCname, e.ttl);
         put16(out, 6);
         owner = out.size();  // the target name starts here: "cdn" + pointer to the qname
         out += Bytes{3, 'c', 'd', 'n'};
         put_pointer(out, 12);
         ++ancount;
-        if (q.qtype == dns::kTypeCname) break;
+        if (q.qtype == wire::kTypeCname) break;
       }
       if (q.qtype == e.qtype || any) {
         std::vector<Bytes> rdatas = e.rdatas;
@@ -294,9 +294,9 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
 std::string upstream_name(const TrafficProfile& profile, std::uint64_t seed, std::uint64_t i, std::string_view zone) {
   Bytes n = EntryGenerator(profile, seed).generate(i).qname;
   n.pop_back();
-  n += cache::name_to_wire(zone);
-  for (auto& c : n) c = cache::ascii_lower(c);
-  return cache::wire_to_text(n);
+  n += wire::name_to_wire(zone);
+  for (auto& c : n) c = wire::ascii_lower(c);
+  return wire::wire_to_text(n);
 }
 
 std::uint16_t upstream_type(const TrafficProfile& profile, std::uint64_t seed, std::uint64_t i) {

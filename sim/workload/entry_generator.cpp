@@ -59,7 +59,7 @@ void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
   }
   out.qname.push_back(0);
   const double u = rng.unit() * (p.share_a + p.share_aaaa + p.share_other);
-  out.qtype = u < p.share_a ? cache::kTypeA : u < p.share_a + p.share_aaaa ? cache::kTypeAAAA : 16;
+  out.qtype = u < p.share_a ? wire::kTypeA : u < p.share_a + p.share_aaaa ? wire::kTypeAaaa : 16;
   out.ttl = static_cast<std::uint32_t>(rng.range(ttl_min_, ttl_max_));
   // Optional traits; each draws from the stream only when its share is non-zero, so the
   // published mix (all shares 0) stays exactly as it was.
@@ -89,17 +89,17 @@ void EntryGenerator::generate(std::uint64_t i, GeneratedEntry& out) const {
   if (p.cname_share > 0 && rng.unit() < p.cname_share) {
     out.cname_target = {3, 'c', 'd', 'n'};
     out.cname_target.append(out.qname);
-    if (out.cname_target.size() > cache::kMaxNameWire) out.cname_target.clear();
+    if (out.cname_target.size() > wire::kMaxNameWire) out.cname_target.clear();
   }
   const unsigned n = static_cast<unsigned>(rng.range(p.records_min, p.records_max));
   out.rdatas.resize(n);
   for (unsigned r = 0; r < n; ++r) {
     Bytes& rd = out.rdatas[r];
     rd.clear();
-    if (out.qtype == cache::kTypeA) {
+    if (out.qtype == wire::kTypeA) {
       const std::uint64_t v = rng.next();
       for (int b = 0; b < 4; ++b) rd.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
-    } else if (out.qtype == cache::kTypeAAAA) {
+    } else if (out.qtype == wire::kTypeAaaa) {
       const std::uint64_t v1 = rng.next(), v2 = rng.next();
       for (int b = 0; b < 8; ++b) rd.push_back(static_cast<std::uint8_t>(v1 >> (8 * b)));
       for (int b = 0; b < 8; ++b) rd.push_back(static_cast<std::uint8_t>(v2 >> (8 * b)));

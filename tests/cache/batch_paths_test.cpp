@@ -15,6 +15,7 @@
 
 using namespace dnsarena;
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 using namespace dnsarena::test;
 
 namespace {

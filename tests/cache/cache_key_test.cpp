@@ -18,6 +18,7 @@
 #include "cache/cache_key.hpp"
 
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 
 namespace {
 

@@ -12,6 +12,7 @@
 
 using namespace dnsarena;
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 using namespace dnsarena::test;
 
 namespace {
@@ -67,7 +68,7 @@ TEST_CASE("A and AAAA rdata lengths are implied, other lengths are stored", "[co
   OwnedAnswer a;
   a.ttl = 300;
   a.add(kAnswer, {}, kA, 300, bytes_of({192, 0, 2, 1}));
-  const CacheKey key(wire("a.example"), kA);
+  const CacheKey key(wire_name("a.example"), kA);
   const auto one = round_trip(key, a.answer());
   // 12 header + key blob + 3 counts + desc(1) + 4 rdata bytes; nothing else.
   REQUIRE((std::size_t{one[0]} | (std::size_t{one[1]} << 8)) == kEntryHeaderBytes + key.blob().size() + 3 + 1 + 4);
@@ -75,7 +76,7 @@ TEST_CASE("A and AAAA rdata lengths are implied, other lengths are stored", "[co
   OwnedAnswer b;
   b.ttl = 300;
   b.add(kAnswer, {}, kAAAA, 300, Bytes(16, 0x20));
-  const CacheKey key6(wire("a.example"), kAAAA);
+  const CacheKey key6(wire_name("a.example"), kAAAA);
   const auto six = round_trip(key6, b.answer());
   REQUIRE((std::size_t{six[0]} | (std::size_t{six[1]} << 8)) == kEntryHeaderBytes + key6.blob().size() + 3 + 1 + 16);
 
@@ -90,11 +91,11 @@ TEST_CASE("A and AAAA rdata lengths are implied, other lengths are stored", "[co
 TEST_CASE("CNAME chain: owners that differ from the qname are stored and restored", "[codec]") {
   OwnedAnswer a;
   a.ttl = 120;
-  a.add(kAnswer, {}, kCNAME, 120, wire("edge.cdn.example.net"));
-  a.add(kAnswer, wire("edge.cdn.example.net"), kCNAME, 60, wire("pop7.cdn.example.org"));
-  a.add(kAnswer, wire("POP7.cdn.Example.ORG"), kA, 20, bytes_of({198, 51, 100, 7}));
-  a.add(kAnswer, wire("pop7.cdn.example.org"), kA, 20, bytes_of({198, 51, 100, 8}));
-  const CacheKey key(wire("WWW.Example.com"), kA);
+  a.add(kAnswer, {}, kCNAME, 120, wire_name("edge.cdn.example.net"));
+  a.add(kAnswer, wire_name("edge.cdn.example.net"), kCNAME, 60, wire_name("pop7.cdn.example.org"));
+  a.add(kAnswer, wire_name("POP7.cdn.Example.ORG"), kA, 20, bytes_of({198, 51, 100, 7}));
+  a.add(kAnswer, wire_name("pop7.cdn.example.org"), kA, 20, bytes_of({198, 51, 100, 8}));
+  const CacheKey key(wire_name("WWW.Example.com"), kA);
   const auto buf = round_trip(key, a.answer());
   EntryReader r(buf);
   RecordView v;
@@ -113,26 +114,26 @@ TEST_CASE("names inside rdata (MX, NS, SOA, SRV) are kept byte-exact", "[codec]"
     OwnedAnswer a;
     a.add(kAnswer, {}, kMX, 3600, mx_rdata(10, "mx1.example.com"));
     a.add(kAnswer, {}, kMX, 3600, mx_rdata(20, "MX2.Example.com"));  // case in rdata is kept
-    round_trip(CacheKey(wire("example.com"), kMX), a.answer());
+    round_trip(CacheKey(wire_name("example.com"), kMX), a.answer());
   }
   SECTION("NS with glue") {
     OwnedAnswer a;
-    a.add(kAnswer, {}, kNS, 86400, wire("ns1.example.com"));
-    a.add(kAnswer, {}, kNS, 86400, wire("ns2.example.net"));
-    a.add(kAdditional, wire("ns1.example.com"), kA, 86400, bytes_of({192, 0, 2, 53}));
-    a.add(kAdditional, wire("ns1.example.com"), kAAAA, 86400, Bytes(16, 0xAB));
-    round_trip(CacheKey(wire("example.com"), kNS), a.answer());
+    a.add(kAnswer, {}, kNS, 86400, wire_name("ns1.example.com"));
+    a.add(kAnswer, {}, kNS, 86400, wire_name("ns2.example.net"));
+    a.add(kAdditional, wire_name("ns1.example.com"), kA, 86400, bytes_of({192, 0, 2, 53}));
+    a.add(kAdditional, wire_name("ns1.example.com"), kAAAA, 86400, Bytes(16, 0xAB));
+    round_trip(CacheKey(wire_name("example.com"), kNS), a.answer());
   }
   SECTION("SOA") {
     OwnedAnswer a;
     a.add(kAnswer, {}, kSOA, 3600, soa_rdata("ns1.example.com", "hostmaster.example.com", 2024010101, 300));
-    round_trip(CacheKey(wire("example.com"), kSOA), a.answer());
+    round_trip(CacheKey(wire_name("example.com"), kSOA), a.answer());
   }
   SECTION("SRV") {
     OwnedAnswer a;
     a.add(kAnswer, {}, kSRV, 600, srv_rdata(0, 5, 5060, "sip1.example.com"));
     a.add(kAnswer, {}, kSRV, 600, srv_rdata(10, 1, 5061, "sip2.example.com"));
-    round_trip(CacheKey(wire("_sip._udp.example.com"), kSRV), a.answer());
+    round_trip(CacheKey(wire_name("_sip._udp.example.com"), kSRV), a.answer());
   }
 }
 
@@ -141,8 +142,8 @@ TEST_CASE("negative answers: NXDOMAIN and NODATA with the SOA in authority", "[c
   SECTION("NXDOMAIN") {
     OwnedAnswer a;
     a.rcode = 3;
-    a.add(kAuthority, wire("example.com"), kSOA, 900, soa);
-    const CacheKey key(wire("nope.example.com"), kA);
+    a.add(kAuthority, wire_name("example.com"), kSOA, 900, soa);
+    const CacheKey key(wire_name("nope.example.com"), kA);
     const auto buf = round_trip(key, a.answer());
     EntryReader r(buf);
     REQUIRE(r.rcode() == 3);
@@ -152,8 +153,8 @@ TEST_CASE("negative answers: NXDOMAIN and NODATA with the SOA in authority", "[c
   }
   SECTION("NODATA") {
     OwnedAnswer a;
-    a.add(kAuthority, wire("example.com"), kSOA, 900, soa);
-    const auto buf = round_trip(CacheKey(wire("www.example.com"), kAAAA), a.answer());
+    a.add(kAuthority, wire_name("example.com"), kSOA, 900, soa);
+    const auto buf = round_trip(CacheKey(wire_name("www.example.com"), kAAAA), a.answer());
     EntryReader r(buf);
     REQUIRE(r.rcode() == 0);
     REQUIRE(r.count(kAnswer) == 0);
@@ -169,14 +170,14 @@ TEST_CASE("records whose TTL, class or type differ from the entry's keep their o
   a.add(kAnswer, {}, kTXT, 300, txt_rdata("class CH"), 3);
   a.add(kAnswer, {}, kTXT, 0, txt_rdata("ttl zero"));
   a.add(kAdditional, {}, kA, 300, bytes_of({10, 0, 0, 1}));  // type differs, owner the qname
-  const auto buf = round_trip(CacheKey(wire("t.example"), kTXT), a.answer());
+  const auto buf = round_trip(CacheKey(wire_name("t.example"), kTXT), a.answer());
   REQUIRE(EntryReader(buf).ttl() == 300);  // the explicit entry TTL wins over the smallest
 
   SECTION("entry TTL 0 means the smallest record TTL") {
     OwnedAnswer b;
     b.add(kAnswer, {}, kTXT, 500, txt_rdata("x"));
     b.add(kAnswer, {}, kTXT, 70, txt_rdata("y"));
-    const auto e = round_trip(CacheKey(wire("t.example"), kTXT), b.answer());
+    const auto e = round_trip(CacheKey(wire_name("t.example"), kTXT), b.answer());
     REQUIRE(EntryReader(e).ttl() == 70);
     REQUIRE(min_ttl(b.answer()) == 70);
   }
@@ -187,7 +188,7 @@ TEST_CASE("more than 255 records in a section switch to wide counts", "[codec]")
   a.ttl = 60;
   for (int i = 0; i < 300; ++i) a.add(kAnswer, {}, kA, 60, bytes_of({10, 1, i >> 8, i & 255}));
   for (int i = 0; i < 3; ++i) a.add(kAdditional, {}, kA, 60, bytes_of({10, 2, 0, i}));
-  const auto buf = round_trip(CacheKey(wire("many.example"), kA), a.answer());
+  const auto buf = round_trip(CacheKey(wire_name("many.example"), kA), a.answer());
   REQUIRE((buf[kEntryInfoOffset] & kInfoWideCounts) != 0);
   EntryReader r(buf);
   REQUIRE(r.count(kAnswer) == 300);
@@ -196,14 +197,14 @@ TEST_CASE("more than 255 records in a section switch to wide counts", "[codec]")
 
   OwnedAnswer narrow;
   for (int i = 0; i < 255; ++i) narrow.add(kAnswer, {}, kA, 60, bytes_of({10, 1, 0, i}));
-  const auto nb = round_trip(CacheKey(wire("many.example"), kA), narrow.answer());
+  const auto nb = round_trip(CacheKey(wire_name("many.example"), kA), narrow.answer());
   REQUIRE((nb[kEntryInfoOffset] & kInfoWideCounts) == 0);
 }
 
 TEST_CASE("an entry too big for the format is rejected, not truncated", "[codec]") {
   OwnedAnswer a;
   for (int i = 0; i < 300; ++i) a.add(kAnswer, {}, kTXT, 60, Bytes(250, static_cast<std::uint8_t>(i)));
-  const CacheKey key(wire("huge.example"), kTXT);
+  const CacheKey key(wire_name("huge.example"), kTXT);
   std::vector<std::uint8_t> buf;
   REQUIRE(encode_entry(key, a.answer(), kNow, buf) == 0);
 
@@ -231,9 +232,9 @@ TEST_CASE("an entry too big for the format is rejected, not truncated", "[codec]
 TEST_CASE("the reader refuses truncated or damaged entry bytes", "[codec]") {
   OwnedAnswer a;
   a.add(kAnswer, {}, kTXT, 60, txt_rdata("hello world"));
-  a.add(kAnswer, wire("other.example"), kTXT, 60, txt_rdata("second"));
+  a.add(kAnswer, wire_name("other.example"), kTXT, 60, txt_rdata("second"));
   std::vector<std::uint8_t> buf;
-  const std::size_t len = encode_entry(CacheKey(wire("r.example"), kTXT), a.answer(), kNow, buf);
+  const std::size_t len = encode_entry(CacheKey(wire_name("r.example"), kTXT), a.answer(), kNow, buf);
   REQUIRE(len > 0);
   for (std::size_t cut = 0; cut < len; ++cut) {
     EntryReader r({buf.data(), cut});
@@ -241,7 +242,7 @@ TEST_CASE("the reader refuses truncated or damaged entry bytes", "[codec]") {
   }
   // Claiming one more record than present is noticed.
   auto more = buf;
-  const std::size_t counts_at = kEntryHeaderBytes + CacheKey(wire("r.example"), kTXT).blob().size();
+  const std::size_t counts_at = kEntryHeaderBytes + CacheKey(wire_name("r.example"), kTXT).blob().size();
   more[counts_at] = 3;
   REQUIRE_FALSE(EntryReader(more).validate_all());
 }
@@ -252,14 +253,14 @@ TEST_CASE("A and AAAA records that miss the one-byte path by one field round-tri
   // below differs from it in exactly one field and must take the general walk.
   for (const std::uint16_t qtype : {kA, kAAAA}) {
     const Bytes rd(qtype == kA ? 4 : 16, 0x7F);
-    const CacheKey key(wire("fast.example"), qtype);
+    const CacheKey key(wire_name("fast.example"), qtype);
     OwnedAnswer a;
     a.ttl = 300;
     a.add(kAnswer, {}, qtype, 300, rd);                         // the one-byte path
     a.add(kAnswer, {}, qtype, 301, rd);                         // TTL
     a.add(kAnswer, {}, qtype, 300, rd, 3);                      // class CH
-    a.add(kAnswer, wire("FAST.example"), qtype, 300, rd);       // owner the qname, other case
-    a.add(kAnswer, wire("other.example"), qtype, 300, rd);      // another owner
+    a.add(kAnswer, wire_name("FAST.example"), qtype, 300, rd);       // owner the qname, other case
+    a.add(kAnswer, wire_name("other.example"), qtype, 300, rd);      // another owner
     a.add(kAnswer, {}, qtype == kA ? kAAAA : kA, 300, rd);      // type (length not implied)
     a.add(kAnswer, {}, qtype, 300, Bytes(rd.size() + 1, 0x01));  // unusual length
     const auto buf = round_trip(key, a.answer());
@@ -279,9 +280,9 @@ TEST_CASE("UniformEntryWriter writes encode_entry_into's bytes", "[codec][unifor
   ecs.family = EcsFamily::ipv4;
   ecs.prefix = 24;
   ecs.address = {10, 1, 2, 0};
-  const std::vector<CacheKey> keys = {CacheKey(wire("u.example"), kA), CacheKey(wire("u.example"), kAAAA),
-                                      CacheKey(wire("n1z.example"), kTXT), CacheKey(wire("a"), kMX),
-                                      CacheKey(wire("e.example"), kA, kKeyDo, ecs)};
+  const std::vector<CacheKey> keys = {CacheKey(wire_name("u.example"), kA), CacheKey(wire_name("u.example"), kAAAA),
+                                      CacheKey(wire_name("n1z.example"), kTXT), CacheKey(wire_name("a"), kMX),
+                                      CacheKey(wire_name("e.example"), kA, kKeyDo, ecs)};
   for (const CacheKey& key : keys) {
     for (std::size_t count : {0, 1, 2, 4, 255, 256, 300}) {
       for (std::uint32_t ttl : {0u, 60u, 86400u, 0xFFFFFFF0u}) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cache/failpoint.hpp"
+#include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "common/child_process.hpp"
 #include "common/shared_anonymous.hpp"
@@ -186,7 +187,7 @@ void prepare(const std::string& name, State state, const ScriptKeys& keys, std::
       for (std::size_t i = kMidReclaimBulk; i < kScriptBulk; ++i)
         c.insert_encoded(verifiable_key(keys.bulk[i]), encode_verifiable({keys.bulk[i], 1, 4}, now), now);
     } else {
-      c.with_writer_lock([] { ::raise(SIGKILL); });  // dies holding the lock
+      CacheTestHooks::with_writer_lock(c, [] { ::raise(SIGKILL); });  // dies holding the lock
     }
     return kChildNoProgress;
   }, 30);

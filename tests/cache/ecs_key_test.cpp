@@ -6,6 +6,7 @@
 #include "test_segment.hpp"
 
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 using namespace dnsarena::test;
 
 namespace {
@@ -33,21 +34,21 @@ OwnedAnswer a_record(int last) {
 }  // namespace
 
 TEST_CASE("keys fold case and keep qtype and flags apart", "[key]") {
-  const CacheKey lower_key(wire("www.example.com"), kA);
-  const CacheKey upper_key(wire("WWW.Example.COM"), kA);
+  const CacheKey lower_key(wire_name("www.example.com"), kA);
+  const CacheKey upper_key(wire_name("WWW.Example.COM"), kA);
   REQUIRE(hex_of(lower_key.blob()) == hex_of(upper_key.blob()));
   REQUIRE(lower_key.hash() == upper_key.hash());
-  REQUIRE(hex_of(upper_key.qname()) == hex_of(wire("www.example.com")));
-  REQUIRE(hex_of(CacheKey(wire("www.example.com"), kAAAA).blob()) != hex_of(lower_key.blob()));
-  REQUIRE(hex_of(CacheKey(wire("www.example.com"), kA, kKeyDo).blob()) != hex_of(lower_key.blob()));
-  REQUIRE(hex_of(CacheKey(wire("www.example.com"), kA, kKeyCd).blob()) != hex_of(lower_key.blob()));
+  REQUIRE(hex_of(upper_key.qname()) == hex_of(wire_name("www.example.com")));
+  REQUIRE(hex_of(CacheKey(wire_name("www.example.com"), kAAAA).blob()) != hex_of(lower_key.blob()));
+  REQUIRE(hex_of(CacheKey(wire_name("www.example.com"), kA, kKeyDo).blob()) != hex_of(lower_key.blob()));
+  REQUIRE(hex_of(CacheKey(wire_name("www.example.com"), kA, kKeyCd).blob()) != hex_of(lower_key.blob()));
   REQUIRE_THROWS_AS(CacheKey(bytes_of({3, 'w', 'w'}), kA), std::invalid_argument);
   EcsTag too_long = v4(10, 0, 0, 0, 33);
-  REQUIRE_THROWS_AS(CacheKey(wire("a.example"), kA, 0, too_long), std::invalid_argument);
+  REQUIRE_THROWS_AS(CacheKey(wire_name("a.example"), kA, 0, too_long), std::invalid_argument);
 }
 
 TEST_CASE("ECS variants of one name are kept apart", "[key][ecs]") {
-  const Bytes name = wire("geo.example.com");
+  const Bytes name = wire_name("geo.example.com");
   const CacheKey plain(name, kA);
   const CacheKey net1(name, kA, 0, v4(10, 0, 1, 0, 24));
   const CacheKey net2(name, kA, 0, v4(10, 0, 2, 0, 24));

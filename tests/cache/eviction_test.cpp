@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::uint32_t kNow = 1'700'000'000;
 
-CacheKey key_of(std::uint32_t i) { return CacheKey(wire("e" + std::to_string(i) + ".evict.test"), kA); }
+CacheKey key_of(std::uint32_t i) { return CacheKey(wire_name("e" + std::to_string(i) + ".evict.test"), kA); }
 
 OwnedAnswer answer_of(std::uint32_t i, std::uint32_t ttl = 3600) {
   OwnedAnswer a;

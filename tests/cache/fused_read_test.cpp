@@ -18,6 +18,7 @@
 
 using namespace dnsarena;
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 using namespace dnsarena::test;
 
 namespace {

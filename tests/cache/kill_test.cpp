@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cache/test_hooks.hpp"
 #include "child_process.hpp"
 #include "role_children.hpp"
 #include "sim/workload/entry_generator.hpp"
@@ -137,7 +138,7 @@ TEST_CASE("a writer killed while holding the writer lock: the next writer repair
   common::ChildProcess victim = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache vc(seg);
-    vc.with_writer_lock([&] {
+    CacheTestHooks::with_writer_lock(vc, [&] {
       SegmentHeader& vh = seg.header();
       if (mode >= 1) {  // what a writer killed between two steps leaves behind
         vh.live_entries.fetch_add(7);

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "dns/knot_packet.hpp"
-#include "dns/wire.hpp"
 #include "test_answers.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::test {
 
@@ -61,7 +61,7 @@ inline std::optional<ParsedMessage> parse_with_knot(const std::uint8_t* wire_byt
     const knot_pktsection_t* sec = knot_pkt_section(pkt, ids[s]);
     for (std::uint16_t i = 0; i < sec->count; ++i) {
       const knot_rrset_t* rr = knot_pkt_rr(sec, i);
-      if (rr->type == dns::kTypeOpt) continue;
+      if (rr->type == wire::kTypeOpt) continue;
       ParsedRecord r;
       r.owner.assign(rr->owner, rr->owner + knot_dname_size(rr->owner));
       r.type = rr->type;

@@ -129,8 +129,8 @@ TEST_CASE("entry bytes follow the entry diagram", "[layout]") {
   a.ttl = 300;
   a.rcode = 3;
   a.authentic_data = true;
-  a.add(kAuthority, wire("example"), kSOA, 200, soa_rdata("ns.example", "h.example", 1, 200));
-  const CacheKey key(wire("www.example"), kA, kKeyDo);
+  a.add(kAuthority, wire_name("example"), kSOA, 200, soa_rdata("ns.example", "h.example", 1, 200));
+  const CacheKey key(wire_name("www.example"), kA, kKeyDo);
   std::vector<std::uint8_t> e;
   const std::size_t len = encode_entry(key, a.answer(), 1000, e);
   REQUIRE(len > 0);
@@ -144,8 +144,8 @@ TEST_CASE("entry bytes follow the entry diagram", "[layout]") {
   REQUIRE(e[13] == 0);
   REQUIRE(e[14] == kKeyDo);
   REQUIRE(e[15] == 0);
-  REQUIRE(e[16] == wire("www.example").size());
-  const std::size_t counts = 12 + 5 + wire("www.example").size();
+  REQUIRE(e[16] == wire_name("www.example").size());
+  const std::size_t counts = 12 + 5 + wire_name("www.example").size();
   REQUIRE(e[counts] == 0);
   REQUIRE(e[counts + 1] == 1);
   REQUIRE(e[counts + 2] == 0);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cache/failpoint.hpp"
+#include "cache/test_hooks.hpp"
 #include "tests/command_output.hpp"
 #include "child_process.hpp"
 #include "test_segment.hpp"
@@ -25,7 +26,7 @@ void kill_a_lock_holder(const std::string& name) {
   dnsarena::common::ChildProcess holder = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache c(seg, SlotRole::worker, 1);
-    c.with_writer_lock([] { ::raise(SIGKILL); });
+    CacheTestHooks::with_writer_lock(c, [] { ::raise(SIGKILL); });
     return kChildNoProgress;
   }, 30);
   REQUIRE(wait_child(holder, std::chrono::seconds(10)) == 128 + SIGKILL);
@@ -84,7 +85,7 @@ TEST_CASE("a stopped lock holder: inserts give up after the bounded wait, lookup
   dnsarena::common::ChildProcess holder = spawn_child([&] {
     Segment seg = Segment::attach(name);
     Cache h(seg, SlotRole::worker, 1);
-    h.with_writer_lock([&] {
+    CacheTestHooks::with_writer_lock(h, [&] {
       holding.set();
       ::raise(SIGSTOP);  // a stopped process (debugger, SIGSTOP, swapped out) holding the lock
     });

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_lab_hooks.hpp"
 #include "cache/test_hooks.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
@@ -30,7 +31,7 @@ OwnedAnswer answer_with_ttl(std::uint32_t ttl, std::uint8_t last_octet, std::siz
 std::vector<CacheKey> colliding_keys_half_inserted(Cache& c, const std::string& prefix, std::size_t txt_step) {
   CacheTestHooks::set_hash_override(c, [](const CacheKey&) { return std::uint64_t{0x1234'5678'9ABC'DEF0}; });
   std::vector<CacheKey> keys;
-  for (int i = 0; i < 10; ++i) keys.emplace_back(wire(prefix + std::to_string(i) + ".example"), kA);
+  for (int i = 0; i < 10; ++i) keys.emplace_back(wire_name(prefix + std::to_string(i) + ".example"), kA);
   for (int i = 0; i < 10; i += 2)
     REQUIRE(c.insert(keys[i], answer_with_ttl(60, static_cast<std::uint8_t>(i), txt_step * i).answer(), kNow) !=
             InsertStatus::rejected);
@@ -41,9 +42,9 @@ std::vector<CacheKey> colliding_keys_half_inserted(Cache& c, const std::string& 
 TEST_CASE("probe agrees with lookup: hit, expired, miss, same counters", "[probe]") {
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);
-  const CacheKey key(wire("probe.example"), kA);
-  const CacheKey other(wire("other.example"), kA);
-  const CacheKey other_type(wire("probe.example"), kAAAA);
+  const CacheKey key(wire_name("probe.example"), kA);
+  const CacheKey other(wire_name("other.example"), kA);
+  const CacheKey other_type(wire_name("probe.example"), kAAAA);
   // A long entry: probe copies only the header and key, the comparison must still hold.
   REQUIRE(c.insert(key, answer_with_ttl(300, 1, 900).answer(), kNow) == InsertStatus::inserted);
 
@@ -77,14 +78,14 @@ TEST_CASE("a probe hit buys the second chance, as a lookup hit does", "[probe]")
   // 4 regions of 4 KiB; each entry ~600 B: filling more than the arena forces reclaims.
   TestSegment ts(tiny_geometry(1000, 4096, 4));
   Cache c(ts.seg);
-  const CacheKey hot(wire("hot.example"), kA);
+  const CacheKey hot(wire_name("hot.example"), kA);
   REQUIRE(c.insert(hot, answer_with_ttl(3600, 1, 500).answer(), kNow) == InsertStatus::inserted);
   std::uint32_t now = kNow;
   for (int i = 0; i < 200; ++i) {
     // The hot key is probed between inserts of cold keys; it must stay cached throughout.
     INFO("round " << i);
     REQUIRE(c.probe(hot, now) == LookupStatus::hit);
-    const CacheKey cold(wire("cold" + std::to_string(i) + ".example"), kA);
+    const CacheKey cold(wire_name("cold" + std::to_string(i) + ".example"), kA);
     REQUIRE(c.insert(cold, answer_with_ttl(3600, 2, 500).answer(), now) != InsertStatus::rejected);
     ++now;
   }
@@ -96,8 +97,8 @@ TEST_CASE("a probe hit buys the second chance, as a lookup hit does", "[probe]")
 TEST_CASE("prefetch hints change nothing", "[probe]") {
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);
-  const CacheKey in(wire("in.example"), kA);
-  const CacheKey out(wire("out.example"), kA);
+  const CacheKey in(wire_name("in.example"), kA);
+  const CacheKey out(wire_name("out.example"), kA);
   REQUIRE(c.insert(in, answer_with_ttl(60, 1).answer(), kNow) == InsertStatus::inserted);
   for (const CacheKey* k : {&in, &out}) {
     c.prefetch_buckets_of(*k);
@@ -115,11 +116,11 @@ TEST_CASE("lookup_footprint names the buckets and the very entry a lookup reads,
   // Every hash equal: the footprint must tell the keys apart by the key, not the tag.
   const std::vector<CacheKey> keys = colliding_keys_half_inserted(c, "f", 20);
   const std::uint64_t lookups_before = c.stats().counter(Counter::lookups);
-  const LookupFootprint first = c.lookup_footprint(keys[0]);
+  const LookupFootprint first = CacheLabHooks::lookup_footprint(c, keys[0]);
   EntryCopy copy;
   for (int i = 0; i < 10; ++i) {
     INFO("key " << i);
-    const LookupFootprint f = c.lookup_footprint(keys[i]);
+    const LookupFootprint f = CacheLabHooks::lookup_footprint(c, keys[i]);
     // The same hash: the same two buckets for every key, inside the segment.
     CHECK(f.buckets[0] == first.buckets[0]);
     CHECK(f.buckets[1] == first.buckets[1]);
@@ -140,6 +141,6 @@ TEST_CASE("lookup_footprint names the buckets and the very entry a lookup reads,
   // It counts nothing (the lookups above are the only ones counted).
   CHECK(c.stats().counter(Counter::lookups) == lookups_before + 5);
   REQUIRE(c.erase(keys[2]));
-  CHECK(c.lookup_footprint(keys[2]).entry == nullptr);
+  CHECK(CacheLabHooks::lookup_footprint(c, keys[2]).entry == nullptr);
   check_invariants(c);
 }

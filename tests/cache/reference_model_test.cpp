@@ -31,7 +31,7 @@ struct ModelValue {
   std::uint32_t expire() const { return inserted + ttl; }
 };
 
-CacheKey model_key(std::uint32_t k) { return CacheKey(wire("m" + std::to_string(k) + ".model.test"), kTXT); }
+CacheKey model_key(std::uint32_t k) { return CacheKey(wire_name("m" + std::to_string(k) + ".model.test"), kTXT); }
 
 // The value of (k, version): one or two TXT records of a length that depends on both.
 OwnedAnswer model_answer(std::uint32_t k, std::uint32_t version, std::uint32_t ttl) {

@@ -13,6 +13,7 @@
 
 using namespace dnsarena;
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 using namespace dnsarena::test;
 
 namespace {
@@ -74,7 +75,7 @@ TEST_CASE("write_response_direct: write_response's bytes on every entry of the s
 }
 
 TEST_CASE("write_response_direct: per-record TTLs, classes, types and owners", "[response]") {
-  const Bytes qname = wire("www.example.com");
+  const Bytes qname = wire_name("www.example.com");
   const CacheKey key(qname, kA);
   QueryInfo q;
   q.id = 0x1234;
@@ -95,7 +96,7 @@ TEST_CASE("write_response_direct: per-record TTLs, classes, types and owners", "
   REQUIRE(run(mixed));
   OwnedAnswer other_owner;  // an owner that is not the qname: compressed, so the general writer's
   other_owner.ttl = 300;
-  other_owner.add(kAnswer, {}, kCNAME, 300, wire("a.example.net")).add(kAnswer, wire("a.example.net"), kA, 300,
+  other_owner.add(kAnswer, {}, kCNAME, 300, wire_name("a.example.net")).add(kAnswer, wire_name("a.example.net"), kA, 300,
                                                                         bytes_of({192, 0, 2, 3}));
   REQUIRE_FALSE(run(other_owner));
   OwnedAnswer expired;  // TTL run out: TTL 0 written, bytes still equal

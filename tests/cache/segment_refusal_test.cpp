@@ -76,7 +76,7 @@ void require_reset_recreates(const std::string& name, const Geometry& g) {
   Cache c(fresh);
   OwnedAnswer a;
   a.add(kAnswer, {}, kA, 60, bytes_of({10, 0, 0, 1}));
-  REQUIRE(c.insert(CacheKey(wire("after.reset"), kA), a.answer(), 1000) == InsertStatus::inserted);
+  REQUIRE(c.insert(CacheKey(wire_name("after.reset"), kA), a.answer(), 1000) == InsertStatus::inserted);
   check_invariants(c);
   REQUIRE_NOTHROW(Segment::attach(name));
 }

@@ -9,16 +9,16 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "cache/entry_codec.hpp"
 #include "cache/response_writer.hpp"
 #include "common/bytes.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::test {
 
 using common::Bytes;  // owned wire bytes (common/bytes.hpp)
 
-inline Bytes wire(std::string_view text) { return cache::name_to_wire(text); }
+inline Bytes wire_name(std::string_view text) { return wire::name_to_wire(text); }
 
 inline Bytes bytes_of(std::initializer_list<int> v) {
   Bytes b;
@@ -38,17 +38,17 @@ inline void put_u32(Bytes& b, std::uint32_t v) {
 inline Bytes mx_rdata(std::uint16_t pref, std::string_view exchange) {
   Bytes b;
   put_u16(b, pref);
-  return b + wire(exchange);
+  return b + wire_name(exchange);
 }
 inline Bytes srv_rdata(std::uint16_t prio, std::uint16_t weight, std::uint16_t port, std::string_view target) {
   Bytes b;
   put_u16(b, prio);
   put_u16(b, weight);
   put_u16(b, port);
-  return b + wire(target);
+  return b + wire_name(target);
 }
 inline Bytes soa_rdata(std::string_view mname, std::string_view rname, std::uint32_t serial, std::uint32_t minimum) {
-  Bytes b = wire(mname) + wire(rname);
+  Bytes b = wire_name(mname) + wire_name(rname);
   for (std::uint32_t v : {serial, 7200u, 3600u, 1209600u, minimum}) put_u32(b, v);
   return b;
 }
@@ -100,7 +100,7 @@ private:
 
 inline Bytes lower(std::span<const std::uint8_t> name) {
   Bytes b(name.begin(), name.end());
-  for (auto& c : b) c = cache::ascii_lower(c);
+  for (auto& c : b) c = wire::ascii_lower(c);
   return b;
 }
 inline std::string hex_of(std::span<const std::uint8_t> b) {
@@ -131,7 +131,7 @@ inline void require_entry_matches(std::span<const std::uint8_t> entry, std::span
       const cache::RecordData& want = a.sections[s][i];
       INFO("section " << s << " record " << i);
       REQUIRE(r.next(v));
-      const bool want_owner_q = want.owner.empty() || cache::wire_names_equal_ci(want.owner, qname);
+      const bool want_owner_q = want.owner.empty() || wire::wire_names_equal_ci(want.owner, qname);
       REQUIRE(v.owner_is_qname == want_owner_q);
       REQUIRE(hex_of(v.owner) == hex_of(want_owner_q ? lower(qname) : lower(want.owner)));
       REQUIRE(v.type == want.type);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_lab_hooks.hpp"
 #include "cache/test_hooks.hpp"
 #include "sim/workload/entry_generator.hpp"
 #include "test_answers.hpp"
@@ -29,8 +30,8 @@ constexpr std::uint32_t kNow = 1'700'000'000;
 // probe) and ECS ones.
 std::vector<CacheKey> trace_keys(std::size_t n) {
   std::vector<CacheKey> keys;
-  keys.emplace_back(wire("a"), kA);  // blob of 8 bytes: 5 + 3
-  keys.emplace_back(wire("."), kA);  // the root: blob of 6 bytes
+  keys.emplace_back(wire_name("a"), kA);  // blob of 8 bytes: 5 + 3
+  keys.emplace_back(wire_name("."), kA);  // the root: blob of 6 bytes
   for (std::size_t i = 0; keys.size() < n; ++i) {
     const std::string name = "n" + std::to_string(i) + (i % 3 == 0 ? ".example" : ".e");
     if (i % 7 == 0) {
@@ -38,9 +39,9 @@ std::vector<CacheKey> trace_keys(std::size_t n) {
       ecs.family = EcsFamily::ipv4;
       ecs.prefix = 24;
       ecs.address = {10, 0, static_cast<std::uint8_t>(i), 0};
-      keys.emplace_back(wire(name), kA, 0, ecs);
+      keys.emplace_back(wire_name(name), kA, 0, ecs);
     } else {
-      keys.emplace_back(wire(name), i % 2 ? kTXT : kAAAA);
+      keys.emplace_back(wire_name(name), i % 2 ? kTXT : kAAAA);
     }
   }
   return keys;
@@ -69,20 +70,20 @@ void run_both(bool colliding) {
   sim::SplitMix64 rng(colliding ? 7 : 3);
   std::uint32_t now = kNow;
   for (int round = 0; round < 60; ++round) {
-    Cache::WriterHold hold(b);
+    CacheLabHooks::WriterHold hold(b);
     REQUIRE(hold.owns());
     for (int i = 0; i < 100; ++i) {
       // A Zipf-like skew: low indices often (hits, second chances), the rest seldom.
       const std::size_t k = rng.next() % 2 ? rng.next() % 20 : rng.next() % keys.size();
       const CacheKey& key = keys[k];
-      const IndexPosition pos = b.prefetch_position(key);
+      const IndexPosition pos = CacheLabHooks::prefetch_position(b, key);
       const LookupStatus pa = a.probe(key, now);
-      const LookupStatus pb = b.probe_at(key, pos, now);
+      const LookupStatus pb = CacheLabHooks::probe_at(b, key, pos, now);
       INFO("round " << round << " op " << i << " key " << k);
       REQUIRE(pa == pb);
       if (pa != LookupStatus::hit) {
         const auto bytes = encoded(key, k, 5 + static_cast<std::uint32_t>(rng.next() % 200), now);
-        REQUIRE(a.insert_encoded(key, bytes, now) == b.insert_encoded_held(hold, key, bytes, now));
+        REQUIRE(a.insert_encoded(key, bytes, now) == CacheLabHooks::insert_encoded_held(b, hold, key, bytes, now));
       }
       now += static_cast<std::uint32_t>(rng.next() % 3);
     }
@@ -118,30 +119,30 @@ TEST_CASE("a hold that did not get the lock skips its inserts and counts them", 
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache holder(ts.seg), c(ts.seg);
   c.set_writer_lock_timeout(std::chrono::milliseconds(20));
-  const CacheKey key(wire("held.example"), kA);
+  const CacheKey key(wire_name("held.example"), kA);
   const auto bytes = encoded(key, 1, 60, kNow);
   std::atomic<bool> locked{false}, release{false};
   std::thread t([&] {
-    holder.with_writer_lock([&] {
+    CacheTestHooks::with_writer_lock(holder, [&] {
       locked = true;
       while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
   });
   while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   {
-    Cache::WriterHold hold(c);
+    CacheLabHooks::WriterHold hold(c);
     CHECK_FALSE(hold.owns());
-    CHECK(c.insert_encoded_held(hold, key, bytes, kNow) == InsertStatus::skipped);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, bytes, kNow) == InsertStatus::skipped);
     CHECK(c.stats().counter(Counter::writer_lock_unavailable) == 1);
   }
   release = true;
   t.join();
   {
-    Cache::WriterHold hold(c);
+    CacheLabHooks::WriterHold hold(c);
     REQUIRE(hold.owns());
-    CHECK(c.insert_encoded_held(hold, key, bytes, kNow) == InsertStatus::inserted);
-    CHECK(c.probe_at(key, c.prefetch_position(key), kNow) == LookupStatus::hit);
-    CHECK(c.insert_encoded_held(hold, key, {}, kNow) == InsertStatus::rejected);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, bytes, kNow) == InsertStatus::inserted);
+    CHECK(CacheLabHooks::probe_at(c, key, CacheLabHooks::prefetch_position(c, key), kNow) == LookupStatus::hit);
+    CHECK(CacheLabHooks::insert_encoded_held(c, hold, key, {}, kNow) == InsertStatus::rejected);
   }
   check_invariants(c);  // takes the writer lock: after the hold
 }

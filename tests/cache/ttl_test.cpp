@@ -18,7 +18,7 @@ TEST_CASE("an entry is a hit before its expiry and expired from then on", "[ttl]
   OwnedAnswer a;
   a.ttl = 300;
   a.add(kAnswer, {}, kA, 300, bytes_of({192, 0, 2, 1}));
-  const CacheKey key(wire("ttl.example"), kA);
+  const CacheKey key(wire_name("ttl.example"), kA);
   REQUIRE(c.insert(key, a.answer(), kNow) == InsertStatus::inserted);
 
   EntryCopy copy;
@@ -51,9 +51,9 @@ TEST_CASE("expiry follows the entry TTL: the smallest record TTL when none is gi
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);
   OwnedAnswer a;  // ttl 0: the entry lives as long as its shortest record
-  a.add(kAnswer, {}, kCNAME, 3600, wire("target.example"));
-  a.add(kAnswer, wire("target.example"), kA, 20, bytes_of({10, 0, 0, 1}));
-  const CacheKey key(wire("short.example"), kA);
+  a.add(kAnswer, {}, kCNAME, 3600, wire_name("target.example"));
+  a.add(kAnswer, wire_name("target.example"), kA, 20, bytes_of({10, 0, 0, 1}));
+  const CacheKey key(wire_name("short.example"), kA);
   REQUIRE(c.insert(key, a.answer(), kNow) == InsertStatus::inserted);
   EntryCopy copy;
   REQUIRE(c.lookup(key, kNow + 19, copy) == LookupStatus::hit);
@@ -62,8 +62,8 @@ TEST_CASE("expiry follows the entry TTL: the smallest record TTL when none is gi
   SECTION("a negative answer expires with its SOA TTL") {
     OwnedAnswer nx;
     nx.rcode = 3;
-    nx.add(kAuthority, wire("example"), kSOA, 30, soa_rdata("ns.example", "h.example", 1, 30));
-    const CacheKey nk(wire("nx.example"), kA);
+    nx.add(kAuthority, wire_name("example"), kSOA, 30, soa_rdata("ns.example", "h.example", 1, 30));
+    const CacheKey nk(wire_name("nx.example"), kA);
     REQUIRE(c.insert(nk, nx.answer(), kNow) == InsertStatus::inserted);
     REQUIRE(c.lookup(nk, kNow + 29, copy) == LookupStatus::hit);
     REQUIRE(EntryReader(copy.span()).rcode() == 3);
@@ -76,7 +76,7 @@ TEST_CASE("batched lookups apply the same expiry rule", "[ttl]") {
   Cache c(ts.seg);
   std::vector<CacheKey> keys;
   for (std::uint32_t i = 0; i < 20; ++i) {
-    keys.emplace_back(wire("b" + std::to_string(i) + ".example"), kA);
+    keys.emplace_back(wire_name("b" + std::to_string(i) + ".example"), kA);
     OwnedAnswer a;
     a.ttl = 10 + i;  // entry i expires at kNow + 10 + i
     a.add(kAnswer, {}, kA, a.ttl, bytes_of({10, 0, 0, int(i)}));

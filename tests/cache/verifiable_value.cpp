@@ -36,7 +36,7 @@ std::uint32_t load_u32le(const std::uint8_t* p) {
 }  // namespace
 
 cache::CacheKey verifiable_key(std::uint32_t k) {
-  const Bytes name = wire("k" + std::to_string(k) + ".verify.test");
+  const Bytes name = wire_name("k" + std::to_string(k) + ".verify.test");
   return cache::CacheKey(name, kTXT);
 }
 
@@ -46,7 +46,7 @@ OwnedAnswer verifiable_answer(const ValueId& id) {
   const unsigned n = 1 + static_cast<unsigned>(mix(id, 1) % 4);
   for (unsigned i = 0; i < n; ++i) a.add(cache::kAnswer, {}, kTXT, kVerifiableTtl, txt_record(id, i));
   const std::uint64_t ip = mix(id, 2);
-  a.add(cache::kAdditional, wire("ns.verify.test"), kA, kVerifiableTtl / 2,
+  a.add(cache::kAdditional, wire_name("ns.verify.test"), kA, kVerifiableTtl / 2,
         bytes_of({int(ip & 255), int((ip >> 8) & 255), int((ip >> 16) & 255), int((ip >> 24) & 255)}));
   return a;
 }

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The ECS option and prefix masking (cache/address_prefix.hpp, dns/ecs_option.hpp).
+// The ECS option and prefix masking (wire/address_prefix.hpp, dns/ecs_option.hpp).
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
-#include "cache/address_prefix.hpp"
 #include "dns/ecs_option.hpp"
+#include "wire/address_prefix.hpp"
 
 namespace dnsarena::dns {
 namespace {
+
+using namespace wire;
 
 using Address = std::array<std::uint8_t, 16>;
 
@@ -31,33 +33,33 @@ Address masked_bitwise(const Address& a, unsigned prefix) {
 TEST_CASE("clear_bits_past_prefix keeps exactly the prefix's bits", "[dns][ecs]") {
   SECTION("prefix 0 clears everything") {
     Address a = all_ones();
-    cache::clear_bits_past_prefix(a, 0);
+    wire::clear_bits_past_prefix(a, 0);
     CHECK(a == Address{});
   }
   SECTION("prefix 32 keeps an IPv4 address and clears the rest of the array") {
     Address a = all_ones();
-    cache::clear_bits_past_prefix(a, 32);
+    wire::clear_bits_past_prefix(a, 32);
     CHECK(a == Address{0xFF, 0xFF, 0xFF, 0xFF});
   }
   SECTION("prefix 128 keeps all of an IPv6 address") {
     Address a = all_ones();
-    cache::clear_bits_past_prefix(a, 128);
+    wire::clear_bits_past_prefix(a, 128);
     CHECK(a == all_ones());
   }
   SECTION("a prefix past the span's end changes nothing") {
     std::array<std::uint8_t, 4> v4{1, 2, 3, 4};
-    cache::clear_bits_past_prefix(v4, 33);
+    wire::clear_bits_past_prefix(v4, 33);
     CHECK(v4 == std::array<std::uint8_t, 4>{1, 2, 3, 4});
   }
   SECTION("prefixes that are not multiples of 8") {
     Address a = all_ones();
-    cache::clear_bits_past_prefix(a, 23);
+    wire::clear_bits_past_prefix(a, 23);
     CHECK(a == Address{0xFF, 0xFF, 0xFE});
     a = all_ones();
-    cache::clear_bits_past_prefix(a, 1);
+    wire::clear_bits_past_prefix(a, 1);
     CHECK(a == Address{0x80});
     a = all_ones();
-    cache::clear_bits_past_prefix(a, 57);
+    wire::clear_bits_past_prefix(a, 57);
     CHECK(a == Address{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x80});
   }
   SECTION("every prefix 0..128 agrees with a bit-by-bit mask") {
@@ -65,7 +67,7 @@ TEST_CASE("clear_bits_past_prefix keeps exactly the prefix's bits", "[dns][ecs]"
                           0x3C, 0x99, 0x66, 0x12, 0x34, 0x56, 0x78, 0x9A};
     for (unsigned prefix = 0; prefix <= 128; ++prefix) {
       Address a = pattern;
-      cache::clear_bits_past_prefix(a, prefix);
+      wire::clear_bits_past_prefix(a, prefix);
       INFO("prefix " << prefix);
       CHECK(a == masked_bitwise(pattern, prefix));
     }

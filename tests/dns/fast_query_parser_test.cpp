@@ -12,14 +12,16 @@
 #include <iterator>
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "common/bytes.hpp"
 #include "dns/query_builder.hpp"
-#include "dns/wire.hpp"
 #include "tests/dns/query_parser_diff.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::dns {
 namespace {
+
+using namespace wire;
 
 using Wire = std::vector<std::uint8_t>;
 
@@ -50,13 +52,13 @@ EcsOption ecs(std::uint16_t family, std::uint8_t source, std::array<std::uint8_t
 
 // Common queries: the shapes the fast path exists for, plus neighbours it must decline.
 std::vector<Wire> generated_queries() {
-  std::vector<common::Bytes> names = {cache::name_to_wire("a.test"), cache::name_to_wire("Www.Example.COM"),
-                                      cache::name_to_wire("."), cache::name_to_wire(std::string(63, 'x') + ".test")};
+  std::vector<common::Bytes> names = {wire::name_to_wire("a.test"), wire::name_to_wire("Www.Example.COM"),
+                                      wire::name_to_wire("."), wire::name_to_wire(std::string(63, 'x') + ".test")};
   {
     std::string longest;  // 255 bytes of wire: 3 labels of 63 and one of 61
     for (int i = 0; i < 3; ++i) longest += std::string(63, 'a' + i) + ".";
     longest += std::string(61, 'd');
-    names.push_back(cache::name_to_wire(longest));
+    names.push_back(wire::name_to_wire(longest));
   }
   const std::uint16_t types[] = {kTypeA, kTypeAaaa, kTypeTxt, kTypeAny, kTypeMx, 0, kTypeIxfr, kTypeAxfr, 65535};
   std::vector<Wire> out;

@@ -6,16 +6,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "common/bytes.hpp"
 #include "dns/client_query.hpp"
 #include "dns/knot_packet.hpp"
 #include "dns/message.hpp"
 #include "dns/query_builder.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::dns {
 namespace {
+
+using namespace wire;
 
 using Wire = std::vector<std::uint8_t>;
 
@@ -47,7 +49,7 @@ ParseStatus status(const Wire& w) {
 std::size_t opt_at(const common::Bytes& qname) { return kHeaderBytes + qname.size() + 4; }
 std::size_t ecs_at(const common::Bytes& qname) { return opt_at(qname) + kOptRecordBytes; }
 
-const common::Bytes kName = cache::name_to_wire("Www.Example.COM");
+const common::Bytes kName = wire::name_to_wire("Www.Example.COM");
 
 TEST_CASE("write_query and build_query write the same bytes", "[dns][build]") {
   const QuerySpec spec{.id = 0xBEEF, .qname = kName, .qtype = kTypeAaaa, .cd = true, .do_bit = true,

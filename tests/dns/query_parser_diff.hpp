@@ -65,7 +65,7 @@ inline std::string describe(ParseVerdict v, const ClientQuery& q) {
     for (unsigned char c : key_bytes(q)) s += std::to_string(c) + ".";
   }
   std::uint8_t out[12 + 255 + 4 + 11 + 24];
-  const std::size_t n = write_error_response(q, kRcodeServFail, out, sizeof out);
+  const std::size_t n = write_error_response(q, wire::kRcodeServFail, out, sizeof out);
   s += " errresp=";
   for (std::size_t i = 0; i < n; ++i) s += std::to_string(out[i]) + ".";
   return s;

@@ -14,6 +14,7 @@
 #include "cache/response_writer.hpp"
 
 using namespace dnsarena::cache;
+using namespace dnsarena::wire;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 4) return 0;

@@ -7,14 +7,14 @@
 #include <set>
 
 #include "dns/knot_packet.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::interop {
 
 namespace {
 
-using dns::kTypeA, dns::kTypeNs, dns::kTypeCname, dns::kTypeSoa, dns::kTypePtr, dns::kTypeMx, dns::kTypeAaaa,
-    dns::kTypeRrsig, dns::kTypeNsec, dns::kTypeNsec3;
+using wire::kTypeA, wire::kTypeNs, wire::kTypeCname, wire::kTypeSoa, wire::kTypePtr, wire::kTypeMx, wire::kTypeAaaa,
+    wire::kTypeRrsig, wire::kTypeNsec, wire::kTypeNsec3;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cache/dns_name.hpp"
 #include "sim/layouts/counting_allocator.hpp"
 #include "sim/layouts/layout.hpp"
+#include "wire/dns_name.hpp"
 
 using namespace dnsarena;
 using namespace dnsarena::sim::layouts;
@@ -27,7 +27,7 @@ std::size_t buckets_after_one_insert() {
 }
 
 LayoutMemory one_entry(Layout& layout) {
-  const auto qname = cache::name_to_wire("www.example.com");
+  const auto qname = wire::name_to_wire("www.example.com");
   REQUIRE(qname.size() == 17);
   const std::uint8_t a1[4] = {192, 0, 2, 1}, a2[4] = {192, 0, 2, 2};
   const cache::RecordData recs[2] = {{{}, 1, 1, 300, a1}, {{}, 1, 1, 300, a2}};

@@ -65,9 +65,9 @@ TEST_CASE("every layout writes the same response bytes as the arena", "[layouts]
   edns.max_size = 1232;
   cache::ResponseOptions tiny;  // forces TC on most entries
   tiny.max_size = 80;
-  const Variant variants[] = {{"plain", {}, cache::kFlagRd, kNow + 7},
-                              {"edns+do, cd, later clock", edns, cache::kFlagRd | cache::kFlagCd, kNow + 55},
-                              {"80-byte limit", tiny, cache::kFlagRd, kNow + 1}};
+  const Variant variants[] = {{"plain", {}, wire::kFlagRd, kNow + 7},
+                              {"edns+do, cd, later clock", edns, wire::kFlagRd | wire::kFlagCd, kNow + 55},
+                              {"80-byte limit", tiny, wire::kFlagRd, kNow + 1}};
 
   std::uint64_t negatives = 0, cnames = 0, truncated = 0, compared = 0;
   std::vector<std::uint8_t> expect(65535), got(65535);

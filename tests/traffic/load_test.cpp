@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "cache/dns_name.hpp"
 #include "sim/traffic/load_client.hpp"
 #include "sim/traffic/upstream_zone.hpp"
 #include "sim/traffic/zipf_sampler.hpp"
 #include "upstream_process.hpp"
+#include "wire/dns_name.hpp"
 
 using namespace dnsarena;
 using namespace dnsarena::sim;
@@ -78,7 +78,7 @@ TEST_CASE("query stream is deterministic and follows the profile's shares", "[tr
     } else if (qa.kind == StreamQuery::Kind::nxdomain) {
       ++nx;
     } else if (k < 200) {
-      CHECK(cache::wire_to_text(qa.qname) == upstream_name(p, 1, qa.name_index));
+      CHECK(wire::wire_to_text(qa.qname) == upstream_name(p, 1, qa.name_index));
       CHECK(qa.qtype == upstream_type(p, 1, qa.name_index));
     }
   }
@@ -139,7 +139,7 @@ TEST_CASE("sim load --json as a command, and --write-dnsperf", "[traffic][load][
   StreamQuery q;
   while (in >> name >> type) {
     stream.query(lines, q);
-    CHECK(name == cache::wire_to_text(q.qname));
+    CHECK(name == wire::wire_to_text(q.qname));
     CHECK(type == dns::type_name(q.qtype));
     ++lines;
   }

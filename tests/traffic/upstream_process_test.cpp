@@ -12,11 +12,11 @@
 #include <memory>
 #include <regex>
 
-#include "cache/dns_name.hpp"
 #include "dns/query_builder.hpp"
-#include "dns/wire.hpp"
 #include "sim/traffic/upstream_zone.hpp"
 #include "upstream_process.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 using namespace dnsarena;
 using namespace dnsarena::sim;
@@ -75,7 +75,7 @@ struct Child {
 
 std::string rdata_text(std::uint16_t type, const Bytes& rd) {
   char buf[INET6_ADDRSTRLEN];
-  if (type == dns::kTypeA) return ::inet_ntop(AF_INET, rd.data(), buf, sizeof buf);
+  if (type == wire::kTypeA) return ::inet_ntop(AF_INET, rd.data(), buf, sizeof buf);
   return ::inet_ntop(AF_INET6, rd.data(), buf, sizeof buf);
 }
 
@@ -97,31 +97,31 @@ std::vector<std::string> lines(const std::string& s) {
 TEST_CASE("sim upstream answers kdig: A, AAAA, TXT, CNAME, NXDOMAIN, NODATA", "[traffic][upstream][process]") {
   Child c;
   const std::uint16_t port = c.proc->port();
-  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa}) {
+  for (std::uint16_t type : {wire::kTypeA, wire::kTypeAaaa}) {
     const std::uint64_t i = c.find([&](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == type; });
     std::vector<std::string> want;
     for (const auto& rd : c.zone->entry(i).rdatas) want.push_back(rdata_text(type, rd));
     CHECK(lines(test::kdig(port, {c.zone->name_text(i), dns::type_name(type), "+short"})) == want);
   }
   {  // TXT: count the strings (kdig escapes their bytes); exact bytes are checked below.
-    const std::uint64_t i = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeTxt; });
+    const std::uint64_t i = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == wire::kTypeTxt; });
     CHECK(lines(test::kdig(port, {c.zone->name_text(i), "TXT", "+short", "+tcp"})).size() ==
           c.zone->entry(i).rdatas.size());
   }
   {  // CNAME chain
     const std::uint64_t i = c.find([](const GeneratedEntry& e) {
-      return !e.negative && !e.cname_target.empty() && e.ecs.family == EcsFamily::none && e.qtype == dns::kTypeA;
+      return !e.negative && !e.cname_target.empty() && e.ecs.family == EcsFamily::none && e.qtype == wire::kTypeA;
     });
     const auto out = lines(test::kdig(port, {c.zone->name_text(i), "A", "+short"}));
     REQUIRE(out.size() == 1 + c.zone->entry(i).rdatas.size());
     CHECK(out[0] == "cdn." + c.zone->name_text(i));
-    CHECK(out[1] == rdata_text(dns::kTypeA, c.zone->entry(i).rdatas[0]));
+    CHECK(out[1] == rdata_text(wire::kTypeA, c.zone->entry(i).rdatas[0]));
   }
   {  // NXDOMAIN (unknown name and a negative name) and NODATA
     CHECK_THAT(test::kdig(port, {"nx42.zone.", "A"}), Catch::Contains("status: NXDOMAIN"));
     const std::uint64_t nx = c.find([](const GeneratedEntry& e) { return e.negative && e.rcode == 3; });
     CHECK_THAT(test::kdig(port, {c.zone->name_text(nx), "AAAA"}), Catch::Contains("status: NXDOMAIN"));
-    const std::uint64_t a = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeA; });
+    const std::uint64_t a = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == wire::kTypeA; });
     const std::string nodata = test::kdig(port, {c.zone->name_text(a), "TXT"});
     CHECK_THAT(nodata, Catch::Contains("status: NOERROR"));
     CHECK_THAT(nodata, Catch::Contains("ANSWER: 0"));
@@ -133,10 +133,10 @@ TEST_CASE("sim upstream over our own UDP and TCP client, stats and malformed inp
           "[traffic][upstream][process]") {
   Child c;
   const std::uint16_t port = c.proc->port();
-  const std::uint64_t t = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeTxt; });
+  const std::uint64_t t = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == wire::kTypeTxt; });
   const std::uint64_t before = c.answered();
   for (bool tcp : {false, true}) {
-    const Bytes q = dns::build_query({.id = 77, .qname = c.zone->name_wire(t), .qtype = dns::kTypeTxt});
+    const Bytes q = dns::build_query({.id = 77, .qname = c.zone->name_wire(t), .qtype = wire::kTypeTxt});
     const Bytes wire = tcp ? test::exchange_tcp(port, q) : test::exchange_udp(port, q);
     dns::Message r;
     REQUIRE(dns::parse_message(wire, r, true) == dns::ParseStatus::ok);
@@ -151,7 +151,7 @@ TEST_CASE("sim upstream over our own UDP and TCP client, stats and malformed inp
   REQUIRE(formerr.size() >= 12);
   CHECK(formerr[0] == 0xAB);
   CHECK(formerr[1] == 0xCD);
-  CHECK((formerr[3] & 0x0F) == dns::kRcodeFormErr);
+  CHECK((formerr[3] & 0x0F) == wire::kRcodeFormErr);
   CHECK(test::exchange_udp(port, Bytes{1, 2, 3}, 300).empty());
   // The server still serves, and counted exactly what it answered (2 + FORMERR).
   CHECK(c.answered() == before + 3);
@@ -169,7 +169,7 @@ TEST_CASE("sim upstream ECS: different /24 differ with scope 24, same /24 agree"
   Child c;
   const std::uint16_t port = c.proc->port();
   const std::uint64_t i = c.find([](const GeneratedEntry& e) {
-    return !e.negative && e.cname_target.empty() && e.ecs.family != EcsFamily::none && e.qtype == dns::kTypeA;
+    return !e.negative && e.cname_target.empty() && e.ecs.family != EcsFamily::none && e.qtype == wire::kTypeA;
   });
   const std::string name = c.zone->name_text(i);
   const std::string a = test::kdig(port, {name, "A", "+subnet=198.51.100.0/24"});
@@ -194,16 +194,16 @@ TEST_CASE("sim upstream ECS: different /24 differ with scope 24, same /24 agree"
   e1.address = {198, 51, 100, 0};
   dns::Message r;
   const Bytes name_i = c.zone->name_wire(i);
-  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 9, .qname = name_i, .qtype = dns::kTypeA,
+  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 9, .qname = name_i, .qtype = wire::kTypeA,
                                                                         .ecs = e1})),
                              r, true) == dns::ParseStatus::ok);
   CHECK(r.ecs.scope_prefix == 24);
   std::vector<std::string> ours;
-  for (const auto& rec : r.answer) ours.push_back(rdata_text(dns::kTypeA, rec.rdata));
+  for (const auto& rec : r.answer) ours.push_back(rdata_text(wire::kTypeA, rec.rdata));
   CHECK(ours == answers(a));
-  const std::uint64_t p = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == dns::kTypeA; });
+  const std::uint64_t p = c.find([](const GeneratedEntry& e) { return Child::plain(e) && e.qtype == wire::kTypeA; });
   const Bytes name_p = c.zone->name_wire(p);
-  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 10, .qname = name_p, .qtype = dns::kTypeA,
+  REQUIRE(dns::parse_message(test::exchange_udp(port, dns::build_query({.id = 10, .qname = name_p, .qtype = wire::kTypeA,
                                                                         .ecs = e1})),
                              r, true) == dns::ParseStatus::ok);
   CHECK(r.ecs.present);

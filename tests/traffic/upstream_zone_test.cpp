@@ -5,15 +5,16 @@
 #include <functional>
 #include <set>
 
-#include "cache/address_prefix.hpp"
-#include "cache/dns_name.hpp"
 #include "dns/query_builder.hpp"
-#include "dns/wire.hpp"
 #include "sim/traffic/upstream_zone.hpp"
+#include "wire/address_prefix.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 using namespace dnsarena::sim;
 using namespace dnsarena::sim::traffic;
 namespace dns = dnsarena::dns;
+namespace wire = dnsarena::wire;
 using dnsarena::cache::EcsFamily;
 
 namespace {
@@ -60,7 +61,7 @@ dns::EcsOption v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d
   e.family = 1;
   e.source_prefix = source;
   e.address = {a, b, c, d};
-  dnsarena::cache::clear_bits_past_prefix(e.address, source);
+  wire::clear_bits_past_prefix(e.address, source);
   return e;
 }
 
@@ -89,11 +90,11 @@ TEST_CASE_METHOD(Fixture, "every generated name is found again, names are unique
 }
 
 TEST_CASE_METHOD(Fixture, "A, AAAA and TXT names answer their records with the entry's TTL", "[traffic][zone]") {
-  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa, dns::kTypeTxt}) {
+  for (std::uint16_t type : {wire::kTypeA, wire::kTypeAaaa, wire::kTypeTxt}) {
     const std::uint64_t i = find([&](const GeneratedEntry& e) { return plain(e) && e.qtype == type; });
     const GeneratedEntry e = zone.entry(i);
     const dns::Message r = ask(zone.name_wire(i), type);
-    CHECK(r.rcode == dns::kRcodeNoError);
+    CHECK(r.rcode == wire::kRcodeNoError);
     REQUIRE(r.answer.size() == e.rdatas.size());
     for (std::size_t k = 0; k < e.rdatas.size(); ++k) {
       CHECK(r.answer[k].type == type);
@@ -106,40 +107,40 @@ TEST_CASE_METHOD(Fixture, "A, AAAA and TXT names answer their records with the e
 }
 
 TEST_CASE_METHOD(Fixture, "another type of a name is NODATA with the SOA", "[traffic][zone]") {
-  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == dns::kTypeA; });
-  const dns::Message r = ask(zone.name_wire(i), dns::kTypeAaaa);
-  CHECK(r.rcode == dns::kRcodeNoError);
+  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == wire::kTypeA; });
+  const dns::Message r = ask(zone.name_wire(i), wire::kTypeAaaa);
+  CHECK(r.rcode == wire::kRcodeNoError);
   CHECK(r.answer.empty());
   REQUIRE(r.authority.size() == 1);
-  CHECK(r.authority[0].type == dns::kTypeSoa);
+  CHECK(r.authority[0].type == wire::kTypeSoa);
   CHECK(r.authority[0].owner == "zone.");
 }
 
 TEST_CASE_METHOD(Fixture, "names outside the list are NXDOMAIN, outside the zone REFUSED", "[traffic][zone]") {
-  const dns::Message r = ask(dnsarena::cache::name_to_wire("nx1.zone."), dns::kTypeA);
-  CHECK(r.rcode == dns::kRcodeNxDomain);
+  const dns::Message r = ask(wire::name_to_wire("nx1.zone."), wire::kTypeA);
+  CHECK(r.rcode == wire::kRcodeNxDomain);
   REQUIRE(r.authority.size() == 1);
-  CHECK(r.authority[0].type == dns::kTypeSoa);
+  CHECK(r.authority[0].type == wire::kTypeSoa);
   CHECK(r.authority[0].ttl == profile.negative_ttl);
-  CHECK(ask(dnsarena::cache::name_to_wire("www.example.com."), dns::kTypeA).rcode == dns::kRcodeRefused);
-  CHECK(ask(dnsarena::cache::name_to_wire("xzone."), dns::kTypeA).rcode == dns::kRcodeRefused);
-  const dns::Message apex = ask(dnsarena::cache::name_to_wire("zone."), dns::kTypeSoa);
-  CHECK(apex.rcode == dns::kRcodeNoError);
+  CHECK(ask(wire::name_to_wire("www.example.com."), wire::kTypeA).rcode == wire::kRcodeRefused);
+  CHECK(ask(wire::name_to_wire("xzone."), wire::kTypeA).rcode == wire::kRcodeRefused);
+  const dns::Message apex = ask(wire::name_to_wire("zone."), wire::kTypeSoa);
+  CHECK(apex.rcode == wire::kRcodeNoError);
   REQUIRE(apex.answer.size() == 1);
-  CHECK(apex.answer[0].type == dns::kTypeSoa);
+  CHECK(apex.answer[0].type == wire::kTypeSoa);
 }
 
 TEST_CASE_METHOD(Fixture, "negative names: NXDOMAIN or NODATA for every type", "[traffic][zone]") {
   const std::uint64_t nx = find([](const GeneratedEntry& e) { return e.negative && e.rcode == 3; });
   const std::uint64_t nd = find([](const GeneratedEntry& e) { return e.negative && e.rcode == 0; });
-  for (std::uint16_t type : {dns::kTypeA, dns::kTypeAaaa, dns::kTypeTxt}) {
+  for (std::uint16_t type : {wire::kTypeA, wire::kTypeAaaa, wire::kTypeTxt}) {
     const dns::Message a = ask(zone.name_wire(nx), type);
-    CHECK(a.rcode == dns::kRcodeNxDomain);
+    CHECK(a.rcode == wire::kRcodeNxDomain);
     CHECK(a.answer.empty());
     REQUIRE(a.authority.size() == 1);
     CHECK(a.authority[0].ttl == zone.entry(nx).ttl);
     const dns::Message b = ask(zone.name_wire(nd), type);
-    CHECK(b.rcode == dns::kRcodeNoError);
+    CHECK(b.rcode == wire::kRcodeNoError);
     CHECK(b.answer.empty());
     CHECK(b.authority.size() == 1);
   }
@@ -152,28 +153,28 @@ TEST_CASE_METHOD(Fixture, "CNAME names: name CNAME cdn.name, then the records of
   const GeneratedEntry e = zone.entry(i);
   const std::string name = zone.name_text(i);
   const dns::Message r = ask(zone.name_wire(i), e.qtype);
-  CHECK(r.rcode == dns::kRcodeNoError);
+  CHECK(r.rcode == wire::kRcodeNoError);
   REQUIRE(r.answer.size() == 1 + e.rdatas.size());
-  CHECK(r.answer[0].type == dns::kTypeCname);
+  CHECK(r.answer[0].type == wire::kTypeCname);
   CHECK(r.answer[0].owner == name);
-  CHECK(dnsarena::cache::wire_to_text(r.answer[0].rdata) == "cdn." + name);
+  CHECK(wire::wire_to_text(r.answer[0].rdata) == "cdn." + name);
   for (std::size_t k = 0; k < e.rdatas.size(); ++k) {
     CHECK(r.answer[1 + k].owner == "cdn." + name);
     CHECK(r.answer[1 + k].rdata == e.rdatas[k]);
   }
   // The target answers by itself; the CNAME type alone gives just the CNAME.
-  const dns::Message t = ask(dnsarena::cache::name_to_wire("cdn." + name), e.qtype);
+  const dns::Message t = ask(wire::name_to_wire("cdn." + name), e.qtype);
   CHECK(rdatas_of(t, e.qtype) == e.rdatas);
-  CHECK(ask(zone.name_wire(i), dns::kTypeCname).answer.size() == 1);
+  CHECK(ask(zone.name_wire(i), wire::kTypeCname).answer.size() == 1);
   // Another type: the CNAME and NODATA for the target.
-  const std::uint16_t other = e.qtype == dns::kTypeA ? dns::kTypeAaaa : dns::kTypeA;
+  const std::uint16_t other = e.qtype == wire::kTypeA ? wire::kTypeAaaa : wire::kTypeA;
   const dns::Message o = ask(zone.name_wire(i), other);
-  CHECK(o.rcode == dns::kRcodeNoError);
+  CHECK(o.rcode == wire::kRcodeNoError);
   CHECK(o.answer.size() == 1);
   CHECK(o.authority.size() == 1);
   // cdn. in front of a name without a CNAME does not exist.
   const std::uint64_t p = find(plain);
-  CHECK(ask(dnsarena::cache::name_to_wire("cdn." + zone.name_text(p)), dns::kTypeA).rcode == dns::kRcodeNxDomain);
+  CHECK(ask(wire::name_to_wire("cdn." + zone.name_text(p)), wire::kTypeA).rcode == wire::kRcodeNxDomain);
 }
 
 TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24 and scope 0 elsewhere", "[traffic][zone][ecs]") {
@@ -200,12 +201,12 @@ TEST_CASE_METHOD(Fixture, "ECS: answers per client /24 with scope 24 and scope 0
   CHECK_FALSE(n.ecs.present);
   CHECK(rdatas_of(n, e.qtype) == e.rdatas);
   // A name that does not depend on the subnet: scope 0, same records for everyone.
-  const std::uint64_t p = find([](const GeneratedEntry& x) { return plain(x) && x.qtype == dns::kTypeA; });
-  const dns::Message pa = ask(zone.name_wire(p), dns::kTypeA, true, v4(10, 0, 1, 0));
-  const dns::Message pb = ask(zone.name_wire(p), dns::kTypeA, true, v4(10, 0, 2, 0));
+  const std::uint64_t p = find([](const GeneratedEntry& x) { return plain(x) && x.qtype == wire::kTypeA; });
+  const dns::Message pa = ask(zone.name_wire(p), wire::kTypeA, true, v4(10, 0, 1, 0));
+  const dns::Message pb = ask(zone.name_wire(p), wire::kTypeA, true, v4(10, 0, 2, 0));
   REQUIRE(pa.ecs.present);
   CHECK(pa.ecs.scope_prefix == 0);
-  CHECK(rdatas_of(pa, dns::kTypeA) == rdatas_of(pb, dns::kTypeA));
+  CHECK(rdatas_of(pa, wire::kTypeA) == rdatas_of(pb, wire::kTypeA));
   // Source prefix 0 (client opted out): scope 0, base records.
   const dns::Message z = ask(name, e.qtype, true, v4(0, 0, 0, 0, 0));
   CHECK(z.ecs.scope_prefix == 0);
@@ -216,25 +217,25 @@ TEST_CASE_METHOD(Fixture, "large answers are truncated over UDP without EDNS, wh
   const std::uint64_t i = find([](const GeneratedEntry& e) {
     std::size_t bytes = 0;
     for (const auto& rd : e.rdatas) bytes += rd.size() + 12;
-    return plain(e) && e.qtype == dns::kTypeTxt && bytes > 600;
+    return plain(e) && e.qtype == wire::kTypeTxt && bytes > 600;
   });
-  const dns::Message udp = ask(zone.name_wire(i), dns::kTypeTxt, false);
+  const dns::Message udp = ask(zone.name_wire(i), wire::kTypeTxt, false);
   CHECK(udp.tc);
   CHECK(udp.answer.empty());
-  const dns::Message edns = ask(zone.name_wire(i), dns::kTypeTxt, true);
+  const dns::Message edns = ask(zone.name_wire(i), wire::kTypeTxt, true);
   CHECK_FALSE(edns.tc);
   CHECK(edns.answer.size() == zone.entry(i).rdatas.size());
-  const dns::Message tcp = ask(zone.name_wire(i), dns::kTypeTxt, false, {}, false);
+  const dns::Message tcp = ask(zone.name_wire(i), wire::kTypeTxt, false, {}, false);
   CHECK_FALSE(tcp.tc);
   CHECK(tcp.answer.size() == zone.entry(i).rdatas.size());
 }
 
 TEST_CASE_METHOD(Fixture, "the question's case is preserved", "[traffic][zone]") {
-  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == dns::kTypeA; });
+  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == wire::kTypeA; });
   Bytes upper = zone.name_wire(i);
   for (auto& c : upper)
     if (c >= 'a' && c <= 'z') c = static_cast<std::uint8_t>(c - 32);
-  const dns::Message r = ask(upper, dns::kTypeA);
+  const dns::Message r = ask(upper, wire::kTypeA);
   CHECK(r.qname == upper);
   CHECK(r.answer.size() == zone.entry(i).rdatas.size());
 }

@@ -18,14 +18,14 @@
 #include <stdexcept>
 #include <thread>
 
-#include "cache/dns_name.hpp"
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
 #include "tests/command_output.hpp"
 #include "common/socket_owners.hpp"
 #include "dns/knot_packet.hpp"
-#include "dns/wire.hpp"
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::test {
 
@@ -156,9 +156,9 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {
       const knot_rrset_t* rr = knot_pkt_rr(section, i);
-      if (rr->type == dns::kTypeOpt) continue;
+      if (rr->type == wire::kTypeOpt) continue;
       for (std::uint16_t k = 0; k < rr->rrs.count; ++k)
-        r.records.push_back({sec, cache::wire_to_text({rr->owner, knot_dname_size(rr->owner)}), rr->type, rr->ttl});
+        r.records.push_back({sec, wire::wire_to_text({rr->owner, knot_dname_size(rr->owner)}), rr->type, rr->ttl});
     }
   }
   for (auto& rec : r.records)

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace dnsarena::cache {
+namespace dnsarena::wire {
 
 inline constexpr std::size_t kMaxNameWire = 255;
 
@@ -63,4 +63,4 @@ std::basic_string<std::uint8_t> name_to_wire(std::string_view text);
 // Wire form -> dotted text with a trailing dot ("." for the root).
 std::string wire_to_text(std::span<const std::uint8_t> wire);
 
-}  // namespace dnsarena::cache
+}  // namespace dnsarena::wire

@@ -4,8 +4,8 @@
 // rules, rate-limit buckets, layout experiments).
 //
 // Purpose: a subnet has one byte form, so two keys or options for the same subnet are
-// byte-equal. Lives in cache/ because cache keys need it and cache/ depends on nothing;
-// dns/ and workers/ use it from here. Not installed (cache_key.cpp is its only user
+// byte-equal. Lives in wire/, below cache/ and dns/, so that the cache key and the ECS
+// option cut a subnet the same way. Not installed (cache_key.cpp is its only user
 // inside the library).
 //
 // Costs: one masked byte and a fill of the bytes after it; no branches per bit.
@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <span>
 
-namespace dnsarena::cache {
+namespace dnsarena::wire {
 
 // Keeps the first `prefix` bits of `address` and zeroes the rest (all of it for prefix
 // 0; nothing for prefix >= 8 * size).
@@ -25,4 +25,4 @@ inline void clear_bits_past_prefix(std::span<std::uint8_t> address, unsigned pre
   std::fill(address.begin() + static_cast<std::ptrdiff_t>(i), address.end(), std::uint8_t{0});
 }
 
-}  // namespace dnsarena::cache
+}  // namespace dnsarena::wire

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace dnsarena::cache {
+namespace dnsarena::wire {
 
 std::size_t wire_name_length(std::span<const std::uint8_t> bytes) {
   std::size_t pos = 0;
@@ -60,4 +60,4 @@ std::string wire_to_text(std::span<const std::uint8_t> wire) {
   return out.empty() ? "." : out;
 }
 
-}  // namespace dnsarena::cache
+}  // namespace dnsarena::wire

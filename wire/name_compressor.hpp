@@ -21,7 +21,9 @@
 #include <cstdint>
 #include <span>
 
-namespace dnsarena::cache {
+#include "constants.hpp"
+
+namespace dnsarena::wire {
 
 // The rdata of `type` with names the writer may compress, as (prefix bytes, names, suffix
 // bytes): MX is 2 bytes then a name; SOA two names then 20 bytes; NS, CNAME, PTR one name.
@@ -31,9 +33,9 @@ struct CompressibleRdata {
 };
 inline CompressibleRdata compressible_rdata(std::uint16_t type) {
   switch (type) {
-    case 2: case 5: case 12: return {0, 1};  // NS, CNAME, PTR
-    case 15: return {2, 1};                  // MX: preference, exchange
-    case 6: return {0, 2};                   // SOA: mname, rname, then five u32
+    case kTypeNs: case kTypeCname: case kTypePtr: return {0, 1};
+    case kTypeMx: return {2, 1};   // preference, exchange
+    case kTypeSoa: return {0, 2};  // mname, rname, then five u32
     default: return {};
   }
 }
@@ -69,4 +71,4 @@ private:
   int count_ = 0;
 };
 
-}  // namespace dnsarena::cache
+}  // namespace dnsarena::wire

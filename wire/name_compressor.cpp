@@ -5,7 +5,7 @@
 
 #include "dns_name.hpp"
 
-namespace dnsarena::cache {
+namespace dnsarena::wire {
 
 void NameCompressor::add(std::size_t offset) {
   std::size_t p = offset;
@@ -86,4 +86,4 @@ std::size_t NameCompressor::write_rdata(std::uint16_t type, std::span<const std:
   return w - offset;
 }
 
-}  // namespace dnsarena::cache
+}  // namespace dnsarena::wire

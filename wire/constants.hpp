@@ -2,16 +2,16 @@
 // The DNS wire format's numbers, once: header flag bits, rcodes (with the extended
 // BADVERS), RR types and classes, EDNS option codes, and big-endian 16-bit access.
 //
-// Purpose: every module that reads or writes DNS messages (workers/, sim/traffic/, bench/,
-// the tests) names these numbers from here. cache/ keeps its own two (kTypeA, kTypeAaaa in
-// entry_format.hpp) because it sits below this layer and is installed on its own.
+// Purpose: every module that reads or writes DNS messages (cache/'s response writer, dns/,
+// workers/, sim/, bench/, the tests) names these numbers from here. Installed with the
+// cache library: its public response_writer.hpp names the header flag bits.
 //
 // Costs: constants and two inline byte helpers; nothing to link.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-namespace dnsarena::dns {
+namespace dnsarena::wire {
 
 // Header (RFC 1035 4.1.1), 12 bytes: id, flags, qdcount, ancount, nscount, arcount.
 inline constexpr std::size_t kHeaderBytes = 12;
@@ -46,4 +46,4 @@ inline void put16(std::uint8_t* p, std::uint16_t v) {
   p[1] = static_cast<std::uint8_t>(v);
 }
 
-}  // namespace dnsarena::dns
+}  // namespace dnsarena::wire

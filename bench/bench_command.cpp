@@ -120,8 +120,9 @@ void print_table(const CacheBenchOptions& o, const CacheBenchResult& r) {
   std::printf("zipf hot: Zipf(0.9) over the %llu hottest entries only (a hot set that fits in L2 and the TLB);\n"
               "batched, hot: the batched rounds over %llu in-cache entries, the compute per hit (%.1fx mlp_ns:\n"
               "the floor of batched / mlp_ns that prefetching cannot lower);\n"
-              "batched, loads: the batched rounds' %.2f lines per hit (2 buckets + the entry) loaded with no\n"
-              "other work, independently (%.1fx mlp_ns: the memory floor; batched >= the larger of hot and loads)\n",
+              "batched, loads: the batched rounds' %.2f lines per hit (2 buckets + the entry) loaded in their\n"
+              "stages with their prefetches and no other work (%.1fx mlp_ns: the memory floor; batched >= the\n"
+              "larger of hot and loads)\n",
               static_cast<unsigned long long>(r.zipf_hot_entries), static_cast<unsigned long long>(r.zipf_hot_entries),
               r.lookup_batched_hot_ns / r.mlp_ns, r.lookup_batched_lines, r.lookup_batched_memory_ns / r.mlp_ns);
   const std::string no_huge = r.segment_huge_page_share < 0.5 ? common::shm_huge_pages_unavailable() : "";

@@ -57,6 +57,10 @@ private:
   std::uint64_t universe_;
 };
 
+const std::uint8_t* line_start(const std::uint8_t* p) {
+  return reinterpret_cast<const std::uint8_t*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63});
+}
+
 std::string segment_name() { return "dnsarena-bench-" + std::to_string(::getpid()); }
 
 // Mean padded entry size over a sample, to size the arena.
@@ -209,41 +213,72 @@ std::vector<double> timed_hot_zipf_lookups(const sim::EntryGenerator& gen, std::
   return hits;
 }
 
+// What one key of a batched round reads (Cache::lookup_footprint): its two bucket lines
+// and, for a hit, its entry.
+struct RoundKey {
+  const std::uint8_t* bucket1;
+  const std::uint8_t* bucket2;
+  const std::uint8_t* entry;  // nullptr: a miss
+  std::size_t entry_bytes;
+};
+
+// One round of the memory floor: the loads of a batched round (lookup_responses,
+// cache/cache_batch_read.cpp) in its stages and with its prefetches, and nothing else.
+//   1. both bucket lines of every key prefetched
+//   2. bucket 1 loaded (the tag scan's first line), the entry's first two lines
+//      prefetched (prefetch_entry_lines)
+//   3. every line of the entry loaded
+// Each memory access here is one the real round makes too, in the same order, and none
+// waits on another (the entry's address is known: the real stage 2 waits for the bucket
+// to learn it), so the round cannot take longer than the real one: a lower bound.
+// Not inlined, so that the timed code is this alone.
+[[gnu::noinline, gnu::noclone]] std::uint64_t memory_floor_round(const RoundKey* keys, std::size_t n) {
+  std::uint64_t sink = 0;
+  auto load = [](const void* p) { return __atomic_load_n(static_cast<const std::uint64_t*>(p), __ATOMIC_RELAXED); };
+  for (std::size_t i = 0; i < n; ++i) {
+    __builtin_prefetch(keys[i].bucket1);
+    __builtin_prefetch(keys[i].bucket2);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    sink += load(keys[i].bucket1);
+    if (keys[i].entry == nullptr) continue;
+    __builtin_prefetch(keys[i].entry);
+    __builtin_prefetch(keys[i].entry + 64);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t* e = keys[i].entry;
+    if (e == nullptr) continue;
+    // One aligned word in each line of [e, e + entry_bytes) (entries are 8-byte aligned).
+    for (const std::uint8_t* l = e; l < e + keys[i].entry_bytes; l = line_start(l) + 64) sink += load(l);
+  }
+  return sink;
+}
+
 // See memory_floor_phase. Returns ns per hit; *lines_per_hit gets the
 // distinct 64-byte lines per hit.
 double batched_memory_floor_ns(const Cache& c, const sim::EntryGenerator& gen, std::uint64_t entries, std::uint64_t rounds,
                                sim::SplitMix64& rng, double* lines_per_hit) {
-  std::vector<const std::uint64_t*> lines;
-  std::vector<std::size_t> round_end;  // lines[round_end[k-1], round_end[k]) are round k's
-  lines.reserve(rounds * kBatch * 5);
-  round_end.reserve(rounds);
+  std::vector<RoundKey> keys(rounds * kBatch);
   sim::GeneratedEntry e;
-  std::uint64_t hits = 0;
-  auto line_of = [](const void* p) { return reinterpret_cast<const std::uint64_t*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63}); };
-  for (std::uint64_t round = 0; round < rounds; ++round) {
-    for (std::size_t i = 0; i < kBatch; ++i) {
-      gen.generate(rng.next() % entries, e);
-      const cache::LookupFootprint f = cache::CacheLabHooks::lookup_footprint(c, e.key());
-      lines.push_back(line_of(f.buckets[0]));
-      if (line_of(f.buckets[1]) != lines.back()) lines.push_back(line_of(f.buckets[1]));
-      if (f.entry == nullptr) continue;
-      ++hits;
-      for (const std::uint64_t* l = line_of(f.entry); l < reinterpret_cast<const std::uint64_t*>(f.entry + f.entry_bytes); l += 8)
-        lines.push_back(l);
-    }
-    round_end.push_back(lines.size());
+  std::uint64_t hits = 0, lines = 0;
+  for (RoundKey& k : keys) {
+    gen.generate(rng.next() % entries, e);
+    const cache::LookupFootprint f = cache::CacheLabHooks::lookup_footprint(c, e.key());
+    k = {static_cast<const std::uint8_t*>(f.buckets[0]), static_cast<const std::uint8_t*>(f.buckets[1]), f.entry,
+         f.entry_bytes};
+    lines += k.bucket1 == k.bucket2 ? 1 : 2;
+    if (k.entry == nullptr) continue;
+    ++hits;
+    lines += static_cast<std::uint64_t>(line_start(k.entry + k.entry_bytes - 1) - line_start(k.entry)) / 64 + 1;
   }
   if (hits == 0) throw std::runtime_error("batched_memory_floor_ns: no hits");
-  *lines_per_hit = static_cast<double>(lines.size()) / static_cast<double>(hits);
+  *lines_per_hit = static_cast<double>(lines) / static_cast<double>(hits);
   double seconds = 0;
   std::uint64_t sink = 0;
-  std::size_t begin = 0;
   for (std::uint64_t round = 0; round < rounds; ++round) {
-    const std::size_t end = round_end[round];
     const std::uint64_t t0 = steady_ns();
-    for (std::size_t i = begin; i < end; ++i) sink += __atomic_load_n(lines[i], __ATOMIC_RELAXED);
+    sink += memory_floor_round(keys.data() + round * kBatch, kBatch);
     seconds += seconds_since(t0);
-    begin = end;
   }
   asm volatile("" : : "r"(sink));
   return seconds * 1e9 / static_cast<double>(hits);
@@ -453,9 +488,10 @@ void in_cache_batched_phase(LookupPhases& p, CacheBenchResult& r) {
 // The memory floor: rounds of fresh random keys like the batched phase's, whose lines
 // (both buckets, every line of the matched entry) are found untimed first, all rounds
 // before any is timed, so that the first rounds' lines are long evicted by the time they
-// are loaded and the last ones' by the timed loads of the others. Then each round only
-// loads its lines, all independent (the entry's address is known already: a lower bound
-// of the real rounds, whose entry loads wait for a bucket).
+// are loaded and the last ones' by the timed loads of the others. Then each round makes
+// only a batched round's memory accesses, with its prefetches, in its stages
+// (memory_floor_round): a lower bound of the real rounds, which also wait for a bucket to
+// learn the entry's address and compute the response.
 void memory_floor_phase(LookupPhases& p, CacheBenchResult& r) {
   const std::uint64_t floor_rounds = std::min<std::uint64_t>(p.batched_rounds(), (1u << 20) / kBatch);
   r.lookup_batched_memory_ns = batched_memory_floor_ns(p.c, p.gen, p.o.entries, floor_rounds, p.rng, &r.lookup_batched_lines);

@@ -9,8 +9,8 @@
 //   measure    bytes/entry from the segment's own accounting, RSS/entry from /proc
 //   lookups    uniform random hits incl. response building, per-op TSC timing (p50/p99);
 //              batched (32 keys through lookup_responses, the pipelined path), then the
-//              same over 1,024 in-cache entries (the compute alone) and the loads of the
-//              batched rounds' lines alone (the memory floor, no compute);
+//              same over 1,024 in-cache entries (the compute alone) and the batched
+//              rounds' loads and prefetches alone (the memory floor, no compute);
 //              Zipf(0.9) popularity over all entries, and over the 1,024 hottest (a hot
 //              set that fits in L2 and the TLB's reach: the in-cache figure)
 //   dram       pointer chasing over a buffer as large as the segment: one dependent
@@ -54,7 +54,7 @@ struct CacheBenchResult {
   double lookup_ns_p50 = 0, lookup_ns_p99 = 0;
   double lookup_batched_ns = 0;
   double lookup_batched_hot_ns = 0;     // the same over zipf_hot_entries in-cache entries: compute per hit
-  double lookup_batched_memory_ns = 0;  // batched rounds' lines loaded alone (no compute): memory per hit
+  double lookup_batched_memory_ns = 0;  // batched rounds' loads and prefetches alone (no compute): memory per hit
   double lookup_batched_lines = 0;      // distinct 64-byte lines a batched hit reads (buckets + entry)
   double lookup_zipf_ns_p50 = 0;        // Zipf(0.9) over all entries
   double lookup_zipf_hot_ns_p50 = 0;    // Zipf(0.9) over the hottest zipf_hot_entries only

@@ -235,30 +235,54 @@ private:
   // Copies at most `copy_limit` bytes of the entry (at least its header and key).
   LookupStatus find_and_copy(const CacheKey& key, std::uint64_t hash, std::uint32_t now, EntryCopy& out,
                              std::size_t copy_limit = kMaxEntryBytes);
-  // One slot with the key's hash tag, read under the seqlock: stale (its region was
-  // recycled, or the slot lies above the fill: reload the slots and retry), other (not
-  // this key, or not a sane entry) or match (`out` holds a consistent copy of the entry).
-  // Both inline, defined in slot_read.hpp (included by the .cpp files that use them).
+  // --- lock-free reads of slots and entries (inline, defined in slot_read.hpp) ---
+  // A slot's verdict under the seqlock: stale (its region was recycled, or the slot lies
+  // above the fill: reload the slots and retry), other (not a sane entry, or the reader
+  // turned it down: another key) or match.
   enum class SlotRead { stale, other, match };
+  // The one seqlock read of slot value s's entry (every lock-free reader's): when the
+  // entry is whole below its region's fill and at least min_len bytes long (REQUIRES:
+  // min_len >= kEntryHeaderBytes + kKeyFixedBytes), body(words, first word, length) reads
+  // it through relaxed loads, only below its length, and says whether it is the one
+  // wanted (bool); then the generation is re-checked. match: the body said yes and what
+  // it read was published. An entry too short for min_len is `other`.
+  template <class Body>
+  SlotRead read_seqlocked(std::uint64_t s, std::size_t min_len, Body&& body) const;
+  // The one scan of a key's two buckets: bucket 1's slots in order, then bucket 2's (the
+  // order every lookup reads them in), each loaded with Order; visit(slot, value) on
+  // those with the key's hash tag until it returns true. Returns whether one did.
+  template <std::memory_order Order, class Visit>
+  bool for_each_tagged_slot(const IndexPosition& pos, Visit&& visit) const;
+  // A lookup's search over the scan: read(value) gives each tagged slot's SlotRead; the
+  // first match ends it; a stale one reloads both buckets and starts again, at most 8
+  // attempts in all (*retries += the attempts that ended stale; the caller counts them).
+  // Returns the matching slot (its value in *value), or nullptr: a miss.
+  template <class ReadSlot>
+  std::atomic<std::uint64_t>* find_key_slot(const IndexPosition& pos, ReadSlot&& read, std::uint64_t* value,
+                                            unsigned* retries) const;
+  // The entry copied under the seqlock (at most `copy_limit` bytes; out.length = its
+  // length on a match, which here means any sane published entry).
+  inline SlotRead copy_slot_entry(std::uint64_t s, EntryCopy& out, std::size_t copy_limit) const;
+  // copy_slot_entry, then the key compared: other when the entry holds another key.
   inline SlotRead read_slot_entry(std::uint64_t s, std::span<const std::uint8_t> key_blob, EntryCopy& out,
                                   std::size_t copy_limit) const;
   // For a match: expired when `now` is past its expiry, else hit (setting the slot's hit
   // bit by CAS on the value read, s, so it never alters another entry's slot).
   inline LookupStatus hit_or_expired(std::atomic<std::uint64_t>& slot, std::uint64_t s, std::uint32_t now,
-                                     const EntryCopy& copy);
+                                     std::uint32_t expire);
   // The fused read (idea: no private copy): the slot's entry read in the arena and its
   // response written straight into out, then the seqlock check. hit: `result` holds the
   // response and the hit bit is set; expired: nothing written; fallback: anything else
   // (the region recycled, another key, an entry the arena walk does not handle, a
   // response that does not fit): whatever was written to out is garbage and the caller
-  // takes the copying path (read_slot_entry / find_and_copy). Inline, in slot_read.hpp.
+  // takes the copying path (read_slot_entry / find_and_copy).
   enum class FusedRead { hit, expired, fallback };
   inline FusedRead read_slot_response(std::atomic<std::uint64_t>& slot, std::uint64_t s,
                                       std::span<const std::uint8_t> key_blob, const QueryInfo& query, std::uint32_t now,
                                       const ResponseOptions& options, std::uint8_t* out, std::size_t capacity,
                                       ResponseResult* result);
-  // The first slot of bucket 1 then bucket 2 whose hash tag matches (its value in
-  // *value), loaded relaxed; nullptr when none. Inline, in slot_read.hpp.
+  // The first slot of the scan (for_each_tagged_slot) with the key's hash tag (its value
+  // in *value), loaded relaxed; nullptr when none.
   inline std::atomic<std::uint64_t>* first_tagged_slot(const IndexPosition& pos, std::uint64_t* value) const;
   void prefetch_buckets(std::uint64_t hash) const {
     const IndexPosition pos = index_position(hash, bucket_count_);

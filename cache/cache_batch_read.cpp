@@ -6,16 +6,17 @@
 //
 //   1. hash      index position of every key; prefetch both bucket lines
 //   2. tags      the first slot of the key's buckets (bucket 1's eight in order, then
-//                bucket 2's) whose hash tag matches: the slot find_and_copy() would read
-//                first; prefetch its entry (two lines: most entries are 64-150 bytes and
-//                start anywhere in a line). Relaxed loads and one acquire fence after
+//                bucket 2's: for_each_tagged_slot, slot_read.hpp) whose hash tag
+//                matches: the slot find_and_copy() would read first; prefetch its entry
+//                (two lines: most entries are 64-150 bytes and start anywhere in a
+//                line). Relaxed loads and one acquire fence after
 //                the stage, which orders them before the entry reads as acquire loads do.
 //   3. answer    the fused read (read_slot_response, slot_read.hpp): the response
 //                written straight from the entry in the arena (response_in_arena.hpp),
 //                then the seqlock re-check. What it gives up on (a recycled region,
 //                another key, records it does not handle, a response that does not fit)
 //                takes the copying path: read that slot's entry under the seqlock
-//                (read_slot_entry, the very checks of find_and_copy), then write the
+//                (read_slot_entry, the very read of find_and_copy), then write the
 //                response from the private copy in one walk (write_response_direct), or
 //                write_response() when the entry needs name compression or TC handling
 //
@@ -98,7 +99,7 @@ void Cache::lookup_responses(std::span<ResponseLookup> batch, std::uint32_t now)
       }
       LookupStatus st = LookupStatus::miss;
       switch (read_slot_entry(seen[i], blob, copy, kMaxEntryBytes)) {
-        case SlotRead::match: st = hit_or_expired(*tagged[i], seen[i], now, copy); break;
+        case SlotRead::match: st = hit_or_expired(*tagged[i], seen[i], now, copied_expire(copy)); break;
         case SlotRead::other:  // another key with this tag: a later slot may hold ours
           st = find_and_copy(*q.key, key_hash(*q.key), now, copy);
           break;

@@ -88,30 +88,13 @@ LookupStatus Cache::find_and_copy(const CacheKey& key, std::uint64_t hash, std::
   // its second bucket costs one memory round trip for the index, not two.
   __builtin_prefetch(&buckets_[pos.bucket2]);
   const auto blob = key.blob();
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    bool retry = false;
-    for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
-      Bucket& bucket = buckets_[b];
-      // Unrolled, as stage 2 of the batch (cache_batch_read.cpp): the tag test of a slot
-      // is a load, a mask and a compare, cheaper than a loop with `&& !retry` in its
-      // condition.
-#pragma GCC unroll 8
-      for (unsigned i = 0; i < kSlotsPerBucket; ++i) {
-        const std::uint64_t s = bucket.slots[i].load(std::memory_order_acquire);
-        if (slot_hash_tag(s) != pos.hash_tag || s == 0) continue;
-        const SlotRead read = read_slot_entry(s, blob, out, copy_limit);
-        if (read == SlotRead::match) return hit_or_expired(bucket.slots[i], s, now, out);
-        if (read == SlotRead::stale) {
-          retry = true;
-          break;
-        }
-      }
-      if (retry) break;
-    }
-    if (!retry) return LookupStatus::miss;
-    count(Counter::lookup_retries);
-  }
-  return LookupStatus::miss;
+  std::uint64_t s = 0;
+  unsigned retries = 0;
+  std::atomic<std::uint64_t>* slot = find_key_slot(
+      pos, [&](std::uint64_t v) __attribute__((always_inline)) { return read_slot_entry(v, blob, out, copy_limit); },
+      &s, &retries);
+  if (retries != 0) count(Counter::lookup_retries, retries);
+  return slot != nullptr ? hit_or_expired(*slot, s, now, copied_expire(out)) : LookupStatus::miss;
 }
 
 LookupStatus Cache::counted(LookupStatus st) {
@@ -130,15 +113,13 @@ LookupStatus Cache::peek(const CacheKey& key, std::uint32_t now, EntryCopy& out)
 }
 
 void Cache::prefetch_entries(const IndexPosition& pos) const {
-  for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
-    for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
-      const std::uint64_t s = buckets_[b].slots[k].load(std::memory_order_relaxed);
-      if (s != 0 && slot_hash_tag(s) == pos.hash_tag) {
-        const ArenaOffset off = slot_offset(s);
-        if (off.byte_offset() < seg_.layout().arena_bytes()) __builtin_prefetch(entry_address(off));
-      }
-    }
-  }
+  const std::uint64_t arena_bytes = seg_.layout().arena_bytes();
+  const auto prefetch = [&](std::atomic<std::uint64_t>&, std::uint64_t s) __attribute__((always_inline)) {
+    const ArenaOffset off = slot_offset(s);
+    if (off.byte_offset() < arena_bytes) __builtin_prefetch(entry_address(off));
+    return false;  // every tagged slot's entry
+  };
+  for_each_tagged_slot<std::memory_order_relaxed>(pos, prefetch);
 }
 
 void Cache::prefetch_entries_of(const CacheKey& key) const {

@@ -6,11 +6,11 @@
 // have hit), with the same outcomes, counters and index/arena state as probe() and
 // insert_encoded() called one by one (tests/cache/trace_run_test.cpp compares them).
 //
-// Concurrency: probe_at is a lock-free reader like find_and_copy (cache_read.cpp): slots
-// loaded acquire, the entry's words with relaxed atomic loads, then an acquire fence and
-// the region's generation re-checked (the seqlock, region_table.hpp), so a copy torn by
-// a recycle is never believed. insert_encoded_held REQUIRES the hold to own the writer
-// lock (it checks, and skips otherwise); it calls insert_locked, as insert() does.
+// Concurrency: probe_at is a lock-free reader like find_and_copy (cache_read.cpp), through
+// the same scan and seqlock read (find_key_slot, read_seqlocked: slot_read.hpp), so a
+// compare torn by a recycle is never believed. insert_encoded_held REQUIRES the hold to
+// own the writer lock (it checks, and skips otherwise); it calls insert_locked, as
+// insert() does.
 // FORMAT-DEPENDENT: reads the entry header (entry_format.hpp) and slots (index_slot.hpp).
 #include <atomic>
 #include <stdexcept>
@@ -18,12 +18,9 @@
 #include "cache.hpp"
 #include "cache_lab_hooks.hpp"
 #include "response_in_arena.hpp"
+#include "slot_read.hpp"
 
 namespace dnsarena::cache {
-
-namespace {
-enum class InPlace { stale, other, match };
-}  // namespace
 
 LookupStatus Cache::probe_at(const CacheKey& key, const IndexPosition& pos, std::uint32_t now) {
   const auto blob = key.blob();
@@ -31,57 +28,22 @@ LookupStatus Cache::probe_at(const CacheKey& key, const IndexPosition& pos, std:
   // key_equal_in_arena compares whole words: a blob of 6 or 7 bytes (a one-letter name
   // or the root, no ECS) takes the copying probe.
   if (k < 8) return probe(key, now);
-  // One slot with the key's tag, read in place under the seqlock: read_slot_entry's
-  // verdicts (slot_read.hpp) without the copy of the header and key.
-  auto read = [&](std::uint64_t s, std::uint32_t* expire) {
-    const std::uint64_t byte_off = slot_offset(s).byte_offset();
-    const auto region = static_cast<std::uint32_t>(byte_off >> region_shift_);
-    if (region >= region_count_) return InPlace::other;  // never published by a correct writer
-    const std::uint64_t g1 = regions_[region].generation.load(std::memory_order_acquire);
-    if (generation_tag(g1) != slot_gen_tag(s)) return InPlace::stale;
-    const std::size_t in_region = byte_off & (region_bytes_ - 1);
-    const std::uint32_t fill = regions_[region].fill.load(std::memory_order_acquire);
-    if (in_region + kEntryHeaderBytes + kKeyFixedBytes > fill) return InPlace::stale;
-    const auto* w = reinterpret_cast<const std::uint64_t*>(seg_.arena() + byte_off);
-    const std::uint64_t h0 = __atomic_load_n(w, __ATOMIC_RELAXED);
-    const std::size_t len = h0 & 0xFFFF;
-    // Every word compared lies below len, and len below the fill: a torn len cannot take
-    // the compare outside the region.
-    const bool match = len >= kEntryKeyOffset + k && in_region + len <= fill && key_equal_in_arena(w, blob.data(), k);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (regions_[region].generation.load(std::memory_order_relaxed) != g1) return InPlace::stale;
-    *expire = static_cast<std::uint32_t>(h0 >> 32);
-    return match ? InPlace::match : InPlace::other;
+  // Each slot with the key's tag read in place under the seqlock: read_slot_entry's
+  // verdicts (slot_read.hpp) without the copy of the header and key. Every word compared
+  // lies below the entry's length, which read_seqlocked keeps below the fill.
+  std::uint32_t expire = 0;
+  const auto compare = [&](const std::uint64_t* w, std::uint64_t h0, std::size_t) __attribute__((always_inline)) {
+    expire = static_cast<std::uint32_t>(h0 >> 32);
+    return key_equal_in_arena(w, blob.data(), k);
   };
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    bool retry = false;
-    for (const std::uint64_t b : {pos.bucket1, pos.bucket2}) {
-      std::atomic<std::uint64_t>* slots = buckets_[b].slots;
-#pragma GCC unroll 8
-      for (unsigned i = 0; i < kSlotsPerBucket; ++i) {
-        const std::uint64_t s = slots[i].load(std::memory_order_acquire);
-        if (slot_hash_tag(s) != pos.hash_tag || s == 0) continue;
-        std::uint32_t expire = 0;
-        const InPlace r = read(s, &expire);
-        if (r == InPlace::match) {
-          if (now >= expire) return counted(LookupStatus::expired);
-          if (!slot_hit(s)) {
-            std::uint64_t expected = s;
-            slots[i].compare_exchange_strong(expected, s | kSlotHitBit, std::memory_order_relaxed);
-          }
-          return counted(LookupStatus::hit);
-        }
-        if (r == InPlace::stale) {
-          retry = true;
-          break;
-        }
-      }
-      if (retry) break;
-    }
-    if (!retry) return counted(LookupStatus::miss);
-    count(Counter::lookup_retries);
-  }
-  return counted(LookupStatus::miss);
+  const auto read_in_place = [&](std::uint64_t s) __attribute__((always_inline)) {
+    return read_seqlocked(s, kEntryKeyOffset + k, compare);
+  };
+  std::uint64_t s = 0;
+  unsigned retries = 0;
+  std::atomic<std::uint64_t>* slot = find_key_slot(pos, read_in_place, &s, &retries);
+  if (retries != 0) count(Counter::lookup_retries, retries);
+  return counted(slot != nullptr ? hit_or_expired(*slot, s, now, expire) : LookupStatus::miss);
 }
 
 Cache::WriterHold::WriterHold(Cache& cache)

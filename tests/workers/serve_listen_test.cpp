@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <regex>
 
 #include "tests/workers/service_fixture.hpp"
 #include "workers/serve_config.hpp"
@@ -36,6 +37,13 @@ bool ipv6_loopback_or_warn() {
   if (have_ipv6_loopback()) return true;
   WARN("SKIP: this host has no IPv6 loopback (::1 cannot be bound); `ip -6 addr show lo` is empty");
   return false;
+}
+
+// N of worker 0's "descriptors per worker: limit L: N open + ..." line (0 before it).
+unsigned open_at_start(const std::string& log) {
+  static const std::regex line("descriptors per worker: limit [0-9]+: ([0-9]+) open");
+  std::smatch m;
+  return std::regex_search(log, m, line) ? static_cast<unsigned>(std::stoul(m[1])) : 0;
 }
 
 std::string at(const std::string& host, std::uint16_t port) { return host + ":" + std::to_string(port); }
@@ -69,6 +77,11 @@ TEST_CASE("serve on 127.0.0.1 and [::1]: both answer over UDP and TCP", "[serve]
   CHECK(s.upstream.queries() == 1);
   CHECK(s.serve->log().find("serving DNS on 127.0.0.1:" + std::to_string(port) + ", [::1]:" + std::to_string(port)) !=
         std::string::npos);
+  // The descriptor budget counts the second address's sockets (its UDP socket and TCP
+  // listener): two more open at start than a serve on one address.
+  Service one_address({}, 2);
+  CHECK(eventually([&] { return open_at_start(s.serve->log()) > 0 && open_at_start(one_address.serve->log()) > 0; }));
+  CHECK(open_at_start(s.serve->log()) == open_at_start(one_address.serve->log()) + 2);
   // Only the listed addresses: 127.0.0.2 is not served.
   CHECK_FALSE(udp_exchange_at(at("127.0.0.2", port), make_query(9, "a.test", 1), nullptr,
                               std::chrono::milliseconds(300))

@@ -4,9 +4,10 @@
 //
 //   limit     RLIMIT_NOFILE's soft limit, read at worker start (the supervisor has raised
 //             it to min(hard limit, 65,536) before forking)
-//   fixed     what the worker has open at start (stdio, log files, its UDP socket, the
-//             TCP listener, epoll, the heartbeat pipe) + kDescriptorMargin for what it
-//             opens outside the two budgets below (a connection accepted before the
+//   fixed     what the worker has open at start, as counted then (stdio, log files, per
+//             listen address its UDP socket and the TCP listener, epoll, the heartbeat
+//             pipe: each address listed adds two) + kDescriptorMargin for what it opens
+//             outside the two budgets below (a connection accepted before the
 //             longest-idle one is closed to make room, a log reopened)
 //   tcp       TCP client connections: tcp.max_connections
 //   upstream  upstream queries in flight, one socket each (a TCP retry replaces the UDP

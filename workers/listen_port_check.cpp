@@ -20,6 +20,8 @@ bool bind_refused(const Endpoint& listen, bool tcp) {
   const int one = 1;
   // A TCP listener's TIME_WAIT connections from an earlier run are not a server.
   if (tcp) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // As the real socket (open_listen_socket): [::] asks for the IPv6 port only.
+  if (listen.wildcard() && listen.family() == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
   const bool refused = ::bind(fd, reinterpret_cast<const sockaddr*>(&listen.addr), listen.len) != 0 && errno == EADDRINUSE;
   ::close(fd);
   return refused;

@@ -16,7 +16,8 @@ namespace {
 
 struct ServeFlags {
   std::string config;
-  std::string listen, segment, ecs, metrics, log_level, arena_bytes;
+  std::vector<std::string> listen;
+  std::string segment, ecs, metrics, log_level, arena_bytes;
   std::vector<std::string> upstreams;
   std::vector<std::string> access_control;
   std::vector<std::string> forward_zones;
@@ -36,19 +37,18 @@ ServeConfig build_config(const ServeFlags& f) {
   auto flag_error = [](const std::string& flag, const std::exception& e) {
     throw std::invalid_argument(flag + ": " + e.what());
   };
-  try {
-    if (!f.listen.empty()) c.listen = Endpoint::parse(f.listen);
-  } catch (const std::exception& e) {
-    flag_error("--listen", e);
-  }
-  if (!f.upstreams.empty()) {
-    c.upstreams.clear();
-    for (const auto& u : f.upstreams) try {
-        c.upstreams.push_back(Endpoint::parse(u));
+  // A repeatable address flag: when given, its list replaces the config's.
+  auto endpoints_flag = [&](const std::vector<std::string>& values, const char* flag, std::vector<Endpoint>& into) {
+    if (values.empty()) return;
+    into.clear();
+    for (const auto& v : values) try {
+        into.push_back(Endpoint::parse(v));
       } catch (const std::exception& e) {
-        flag_error("--upstream", e);
+        flag_error(flag, e);
       }
-  }
+  };
+  endpoints_flag(f.listen, "--listen", c.listen);
+  endpoints_flag(f.upstreams, "--upstream", c.upstreams);
   if (f.workers >= 0) c.workers = static_cast<unsigned>(f.workers);
   if (!f.segment.empty()) c.segment = f.segment;
   if (f.max_entries >= 0) c.geometry.max_entries = static_cast<std::uint64_t>(f.max_entries);
@@ -103,7 +103,7 @@ int check_config(const ServeFlags& flags) {
     const ServeConfig c = build_config(f);
     std::string zones;
     for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
-    std::cout << f.config << ": valid: listen " << c.listen.text << ", " << c.resolved_workers() << " workers, segment "
+    std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << ", " << c.resolved_workers() << " workers, segment "
               << c.segment << ", forwarding " << zones << "\n";
     return 0;
   } catch (const std::exception& e) {
@@ -134,11 +134,13 @@ void add_serve_command(CLI::App& app) {
   auto [cmd, f] = common::add_command<ServeFlags>(
       app, "serve",
       "Run the DNS service: a supervisor creates or re-attaches the shared cache segment and forks\n"
-      "resolver workers on one UDP/TCP port; misses go to the upstream servers. Flags override the\n"
+      "resolver workers on its UDP/TCP addresses; misses go to the upstream servers. Flags override the\n"
       "config file. Stop with SIGTERM or Ctrl-C; the cache segment stays warm for the next start.",
       run_serve);
   cmd->add_option("--config,-c", f->config, "YAML config file (see configs/serve.yaml)")->check(CLI::ExistingFile);
-  cmd->add_option("--listen", f->listen, "address:port for UDP and TCP (default 127.0.0.1:5353)");
+  cmd->add_option("--listen", f->listen,
+                  "address:port for UDP and TCP, [IPv6]:port, 0.0.0.0:port or [::]:port for every local address "
+                  "(repeatable; replaces the config's list; default 127.0.0.1:5353)");
   cmd->add_option("--upstream", f->upstreams, "upstream address:port (repeatable; replaces the config's list)");
   cmd->add_option("--workers", f->workers, "worker processes (0 = one per core)");
   cmd->add_option("--segment", f->segment, "shared-memory segment name (default dnsarena)");

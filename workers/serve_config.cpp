@@ -53,6 +53,42 @@ std::uint16_t Endpoint::port() const {
   return ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
 }
 
+bool Endpoint::wildcard() const {
+  if (addr.ss_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+  return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr);
+}
+
+bool Endpoint::same_address(const Endpoint& o) const {
+  if (family() != o.family() || port() != o.port()) return false;
+  if (family() == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&o.addr)->sin_addr.s_addr;
+  return IN6_ARE_ADDR_EQUAL(&reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr,
+                            &reinterpret_cast<const sockaddr_in6*>(&o.addr)->sin6_addr);
+}
+
+std::string join_endpoints(const std::vector<Endpoint>& endpoints) {
+  std::string s;
+  for (const Endpoint& e : endpoints) s += (s.empty() ? "" : ", ") + e.text;
+  return s;
+}
+
+namespace {
+
+// Why `listen` cannot be served as a whole ("" when it can): empty, or an address twice.
+std::string listen_problem(const std::vector<Endpoint>& listen) {
+  if (listen.empty()) return "expected at least one address:port";
+  if (listen.size() > kMaxListen) return "at most " + std::to_string(kMaxListen) + " addresses";
+  for (std::size_t i = 0; i < listen.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (listen[i].same_address(listen[j]))
+        return "'" + listen[i].text + "' is listed twice" +
+               (listen[i].text != listen[j].text ? " (as '" + listen[j].text + "')" : "");
+  return "";
+}
+
+}  // namespace
+
 const char* to_string(EcsPolicy p) {
   switch (p) {
     case EcsPolicy::off: return "off";
@@ -129,6 +165,7 @@ std::vector<ForwardZone> ServeConfig::zones() const {
 void ServeConfig::validate() const {
   if (upstreams.empty() && forward_zones.empty())
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
+  if (const std::string why = listen_problem(listen); !why.empty()) throw std::invalid_argument("listen: " + why);
   if (workers > 64) throw std::invalid_argument("workers: at most 64");
   if (resolved_workers() + 4 > geometry.stat_slots)
     throw std::invalid_argument("workers: more workers than the segment has stat slots");
@@ -250,7 +287,10 @@ ServeConfig load_serve_config(const std::string& path) {
   ServeConfig c;
   if (root.IsNull()) return c;
   MapReader r(path, root, "");
-  if (const YAML::Node n = r.raw("listen"); !n.IsNull()) c.listen = parsed(r, n, "listen", Endpoint::parse);
+  if (const YAML::Node n = r.raw("listen"); !n.IsNull()) {
+    c.listen = endpoints(r, n, "listen");
+    if (const std::string why = listen_problem(c.listen); !why.empty()) r.fail_at(n, "listen", why);
+  }
   c.workers = integer_or(r, "workers", c.workers, 64);
   c.max_udp_size = static_cast<unsigned>(r.integer_or("max_udp_size", c.max_udp_size, 512, 4096));
   read_upstreams(r, c);

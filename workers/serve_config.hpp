@@ -6,7 +6,12 @@
 //
 // YAML layout (every key optional; unknown keys are rejected with file:line:column):
 //
-//   listen: 127.0.0.1:5353         address:port for UDP and TCP (IPv4 or [IPv6])
+//   listen: [127.0.0.1:5353, "[::1]:5353"]   address:port for UDP and TCP (IPv4 or [IPv6]),
+//                                  one or a list; each gets one UDP socket per worker and
+//                                  one TCP listener. A wildcard (0.0.0.0:53, [::]:53)
+//                                  answers every datagram from the address it was sent to
+//                                  (udp_pktinfo.hpp); [::] is IPv6 only, so 0.0.0.0 and ::
+//                                  can both be listed
 //   max_udp_size: 1232             largest answer over UDP (512 .. 4096): a client offering
 //                                  more still gets at most this, larger answers get TC and
 //                                  are asked again over TCP (DNS Flag Day 2020: no IP
@@ -115,7 +120,17 @@ struct Endpoint {
   static Endpoint parse(const std::string& s);  // throws std::invalid_argument
   int family() const { return addr.ss_family; }
   std::uint16_t port() const;
+  // 0.0.0.0 or :: (any local address).
+  bool wildcard() const;
+  // The same family, address and port (whatever the text said).
+  bool same_address(const Endpoint& other) const;
 };
+
+// Listen addresses at most (each holds one UDP socket per worker and a TCP listener).
+inline constexpr std::size_t kMaxListen = 64;
+
+// "127.0.0.1:53, [::1]:53": the endpoints' texts for logs and messages.
+std::string join_endpoints(const std::vector<Endpoint>& endpoints);
 
 // Names at or below `name` go to `upstreams` (Unbound forward-zone, Knot Resolver
 // policy.FORWARD with a suffix filter).
@@ -157,7 +172,7 @@ const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
 
 struct ServeConfig {
-  Endpoint listen = Endpoint::parse("127.0.0.1:5353");
+  std::vector<Endpoint> listen{Endpoint::parse("127.0.0.1:5353")};  // at least one, none twice
   unsigned workers = 0;  // 0 = one per core (resolved by resolved_workers())
   unsigned max_udp_size = 1232;  // answers over UDP: at most min(the client's EDNS size, this)
   std::vector<Endpoint> upstreams;         // the "." zone

@@ -79,10 +79,18 @@ struct HostTables {
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
 };
 
-// Forks worker `index` on its UDP socket and the shared TCP listener, with a fresh
+// The supervisor's listening sockets, per listen address (cfg.listen's order): one UDP
+// socket per worker index and one TCP listener.
+struct ListenSockets {
+  std::vector<std::vector<int>> udp;  // [address][worker index]
+  std::vector<bool> pktinfo;          // [address]: a wildcard (udp_pktinfo.hpp)
+  std::vector<int> tcp;               // [address]
+};
+
+// Forks worker `index` on its UDP sockets and the shared TCP listeners, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
-void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const std::vector<int>& udp_fds,
-           int tcp_fd, HostTables& host, WorkerProc& w) {
+void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const ListenSockets& listen,
+           HostTables& host, WorkerProc& w) {
   int beat[2] = {-1, -1};
   if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
@@ -90,13 +98,17 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    for (unsigned i = 0; i < udp_fds.size(); ++i)
-      if (i != index) ::close(udp_fds[i]);  // another worker's queue is not ours to read
+    std::vector<UdpListener> udp;
+    for (std::size_t a = 0; a < listen.udp.size(); ++a) {
+      for (unsigned i = 0; i < listen.udp[a].size(); ++i)
+        if (i != index) ::close(listen.udp[a][i]);  // another worker's queue is not ours to read
+      udp.push_back({listen.udp[a][index], listen.pktinfo[a]});
+    }
     if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
       rc = run_worker(cfg, index,
-                      WorkerSockets{udp_fds[index], tcp_fd, beat[1], &host.names, w.in_flight_row, &host.failures,
+                      WorkerSockets{std::move(udp), listen.tcp, beat[1], &host.names, w.in_flight_row, &host.failures,
                                     &host.claims, host.rate_limits.get(), host.health});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -194,8 +206,7 @@ private:
   SupervisorOptions opt_;
   std::unique_ptr<cache::Segment> seg_;
   std::unique_ptr<cache::Cache> cache_;
-  std::vector<int> udp_fds_;
-  int tcp_fd_ = -1;
+  ListenSockets listen_;
   sigset_t mask_{}, old_mask_{};
   bool signals_blocked_ = false;
   std::unique_ptr<MetricsServer> metrics_;
@@ -244,19 +255,24 @@ bool Supervisor::open_segment() {
   return true;
 }
 
-// The listening sockets are ours for the service's life: one UDP socket per worker
-// index (a restarted worker resumes its queue) and one TCP listener for all.
+// The listening sockets are ours for the service's life: per listen address, one UDP
+// socket per worker index (a restarted worker resumes its queue) and one TCP listener for
+// all.
 bool Supervisor::open_listening_sockets() {
   const unsigned n = cfg_.resolved_workers();
-  for (unsigned i = 0; i <= n; ++i) {
-    const bool tcp = i == n;
-    const int fd = open_listen_socket(cfg_, tcp);
-    if (fd < 0) {
-      spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", cfg_.listen.text, std::strerror(errno));
-      return false;
+  for (const Endpoint& address : cfg_.listen) {
+    listen_.udp.emplace_back();
+    listen_.pktinfo.push_back(address.wildcard());
+    for (unsigned i = 0; i <= n; ++i) {
+      const bool tcp = i == n;
+      const int fd = open_listen_socket(cfg_, address, tcp);
+      if (fd < 0) {
+        spdlog::error("cannot bind {} {}: {}", tcp ? "TCP" : "UDP", address.text, std::strerror(errno));
+        return false;
+      }
+      if (tcp) listen_.tcp.push_back(fd);
+      else listen_.udp.back().push_back(fd);
     }
-    if (tcp) tcp_fd_ = fd;
-    else udp_fds_.push_back(fd);
   }
   return true;
 }
@@ -314,15 +330,16 @@ void Supervisor::start_workers() {
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
-    spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, workers_[i]);
+    spawn(cfg_, i, old_mask_, listen_, *host_, workers_[i]);
     workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
   std::string zones;
   for (const ForwardZone& z : cfg_.zones())
     zones += (zones.empty() ? "" : "; ") + z.text + " -> " + z.upstreams.front().text +
              (z.upstreams.size() > 1 ? " and others" : "");
-  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", cfg_.listen.text, n, zones);
-  ServiceNotify::ready("serving on " + cfg_.listen.text + " with " + std::to_string(n) + " workers");
+  spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", join_endpoints(cfg_.listen), n,
+               zones);
+  ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " with " + std::to_string(n) + " workers");
 }
 
 bool Supervisor::reap_workers() {
@@ -370,7 +387,7 @@ void Supervisor::restart_due_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, w);
+      spawn(cfg_, i, old_mask_, listen_, *host_, w);
       spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
   }
@@ -379,15 +396,21 @@ void Supervisor::restart_due_workers() {
 // What a reload may change is everything a worker reads after fork (upstreams, forward
 // zones, timeouts, TTL limits, ECS policy, access control, rate limits, TCP limits,
 // log level). What the supervisor holds for the service's life cannot change without a
-// restart: the listening address and its sockets' buffers, the number of workers (one
+// restart: the listening addresses (the whole list) and their sockets' buffers, the number of workers (one
 // UDP socket each), the segment and its geometry, the /metrics endpoint, the restart
 // policy. Those keep their running values, with a warning naming each one changed.
+// The same addresses in the same order (the order is the workers' socket order).
+bool same_addresses(const std::vector<Endpoint>& a, const std::vector<Endpoint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Endpoint& x, const Endpoint& y) { return x.same_address(y); });
+}
+
 void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   auto keep = [](const char* what, auto& next_value, const auto& running_value, bool changed) {
     if (changed) spdlog::warn("reload: {} changed; it needs a restart and keeps its running value", what);
     next_value = running_value;
   };
-  keep("listen", next.listen, running.listen, next.listen.text != running.listen.text);
+  keep("listen", next.listen, running.listen, !same_addresses(next.listen, running.listen));
   keep("workers", next.workers, running.workers, next.resolved_workers() != running.resolved_workers());
   keep("udp buffers", next.udp_receive_buffer, running.udp_receive_buffer,
        next.udp_receive_buffer != running.udp_receive_buffer || next.udp_send_buffer != running.udp_send_buffer);
@@ -419,7 +442,7 @@ void Supervisor::reload() {
   add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
-  ServiceNotify::ready("serving on " + cfg_.listen.text + " (reloaded)");
+  ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
 }
 
 // Rolling replacement: for each index the new worker is forked on the same UDP socket
@@ -456,7 +479,7 @@ void Supervisor::reload_workers() {
       // row is ended first, so the successor never zeroes a row a live process writes.
       w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
       end_retiring_on_row(w.in_flight_row);
-      spawn(cfg_, i, old_mask_, udp_fds_, tcp_fd_, *host_, w);
+      spawn(cfg_, i, old_mask_, listen_, *host_, w);
       ::kill(old.pid, SIGTERM);
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
@@ -534,8 +557,9 @@ void Supervisor::stop_workers() {
 void Supervisor::close_everything() {
   for (auto& w : workers_)
     if (w.beat_fd >= 0) ::close(w.beat_fd);
-  for (int fd : udp_fds_) ::close(fd);
-  if (tcp_fd_ >= 0) ::close(tcp_fd_);
+  for (const std::vector<int>& fds : listen_.udp)
+    for (int fd : fds) ::close(fd);
+  for (int fd : listen_.tcp) ::close(fd);
   metrics_.reset();
   if (signals_blocked_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
@@ -544,10 +568,11 @@ int Supervisor::run() {
   cfg_.validate();
   raise_nofile_limit();
   // Before the segment: a serve refused for its port must not have touched the cache.
-  if (const std::string taken = listen_port_taken(cfg_.listen, std::chrono::seconds(3)); !taken.empty()) {
-    spdlog::error("cannot serve: {}", taken);
-    return 1;
-  }
+  for (const Endpoint& address : cfg_.listen)
+    if (const std::string taken = listen_port_taken(address, std::chrono::seconds(3)); !taken.empty()) {
+      spdlog::error("cannot serve: {}", taken);
+      return 1;
+    }
   if (!open_segment()) return 1;
   if (!open_listening_sockets()) {
     close_everything();

@@ -5,11 +5,11 @@
 // geometry; a segment of an older format or another geometry is migrated warm and the
 // migration logged in one line (cache/segment_migration.hpp); one that cannot be read
 // is refused with the reason unless cache.reset_on_mismatch), open
-// the listening sockets and keep them (one UDP socket per worker index in one
-// SO_REUSEPORT group, one TCP listener), fork N workers on them (worker.hpp), start
-// /metrics (metrics_server.hpp) when configured, and map the workers' shared tables of
-// upstream queries in flight per name (in_flight_names.hpp) and of upstream health
-// (upstream_health.hpp) before the first fork. Because the sockets are ours, a worker
+// the listening sockets and keep them (per listen address: one UDP socket per worker
+// index in one SO_REUSEPORT group, one TCP listener), fork N workers on them
+// (worker.hpp), start /metrics (metrics_server.hpp) when configured, and map the
+// workers' shared tables of upstream queries in flight per name (in_flight_names.hpp)
+// and of upstream health (upstream_health.hpp) before the first fork. Because the sockets are ours, a worker
 // that dies takes no queue with it: its replacement reads the same socket. The health
 // table is kept for the service's life (a restarted or reloaded worker finds what its
 // predecessors learned), gets rows for a reload's new upstreams before its workers are

@@ -53,10 +53,10 @@ TcpServer::ClientKey TcpServer::client_key(const sockaddr_storage& peer) {
   return k;
 }
 
-TcpServer::TcpServer(int epoll_fd, int listen_fd, std::uint64_t listen_tag, std::uint64_t tag,
+TcpServer::TcpServer(int epoll_fd, std::vector<int> listen_fds, std::uint64_t listen_tag, std::uint64_t tag,
                      const TcpLimits& limits, Handler handler)
     : epoll_fd_(epoll_fd),
-      listen_fd_(listen_fd),
+      listen_fds_(std::move(listen_fds)),
       listen_tag_(listen_tag),
       tag_(tag),
       limits_(limits),
@@ -80,17 +80,18 @@ void TcpServer::progress(Conn& c, std::uint64_t now) {
 void TcpServer::pause_accept() {
   const int err = errno;
   // DEL, not MOD: EPOLL_CTL_MOD refuses an EPOLLEXCLUSIVE registration (EINVAL).
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) accept_paused_ = true;
+  for (int fd : listen_fds_)
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr) == 0) accept_paused_ = true;
   spdlog::warn("tcp: accept: {} ({} connections open); not accepting until the next sweep", std::strerror(err),
                conns_.size());
 }
 
-void TcpServer::on_accept(std::uint64_t now) {
-  if (accept_paused_) return;
+void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
+  if (accept_paused_ || listener >= listen_fds_.size()) return;
   for (;;) {
     sockaddr_storage peer{};
     socklen_t peer_len = sizeof peer;
-    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listen_fds_[listener], reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors or kernel memory: the pending connection stays readable, so a
@@ -323,10 +324,13 @@ void TcpServer::sweep_idle(std::uint64_t now) {
     close_conn(lru_.front());
   }
   if (accept_paused_) {
-    epoll_event ev{};
-    ev.events = kTcpListenEvents;
-    ev.data.u64 = listen_tag_;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) == 0) accept_paused_ = false;
+    accept_paused_ = false;
+    for (std::size_t j = 0; j < listen_fds_.size(); ++j) {
+      epoll_event ev{};
+      ev.events = kTcpListenEvents;
+      ev.data.u64 = listen_tag_ | j;
+      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fds_[j], &ev) != 0 && errno != EEXIST) accept_paused_ = true;
+    }
   }
 }
 

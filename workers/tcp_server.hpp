@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// DNS over TCP for one worker: the supervisor's listening socket (shared by all workers) and
-// its connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
+// DNS over TCP for one worker: the supervisor's listening sockets (one per listen address,
+// each shared by all workers) and their connections, each carrying length-prefixed messages (RFC 1035 4.2.2, RFC 7766),
 // held to fixed resource bounds so that hostile clients cannot take the worker's memory
 // or every connection slot.
 //
@@ -10,7 +10,7 @@
 //                  tcp-connection-limit does. At max_connections: the connection idle the
 //                  longest is closed to make room (the head of the LRU list), so that slow
 //                  clients cannot lock everyone out. O(1) per connection. EMFILE/ENFILE:
-//                  the listener is unwatched until the next sweep (at most 1 s; Unbound
+//                  every listener is unwatched until the next sweep (at most 1 s; Unbound
 //                  waits 2 s) instead of spinning on a level-triggered event that accept
 //                  cannot clear. NOTE: a reserve descriptor (close it, accept, close the
 //                  connection, reopen) was not taken: it turns clients away that the
@@ -69,7 +69,7 @@ struct TcpLimits {
 // Pending output at which a connection stops being read, and at which it is read again.
 inline constexpr std::size_t kTcpOutputPause = 64 * 1024;
 inline constexpr std::size_t kTcpOutputResume = 16 * 1024;
-// How the caller registers listen_fd with epoll (the listener is the supervisor's, shared
+// How the caller registers each listener with epoll (a listener is the supervisor's, shared
 // by every worker: one worker wakes per connection). An accept pause removes the
 // registration and re-adds it with these events.
 inline constexpr std::uint32_t kTcpListenEvents = EPOLLIN | EPOLLEXCLUSIVE;
@@ -81,17 +81,19 @@ class TcpServer {
 public:
   using Handler = std::function<void(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len)>;
   // `tag` is OR-ed into epoll data of connection fds (the id occupies the low 48 bits);
-  // `listen_tag` is the epoll data the caller registered listen_fd with (kTcpListenEvents).
-  TcpServer(int epoll_fd, int listen_fd, std::uint64_t listen_tag, std::uint64_t tag, const TcpLimits& limits,
-            Handler handler);
+  // the caller registers listener j of `listen_fds` (one per listen address) with epoll
+  // data `listen_tag | j` and kTcpListenEvents.
+  TcpServer(int epoll_fd, std::vector<int> listen_fds, std::uint64_t listen_tag, std::uint64_t tag,
+            const TcpLimits& limits, Handler handler);
   ~TcpServer();
   TcpServer(const TcpServer&) = delete;
   TcpServer& operator=(const TcpServer&) = delete;
 
-  void on_accept(std::uint64_t now_ms);
+  // Listener j (listen_tag | j) is readable.
+  void on_accept(std::size_t listener, std::uint64_t now_ms);
   void on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t now_ms);
   void send(std::uint64_t conn_id, std::span<const std::uint8_t> msg);
-  // Closes connections without progress for the idle timeout; re-arms a paused listener.
+  // Closes connections without progress for the idle timeout; re-arms paused listeners.
   // The caller calls it about once a second.
   void sweep_idle(std::uint64_t now_ms);
   std::size_t connections() const { return conns_.size(); }
@@ -141,7 +143,7 @@ private:
   void pause_accept();
 
   int epoll_fd_;
-  int listen_fd_;
+  std::vector<int> listen_fds_;
   std::uint64_t listen_tag_;
   std::uint64_t tag_;
   TcpLimits limits_;
@@ -150,7 +152,7 @@ private:
   std::unordered_map<std::uint64_t, Conn> conns_;
   std::list<std::uint64_t> lru_;  // connection ids, least recent progress first
   std::unordered_map<ClientKey, unsigned, ClientKeyHash> per_client_;
-  bool accept_paused_ = false;
+  bool accept_paused_ = false;  // every listener: out of descriptors is the process's, not one listener's
   std::vector<std::uint8_t> msg_;  // one message copied out for the handler
 };
 

@@ -100,6 +100,7 @@
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/upstream_health.hpp"
+#include "workers/udp_pktinfo.hpp"
 
 namespace dnsarena::workers {
 
@@ -109,6 +110,8 @@ struct Waiter {
   bool tcp = false;
   sockaddr_storage addr{};
   socklen_t addr_len = 0;
+  unsigned udp_socket = 0;  // UDP: which of the worker's listen sockets it came on
+  LocalAddress local;       // UDP on a wildcard socket: the address it asked, the answer's source
   std::uint64_t conn_id = 0;
   std::uint64_t arrived_us = 0;  // monotonic_us() when the query came: its response deadline runs from here
 };

@@ -28,6 +28,7 @@
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/tcp_server.hpp"
+#include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
 
 namespace dnsarena::workers {
@@ -45,6 +46,8 @@ constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
 constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
 constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
+// kTagUdp and kTagTcpListen carry the listen address's index in the low bits.
+constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
@@ -54,13 +57,13 @@ void on_stop_signal(int) { g_stop = 1; }
 
 class Worker {
 public:
-  Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, int udp_fd, int tcp_fd,
-         int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
+  Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
+         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
-        udp_fd_(udp_fd),
-        tcp_(epfd, tcp_fd, kTagTcpListen, kTagTcpConn,
+        udp_(std::move(udp)),
+        tcp_(epfd, std::move(tcp), kTagTcpListen, kTagTcpConn,
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
@@ -113,8 +116,8 @@ public:
       for (int i = 0; i < n; ++i) {
         const std::uint64_t d = events[i].data.u64;
         const std::uint64_t tag = d & (0xFFull << kTagShift);
-        if (tag == kTagUdp) on_udp_readable();
-        else if (tag == kTagTcpListen) tcp_.on_accept(now_us / 1000);
+        if (tag == kTagUdp) on_udp_readable(d & kListenerMask);
+        else if (tag == kTagTcpListen) tcp_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) {
@@ -142,6 +145,8 @@ private:
     const sockaddr_storage* addr = nullptr;
     socklen_t addr_len = 0;
     std::uint64_t conn_id = 0;
+    unsigned udp_socket = 0;               // UDP: the index into udp_ it came on
+    const LocalAddress* local = nullptr;  // UDP on a wildcard socket: the address asked
   };
 
   // What check() decided for a query: `lookup` false means the answer (or nothing, size
@@ -250,6 +255,8 @@ private:
       if (!src.tcp) {
         w.addr = *src.addr;
         w.addr_len = src.addr_len;
+        w.udp_socket = src.udp_socket;
+        if (src.local) w.local = *src.local;
       }
       w.conn_id = src.conn_id;
       w.arrived_us = arrived_us ? arrived_us : monotonic_us();
@@ -382,8 +389,24 @@ private:
 
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
-    if (w.tcp) tcp_.send(w.conn_id, {out, n});
-    else ::sendto(udp_fd_, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
+    if (w.tcp) {
+      tcp_.send(w.conn_id, {out, n});
+      return;
+    }
+    const int fd = udp_[w.udp_socket].fd;
+    if (w.local.family == AF_UNSPEC) {
+      ::sendto(fd, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
+      return;
+    }
+    iovec iov{const_cast<std::uint8_t*>(out), n};
+    msghdr h{};
+    h.msg_name = const_cast<sockaddr_storage*>(&w.addr);
+    h.msg_namelen = w.addr_len;
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    PktinfoControl control;
+    write_reply_source(w.local, control, h);
+    ::sendmsg(fd, &h, 0);
   }
 
   // A client's response deadline passed while its upstream query goes on (the query
@@ -437,25 +460,36 @@ private:
         n = answer_failed(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp,
                           ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
       } else {
-        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id};
+        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local};
         n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
       }
       send_to(w, reply_buf_, n);
     }
   }
 
-  void on_udp_readable() {
+  void on_udp_readable(std::size_t socket) {
+    if (socket >= udp_.size()) return;
     mmsghdr* const msgs = in_msgs_;
+    const int fd = udp_[socket].fd;
+    const bool pktinfo = udp_[socket].pktinfo;
+    batch_socket_ = static_cast<unsigned>(socket);
+    // The headers carry control buffers only while a wildcard socket is read: the others'
+    // path is the same as with a single address.
+    if (pktinfo != in_control_) set_in_control(pktinfo);
     for (int round = 0; round < 4; ++round) {
       // The headers are built once (constructor); recvmmsg rewrites only the address
-      // length of the ones it fills, so only those are reset.
+      // (and control) length of the ones it fills, so only those are reset.
       for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-      const int n = ::recvmmsg(udp_fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+      if (pktinfo)
+        for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_controllen = sizeof(PktinfoControl);
+      const int n = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
       recv_hist_.received(n);
       if (n > 0) udp_last_batch_ += static_cast<unsigned>(n);
       in_used_ = n > 0 ? static_cast<unsigned>(n) : 0;
       if (n <= 0) return;
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
+      if (pktinfo)
+        for (int i = 0; i < n; ++i) locals_[i] = read_local_address(msgs[i].msg_hdr);
       std::size_t sizes[kBatch];
       answer_batch(static_cast<unsigned>(n), sizes);
       mmsghdr out_msgs[kBatch];
@@ -469,6 +503,7 @@ private:
         out_msgs[nout].msg_hdr.msg_iovlen = 1;
         out_msgs[nout].msg_hdr.msg_name = &peers_[i];
         out_msgs[nout].msg_hdr.msg_namelen = msgs[i].msg_hdr.msg_namelen;
+        if (pktinfo) write_reply_source(locals_[i], out_control_[i], out_msgs[nout].msg_hdr);
         ++nout;
       }
       cache_.count(cache::Counter::user_ns, tsc_.to_ns(TscTimer::ticks() - user_t0));
@@ -480,7 +515,7 @@ private:
       // (udp_answers_unsendable, udp_answers_dropped).
       for (unsigned sent = 0; sent < nout;) {
         recv_hist_.sent_batch();
-        const int r = ::sendmmsg(udp_fd_, out_msgs + sent, nout - sent, 0);
+        const int r = ::sendmmsg(fd, out_msgs + sent, nout - sent, 0);
         if (r > 0) {
           sent += static_cast<unsigned>(r);
         } else if (r < 0 && errno == EINTR) {
@@ -497,6 +532,21 @@ private:
     }
   }
 
+  // Points the receive headers at control buffers (a wildcard socket's batch) or at none.
+  void set_in_control(bool on) {
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      in_msgs_[i].msg_hdr.msg_control = on ? in_control_buf_[i].bytes : nullptr;
+      in_msgs_[i].msg_hdr.msg_controllen = on ? sizeof(PktinfoControl) : 0;
+    }
+    in_control_ = on;
+  }
+
+  // Datagram i of the batch being answered, as a query source.
+  Source udp_source(unsigned i) const {
+    return {false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0, batch_socket_,
+            udp_[batch_socket_].pktinfo ? &locals_[i] : nullptr};
+  }
+
   // Answers the n datagrams of in_ into out_ (sizes[i]: the answer to in_[i], 0: none).
   // Each query is checked in order; those that ask the cache under the plain key alone
   // (no ECS keys: most queries) have their keys built in place and are looked up
@@ -507,7 +557,7 @@ private:
     for (unsigned i = 0; i < n; ++i) {
       cache_.count(cache::Counter::queries_udp);
       sizes[i] = 0;
-      const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
+      const Source src = udp_source(i);
       ClientQuery& q = batch_query_[i];
       cache::CacheKey& key = batch_key_[i];
       const Checked& c = batch_checked_[i] =
@@ -549,7 +599,7 @@ private:
         maybe_prefetch(batch_key_[i], l.response);
         continue;
       }
-      const Source src{false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0};
+      const Source src = udp_source(i);
       sizes[i] = resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
     }
   }
@@ -608,7 +658,7 @@ private:
   const ServeConfig& cfg_;
   cache::Cache cache_;
   int epfd_;
-  int udp_fd_;
+  std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
   TcpServer tcp_;
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
@@ -637,6 +687,13 @@ private:
   mmsghdr in_msgs_[kBatch];  // recvmmsg's headers over in_ and peers_, built once
   iovec in_iov_[kBatch];
   unsigned in_used_ = 0;     // headers the last recvmmsg filled (their namelen to reset)
+  // Wildcard sockets only (udp_pktinfo.hpp): each datagram's control buffer, the address
+  // it asked, and its answer's control buffer. in_control_: in_msgs_ point at them now.
+  PktinfoControl in_control_buf_[kBatch];
+  LocalAddress locals_[kBatch];
+  PktinfoControl out_control_[kBatch];
+  bool in_control_ = false;
+  unsigned batch_socket_ = 0;  // the udp_ index of the batch being answered
   unsigned udp_last_batch_ = 0;       // datagrams received since the last epoll_wait
   std::uint64_t last_wakeup_us_ = 0;  // when epoll_wait last returned
   std::uint64_t wakeup_gap_us_ = 0;   // between the last two returns (naps included)
@@ -667,8 +724,7 @@ void set_buffer(int fd, int opt, int force_opt, std::uint64_t bytes) {
 
 }  // namespace
 
-int open_listen_socket(const ServeConfig& cfg, bool tcp) {
-  const Endpoint& listen = cfg.listen;
+int open_listen_socket(const ServeConfig& cfg, const Endpoint& listen, bool tcp) {
   const int fd = ::socket(listen.family(), (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   const int one = 1;
@@ -678,7 +734,12 @@ int open_listen_socket(const ServeConfig& cfg, bool tcp) {
     set_buffer(fd, SO_SNDBUF, SO_SNDBUFFORCE, cfg.udp_send_buffer);
   }
   if (tcp) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&listen.addr), listen.len) != 0 || (tcp && ::listen(fd, 256) != 0)) {
+  // [::] takes IPv6 only (else it also holds the IPv4 port, and 0.0.0.0 could not be listed).
+  const bool v6only_failed = listen.wildcard() && listen.family() == AF_INET6 &&
+                             ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0;
+  const bool pktinfo_failed = !tcp && listen.wildcard() && !enable_pktinfo(fd, listen.family());
+  if (v6only_failed || pktinfo_failed ||
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&listen.addr), listen.len) != 0 || (tcp && ::listen(fd, 256) != 0)) {
     const int e = errno;
     ::close(fd);
     errno = e;
@@ -701,12 +762,16 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
   }
   const int epfd = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = kTagUdp;
-  ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.udp, &ev);
-  ev.events = kTcpListenEvents;  // EPOLLEXCLUSIVE: one worker wakes per connection, not all
-  ev.data.u64 = kTagTcpListen;
-  ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp, &ev);
+  for (std::size_t j = 0; j < sockets.udp.size(); ++j) {
+    ev.events = EPOLLIN;
+    ev.data.u64 = kTagUdp | j;
+    ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.udp[j].fd, &ev);
+  }
+  for (std::size_t j = 0; j < sockets.tcp.size(); ++j) {
+    ev.events = kTcpListenEvents;  // EPOLLEXCLUSIVE: one worker wakes per connection, not all
+    ev.data.u64 = kTagTcpListen | j;
+    ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp[j], &ev);
+  }
   {
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
     if (sockets.in_flight_names && sockets.in_flight_row < sockets.in_flight_names->rows())
@@ -731,7 +796,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     const ServeConfig capped = with_descriptor_budget(cfg, index);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
                                            sockets.rate_limit_table);
-    spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), cfg.listen.text);
+    spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }
   ::close(epfd);  // the sockets are the supervisor's: they stay open for the next worker

@@ -2,7 +2,7 @@
 // One resolver worker process: answers DNS from the shared cache, forwards misses.
 //
 // Layout of the loop (single-threaded, non-blocking, one epoll):
-//   UDP socket   SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams (headers
+//   UDP sockets  one per listen address, SO_REUSEPORT on the shared port; recvmmsg up to 64 datagrams (headers
 //                built once), each checked and parsed, the plain-key ones looked up as one
 //                batch (Cache::lookup_responses), one sendmmsg for the batch;
 //                a full batch is followed by another recvmmsg (up to 4) before epoll.
@@ -10,7 +10,10 @@
 //                Coalescing (udp.coalesce_us): at a rate of >= 1 datagram per nap, a nap
 //                after the batch and before epoll_wait, so a wakeup (costly here: README,
 //                serve) carries several datagrams; TCP and upstream events wait as long.
-//   TCP          tcp_server.hpp, same port, same query path.
+//                A wildcard address's socket answers each datagram from the address it
+//                was sent to (udp_pktinfo.hpp: a control buffer per message); the others
+//                pass none.
+//   TCP          tcp_server.hpp, one listener per address, same query path.
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
@@ -26,6 +29,8 @@
 // It beats on a pipe to the supervisor from its event loop; a worker that stops beating
 // (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
+#include <vector>
+
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -42,9 +47,16 @@ inline constexpr int kWorkerExitConfig = 78;  // EX_CONFIG: cannot bind or attac
 // What the supervisor hands a worker at fork. The listening sockets belong to the
 // supervisor and outlive the worker: a restarted worker of the same index resumes the same
 // UDP socket and its queue, so a worker's death loses no query that was still queued.
+struct UdpListener {
+  int fd = -1;
+  bool pktinfo = false;  // bound to a wildcard: answers name their source (udp_pktinfo.hpp)
+};
 struct WorkerSockets {
-  int udp = -1;        // this worker index's UDP socket (SO_REUSEPORT group member)
-  int tcp = -1;        // the TCP listener, shared by every worker (EPOLLEXCLUSIVE)
+  // Per listen address, in the config's order: this worker index's UDP socket (a member
+  // of the address's SO_REUSEPORT group) and the address's TCP listener, shared by every
+  // worker (EPOLLEXCLUSIVE).
+  std::vector<UdpListener> udp;
+  std::vector<int> tcp;
   int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
   // Upstream queries in flight per name, for every worker (in_flight_names.hpp); row
   // `in_flight_row` is this worker's, zeroed before it serves. nullptr: a private table.
@@ -70,8 +82,9 @@ inline constexpr unsigned kHeartbeatMs = 250;
 // Runs until SIGTERM/SIGINT. Returns a process exit code.
 int run_worker(const ServeConfig& config, unsigned index, const WorkerSockets& sockets);
 
-// A non-blocking listening socket on cfg.listen (SO_REUSEPORT; UDP with the configured
-// buffers). Returns -1 and sets errno on failure.
-int open_listen_socket(const ServeConfig& cfg, bool tcp);
+// A non-blocking listening socket on `listen` (SO_REUSEPORT; UDP with cfg's buffers, and
+// pktinfo on a wildcard; IPV6_V6ONLY on [::], so 0.0.0.0 on the same port is another
+// socket). Returns -1 and sets errno on failure.
+int open_listen_socket(const ServeConfig& cfg, const Endpoint& listen, bool tcp);
 
 }  // namespace dnsarena::workers

@@ -18,7 +18,8 @@ std::string write_file(const std::string& text) { return write_config(text); }
 
 TEST_CASE("the shipped configs/serve.yaml loads", "[serve][config]") {
   const auto c = dnsarena::workers::load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml");
-  CHECK(c.listen.port() == 5353);
+  REQUIRE(c.listen.size() == 1);
+  CHECK(c.listen[0].port() == 5353);
   CHECK(c.upstreams.size() == 1);
   CHECK(c.ecs_policy == dnsarena::workers::EcsPolicy::off);
   CHECK_NOTHROW(c.validate());

@@ -26,6 +26,7 @@
 #include "dns/knot_packet.hpp"
 #include "wire/constants.hpp"
 #include "wire/dns_name.hpp"
+#include "workers/serve_config.hpp"
 
 namespace dnsarena::test {
 
@@ -187,9 +188,24 @@ bool udp_answered_within(std::uint16_t port, const std::vector<std::uint8_t>& pa
   return false;
 }
 
-DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout,
-                      const char* source) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+namespace {
+
+// "127.0.0.1:53" or "[::1]:53".
+std::string address_text(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (a.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
+    ::inet_ntop(AF_INET, &v4.sin_addr, host, sizeof host);
+    return std::string(host) + ":" + std::to_string(ntohs(v4.sin_port));
+  }
+  const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a);
+  ::inet_ntop(AF_INET6, &v6.sin6_addr, host, sizeof host);
+  return "[" + std::string(host) + "]:" + std::to_string(ntohs(v6.sin6_port));
+}
+
+DnsReply udp_exchange_with(const workers::Endpoint& server, const std::vector<std::uint8_t>& packet,
+                           std::chrono::milliseconds timeout, const char* source, std::string* replied_from) {
+  const int fd = ::socket(server.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (source) {
     sockaddr_in from{};
     from.sin_family = AF_INET;
@@ -197,25 +213,45 @@ DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
         ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)
       throw std::runtime_error(std::string("udp_exchange: cannot bind the source ") + source);
   }
-  sockaddr_in a = common::loopback_v4(port);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::connect(fd, reinterpret_cast<const sockaddr*>(&server.addr), server.len);
   ::send(fd, packet.data(), packet.size(), 0);
   std::vector<std::uint8_t> buf(65535);
   pollfd p{fd, POLLIN, 0};
   DnsReply r;
   if (::poll(&p, 1, static_cast<int>(timeout.count())) == 1) {
-    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
     if (n > 0) r = parse_reply({buf.begin(), buf.begin() + n});
+    if (n > 0 && replied_from) *replied_from = address_text(from);
   }
   ::close(fd);
   return r;
 }
 
+}  // namespace
+
+DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout,
+                      const char* source) {
+  return udp_exchange_with(workers::Endpoint::parse("127.0.0.1:" + std::to_string(port)), packet, timeout, source,
+                           nullptr);
+}
+
+DnsReply udp_exchange_at(const std::string& server, const std::vector<std::uint8_t>& packet, std::string* replied_from,
+                         std::chrono::milliseconds timeout) {
+  return udp_exchange_with(workers::Endpoint::parse(server), packet, timeout, nullptr, replied_from);
+}
+
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet, std::chrono::milliseconds timeout) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a = common::loopback_v4(port);
+  return tcp_exchange_at("127.0.0.1:" + std::to_string(port), packet, timeout);
+}
+
+DnsReply tcp_exchange_at(const std::string& server, const std::vector<std::uint8_t>& packet,
+                         std::chrono::milliseconds timeout) {
+  const workers::Endpoint to = workers::Endpoint::parse(server);
+  const int fd = ::socket(to.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   DnsReply r;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to.addr), to.len) != 0) {
     ::close(fd);
     return r;
   }

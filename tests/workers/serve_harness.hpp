@@ -94,6 +94,14 @@ DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packe
 bool udp_answered_within(std::uint16_t port, const std::vector<std::uint8_t>& packet, int attempts = 20);
 DnsReply tcp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+// The same with `server` ("127.0.0.2:53", "[::1]:53"). Over UDP the socket is connected to
+// it, so the kernel hands it only a reply sent from that very address; `replied_from`
+// (when given) gets the reply's source as "address:port" / "[address]:port".
+DnsReply udp_exchange_at(const std::string& server, const std::vector<std::uint8_t>& packet,
+                         std::string* replied_from = nullptr,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+DnsReply tcp_exchange_at(const std::string& server, const std::vector<std::uint8_t>& packet,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 DnsReply parse_reply(const std::vector<std::uint8_t>& wire);
 
 // Runs a command, returns its stdout (exit code in *status when given).

@@ -15,20 +15,26 @@ namespace dnsarena::test {
 
 struct Service {
   TestUpstream upstream;
-  std::uint16_t port = free_port();
+  std::uint16_t port;
   std::string segment = unique_segment("serve");
   std::unique_ptr<ServeProcess> serve;
 
-  explicit Service(std::vector<std::string> extra = {}, unsigned workers = 2) { start(extra, workers); }
+  // `listen_port`: a port the caller chose (its --listen addresses in `extra` use it).
+  explicit Service(std::vector<std::string> extra = {}, unsigned workers = 2, std::uint16_t listen_port = 0)
+      : port(listen_port ? listen_port : free_port()) {
+    start(extra, workers);
+  }
   ~Service() {
     serve.reset();
     cache::Segment::remove(segment);
   }
   void start(std::vector<std::string> extra = {}, unsigned workers = 2) {
     auto has = [&](const std::string& flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
-    std::vector<std::string> args{"--listen", "127.0.0.1:" + std::to_string(port), "--segment", segment,
-                                  "--workers", std::to_string(workers), "--max-entries", "10000",
+    std::vector<std::string> args{"--segment", segment, "--workers", std::to_string(workers), "--max-entries", "10000",
                                   "--arena-bytes", "8M", "--log-level", "info"};
+    // `extra`'s own --listen addresses replace 127.0.0.1:port (one of them must take TCP
+    // on 127.0.0.1:port, which wait_ready asks).
+    if (!has("--listen")) args.insert(args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});
     if (!has("--upstream-timeout-ms")) args.insert(args.end(), {"--upstream-timeout-ms", "300"});
     if (!has("--upstream") && !has("--forward-zone")) args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(upstream.port())});
     if (!has("--metrics")) args.push_back("--no-metrics");

@@ -15,7 +15,7 @@ namespace {
 constexpr std::uint32_t kNow = 1'700'000'000;
 constexpr std::uint32_t kEntries = 20;
 
-CacheKey key_of(std::uint32_t i) { return CacheKey(wire("c" + std::to_string(i) + ".check.test"), kA); }
+CacheKey key_of(std::uint32_t i) { return CacheKey(wire_name("c" + std::to_string(i) + ".check.test"), kA); }
 
 // key_of(0) .. key_of(kEntries - 1), one A record each.
 void insert_entries(Cache& c) {

@@ -130,7 +130,7 @@ TEST_CASE("serve on [::] and 0.0.0.0 on one port: ::1 answered from ::1, IPv4 st
   CHECK(s.upstream.queries() == 2);
 }
 
-TEST_CASE("listen: one address or a list; empty, twice or malformed is an error naming the key",
+TEST_CASE("listen: one address or a list, and an empty, repeated or malformed one is an error naming the key",
           "[serve][listen][config]") {
   using dnsarena::workers::load_serve_config;
   const auto one = load_serve_config(write_config("listen: 127.0.0.1:5300\n"));

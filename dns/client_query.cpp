@@ -54,6 +54,7 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
     const EcsRead ecs = read_ecs_option(pkt.get(), q.ecs);
     if (ecs == EcsRead::malformed || (ecs == EcsRead::ok && q.ecs.scope_prefix != 0))
       return ParseVerdict::formerr;  // RFC 7871 7.1.1
+    if (!read_cookie_option(pkt.get(), q.cookie)) return ParseVerdict::formerr;  // RFC 7873 5.2.2
   }
   // IXFR, AXFR: no zone transfers here; type 0 is reserved (Knot answers NOTIMP too).
   if (q.qtype == kTypeIxfr || q.qtype == kTypeAxfr || q.qtype == 0) return ParseVerdict::notimp;
@@ -63,7 +64,9 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
 
 std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
                                  std::optional<ExtendedError> ede) {
-  if (capacity < kHeaderBytes + 255 + 4 + kOptRecordBytes + kMaxEcsOptionBytes + (ede ? kEdeOptionBytes : 0)) return 0;
+  const std::size_t cookie_bytes = q.edns && q.cookie.len ? 4u + q.cookie.len : 0;
+  if (capacity < kHeaderBytes + 255 + 4 + kOptRecordBytes + kMaxEcsOptionBytes + (ede ? kEdeOptionBytes : 0) + cookie_bytes)
+    return 0;
   put16(out, q.id);
   const std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |
                                                          kFlagRa | (rcode & 0xF));
@@ -84,10 +87,11 @@ std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std:
   if (q.edns) {
     const std::size_t opt = pos;
     pos += write_opt_record(rcode, q.do_bit, q.ecs, 0, out + pos);
-    if (ede) {  // appended to the OPT's options: its rdlength grows by the option
-      pos += write_ede_option(*ede, out + pos);
-      put16(out + opt + 9, static_cast<std::uint16_t>(get16(out + opt + 9) + kEdeOptionBytes));
-    }
+    // Appended to the OPT's options: its rdlength grows by each.
+    std::size_t extra = ede ? write_ede_option(*ede, out + pos) : 0;
+    extra += write_cookie_option(q.cookie, out + pos + extra);
+    pos += extra;
+    put16(out + opt + 9, static_cast<std::uint16_t>(get16(out + opt + 9) + extra));
   }
   return pos;
 }

@@ -19,6 +19,7 @@
 
 #include "dns/ecs_option.hpp"
 #include "dns/extended_error.hpp"
+#include "dns/server_cookie.hpp"
 #include "wire/constants.hpp"
 
 namespace dnsarena::cache {
@@ -38,6 +39,9 @@ struct ClientQuery {
   std::uint16_t udp_size = 512;  // the client's limit (512 without EDNS)
   bool do_bit = false;
   EcsOption ecs;
+  // The COOKIE option (RFC 7873) as received; the worker replaces it by the one its
+  // answer carries (workers/cookie_policy.hpp). len 0: none.
+  Cookie cookie;
 
   std::span<const std::uint8_t> qname() const { return {qname_storage.data(), qname_len}; }
   bool cd() const { return (flags & wire::kFlagCd) != 0; }
@@ -66,9 +70,10 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
 
 // Writes a response with `rcode` (an extended rcode's upper bits go in the OPT), the
 // client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT
-// record (version 0) when the query had EDNS, carrying `ede` (RFC 8914) when given.
-// Returns its size.
-// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response), + 6 with `ede`.
+// record (version 0) when the query had EDNS, carrying `ede` (RFC 8914) when given and
+// q.cookie when it has one. Returns its size.
+// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response), + 6 with
+// `ede`, + 4 + q.cookie.len with a cookie.
 std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
                                  std::optional<ExtendedError> ede = std::nullopt);
 

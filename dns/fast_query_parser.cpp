@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cache/cache_key.hpp"
+#include "dns/server_cookie.hpp"
 #include "wire/constants.hpp"
 
 namespace dnsarena::dns {
@@ -83,6 +84,7 @@ bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q,
   q.udp_size = 512;
   q.do_bit = false;
   q.ecs = EcsOption{};
+  q.cookie.len = 0;
   if (arcount == 0) return pos == len;
 
   // The OPT record: root owner as one byte, type OPT, payload size in CLASS, the TTL as
@@ -95,9 +97,12 @@ bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q,
   pos += kOptFixedBytes;
   if (version != 0 || rdlen != len - pos) return false;
   if (rdlen == 0 && payload == kClassIn) return false;  // libknot: empty rdata of class IN
-  // Options: code, length, data; each must lie inside the rdata. ECS: the last one.
+  // Options: code, length, data; each must lie inside the rdata. ECS and COOKIE: the last
+  // one of each; a COOKIE of a length RFC 7873 forbids is libknot's path's FORMERR.
   const std::uint8_t* ecs = nullptr;
   std::size_t ecs_len = 0;
+  const std::uint8_t* cookie = nullptr;
+  std::size_t cookie_len = 0;
   while (pos < len) {
     if (len - pos < 4) return false;
     const std::uint16_t code = get16(wire + pos);
@@ -107,10 +112,18 @@ bool parse_query_fast(const std::uint8_t* wire, std::size_t len, ClientQuery& q,
     if (code == kOptionEcs) {
       ecs = wire + pos;
       ecs_len = opt_len;
+    } else if (code == kOptionCookie) {
+      if (!cookie_length_ok(opt_len)) return false;
+      cookie = wire + pos;
+      cookie_len = opt_len;
     }
     pos += opt_len;
   }
   if (ecs && !read_ecs(ecs, ecs_len, q.ecs)) return false;
+  if (cookie) {
+    std::memcpy(q.cookie.bytes.data(), cookie, cookie_len);
+    q.cookie.len = static_cast<std::uint8_t>(cookie_len);
+  }
   q.edns = true;
   q.udp_size = payload < 512 ? 512 : payload;
   q.do_bit = (ttl_low & kEdnsFlagDo) != 0;

@@ -15,14 +15,15 @@
 //   OPT        (when ARCOUNT is 1) owner the root as one zero byte, type 41, version 0,
 //              rdata a run of options each within it; an ECS option (the last one
 //              counts, as libknot's option index keeps the last) must be one libknot
-//              accepts with scope 0; cookies and other options are skipped unread
+//              accepts with scope 0; a COOKIE option (the last one) must have a length
+//              RFC 7873 allows (8, or 16..40) and is copied; other options are skipped unread
 //   end        the packet ends right after the question or the OPT record
 //
 // Declined (libknot decides): responses, other opcodes, zero or several questions, any
 // answer or authority record, an additional record other than an OPT with a root owner
 // written as one byte, EDNS version != 0, an ECS option that is malformed or has a scope,
-// a class-IN OPT with empty rdata (libknot refuses that one), bytes after the last
-// record, unsupported types and classes. Every verdict other than `ok` therefore comes
+// a COOKIE option of another length, a class-IN OPT with empty rdata (libknot refuses
+// that one), bytes after the last record, unsupported types and classes. Every verdict other than `ok` therefore comes
 // from libknot's path, and the differential test (tests/dns/fast_query_parser_test.cpp,
 // tests/fuzz/query_parser_diff_fuzz.cpp) checks that whenever this path accepts, libknot
 // accepts with the same ClientQuery.

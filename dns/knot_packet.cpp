@@ -31,4 +31,14 @@ EcsRead read_ecs_option(const knot_pkt_t* pkt, EcsOption& out) {
   return EcsRead::ok;
 }
 
+bool read_cookie_option(const knot_pkt_t* pkt, Cookie& out) {
+  const std::uint8_t* opt = knot_pkt_edns_option(pkt, KNOT_EDNS_OPTION_COOKIE);
+  if (opt == nullptr) return true;
+  const std::uint16_t len = knot_edns_opt_get_length(opt);
+  if (!cookie_length_ok(len)) return false;
+  std::memcpy(out.bytes.data(), knot_edns_opt_get_data(const_cast<std::uint8_t*>(opt)), len);
+  out.len = static_cast<std::uint8_t>(len);
+  return true;
+}
+
 }  // namespace dnsarena::dns

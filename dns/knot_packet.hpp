@@ -24,6 +24,7 @@ extern "C" {
 #pragma GCC diagnostic pop
 
 #include "dns/ecs_option.hpp"
+#include "dns/server_cookie.hpp"
 
 namespace dnsarena::dns {
 
@@ -53,5 +54,10 @@ enum class EcsRead {
 // The ECS option of a parsed packet (libknot's index of EDNS options: with two ECS
 // options, the last one).
 EcsRead read_ecs_option(const knot_pkt_t* pkt, EcsOption& out);
+
+// The COOKIE option of a parsed packet (the last one), copied into `out` when its length
+// is one RFC 7873 allows (cookie_length_ok). Returns false for any other length (`out`
+// unchanged), true otherwise (out.len 0 when there is none).
+bool read_cookie_option(const knot_pkt_t* pkt, Cookie& out);
 
 }  // namespace dnsarena::dns

@@ -5,7 +5,7 @@
 //
 // For one packet: parse_query (fast path first) and parse_query_knot each get their own
 // copy; they must agree on the verdict, on every ClientQuery field a worker reads (id,
-// flags, question bytes, type, class, EDNS, payload size, DO, ECS), on the cache key
+// flags, question bytes, type, class, EDNS, payload size, DO, ECS, COOKIE), on the cache key
 // bytes built from the query (plain and ECS-tagged, as workers/ builds them), and on the
 // error response written for it. When the fast path accepts, libknot must say ok. The
 // one-pass key (parse_query with a key, then finish_plain: the worker's batch path) must
@@ -60,11 +60,13 @@ inline std::string describe(ParseVerdict v, const ClientQuery& q) {
          " scope=" + std::to_string(q.ecs.scope_prefix) + " addr=";
     for (std::uint8_t b : q.ecs.address) s += std::to_string(b) + ".";
   }
+  s += " cookie=";
+  for (std::size_t i = 0; i < q.cookie.len; ++i) s += std::to_string(q.cookie.bytes[i]) + ".";
   if (v == ParseVerdict::ok) {
     s += " key=";
     for (unsigned char c : key_bytes(q)) s += std::to_string(c) + ".";
   }
-  std::uint8_t out[12 + 255 + 4 + 11 + 24];
+  std::uint8_t out[12 + 255 + 4 + 11 + 24 + kMaxCookieOptionBytes];
   const std::size_t n = write_error_response(q, wire::kRcodeServFail, out, sizeof out);
   s += " errresp=";
   for (std::size_t i = 0; i < n; ++i) s += std::to_string(out[i]) + ".";

@@ -40,7 +40,7 @@ struct ClientQuery {
   bool do_bit = false;
   EcsOption ecs;
   // The COOKIE option (RFC 7873) as received; the worker replaces it by the one its
-  // answer carries (workers/cookie_policy.hpp). len 0: none.
+  // answer carries (workers/server_cookies.hpp). len 0: none.
   Cookie cookie;
 
   std::span<const std::uint8_t> qname() const { return {qname_storage.data(), qname_len}; }

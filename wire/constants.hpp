@@ -23,7 +23,8 @@ inline constexpr std::uint16_t kOpcodeMask = 0x7800;  // opcode bits of the flag
 // Rcodes. Values above 15 are extended (RFC 6891): the upper 8 bits go in the OPT record,
 // the lower 4 in the header.
 inline constexpr std::uint16_t kRcodeNoError = 0, kRcodeFormErr = 1, kRcodeServFail = 2, kRcodeNxDomain = 3,
-                               kRcodeNotImp = 4, kRcodeRefused = 5, kRcodeBadVers = 16;
+                               kRcodeNotImp = 4, kRcodeRefused = 5, kRcodeBadVers = 16,
+                               kRcodeBadCookie = 23;  // RFC 7873 8
 
 // RR types, meta types and the one class we serve (mnemonics written as words: kTypeAaaa
 // is AAAA).

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/yaml_reader.hpp"
+#include "workers/server_cookies.hpp"
 #include "wire/dns_name.hpp"
 
 namespace dnsarena::workers {
@@ -322,6 +323,10 @@ ServeConfig load_serve_config(const std::string& path) {
     l.ipv6_prefix = integer_or(s, "ipv6_prefix", l.ipv6_prefix, 128);
     l.table_size = integer_or(s, "table_size", l.table_size, 1u << 24);
   });
+  c.cookies = r.boolean_or("cookies", c.cookies);
+  c.cookies_require = r.boolean_or("cookies_require", c.cookies_require);
+  if (const YAML::Node n = r.raw("cookie_secret"); !n.IsNull())
+    c.cookie_secret = parsed(r, n, "cookie_secret", parse_cookie_secret);
   read_section(r, "cache", [&](MapReader& s) {
     c.segment = s.text_or("segment", c.segment);
     c.geometry.max_entries = integer_or(s, "max_entries", c.geometry.max_entries, 1ull << 32);

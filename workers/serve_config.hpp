@@ -60,6 +60,15 @@
 //                table_size: 65536}        per client subnet over UDP and per host: every
 //                                  worker counts in one shared table (rate_limit_table.hpp);
 //                                  0 = off
+//   cookies: true                  DNS server cookies (RFC 7873, RFC 9018 format): a query
+//                                  with a COOKIE option gets a server cookie back; a valid
+//                                  one exempts its query from rate_limit (server_cookies.hpp)
+//   cookies_require: false         over UDP, a query with a COOKIE option but no valid server
+//                                  cookie gets BADCOOKIE with a new cookie instead of an
+//                                  answer (queries with no COOKIE option are answered)
+//   cookie_secret: 32 hex digits   the 16-byte server secret, the same on every server of an
+//                                  anycast pool; absent: random at start. Changed by a
+//                                  reload: the previous one still validates until the next
 //   cache: {segment: dnsarena, max_entries: 1000000, arena_bytes: 256M, region_bytes: 1M,
 //           reset_on_mismatch: false}
 //   ttl: {floor: 0, ceiling: 86400, negative_ceiling: 3600}
@@ -100,7 +109,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -190,6 +201,9 @@ struct ServeConfig {
   unsigned udp_coalesce_us = 100;  // 0: off (worker.cpp; docs/operator-guide.md: Every option)
   AccessControl access_control;  // default: loopback only
   RateLimitConfig rate_limit;
+  bool cookies = true;                                // answer server cookies
+  bool cookies_require = false;                       // BADCOOKIE over UDP without a valid one
+  std::optional<std::array<std::uint8_t, 16>> cookie_secret;  // absent: random at start
 
   std::string segment = "dnsarena";
   cache::Geometry geometry{};

@@ -22,6 +22,7 @@
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
+#include "workers/server_cookies.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
 #include "workers/upstream_health.hpp"
@@ -77,6 +78,9 @@ struct HostTables {
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
+  // Server cookie secrets: made at start, changed only by a reload that names a new one
+  // (server_cookies.hpp); plain memory, copied into each worker by fork.
+  dns::CookieSecrets cookie_secrets;
 };
 
 // The supervisor's listening sockets, per listen address (cfg.listen's order): one UDP
@@ -109,7 +113,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     try {
       rc = run_worker(cfg, index,
                       WorkerSockets{std::move(udp), listen.tcp, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims, host.rate_limits.get(), host.health});
+                                    &host.claims, host.rate_limits.get(), host.health, &host.cookie_secrets});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -327,6 +331,7 @@ void Supervisor::start_workers() {
   host_ = std::make_unique<HostTables>(n);
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, nullptr);
   host_->health = upstream_health_.get();
+  host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -440,6 +445,8 @@ void Supervisor::reload() {
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
   add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
+  if (reload_cookie_secrets(host_->cookie_secrets, cfg_.cookie_secret))
+    spdlog::info("reload: new cookie_secret; cookies made under the previous one stay valid until the next change");
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");

@@ -27,6 +27,7 @@
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
+#include "workers/server_cookies.hpp"
 #include "workers/tcp_server.hpp"
 #include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
@@ -36,7 +37,7 @@ namespace dnsarena::workers {
 using dns::ClientQuery, dns::EcsOption, dns::ExtendedError, dns::ParseVerdict, dns::parse_query,
     dns::write_error_response, dns::write_ecs_option;
 using wire::kRcodeNoError, wire::kRcodeFormErr, wire::kRcodeServFail, wire::kRcodeNotImp, wire::kRcodeRefused,
-    wire::kRcodeBadVers, wire::kTypeAny;
+    wire::kRcodeBadVers, wire::kRcodeBadCookie, wire::kTypeAny;
 
 namespace {
 
@@ -51,6 +52,8 @@ constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
+// The EDNS options an answer carries: ECS and COOKIE at their largest.
+constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns::kMaxCookieOptionBytes;
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
@@ -58,7 +61,8 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
-         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
+         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
+         const dns::CookieSecrets& cookie_secrets)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -72,6 +76,7 @@ public:
         claims_(host.claims),
         claims_row_(host.row),
         rate_limiter_(cfg.rate_limit, rate_limit_table),
+        cookie_secrets_(cookie_secrets),
         heartbeat_fd_(heartbeat_fd) {
     scratch_.reserve(4096);
     std::memset(in_msgs_, 0, sizeof in_msgs_);
@@ -182,7 +187,15 @@ private:
       cache_.count(cache::Counter::formerr);
       return {};
     }
-    if (!src.tcp && rate_limiter_.enabled()) {
+    // Server cookies (server_cookies.hpp): from here on q.cookie is the one answers carry.
+    bool cookie_valid = false;
+    if (q.cookie.len) {
+      if (!cfg_.cookies) q.cookie.len = 0;  // not a cookie server: the option is ignored
+      else if ((cookie_valid = answer_cookie(q.cookie, client, now_, cookie_secrets_)))
+        cache_.count(cache::Counter::cookie_valid);
+    }
+    // A valid server cookie proved the client's address: no rate limit for it.
+    if (!src.tcp && rate_limiter_.enabled() && !cookie_valid) {
       // Over the subnet's rate: dropped, or (slip) TC so a real client retries over TCP.
       const RateLimiter::Verdict rl = rate_limiter_.check(client, now_);
       if (rl != RateLimiter::Verdict::answer) {
@@ -204,6 +217,10 @@ private:
                                   : v == ParseVerdict::badvers ? kRcodeBadVers
                                                                : kRcodeRefused;
       return {false, write_error_response(q, rcode, out, cap)};
+    }
+    if (q.cookie.len && !cookie_valid && !src.tcp && cfg_.cookies_require) {  // RFC 7873 5.2.3, 5.2.4
+      cache_.count(cache::Counter::cookie_badcookie);
+      return {false, write_error_response(q, kRcodeBadCookie, out, cap)};
     }
     if (q.qtype == kTypeAny && !src.tcp) cache_.count(cache::Counter::any_minimal);
     Checked c;
@@ -291,8 +308,8 @@ private:
   // `plain`: the key without ECS (a hit may start a prefetch).
   std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
                       bool udp, std::uint8_t* out, std::size_t cap, bool plain = false) {
-    std::uint8_t ecs_opt[32];
-    const cache::ResponseOptions opts = response_options(q, scope, limit, ecs_opt, udp);
+    std::uint8_t options[kAnswerOptionBytes];
+    const cache::ResponseOptions opts = response_options(q, scope, limit, options, udp);
     const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
     const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
     if (r.truncated) cache_.count(cache::Counter::truncated);
@@ -312,14 +329,20 @@ private:
     if (upstream_.refresh(plain_key, EcsOption{})) cache_.count(cache::Counter::prefetches);
   }
 
+  // The answer's options: ECS (scope `scope`) and the COOKIE (check()), written into
+  // `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache.
   static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                                 std::uint8_t* ecs_buf, bool udp) {
+                                                 std::uint8_t* options_buf, bool udp) {
     cache::ResponseOptions o;
     o.max_size = limit;
     o.one_answer_rrset = udp && q.qtype == kTypeAny;  // RFC 8482: no amplification by ANY
     o.edns = q.edns;
     o.edns_do = q.do_bit;
-    if (q.edns && q.ecs.present) o.edns_options = {ecs_buf, write_ecs_option(q.ecs, scope, ecs_buf)};
+    if (q.edns && (q.ecs.present || q.cookie.len)) {
+      std::size_t n = q.ecs.present ? write_ecs_option(q.ecs, scope, options_buf) : 0;
+      if (q.cookie.len) n += dns::write_cookie_option(q.cookie, options_buf + n);
+      o.edns_options = {options_buf, n};
+    }
     return o;
   }
 
@@ -344,12 +367,12 @@ private:
       if (!reader.valid()) return 0;
       const bool stale = st == cache::LookupStatus::expired;
       if (stale && now_ - reader.expire() > cfg_.stale_max_age_s) return 0;
-      std::uint8_t options[32 + dns::kEdeOptionBytes];
+      std::uint8_t options[kAnswerOptionBytes + dns::kEdeOptionBytes];
       cache::ResponseOptions opts = response_options(q, prefix, limit, options, udp);
       if (stale && q.edns) {
-        const std::size_t ecs_len = opts.edns_options.size();
+        const std::size_t before = opts.edns_options.size();
         const auto ede = reader.rcode() == 3 ? ExtendedError::stale_nxdomain : ExtendedError::stale_answer;
-        opts.edns_options = {options, ecs_len + dns::write_ede_option(ede, options + ecs_len)};
+        opts.edns_options = {options, before + dns::write_ede_option(ede, options + before)};
       }
       if (stale) opts.stale_ttl = cfg_.stale_ttl_s;
       const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
@@ -578,7 +601,7 @@ private:
         continue;
       }
       batch_info_[i] = {q.id, q.flags, q.qname(), q.qtype, q.qclass};
-      batch_options_[i] = response_options(q, 0, c.limit, batch_ecs_opt_[i], true);
+      batch_options_[i] = response_options(q, 0, c.limit, batch_options_buf_[i], true);
       cache::ResponseLookup& l = batch_lookup_[batched++];
       l = {};
       l.key = &key;
@@ -636,9 +659,9 @@ private:
       std::size_t n = 0;
       if (have_entry) {
         cache::EntryReader reader({scratch_.data(), entry_len});
-        std::uint8_t ecs_opt[32];
+        std::uint8_t options[kAnswerOptionBytes];
         const std::size_t limit = client_limit(w.query, w.tcp);
-        const cache::ResponseOptions opts = response_options(w.query, scope, limit, ecs_opt, !w.tcp);
+        const cache::ResponseOptions opts = response_options(w.query, scope, limit, options, !w.tcp);
         const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
         const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
         if (r.truncated) cache_.count(cache::Counter::truncated);
@@ -674,6 +697,7 @@ private:
   std::uint64_t parked_next_scan_us_ = 0;
   cache::EntryCopy stale_copy_;
   RateLimiter rate_limiter_;
+  const dns::CookieSecrets cookie_secrets_;  // the supervisor's, copied at fork (server_cookies.hpp)
   int heartbeat_fd_;
   std::uint64_t last_beat_ms_ = 0;
   std::uint32_t now_ = cache::wall_clock_now();
@@ -704,7 +728,7 @@ private:
   cache::CacheKey batch_key_[kBatch];
   cache::QueryInfo batch_info_[kBatch];
   cache::ResponseOptions batch_options_[kBatch];
-  std::uint8_t batch_ecs_opt_[kBatch][32];
+  std::uint8_t batch_options_buf_[kBatch][kAnswerOptionBytes];
   cache::ResponseLookup batch_lookup_[kBatch];
   unsigned batch_index_[kBatch];
   std::uint8_t reply_buf_[65535];
@@ -794,8 +818,10 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     // The descriptors this worker may still open, split between TCP clients and upstream
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);
+    const dns::CookieSecrets cookie_secrets =
+        sockets.cookie_secrets ? *sockets.cookie_secrets : initial_cookie_secrets(cfg.cookie_secret);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
-                                           sockets.rate_limit_table);
+                                           sockets.rate_limit_table, cookie_secrets);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

@@ -31,6 +31,7 @@
 #pragma once
 #include <vector>
 
+#include "dns/server_cookie.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -76,6 +77,9 @@ struct WorkerSockets {
   // What every worker learned of the upstreams (upstream_health.hpp): shared by all, kept
   // by the supervisor across worker restarts and reloads. nullptr: a private table.
   UpstreamHealth* upstream_health = nullptr;
+  // The server cookie secrets (server_cookies.hpp): the supervisor's, the same for every
+  // worker. nullptr: the worker makes its own (its cookies valid at no other worker).
+  const dns::CookieSecrets* cookie_secrets = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

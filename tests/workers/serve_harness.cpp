@@ -118,13 +118,22 @@ std::size_t DnsReply::count(unsigned section, std::uint16_t type) const {
 
 std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
                                          std::uint8_t source_prefix, std::array<std::uint8_t, 4> address) {
-  std::vector<std::uint8_t> q = make_query(id, name, qtype);
   const std::size_t abytes = (source_prefix + 7u) / 8u;
-  std::vector<std::uint8_t> option{0, 8, 0, static_cast<std::uint8_t>(4 + abytes), 0, 1, source_prefix, 0};
-  option.insert(option.end(), address.begin(), address.begin() + static_cast<long>(abytes));
-  q[q.size() - 1] = static_cast<std::uint8_t>(option.size());  // the OPT's RDLENGTH (was 0)
-  q.insert(q.end(), option.begin(), option.end());
-  return q;
+  std::vector<std::uint8_t> data{0, 1, source_prefix, 0};
+  data.insert(data.end(), address.begin(), address.begin() + static_cast<long>(abytes));
+  return with_edns_option(make_query(id, name, qtype), wire::kOptionEcs, data);
+}
+
+std::vector<std::uint8_t> with_edns_option(std::vector<std::uint8_t> query, std::uint16_t code,
+                                           const std::vector<std::uint8_t>& data) {
+  const std::size_t rdlen_at = query.size() - 2;  // the OPT ends the query: its RDLENGTH, then its options
+  const std::size_t rdlen = ((query[rdlen_at] << 8) | query[rdlen_at + 1]) + 4 + data.size();
+  query[rdlen_at] = static_cast<std::uint8_t>(rdlen >> 8);
+  query[rdlen_at + 1] = static_cast<std::uint8_t>(rdlen);
+  query.insert(query.end(), {static_cast<std::uint8_t>(code >> 8), static_cast<std::uint8_t>(code),
+                             static_cast<std::uint8_t>(data.size() >> 8), static_cast<std::uint8_t>(data.size())});
+  query.insert(query.end(), data.begin(), data.end());
+  return query;
 }
 
 std::string write_config(const std::string& text) {
@@ -153,6 +162,8 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire) {
     if (const std::uint8_t* ede = knot_edns_get_option(pkt->opt_rr, KNOT_EDNS_OPTION_EDE, nullptr);
         ede && ((ede[2] << 8) | ede[3]) >= 2)
       r.ede = (ede[4] << 8) | ede[5];
+  dns::Cookie cookie;
+  if (dns::read_cookie_option(pkt.get(), cookie)) r.cookie.assign(cookie.bytes.begin(), cookie.bytes.begin() + cookie.len);
   for (unsigned sec = 0; sec < 3; ++sec) {
     const knot_pktsection_t* section = knot_pkt_section(pkt.get(), static_cast<knot_section_t>(KNOT_ANSWER + sec));
     for (std::uint16_t i = 0; i < section->count; ++i) {

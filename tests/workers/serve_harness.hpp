@@ -67,6 +67,7 @@ struct DnsReply {
   bool has_opt = false;
   int ecs_scope = -1;  // the ECS option's SCOPE PREFIX-LENGTH, -1 without an ECS option
   int ede = -1;        // the Extended DNS Error's INFO-CODE (RFC 8914), -1 without one
+  std::vector<std::uint8_t> cookie;  // the COOKIE option's bytes (client + server cookie), empty without one
   bool tc() const { return (flags & 0x0200) != 0; }
   bool ad() const { return (flags & 0x0020) != 0; }
   std::vector<std::string> answers;  // "type rdata-hex" per answer record
@@ -84,6 +85,10 @@ std::vector<std::uint8_t> make_query(std::uint16_t id, const std::string& name, 
 // the prefix's bytes are sent, as RFC 7871 requires).
 std::vector<std::uint8_t> make_ecs_query(std::uint16_t id, const std::string& name, std::uint16_t qtype,
                                          std::uint8_t source_prefix, std::array<std::uint8_t, 4> address);
+// `query` (which ends with its OPT record, as make_query writes it) with one more EDNS
+// option appended to the OPT.
+std::vector<std::uint8_t> with_edns_option(std::vector<std::uint8_t> query, std::uint16_t code,
+                                           const std::vector<std::uint8_t>& data);
 // Sends `packet` over UDP (from `source`, an IPv4 address, when given) and waits for
 // one reply.
 DnsReply udp_exchange(std::uint16_t port, const std::vector<std::uint8_t>& packet,

@@ -10,20 +10,26 @@ namespace dnsarena::dns {
 namespace {
 
 // The hash of the layout in server_cookie.hpp: the first 16 bytes of `cookie` (client
-// cookie, version, reserved, timestamp) then the client's address.
+// cookie, version, reserved, timestamp) then the client's address. Copies of constant
+// sizes, so the compiler writes them as a few moves.
 std::uint64_t cookie_hash(const std::uint8_t* cookie, std::span<const std::uint8_t> client_ip, const SipHashKey& key) {
   std::uint8_t msg[kClientCookieBytes + 8 + 16];
   std::memcpy(msg, cookie, kClientCookieBytes + 8);
-  const std::size_t ip = client_ip.size() <= 16 ? client_ip.size() : 16;
-  std::memcpy(msg + kClientCookieBytes + 8, client_ip.data(), ip);
-  return siphash24(key, msg, kClientCookieBytes + 8 + ip);
+  if (client_ip.size() == 4) {
+    std::memcpy(msg + kClientCookieBytes + 8, client_ip.data(), 4);
+    return siphash24(key, msg, kClientCookieBytes + 8 + 4);
+  }
+  std::memcpy(msg + kClientCookieBytes + 8, client_ip.data(), 16);
+  return siphash24(key, msg, kClientCookieBytes + 8 + 16);
 }
 
+// The cookie's hash bytes against `key`'s hash, as one comparison of the whole word (no
+// early exit on the first differing byte).
 bool hash_matches(const std::uint8_t* cookie, std::span<const std::uint8_t> client_ip, const SipHashKey& key) {
   const std::uint64_t h = cookie_hash(cookie, client_ip, key);
-  std::uint64_t diff = 0;
-  for (int i = 0; i < 8; ++i) diff |= (cookie[kClientCookieBytes + 8 + i] ^ (h >> (8 * i))) & 0xFF;
-  return diff == 0;
+  std::uint64_t stored = 0;
+  for (int i = 7; i >= 0; --i) stored = (stored << 8) | cookie[kClientCookieBytes + 8 + i];
+  return stored == h;
 }
 
 }  // namespace
@@ -61,7 +67,10 @@ std::size_t write_cookie_option(const Cookie& cookie, std::uint8_t* out) {
   if (cookie.len == 0) return 0;
   wire::put16(out, kOptionCookie);
   wire::put16(out + 2, cookie.len);
-  std::memcpy(out + 4, cookie.bytes.data(), cookie.len);
+  if (cookie.len == kClientCookieBytes + kServerCookieBytes)  // ours: a copy of constant size
+    std::memcpy(out + 4, cookie.bytes.data(), kClientCookieBytes + kServerCookieBytes);
+  else
+    std::memcpy(out + 4, cookie.bytes.data(), cookie.len);
   return 4u + cookie.len;
 }
 

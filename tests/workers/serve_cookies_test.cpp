@@ -64,7 +64,7 @@ TEST_CASE("kdig +cookie gets a server cookie, and a second kdig presenting it is
   CHECK(s.total("cookie_valid") == valid_before + 1);
 }
 
-TEST_CASE("COOKIE option lengths other than 8 and 16..40 are FORMERR; a foreign server cookie gets a new one",
+TEST_CASE("COOKIE option lengths other than 8 and 16..40 are FORMERR, a foreign server cookie gets a new one",
           "[serve][cookies]") {
   Service s;
   REQUIRE(udp_answered_within(s.port, make_query(1, "a.test", 1)));
@@ -136,7 +136,7 @@ TEST_CASE("a cookie made by one worker is valid at every other (one secret for t
   CHECK(s.total("cookie_valid") == 80);
 }
 
-TEST_CASE("a client with a valid server cookie is not rate limited; a cookieless one at the same rate is",
+TEST_CASE("a client with a valid server cookie is not rate limited, a cookieless one at the same rate is",
           "[serve][cookies][rrl]") {
   // slip 1: every limited query gets a TC answer, so none waits out a timeout.
   Service s({"-c", write_config("rate_limit: {responses_per_second: 10, slip: 1}\n")}, 2);
@@ -159,7 +159,7 @@ TEST_CASE("a client with a valid server cookie is not rate limited; a cookieless
   CHECK(s.total("rate_limited") == plain_tc);
 }
 
-TEST_CASE("cookies_require: BADCOOKIE over UDP without a valid cookie, answers with one; TCP and cookieless answered",
+TEST_CASE("cookies_require: BADCOOKIE over UDP without a valid cookie, an answer with one, TCP and cookieless answered",
           "[serve][cookies]") {
   Service s({"-c", write_config("cookies_require: true\n")}, 2);
   REQUIRE(udp_answered_within(s.port, make_query(1, "a.test", 1)));
@@ -191,7 +191,7 @@ TEST_CASE("cookies: false ignores the option (no cookie back)", "[serve][cookies
   CHECK(ask(s.port, 3, std::vector<std::uint8_t>(7, 1)).rcode() == 1);  // still malformed EDNS
 }
 
-TEST_CASE("SIGHUP keeps the secret; a new cookie_secret rolls over, the previous one valid until the next change",
+TEST_CASE("SIGHUP keeps the secret, a new cookie_secret rolls over, the previous one valid until the next change",
           "[serve][cookies][reload]") {
   const std::string path = write_config("cookies_require: true\n");
   Service s({"--config", path}, 2);

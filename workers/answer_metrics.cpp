@@ -39,8 +39,12 @@ AnswerMetrics::Totals AnswerMetrics::totals() const {
     const Row& r = rows_[i];
     t.hit.merge(read_latency(r.hit));
     t.miss.merge(read_latency(r.miss));
-    for (std::size_t k = 0; k < kRcodeKinds; ++k) t.rcodes[k] += r.rcodes[k].load(std::memory_order_relaxed);
-    for (std::size_t k = 0; k < kQtypeKinds; ++k) t.qtypes[k] += r.qtypes[k].load(std::memory_order_relaxed);
+    for (std::size_t rc = 0; rc < kRcodeKinds; ++rc)
+      for (std::size_t q = 0; q < kQtypeKinds; ++q) {
+        const std::uint64_t n = r.answers[rc][q].load(std::memory_order_relaxed);
+        t.rcodes[rc] += n;
+        t.qtypes[q] += n;
+      }
   }
   return t;
 }

@@ -15,9 +15,9 @@
 //                                   in_flight_names.hpp: worker i writes row i or
 //                                   i + workers, alternating at each reload)
 //   4               60     (zero)   so that row 0 starts on a cache line
-//   64 + r*512      512    row r    one worker's figures (below)
+//   64 + r*1152     1152   row r    one worker's figures (below)
 //
-// A row (eight cache lines; every field a u64 count):
+// A row (eighteen cache lines; every field a u64 count):
 //
 //   offset size field    meaning
 //   0      136  hit      LatencyHistogram: UDP, recvmmsg's return to the sendmmsg call of
@@ -26,13 +26,14 @@
 //   136    136  miss     LatencyHistogram: the query's arrival to its answer sent, for a
 //                        client whose answer waited on an upstream query (its worker's, or
 //                        another worker's it joined), including answers at the deadline
-//   272    56   rcodes   answers sent by header RCODE: NOERROR, FORMERR, SERVFAIL,
-//                        NXDOMAIN, NOTIMP, REFUSED, other (an extended RCODE such as
-//                        BADVERS counts by the 4 bits in the header)
-//   328    120  qtypes   answers sent by their question's type: A, AAAA, CNAME, MX, TXT,
-//                        NS, SOA, PTR, SRV, HTTPS, SVCB, DS, DNSKEY, ANY, other (also
-//                        answers without a question: a FORMERR to a broken packet)
-//   448    64   (zero)
+//   272    840  answers  [7][15]: answers sent, by header RCODE (row: NOERROR, FORMERR,
+//                        SERVFAIL, NXDOMAIN, NOTIMP, REFUSED, other; an extended RCODE
+//                        such as BADVERS counts by the 4 bits in the header) and by their
+//                        question's type (column: A, AAAA, CNAME, MX, TXT, NS, SOA, PTR,
+//                        SRV, HTTPS, SVCB, DS, DNSKEY, ANY, other, which also takes
+//                        answers without a question: a FORMERR to a broken packet). One
+//                        count per answer; readers add up rows and columns.
+//   1112   40   (zero)
 //
 // Answers that are neither hits nor misses (FORMERR, REFUSED, the failure cache's
 // SERVFAIL, a stale answer given first) are counted by RCODE and type only. Queries
@@ -45,8 +46,8 @@
 // add costs a measurable share). Readers sum the rows with relaxed loads: a sum may mix
 // moments, which is benign for statistics. A worker's death loses nothing it wrote.
 // Costs: per UDP batch one histogram update for all its hits (they share the batch's
-// time); per answer two counts and a walk over its question name. The mapping is
-// 64 + rows x 512 bytes.
+// time); per answer one count (the question's type is the query's, known without a
+// walk over the name). The mapping is 64 + rows x 1152 bytes.
 #pragma once
 #include <array>
 #include <atomic>
@@ -94,17 +95,16 @@ public:
   struct alignas(64) Row {
     LatencyHistogram hit;
     LatencyHistogram miss;
-    std::atomic<std::uint64_t> rcodes[kRcodeKinds];
-    std::atomic<std::uint64_t> qtypes[kQtypeKinds];
-    std::uint8_t zero[64];
+    std::atomic<std::uint64_t> answers[kRcodeKinds][kQtypeKinds];
+    std::uint8_t zero[40];
 
     // REQUIRES (every writer below): the caller is this row's only writer (above).
     // One answer of `len` (>= 12) bytes sent; `qtype`: its question's type when the
     // caller knows it, -1 to read it from the answer.
     void count(const std::uint8_t* wire, std::size_t len, int qtype) {
-      bump(rcodes[rcode_kind(wire[3] & 0x0F)]);
       if (qtype < 0) qtype = message_qtype(wire, len);
-      bump(qtypes[qtype < 0 ? kQtypeKinds - 1 : qtype_kind(static_cast<std::uint16_t>(qtype))]);
+      const unsigned q = qtype < 0 ? kQtypeKinds - 1 : qtype_kind(static_cast<std::uint16_t>(qtype));
+      bump(answers[rcode_kind(wire[3] & 0x0F)][q]);
     }
     static void bump(std::atomic<std::uint64_t>& c) {
       c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -127,9 +127,8 @@ private:
     std::uint8_t zero[60];
   };
   static_assert(sizeof(Header) == 64, "row 0 starts on its own cache line");
-  static_assert(sizeof(Row) == 512, "a row is eight whole cache lines: two workers never share one");
-  static_assert(offsetof(Row, miss) == 136 && offsetof(Row, rcodes) == 272 && offsetof(Row, qtypes) == 328 &&
-                    offsetof(Row, zero) == 448,
+  static_assert(sizeof(Row) == 1152, "a row is whole cache lines: two workers never share one");
+  static_assert(offsetof(Row, miss) == 136 && offsetof(Row, answers) == 272 && offsetof(Row, zero) == 1112,
                 "the row layout above");
 
   common::AnonymousMapping map_;

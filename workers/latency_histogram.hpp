@@ -41,12 +41,37 @@ inline constexpr std::array<std::uint64_t, kLatencyBuckets - 1> kLatencyBoundsNs
     1'000'000'000, 2'500'000'000, 5'000'000'000};
 
 // The bucket of a sample of `ns` nanoseconds: the first whose bound is >= ns (le is
-// inclusive), kLatencyBuckets - 1 past the last bound. Short samples, the common case,
-// leave the loop at once.
+// inclusive), kLatencyBuckets - 1 past the last bound. Constant time, it is on the hit
+// path: consecutive bounds are at least 2x apart, so [2^b, 2^(b+1)) holds at most one
+// bound; the bucket is the count of bounds below 2^b, plus one when ns is past the bound
+// inside its power of two.
+constexpr bool bounds_double_at_least() {
+  for (std::size_t i = 1; i < kLatencyBoundsNs.size(); ++i)
+    if (kLatencyBoundsNs[i] < 2 * kLatencyBoundsNs[i - 1]) return false;
+  return true;
+}
+static_assert(bounds_double_at_least(), "latency_bucket needs at most one bound per power of two");
+namespace latency_detail {
+struct PowerOfTwoBuckets {
+  std::array<std::uint8_t, 64> below{};    // bounds < 2^b
+  std::array<std::uint64_t, 64> inside{};  // the bound in [2^b, 2^(b+1)), or ~0
+};
+inline constexpr PowerOfTwoBuckets kByPowerOfTwo = [] {
+  PowerOfTwoBuckets t;
+  for (unsigned b = 0; b < 64; ++b) {
+    const std::uint64_t low = std::uint64_t{1} << b;
+    t.inside[b] = ~std::uint64_t{0};
+    for (const std::uint64_t bound : kLatencyBoundsNs) {
+      if (bound < low) ++t.below[b];
+      else if (b == 63 || bound < low << 1) t.inside[b] = bound;
+    }
+  }
+  return t;
+}();
+}  // namespace latency_detail
 constexpr unsigned latency_bucket(std::uint64_t ns) {
-  unsigned i = 0;
-  while (i < kLatencyBoundsNs.size() && ns > kLatencyBoundsNs[i]) ++i;
-  return i;
+  const unsigned b = 63u - static_cast<unsigned>(__builtin_clzll(ns | 1));
+  return latency_detail::kByPowerOfTwo.below[b] + (ns > latency_detail::kByPowerOfTwo.inside[b] ? 1u : 0u);
 }
 
 struct LatencyHistogram {

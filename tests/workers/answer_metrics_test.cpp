@@ -60,6 +60,24 @@ TEST_CASE("latency histogram: a sample on a bound is in that bound's bucket (le 
     if (i > 0) CHECK(latency_bucket(kLatencyBoundsNs[i - 1] + 1) == i);
   }
   CHECK(latency_bucket(~std::uint64_t{0}) == kLatencyBuckets - 1);
+  // The constant-time placement against the definition (the first bound >= ns), at every
+  // power of two and its neighbours and on a spread of values.
+  auto reference = [](std::uint64_t ns) {
+    unsigned i = 0;
+    while (i < kLatencyBoundsNs.size() && ns > kLatencyBoundsNs[i]) ++i;
+    return i;
+  };
+  for (unsigned b = 0; b < 64; ++b)
+    for (const std::uint64_t ns : {(std::uint64_t{1} << b) - 1, std::uint64_t{1} << b, (std::uint64_t{1} << b) + 1}) {
+      INFO(ns);
+      CHECK(latency_bucket(ns) == reference(ns));
+    }
+  std::uint64_t x = 88172645463325252ull;
+  for (int k = 0; k < 100000; ++k) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const std::uint64_t ns = x >> (x & 63);
+    if (latency_bucket(ns) != reference(ns)) FAIL("bucket of " << ns);
+  }
   CHECK(std::string(latency_le_text(0)) == "0.0001");
   CHECK(std::string(latency_le_text(12)) == "1");
   CHECK(std::string(latency_le_text(kLatencyBuckets - 1)) == "+Inf");

@@ -62,13 +62,16 @@ void write_histogram(std::ostringstream& o, const std::string& name, const std::
 
 std::string prometheus_text(const AnswerMetrics::Totals& t) {
   std::ostringstream o;
-  o << "# TYPE dnsarena_answer_latency_seconds histogram\n";
+  o << "# HELP dnsarena_answer_latency_seconds Client-visible latency of cache hits and of misses\n"
+       "# TYPE dnsarena_answer_latency_seconds histogram\n";
   write_histogram(o, "dnsarena_answer_latency_seconds", "kind=\"hit\"", t.hit);
   write_histogram(o, "dnsarena_answer_latency_seconds", "kind=\"miss\"", t.miss);
-  o << "# TYPE dnsarena_answer_rcodes_total counter\n";
+  o << "# HELP dnsarena_answer_rcodes_total Answers sent, by header RCODE\n"
+       "# TYPE dnsarena_answer_rcodes_total counter\n";
   for (std::size_t k = 0; k < kRcodeKinds; ++k)
     o << "dnsarena_answer_rcodes_total{rcode=\"" << kRcodeNames[k] << "\"} " << t.rcodes[k] << "\n";
-  o << "# TYPE dnsarena_answer_qtypes_total counter\n";
+  o << "# HELP dnsarena_answer_qtypes_total Answers sent, by question type\n"
+       "# TYPE dnsarena_answer_qtypes_total counter\n";
   for (std::size_t k = 0; k < kQtypeKinds; ++k)
     o << "dnsarena_answer_qtypes_total{qtype=\"" << kQtypeNames[k] << "\"} " << t.qtypes[k] << "\n";
   return o.str();
@@ -95,7 +98,8 @@ std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us) 
   family("dnsarena_upstream_server_refusals_total", "counter", [](const S& r) { return r.refusals; }, nullptr);
   family("dnsarena_upstream_server_probes_total", "counter", [](const S& r) { return r.probes; }, nullptr);
   family("dnsarena_upstream_server_downs_total", "counter", [](const S& r) { return r.downs; }, nullptr);
-  o << "# TYPE dnsarena_upstream_rtt_seconds histogram\n";
+  o << "# HELP dnsarena_upstream_rtt_seconds Round-trip time of each UDP reply, per upstream\n"
+       "# TYPE dnsarena_upstream_rtt_seconds histogram\n";
   for (const S& r : rows) write_histogram(o, "dnsarena_upstream_rtt_seconds", "upstream=\"" + r.endpoint + "\"", r.rtt);
   return o.str();
 }

@@ -4,7 +4,7 @@
 // UDP: hits and misses each counted once with their latency, answers by RCODE (an
 // NXDOMAIN, a FORMERR to a broken packet) and by type, one RTT sample per upstream reply,
 // the same figures in `stats --json`, in the human `stats` and in /metrics (read by a
-// strict parser), and nothing lost when a worker is killed with -9.
+// strict parser), nothing lost when a worker is killed with -9, and TCP counted alike.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -129,4 +129,17 @@ TEST_CASE("serve: hit and miss latency, answers by RCODE and type, upstream RTT,
   CHECK(stats["upstreams"][0]["rtt"]["count"] == misses.size());
   const PrometheusText after = parse_prometheus_text(scrape(metrics_port));
   CHECK(after.value("dnsarena_answer_latency_seconds_count{kind=\"hit\"}") == 10);
+
+  // Over TCP: a hit and a miss, each counted once.
+  const std::string tcp = " +tcp +timeout=2 +retry=0 2>&1";
+  REQUIRE(run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(s.port) + " aaaa.test AAAA" + tcp)
+              .find("status: NOERROR") != std::string::npos);
+  REQUIRE(run_command(kdig_program() + " @127.0.0.1 -p " + std::to_string(s.port) + " txt.test TXT" + tcp)
+              .find("status: NOERROR") != std::string::npos);
+  REQUIRE(eventually([&] {
+    stats = serve_stats(s.segment);
+    return hist_count(stats, "hit") == hits.size() + 5 && hist_count(stats, "miss") == misses.size() + 1;
+  }));
+  CHECK(stats["answers"]["qtypes"]["TXT"] == 1);
+  CHECK(stats["answers"]["qtypes"]["AAAA"] == 3 + 1);
 }

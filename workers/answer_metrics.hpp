@@ -35,6 +35,9 @@
 //                        count per answer; readers add up rows and columns.
 //   1112   40   (zero)
 //
+// A hit is an answer from the cache: a UDP batch's hits are the rise of the worker's
+// `hits` stat counter across the batch (exact while the worker owns its stat slot; when
+// every slot is taken and the last is shared, another process's hits can land in it).
 // Answers that are neither hits nor misses (FORMERR, REFUSED, the failure cache's
 // SERVFAIL, a stale answer given first) are counted by RCODE and type only. Queries
 // dropped without an answer are counted nowhere here (the stat slots count them).

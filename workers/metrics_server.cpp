@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -40,6 +41,42 @@ std::string prometheus_text(const StatsReport& rep) {
   return o.str();
 }
 
+namespace {
+
+// One histogram's series: cumulative _bucket lines, _sum (seconds) and _count. `labels`:
+// the series' own labels, `name="value"` pairs joined by commas.
+void write_histogram(std::ostringstream& o, const std::string& name, const std::string& labels,
+                     const LatencyCounts& c) {
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kLatencyBuckets; ++i) {
+    cumulative += c.counts[i];
+    o << name << "_bucket{" << labels << ",le=\"" << latency_le_text(i) << "\"} " << cumulative << "\n";
+  }
+  char sum[32];
+  std::snprintf(sum, sizeof sum, "%.9f", static_cast<double>(c.sum_ns) / 1e9);
+  o << name << "_sum{" << labels << "} " << sum << "\n";
+  o << name << "_count{" << labels << "} " << cumulative << "\n";
+}
+
+}  // namespace
+
+std::string prometheus_text(const AnswerMetrics::Totals& t) {
+  std::ostringstream o;
+  o << "# HELP dnsarena_answer_latency_seconds Client-visible latency of cache hits and of misses\n"
+       "# TYPE dnsarena_answer_latency_seconds histogram\n";
+  write_histogram(o, "dnsarena_answer_latency_seconds", "kind=\"hit\"", t.hit);
+  write_histogram(o, "dnsarena_answer_latency_seconds", "kind=\"miss\"", t.miss);
+  o << "# HELP dnsarena_answer_rcodes_total Answers sent, by header RCODE\n"
+       "# TYPE dnsarena_answer_rcodes_total counter\n";
+  for (std::size_t k = 0; k < kRcodeKinds; ++k)
+    o << "dnsarena_answer_rcodes_total{rcode=\"" << kRcodeNames[k] << "\"} " << t.rcodes[k] << "\n";
+  o << "# HELP dnsarena_answer_qtypes_total Answers sent, by question type\n"
+       "# TYPE dnsarena_answer_qtypes_total counter\n";
+  for (std::size_t k = 0; k < kQtypeKinds; ++k)
+    o << "dnsarena_answer_qtypes_total{qtype=\"" << kQtypeNames[k] << "\"} " << t.qtypes[k] << "\n";
+  return o.str();
+}
+
 std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us) {
   std::ostringstream o;
   std::vector<UpstreamHealth::Snapshot> rows;
@@ -61,20 +98,25 @@ std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us) 
   family("dnsarena_upstream_server_refusals_total", "counter", [](const S& r) { return r.refusals; }, nullptr);
   family("dnsarena_upstream_server_probes_total", "counter", [](const S& r) { return r.probes; }, nullptr);
   family("dnsarena_upstream_server_downs_total", "counter", [](const S& r) { return r.downs; }, nullptr);
+  o << "# HELP dnsarena_upstream_rtt_seconds Round-trip time of each UDP reply, per upstream\n"
+       "# TYPE dnsarena_upstream_rtt_seconds histogram\n";
+  for (const S& r : rows) write_histogram(o, "dnsarena_upstream_rtt_seconds", "upstream=\"" + r.endpoint + "\"", r.rtt);
   return o.str();
 }
 
-MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health)
+MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health,
+                             const AnswerMetrics* answers)
     : cache_(std::make_unique<cache::Cache>(segment, cache::SlotRole::tool)),
       server_(std::make_unique<httplib::Server>()) {
   std::string host = listen.text.substr(0, listen.text.rfind(':'));
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
   auto mu = std::make_shared<std::mutex>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(1); };
-  server_->Get("/metrics", [this, mu, health](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this, mu, health, answers](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(*mu);
     std::string text = prometheus_text(collect_stats(*cache_));
     if (health) text += prometheus_text(*health, monotonic_us());
+    if (answers) text += prometheus_text(answers->totals());
     res.set_content(text, "text/plain; version=0.0.4");
   });
   if (!server_->bind_to_port(host, listen.port())) throw std::runtime_error("cannot bind " + listen.text);

@@ -10,6 +10,11 @@
 // (once it replied), _rto_ms, _consecutive_failures (gauges), and _queries_total,
 // _timeouts_total, _refusals_total, _probes_total, _downs_total (counters). An upstream
 // removed by a reload keeps its last values until the service restarts.
+// Histograms (latency_histogram.hpp's buckets, in seconds as Prometheus names them:
+// le="0.0001" .. "5", "+Inf"): dnsarena_upstream_rtt_seconds{upstream} (UDP replies),
+// dnsarena_answer_latency_seconds{kind="hit"|"miss"} (answer_metrics.hpp), each with
+// _bucket (cumulative), _sum and _count; counters dnsarena_answer_rcodes_total{rcode}
+// and dnsarena_answer_qtypes_total{qtype} (answers sent, summed over the workers).
 // cpp-httplib runs its accept loop on one thread owned by this object.
 #pragma once
 #include <memory>
@@ -18,6 +23,7 @@
 
 #include "cache/segment.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/answer_metrics.hpp"
 #include "workers/stats_report.hpp"
 #include "workers/upstream_health.hpp"
 
@@ -29,12 +35,15 @@ namespace dnsarena::workers {
 
 std::string prometheus_text(const StatsReport& rep);
 std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us);
+std::string prometheus_text(const AnswerMetrics::Totals& answers);
 
 class MetricsServer {
 public:
-  // Binds at once; throws std::runtime_error when the port cannot be bound. `health`
-  // (may be nullptr): the upstream health table, read on every scrape.
-  MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health = nullptr);
+  // Binds at once; throws std::runtime_error when the port cannot be bound. `health` and
+  // `answers` (may be nullptr): the upstream health table and the answer metrics, read
+  // on every scrape.
+  MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health = nullptr,
+                const AnswerMetrics* answers = nullptr);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

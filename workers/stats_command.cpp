@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON,
-// and the upstreams' health when the serve publishes it (upstream_snapshot.hpp).
+// the upstreams' health when the serve publishes it (upstream_snapshot.hpp), and the
+// latency and answers by RCODE and type (answer_snapshot.hpp).
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "workers/commands.hpp"
+#include "workers/answer_snapshot.hpp"
 #include "workers/stats_report.hpp"
 #include "workers/upstream_snapshot.hpp"
 
@@ -13,12 +15,44 @@ namespace dnsarena::workers {
 
 namespace {
 
+// "p50 0.12  p90 0.40  p99 2.10 ms" of a latency_json object, "-" for each without samples.
+std::string quantiles_text(const nlohmann::json& h) {
+  std::string text;
+  for (const char* q : {"p50", "p90", "p99"}) {
+    const nlohmann::json& v = h[std::string(q) + "_ms"];
+    char part[40];
+    if (v.is_number()) std::snprintf(part, sizeof part, "%s %8.3f", q, v.get<double>());
+    else std::snprintf(part, sizeof part, "%s %8s", q, "-");
+    text += (text.empty() ? "" : "  ") + std::string(part);
+  }
+  return text + " ms";
+}
+
+// Latency of hits and misses, then answers by RCODE and by question type (nonzero ones).
+void print_answers(const nlohmann::json& snap) {
+  const nlohmann::json& a = snap["answers"];
+  std::printf("answers (as of %.1f s ago):\n", snap["age_s"].get<double>());
+  for (const char* kind : {"hit", "miss"})
+    std::printf("  %-5s latency %s  (%llu answers)\n", kind, quantiles_text(a[kind]).c_str(),
+                a[kind]["count"].get<unsigned long long>());
+  auto counts = [&](const char* what, auto names) {
+    std::printf("  %-7s", what);
+    for (const std::string_view name : names) {
+      const unsigned long long n = a[what].value(std::string(name), 0ull);
+      if (n) std::printf(" %.*s %llu", static_cast<int>(name.size()), name.data(), n);
+    }
+    std::printf("\n");
+  };
+  counts("rcodes", kRcodeNames);
+  counts("qtypes", kQtypeNames);
+}
+
 // The upstream health table: one line per upstream, from the serve's snapshot file.
 void print_upstreams(const nlohmann::json& snap) {
   std::printf("upstreams (as of %.1f s ago, supervisor pid %lld%s):\n", snap["age_s"].get<double>(),
               snap.value("supervisor_pid", 0LL), snap["supervisor_running"].get<bool>() ? "" : ", not running");
-  std::printf("  %-28s %-5s %8s %9s %8s %9s %8s %8s %7s %6s\n", "upstream", "state", "srtt ms", "rttvar ms",
-              "rto ms", "queries", "timeouts", "refused", "probes", "downs");
+  std::printf("  %-28s %-5s %8s %9s %8s %9s %8s %8s %7s %6s  %s\n", "upstream", "state", "srtt ms", "rttvar ms",
+              "rto ms", "queries", "timeouts", "refused", "probes", "downs", "RTT quantiles (UDP replies)");
   auto ms = [](const nlohmann::json& v) {
     char text[32] = "-";
     if (v.is_number()) std::snprintf(text, sizeof text, "%.2f", v.get<double>());
@@ -30,6 +64,7 @@ void print_upstreams(const nlohmann::json& snap) {
                 u["rto_ms"].get<double>(), u["queries"].get<unsigned long long>(),
                 u["timeouts"].get<unsigned long long>(), u["refusals"].get<unsigned long long>(),
                 u["probes"].get<unsigned long long>(), u["downs"].get<unsigned long long>());
+    if (u.contains("rtt")) std::printf("  %s", quantiles_text(u["rtt"]).c_str());
     if (u["state"] == "down")
       std::printf("  down %.1f s, next probe in %.0f ms", u["down_for_s"].get<double>(),
                   u["next_probe_in_ms"].get<double>());
@@ -72,6 +107,11 @@ int run_stats(const std::string& segment, bool json, double interval) {
         j["upstreams_age_s"] = (*snap)["age_s"];
         j["upstreams_supervisor_running"] = (*snap)["supervisor_running"];
       }
+      if (const auto snap = read_answer_snapshot(segment)) {
+        j["answers"] = (*snap)["answers"];
+        j["latency_le_ms"] = (*snap)["latency_le_ms"];
+        j["answers_age_s"] = (*snap)["age_s"];
+      }
       std::cout << j.dump() << "\n";
       return 0;
     }
@@ -105,6 +145,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
     };
     for (std::size_t i = 0; i < rep.rows.size(); ++i) print(rep.rows[i], rates ? rep.qps[i] : 0);
     print(rep.total, rates ? rep.qps.back() : 0);
+    if (const auto snap = read_answer_snapshot(segment)) print_answers(*snap);
     if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
     return 0;
   } catch (const cache::SegmentError& e) {

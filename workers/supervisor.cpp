@@ -27,6 +27,7 @@
 #include "workers/upstream_client.hpp"
 #include "workers/upstream_health.hpp"
 #include "workers/upstream_snapshot.hpp"
+#include "workers/answer_snapshot.hpp"
 #include "workers/worker.hpp"
 
 namespace dnsarena::workers {
@@ -78,6 +79,7 @@ struct HostTables {
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
+  AnswerMetrics* answers = nullptr;  // the supervisor's (answer_metrics_), likewise
   // Server cookie secrets: made at start, changed only by a reload that names a new one
   // (server_cookies.hpp); plain memory, copied into each worker by fork.
   dns::CookieSecrets cookie_secrets;
@@ -113,7 +115,8 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     try {
       rc = run_worker(cfg, index,
                       WorkerSockets{std::move(udp), listen.tcp, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims, host.rate_limits.get(), host.health, &host.cookie_secrets});
+                                    &host.claims, host.rate_limits.get(), host.health, host.answers,
+                                    &host.cookie_secrets});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -184,10 +187,14 @@ private:
   // The workers' shared upstream health table (upstream_health.hpp), mapped before
   // /metrics (which reads it) and the first fork, with a row for every upstream.
   void map_upstream_health();
+  // The workers' latency histograms and answer counts (answer_metrics.hpp), likewise
+  // mapped before /metrics and the first fork: two rows per worker index.
+  void map_answer_metrics();
   // Adds a row for every upstream of cfg_ not yet in the table (at start, and at a
   // reload before the new workers are forked); warns about those that find it full.
   void add_upstream_rows();
-  // Writes the table for `dnsarena stats` (upstream_snapshot.hpp), at most once a second.
+  // Writes the table for `dnsarena stats` (upstream_snapshot.hpp), and the answer
+  // metrics (answer_snapshot.hpp), at most once a second.
   void publish_upstream_snapshot(bool now = false);
   bool start_metrics();
   void start_workers();
@@ -220,6 +227,8 @@ private:
   // Shared with every worker by fork, kept across restarts and reloads: what they learned
   // of each upstream (RTT, timeouts, down). Mapped before /metrics, which reads it.
   std::unique_ptr<UpstreamHealth> upstream_health_;
+  // Likewise: every worker's latency histograms and answers by RCODE and type.
+  std::unique_ptr<AnswerMetrics> answer_metrics_;
   std::uint64_t next_snapshot_ms_ = 0;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
@@ -297,6 +306,10 @@ void Supervisor::map_upstream_health() {
   add_upstream_rows();
 }
 
+void Supervisor::map_answer_metrics() {
+  answer_metrics_ = std::make_unique<AnswerMetrics>(2 * cfg_.resolved_workers(), true);
+}
+
 void Supervisor::add_upstream_rows() {
   for (const ForwardZone& z : cfg_.zones())
     for (const Endpoint& e : z.upstreams)
@@ -312,12 +325,15 @@ void Supervisor::publish_upstream_snapshot(bool now) {
   next_snapshot_ms_ = t + 1000;
   if (!write_upstream_snapshot(cfg_.segment, *upstream_health_))
     spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
+  if (!write_answer_snapshot(cfg_.segment, *answer_metrics_))
+    spdlog::debug("cannot write {}: {}", answer_snapshot_path(cfg_.segment), std::strerror(errno));
 }
 
 bool Supervisor::start_metrics() {
   if (cfg_.metrics_listen.empty()) return true;
   try {
-    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get());
+    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get(),
+                                               answer_metrics_.get());
     spdlog::info("metrics on http://{}/metrics", cfg_.metrics_listen);
     return true;
   } catch (const std::exception& e) {
@@ -331,6 +347,7 @@ void Supervisor::start_workers() {
   host_ = std::make_unique<HostTables>(n);
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, nullptr);
   host_->health = upstream_health_.get();
+  host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
@@ -587,6 +604,7 @@ int Supervisor::run() {
   }
   block_signals();
   map_upstream_health();
+  map_answer_metrics();
   if (!start_metrics()) {
     close_everything();
     return 1;
@@ -596,7 +614,8 @@ int Supervisor::run() {
   supervise();
   stop_workers();
   close_everything();
-  remove_upstream_snapshot(cfg_.segment);  // the table dies with the service
+  remove_upstream_snapshot(cfg_.segment);  // the tables die with the service
+  remove_answer_snapshot(cfg_.segment);
   const auto live = cache_->stats().live_entries;
   if (opt_.remove_segment) {
     cache::Segment::remove(cfg_.segment);

@@ -34,11 +34,12 @@ void store_max(std::atomic<std::uint64_t>& a, std::uint64_t v) {
 
 UpstreamHealth::UpstreamHealth(unsigned capacity, bool shared) {
   if (capacity == 0) capacity = 1;
-  map_ = common::AnonymousMapping(sizeof(Header) + static_cast<std::size_t>(capacity) * sizeof(Row), shared,
-                                  "upstream health table");
+  map_ = common::AnonymousMapping(sizeof(Header) + static_cast<std::size_t>(capacity) * (sizeof(Row) + sizeof(RttRow)),
+                                  shared, "upstream health table");
   header_ = static_cast<Header*>(map_.data());  // zero-filled: no rows, every field 0 (unknown, up)
   header_->capacity = capacity;
   rows_ = reinterpret_cast<Row*>(static_cast<std::uint8_t*>(map_.data()) + sizeof(Header));
+  rtt_ = reinterpret_cast<RttRow*>(rows_ + capacity);
 }
 
 UpstreamHealth::~UpstreamHealth() = default;
@@ -94,6 +95,7 @@ bool UpstreamHealth::replied(unsigned row, std::uint64_t rtt_us, std::uint64_t n
   Row& r = at(row);
   store_max(r.last_reply, now_us);
   if (rtt_us > 0) {
+    rtt_[row].rtt.add(rtt_us * 1000);
     // RFC 6298 2.2 and 2.3: the first sample R gives SRTT R, RTTVAR R/2; later ones
     // RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R| (the old SRTT), then SRTT <- 7/8 SRTT + 1/8 R.
     const std::int64_t sample = static_cast<std::int64_t>(std::min<std::uint64_t>(rtt_us, kMaxRtoUs));
@@ -228,6 +230,7 @@ UpstreamHealth::Snapshot UpstreamHealth::snapshot(unsigned row, std::uint64_t no
   s.probes = r.probes.load(std::memory_order_relaxed);
   s.downs = r.downs.load(std::memory_order_relaxed);
   s.consecutive = r.consecutive.load(std::memory_order_relaxed);
+  s.rtt = read_latency(rtt_[row].rtt);
   const std::uint64_t since = r.down_since.load(std::memory_order_relaxed);
   s.down = since != 0;
   if (s.down) {

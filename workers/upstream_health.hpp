@@ -16,6 +16,12 @@
 //   4               4      used       atomic; rows 0 .. used-1 are published (below)
 //   8               56     (zero)     so that row 0 starts on a cache line
 //   64 + r*128      128    row r      one upstream endpoint (address and port)
+//   64 + C*128      192    rtt r      row r's round trips (C: capacity): a
+//     + r*192                         LatencyHistogram (latency_histogram.hpp), one
+//                                     sample per UDP reply (client queries, trials,
+//                                     probes; not TCP, whose time includes the
+//                                     handshake), fetch_add by every worker; then 56
+//                                     zero bytes, so two upstreams never share a line
 //
 // A row (two cache lines; the numbers are microseconds of CLOCK_MONOTONIC, which every
 // process of the host reads alike, unless named _ms):
@@ -110,7 +116,8 @@
 // more endpoints than the table has room for (capacity: 4x the endpoints at start, at
 // least 64) leaves the extra ones without health: ranked unknown, never down (logged).
 // Costs: a selection reads two words per upstream of the zone; an outcome is two to four
-// atomic operations on one row. The mapping is 64 + capacity x 128 bytes.
+// atomic operations on one row (and two on its RTT histogram for a reply). The mapping
+// is 64 + capacity x 320 bytes.
 #pragma once
 #include "common/anonymous_mapping.hpp"
 #include <atomic>
@@ -119,6 +126,7 @@
 #include <span>
 #include <string>
 
+#include "workers/latency_histogram.hpp"
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::workers {
@@ -191,6 +199,7 @@ public:
     double down_for_s = 0;        // while down
     double next_probe_in_ms = 0;  // while down; 0 = due
     std::uint32_t backoff_ms = 0;
+    LatencyCounts rtt;  // the RTT histogram
   };
   Snapshot snapshot(unsigned row, std::uint64_t now_us) const;
 
@@ -219,6 +228,11 @@ private:
     std::atomic<std::uint32_t> used;
     std::uint8_t zero[56];
   };
+  struct alignas(64) RttRow {
+    LatencyHistogram rtt;
+    std::uint8_t zero[56];
+  };
+  static_assert(sizeof(RttRow) == 192, "an RTT histogram takes whole cache lines: the layout above");
   static_assert(sizeof(Header) == 64, "row 0 starts on its own cache line");
   static_assert(sizeof(Row) == 128, "a row is two whole cache lines");
   static_assert(offsetof(Row, rto_us) == 20 && offsetof(Row, rtt) == 24 && offsetof(Row, queries) == 32 &&
@@ -236,6 +250,7 @@ private:
   common::AnonymousMapping map_;
   Header* header_ = nullptr;
   Row* rows_ = nullptr;
+  RttRow* rtt_ = nullptr;
 };
 
 // The upstream an attempt goes to. rows[i]: the health row of the zone's upstream i (-1:

@@ -62,7 +62,7 @@ class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
          std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
-         const dns::CookieSecrets& cookie_secrets)
+         AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -77,7 +77,8 @@ public:
         claims_row_(host.row),
         rate_limiter_(cfg.rate_limit, rate_limit_table),
         cookie_secrets_(cookie_secrets),
-        heartbeat_fd_(heartbeat_fd) {
+        heartbeat_fd_(heartbeat_fd),
+        answers_(answer_metrics, host.row) {
     scratch_.reserve(4096);
     std::memset(in_msgs_, 0, sizeof in_msgs_);
     for (std::size_t i = 0; i < kBatch; ++i) {
@@ -410,8 +411,10 @@ private:
     return tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, cfg_.max_udp_size);
   }
 
+  // Every client that waited on an upstream query is answered here: a miss.
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
+    answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
     if (w.tcp) {
       tcp_.send(w.conn_id, {out, n});
       return;
@@ -514,12 +517,14 @@ private:
       if (pktinfo)
         for (int i = 0; i < n; ++i) locals_[i] = read_local_address(msgs[i].msg_hdr);
       std::size_t sizes[kBatch];
+      const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
       answer_batch(static_cast<unsigned>(n), sizes);
       mmsghdr out_msgs[kBatch];
       iovec out_iov[kBatch];
       unsigned nout = 0;
       for (int i = 0; i < n; ++i) {
         if (sizes[i] == 0) continue;
+        answers_.udp_answer(out_[i], sizes[i], batch_checked_[i].lookup ? batch_query_[i].qtype : -1);
         out_iov[nout] = {out_[i], sizes[i]};
         std::memset(&out_msgs[nout], 0, sizeof(mmsghdr));
         out_msgs[nout].msg_hdr.msg_iov = &out_iov[nout];
@@ -529,7 +534,9 @@ private:
         if (pktinfo) write_reply_source(locals_[i], out_control_[i], out_msgs[nout].msg_hdr);
         ++nout;
       }
-      cache_.count(cache::Counter::user_ns, tsc_.to_ns(TscTimer::ticks() - user_t0));
+      const std::uint64_t batch_ns = tsc_.to_ns(TscTimer::ticks() - user_t0);
+      cache_.count(cache::Counter::user_ns, batch_ns);
+      answers_.udp_hits(cache_.my_stats().get(cache::Counter::hits) - hits_before, batch_ns);
       cache_.count(cache::Counter::user_ns_queries, static_cast<std::uint64_t>(n));
       // sendmmsg stops at the first message it cannot send and reports the ones before
       // it; an error means that first message failed. A destination no answer can reach
@@ -632,8 +639,12 @@ private:
     tcp_peer_ = tcp_.peer(conn_id);
     Source src{true, nullptr, 0, conn_id};
     std::uint8_t out[65535];
+    const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
-    if (n) tcp_.send(conn_id, {out, n});
+    if (n == 0) return;
+    tcp_.send(conn_id, {out, n});
+    const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
+    answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
   }
 
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
@@ -704,6 +715,7 @@ private:
   std::vector<std::uint8_t> scratch_;
   TscTimer tsc_;
   RecvHistogram<kBatch> recv_hist_;
+  AnswerMeter answers_;  // answer_metrics.hpp: this worker's row
   sockaddr_storage tcp_peer_{};
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
@@ -821,7 +833,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     const dns::CookieSecrets cookie_secrets =
         sockets.cookie_secrets ? *sockets.cookie_secrets : initial_cookie_secrets(cfg.cookie_secret);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
-                                           sockets.rate_limit_table, cookie_secrets);
+                                           sockets.rate_limit_table, sockets.answer_metrics, cookie_secrets);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

@@ -22,7 +22,8 @@
 // Query path: parse (the common query by hand, dns/fast_query_parser.hpp; the rest with
 // libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the keys ecs.hpp lists ->
 // hit: answer with remaining TTLs, client's ID, question case and EDNS; miss: forward.
-// Counters go to this worker's StatSlot.
+// Counters go to this worker's StatSlot; latency and answers by RCODE and type to its
+// row of the host's AnswerMetrics.
 //
 // The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
 // its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "dns/server_cookie.hpp"
+#include "workers/answer_metrics.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -77,6 +79,9 @@ struct WorkerSockets {
   // What every worker learned of the upstreams (upstream_health.hpp): shared by all, kept
   // by the supervisor across worker restarts and reloads. nullptr: a private table.
   UpstreamHealth* upstream_health = nullptr;
+  // Latency histograms and answer counts (answer_metrics.hpp); this worker writes row
+  // `in_flight_row`. nullptr: a private table.
+  AnswerMetrics* answer_metrics = nullptr;
   // The server cookie secrets (server_cookies.hpp): the supervisor's, the same for every
   // worker. nullptr: the worker makes its own (its cookies valid at no other worker).
   const dns::CookieSecrets* cookie_secrets = nullptr;

@@ -13,7 +13,7 @@ DS = {"type": "prometheus", "uid": "${datasource}"}
 
 
 def panel(pid, title, exprs, unit, x, y, w=12, h=8, kind="timeseries", description=""):
-    return {
+    p = {
         "id": pid,
         "type": kind,
         "title": title,
@@ -25,6 +25,18 @@ def panel(pid, title, exprs, unit, x, y, w=12, h=8, kind="timeseries", descripti
         "targets": [{"datasource": DS, "expr": e, "legendFormat": legend, "refId": chr(65 + i)}
                     for i, (e, legend) in enumerate(exprs)],
     }
+    if kind == "heatmap":  # the buckets as Prometheus counts them, not recalculated by Grafana
+        for t in p["targets"]:
+            t["format"] = "heatmap"
+        p["options"] = {"calculate": False, "yAxis": {"unit": unit}, "cellGap": 1,
+                        "color": {"mode": "scheme", "scheme": "Oranges"}}
+    return p
+
+
+def quantiles(metric, by, legend):
+    """p50, p90 and p99 of a histogram, per `by` label, as histogram_quantile estimates them."""
+    return [(f'histogram_quantile({q}, sum by (le, {by}) (rate({metric}_bucket{{{WI}}}[$__rate_interval])))',
+             f"p{int(q * 100)} {legend}") for q in (0.5, 0.9, 0.99)]
 
 
 W = '{instance=~"$instance"}'
@@ -105,6 +117,27 @@ panels = [
           [(f'sum(rate(dnsarena_prefetches_total{{{WI}}}[$__rate_interval]))', "prefetches"),
            (f'sum(rate(dnsarena_upstream_joined_total{{{WI}}}[$__rate_interval]))', "joined")],
           "ops", 12, 54),
+    panel(16, "Client latency: p50, p90, p99 of hits and of misses",
+          quantiles("dnsarena_answer_latency_seconds", "kind", "{{kind}}"),
+          "s", 0, 62, description="hit: the UDP batch (or TCP message) answered from the cache; miss: arrival to "
+                                  "answer for a client that waited on an upstream (workers/answer_metrics.hpp)"),
+    panel(17, "Upstream RTT: p50, p90, p99 per upstream",
+          quantiles("dnsarena_upstream_rtt_seconds", "upstream", "{{upstream}}"),
+          "s", 12, 62, description="one sample per UDP reply (queries, trials, probes)"),
+    panel(18, "Miss latency (heatmap)",
+          [(f'sum by (le) (increase(dnsarena_answer_latency_seconds_bucket{{kind="miss",{WI}}}[$__rate_interval]))',
+            "{{le}}")],
+          "s", 0, 70, kind="heatmap"),
+    panel(19, "Hit latency (heatmap)",
+          [(f'sum by (le) (increase(dnsarena_answer_latency_seconds_bucket{{kind="hit",{WI}}}[$__rate_interval]))',
+            "{{le}}")],
+          "s", 12, 70, kind="heatmap"),
+    panel(20, "Answers per second by RCODE",
+          [(f'sum by (rcode) (rate(dnsarena_answer_rcodes_total{{{WI}}}[$__rate_interval]))', "{{rcode}}")],
+          "reqps", 0, 78),
+    panel(21, "Answers per second by question type",
+          [(f'sum by (qtype) (rate(dnsarena_answer_qtypes_total{{{WI}}}[$__rate_interval]))', "{{qtype}}")],
+          "reqps", 12, 78),
 ]
 
 dashboard = {

@@ -85,7 +85,7 @@
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
 //            forwarder_query: true, forwarder_response: true, identity: "", version: dnsarena,
-//            queue: 4096}
+//            queue: 16384}
 //                                  dnstap (https://dnstap.info) of client and upstream
 //                                  traffic, off unless socket or file is set (not both):
 //                                  socket, a Frame Streams reader's unix socket (every
@@ -189,7 +189,7 @@ struct DnstapConfig {
   bool forwarder_response = true;
   std::string identity;  // empty: the host name
   std::string version = "dnsarena";
-  unsigned queue = 4096;  // frames per worker between the worker and its writer thread
+  unsigned queue = 16384;  // frames per worker between the worker and its writer thread (fstrm's maximum)
   bool enabled() const { return !socket.empty() || !file.empty(); }
 };
 

@@ -11,14 +11,17 @@
 #include <stdexcept>
 #include <string>
 
-#include "dnstap.pb-c.h"
+#include "workers/dnstap_encoder.hpp"
 
 namespace dnsarena::workers {
 
 namespace {
 
 constexpr std::string_view kContentType = "protobuf:dnstap.Dnstap";
-constexpr unsigned kReopenSeconds = 1;  // fstrm's minimum: a restarted reader is found within a second
+constexpr unsigned kReopenSeconds = 1;  // fstrm's minimum
+// A Message's bytes at most: a DNS message (65535), a zone name (255), two IPv6 addresses,
+// and the keys, lengths, ports, times and enums around them (14 fields, 11 bytes each).
+constexpr std::size_t kMaxMessageBytes = 65535 + 255 + 2 * 16 + 14 * 11;
 
 // A socket address's IP bytes and port in the schema's terms.
 struct TapAddress {
@@ -57,65 +60,58 @@ TapAddress tap_address(const TapLocal& local) {
   return t;
 }
 
-ProtobufCBinaryData bytes(const void* p, std::size_t n) {
-  return {n, static_cast<std::uint8_t*>(const_cast<void*>(p))};
-}
-
 }  // namespace
 
-// The Message being filled: the generated struct and the address fields set from
-// TapAddress values (the schema names the client side "query_*", the server "response_*").
-struct DnstapWriter::Frame {
-  Dnstap__Message m = DNSTAP__MESSAGE__INIT;
+using namespace dnstap_wire;
 
-  Frame(Dnstap__Message__Type type, bool tcp) {
-    m.type = type;
-    m.has_socket_protocol = true;
-    m.socket_protocol = tcp ? DNSTAP__SOCKET_PROTOCOL__TCP : DNSTAP__SOCKET_PROTOCOL__UDP;
+// The Message being encoded into the writer's body buffer (dnstap_encoder.hpp), fields
+// set from TapAddress values: the schema names the client side "query_*", the server
+// "response_*".
+struct DnstapWriter::Frame {
+  Writer w;
+  bool has_family = false;
+
+  Frame(std::uint8_t* body, MessageType type, bool tcp) : w(body) {
+    w.uint_field(message_field::type, static_cast<std::uint64_t>(type));
+    w.uint_field(message_field::socket_protocol,
+                 static_cast<std::uint64_t>(tcp ? SocketProtocol::tcp : SocketProtocol::udp));
+  }
+  // An upstream message: the server side is the upstream, and its forward zone.
+  Frame(std::uint8_t* body, MessageType type, bool tcp, const TapAddress& upstream, std::span<const std::uint8_t> zone)
+      : Frame(body, type, tcp) {
+    response_side(upstream);
+    if (!zone.empty()) w.bytes_field(message_field::query_zone, zone);
   }
   void family(int f) {
-    if (f == AF_UNSPEC || m.has_socket_family) return;
-    m.has_socket_family = true;
-    m.socket_family = f == AF_INET ? DNSTAP__SOCKET_FAMILY__INET : DNSTAP__SOCKET_FAMILY__INET6;
+    if (has_family) return;
+    has_family = true;
+    w.uint_field(message_field::socket_family,
+                 static_cast<std::uint64_t>(f == AF_INET ? SocketFamily::inet : SocketFamily::inet6));
   }
   void query_side(const TapAddress& a) {
     if (!a.ip) return;
     family(a.family);
-    m.has_query_address = m.has_query_port = true;
-    m.query_address = bytes(a.ip, a.ip_len);
-    m.query_port = a.port;
+    w.bytes_field(message_field::query_address, {a.ip, a.ip_len});
+    w.uint_field(message_field::query_port, a.port);
   }
   void response_side(const TapAddress& a) {
     if (!a.ip) return;
     family(a.family);
-    m.has_response_address = m.has_response_port = true;
-    m.response_address = bytes(a.ip, a.ip_len);
-    m.response_port = a.port;
-  }
-  // An upstream message: the server side is the upstream, and its forward zone.
-  Frame(Dnstap__Message__Type type, bool tcp, const TapAddress& upstream, std::span<const std::uint8_t> zone)
-      : Frame(type, tcp) {
-    response_side(upstream);
-    if (zone.empty()) return;
-    m.has_query_zone = true;
-    m.query_zone = bytes(zone.data(), zone.size());
+    w.bytes_field(message_field::response_address, {a.ip, a.ip_len});
+    w.uint_field(message_field::response_port, a.port);
   }
   void query_time(const timespec& t) {
-    m.has_query_time_sec = m.has_query_time_nsec = true;
-    m.query_time_sec = static_cast<std::uint64_t>(t.tv_sec);
-    m.query_time_nsec = static_cast<std::uint32_t>(t.tv_nsec);
+    w.uint_field(message_field::query_time_sec, static_cast<std::uint64_t>(t.tv_sec));
+    w.fixed32_field(message_field::query_time_nsec, static_cast<std::uint32_t>(t.tv_nsec));
   }
   void query(std::span<const std::uint8_t> wire, const timespec& t) {
     query_time(t);
-    m.has_query_message = true;
-    m.query_message = bytes(wire.data(), wire.size());
+    w.bytes_field(message_field::query_message, wire);
   }
   void response(std::span<const std::uint8_t> wire, const timespec& t) {
-    m.has_response_time_sec = m.has_response_time_nsec = true;
-    m.response_time_sec = static_cast<std::uint64_t>(t.tv_sec);
-    m.response_time_nsec = static_cast<std::uint32_t>(t.tv_nsec);
-    m.has_response_message = true;
-    m.response_message = bytes(wire.data(), wire.size());
+    w.uint_field(message_field::response_time_sec, static_cast<std::uint64_t>(t.tv_sec));
+    w.fixed32_field(message_field::response_time_nsec, static_cast<std::uint32_t>(t.tv_nsec));
+    w.bytes_field(message_field::response_message, wire);
   }
 };
 
@@ -131,6 +127,14 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) identity_ = host;
   }
+  body_.resize(kMaxMessageBytes);
+  header_.resize(2 * kMaxVarint + 2 + identity_.size() + version_.size());
+  Writer h(header_.data());
+  if (!identity_.empty())
+    h.bytes_field(dnstap_field::identity, {reinterpret_cast<const std::uint8_t*>(identity_.data()), identity_.size()});
+  if (!version_.empty())
+    h.bytes_field(dnstap_field::version, {reinterpret_cast<const std::uint8_t*>(version_.data()), version_.size()});
+  header_.resize(h.size());
   fstrm_writer_options* wopt = fstrm_writer_options_init();
   fstrm_writer_options_add_content_type(wopt, kContentType.data(), kContentType.size());
   fstrm_writer* writer = nullptr;
@@ -175,24 +179,15 @@ timespec DnstapWriter::wall_now() {
 }
 
 void DnstapWriter::submit(Frame& f) {
-  Dnstap__Dnstap d = DNSTAP__DNSTAP__INIT;
-  d.type = DNSTAP__DNSTAP__TYPE__MESSAGE;
-  d.message = &f.m;
-  if (!identity_.empty()) {
-    d.has_identity = true;
-    d.identity = bytes(identity_.data(), identity_.size());
-  }
-  if (!version_.empty()) {
-    d.has_version = true;
-    d.version = bytes(version_.data(), version_.size());
-  }
-  const std::size_t len = dnstap__dnstap__get_packed_size(&d);
-  void* buf = std::malloc(len);
+  // Dnstap { identity, version (header_), message = the Message in body_, type = MESSAGE }.
+  const std::span<const std::uint8_t> body{body_.data(), f.w.size()};
+  const std::size_t len = frame_size(header_, body);
+  auto* buf = static_cast<std::uint8_t*>(std::malloc(len));
   if (!buf) {
     cache_.count(cache::Counter::dnstap_dropped);
     return;
   }
-  dnstap__dnstap__pack(&d, static_cast<std::uint8_t*>(buf));
+  write_frame(header_, body, buf);
   // The queue owns buf on success; on FSTRM_RES_AGAIN (full) or failure it stays ours.
   if (fstrm_iothr_submit(iothr_, queue_, buf, len, fstrm_free_wrapper, nullptr) == fstrm_res_success) {
     cache_.count(cache::Counter::dnstap_sent);
@@ -205,7 +200,7 @@ void DnstapWriter::submit(Frame& f) {
 void DnstapWriter::client_query(const sockaddr_storage& client, TapLocal local, bool tcp,
                                 std::span<const std::uint8_t> wire, const timespec& received) {
   if (!client_query_) return;
-  Frame f(DNSTAP__MESSAGE__TYPE__CLIENT_QUERY, tcp);
+  Frame f(body_.data(), MessageType::client_query, tcp);
   f.query_side(tap_address(client));
   f.response_side(tap_address(local));
   f.query(wire, received);
@@ -215,7 +210,7 @@ void DnstapWriter::client_query(const sockaddr_storage& client, TapLocal local, 
 void DnstapWriter::client_response(const sockaddr_storage& client, TapLocal local, bool tcp,
                                    std::span<const std::uint8_t> wire, const timespec* received) {
   if (!client_response_) return;
-  Frame f(DNSTAP__MESSAGE__TYPE__CLIENT_RESPONSE, tcp);
+  Frame f(body_.data(), MessageType::client_response, tcp);
   f.query_side(tap_address(client));
   f.response_side(tap_address(local));
   if (received) f.query_time(*received);
@@ -226,7 +221,7 @@ void DnstapWriter::client_response(const sockaddr_storage& client, TapLocal loca
 void DnstapWriter::forwarder_query(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
                                    std::span<const std::uint8_t> wire) {
   if (!forwarder_query_) return;
-  Frame f(DNSTAP__MESSAGE__TYPE__FORWARDER_QUERY, tcp, tap_address(upstream), zone);
+  Frame f(body_.data(), MessageType::forwarder_query, tcp, tap_address(upstream), zone);
   f.query(wire, wall_now());
   submit(f);
 }
@@ -234,7 +229,7 @@ void DnstapWriter::forwarder_query(const sockaddr_storage& upstream, bool tcp, s
 void DnstapWriter::forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
                                       std::span<const std::uint8_t> wire) {
   if (!forwarder_response_) return;
-  Frame f(DNSTAP__MESSAGE__TYPE__FORWARDER_RESPONSE, tcp, tap_address(upstream), zone);
+  Frame f(body_.data(), MessageType::forwarder_response, tcp, tap_address(upstream), zone);
   f.response(wire, wall_now());
   submit(f);
 }

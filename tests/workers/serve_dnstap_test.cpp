@@ -40,7 +40,7 @@ ChildProcess start_capture(const std::string& sock, const std::string& file) {
   ChildProcess p({"fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", sock, "-w", file},
                  {.log_path = file + ".log", .search_path = true});
   const bool listening = eventually([&] { return std::filesystem::exists(sock); });
-  if (!listening) throw std::runtime_error("fstrm_capture did not listen on " + sock);
+  if (!listening) throw std::runtime_error("fstrm_capture (package fstrm-bin) did not listen on " + sock);
   return p;
 }
 

@@ -103,6 +103,11 @@ panels = [
           [(f'sum(rate(dnsarena_prefetches_total{{{WI}}}[$__rate_interval]))', "prefetches"),
            (f'sum(rate(dnsarena_upstream_joined_total{{{WI}}}[$__rate_interval]))', "joined")],
           "ops", 12, 54),
+    panel(16, "dnstap frames sent and dropped per second",
+          [(f'sum(rate(dnsarena_dnstap_sent_total{{{WI}}}[$__rate_interval]))', "sent"),
+           (f'sum(rate(dnsarena_dnstap_dropped_total{{{WI}}}[$__rate_interval]))', "dropped (queue full)")],
+          "ops", 0, 62, description="dropped: the collector or the writer thread is slower than the traffic; "
+                                    "answers are not affected (docs/operator-guide.md: dnstap)"),
 ]
 
 dashboard = {

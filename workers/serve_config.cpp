@@ -2,6 +2,7 @@
 #include "workers/serve_config.hpp"
 
 #include <arpa/inet.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -194,6 +195,9 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("restart.heartbeat_timeout_ms: 0 (off) or at least 1000 (4 heartbeats)");
   if (!dnstap.socket.empty() && !dnstap.file.empty())
     throw std::invalid_argument("dnstap: socket or file, not both");
+  if (dnstap.socket.size() >= sizeof(sockaddr_un::sun_path))
+    throw std::invalid_argument("dnstap.socket: a unix socket path has at most " +
+                                std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
   if (dnstap.queue < 2 || dnstap.queue > 16384 || (dnstap.queue & (dnstap.queue - 1)) != 0)
     throw std::invalid_argument("dnstap.queue must be a power of two in [2, 16384]");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter

@@ -90,8 +90,12 @@ public:
     // The coalescing nap is short: the default 50 us timer slack would add half again.
     if (cfg.udp_coalesce_us) ::prctl(PR_SET_TIMERSLACK, 1000ul);
     if (cfg.dnstap.enabled()) {
-      tap_ = std::make_unique<DnstapWriter>(cfg.dnstap, index, cache_);
-      upstream_.set_dnstap(tap_.get());
+      try {  // without its log, the worker still answers
+        tap_ = std::make_unique<DnstapWriter>(cfg.dnstap, index, cache_);
+        upstream_.set_dnstap(tap_.get());
+      } catch (const std::exception& e) {
+        spdlog::error("worker {}: dnstap off: {}", index, e.what());
+      }
     }
   }
 

@@ -112,6 +112,7 @@ TEST_CASE("dnstap: off by default, every key read, a socket or a file, a power-o
   CHECK_THROWS_WITH(with("dnstap: {socket: /x, file: /y}\n"), Catch::Contains("socket or file"));
   CHECK_THROWS_WITH(with("dnstap: {socket: /x, queue: 1000}\n"), Catch::Contains("power of two"));
   CHECK_THROWS_WITH(with("dnstap: {socket: /x, queue: 1}\n"), Catch::Contains("power of two"));
+  CHECK_THROWS_WITH(with("dnstap: {socket: /" + std::string(120, 'x') + "}\n"), Catch::Contains("dnstap.socket"));
 }
 
 TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors that name the key",

@@ -5,7 +5,11 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -145,6 +149,12 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
     fstrm_unix_writer_options_destroy(&uopt);
   } else {
     const std::string path = cfg.file + "." + std::to_string(worker_index);
+    // fstrm truncates the file it opens. A predecessor's file (the service's last run, a
+    // worker restarted, or one still retiring after a reload and writing) is kept under
+    // PATH.<index>.<seconds>.<this pid>; a retiring writer goes on writing into it.
+    const std::string kept = path + "." + std::to_string(::time(nullptr)) + "." + std::to_string(::getpid());
+    if (::rename(path.c_str(), kept.c_str()) != 0 && errno != ENOENT)
+      spdlog::warn("dnstap: cannot keep {} as {}: {}; it is overwritten", path, kept, std::strerror(errno));
     fstrm_file_options* fopt = fstrm_file_options_init();
     fstrm_file_options_set_file_path(fopt, path.c_str());
     writer = fstrm_file_writer_init(fopt, wopt);

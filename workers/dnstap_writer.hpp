@@ -28,7 +28,9 @@
 // thread while no reader is connected are discarded by fstrm (they count in dnstap_sent). The thread is started in
 // the worker after fork (the supervisor never starts one), so fork never copies it.
 //
-// Files: one per worker, PATH.<worker index>. A single file cannot be shared by several
+// Files: one per worker, PATH.<worker index>; a file already there (an earlier run, a
+// worker restarted, one retiring after a reload) is first renamed PATH.<index>.<seconds>.<pid>,
+// since fstrm truncates what it opens. A single file cannot be shared by several
 // processes: each fstrm file writer writes its own START control frame and flushes whole
 // buffers at its own offsets, so their frames would interleave mid-stream. A unix socket
 // has no such limit: a reader (fstrm_capture) takes one connection per worker into one file.

@@ -164,6 +164,19 @@ TEST_CASE("dnstap to files: one per worker, together every query", "[serve][dnst
   CHECK(cq == 30);
   CHECK(cr == 30);
   CHECK(fq == 0);  // switched off
+
+  // The next run's workers open new files; the first run's are kept beside them.
+  s.start({"--config", write_config("dnstap: {file: " + dir + "/tap}\n")}, 2);
+  for (int i = 0; i < 5; ++i) REQUIRE(udp_exchange(s.port, make_query(2, "a.test", 1)).answered);
+  REQUIRE(s.serve->stop() == 0);
+  std::size_t files = 0, all_cq = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".log") continue;
+    ++files;
+    all_cq += count_kind(read_tap(e.path().string()), "CQ");
+  }
+  CHECK(files == 4);
+  CHECK(all_cq == 35);
   std::filesystem::remove_all(dir);
 }
 

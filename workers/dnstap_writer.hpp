@@ -17,16 +17,19 @@
 //                       response_time and response_message (no query_time: the upstream
 //                       client keeps the loop's time of the send, not the send's own)
 //
-// Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O thread,
-// one per worker process, through a bounded single-producer queue (dnstap.queue entries;
-// FSTRM_IOTHR_QUEUE_MODEL_SPSC). Submission never blocks: a full queue drops the frame
-// (dnstap_dropped), so a slow or stopped reader costs frames, never answers. The I/O
-// thread does every write, connect and reconnect. A reader that went away is noticed when
-// a write to it fails (the frames of that write are lost); fstrm then reconnects every
-// reopen interval (1 s, whole seconds) when its thread wakes (at least every 1 s flush
-// timeout): a restarted reader gets frames again within about 3 s. Frames that reach the
-// thread while no reader is connected are discarded by fstrm (they count in dnstap_sent). The thread is started in
-// the worker after fork (the supervisor never starts one), so fork never copies it.
+// Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O
+// thread, one per worker process, through a bounded single-producer queue (dnstap.queue
+// entries; FSTRM_IOTHR_QUEUE_MODEL_SPSC). Submission never blocks: a full queue drops the
+// frame (dnstap_dropped), so a slow or stopped reader costs frames, never answers. The
+// thread is started in the worker after fork (the supervisor starts none; a worker never
+// forks), so fork never copies a thread. It does every write, connect and reconnect:
+//   writes   when 8 KiB of frames wait (fstrm's buffer hint) or after 1 s without frames
+//   gone     a reader that went away is noticed when a write to it fails; the frames of
+//            that write are lost
+//   again    fstrm reconnects every reopen interval (1 s, counted in whole seconds) when its
+//            thread wakes (at least every second): a restarted reader gets frames within ~3 s
+//   no reader  frames reaching the thread while none is connected are discarded by fstrm
+//            (they count in dnstap_sent)
 //
 // Files: one per worker, PATH.<worker index>; a file already there (an earlier run, a
 // worker restarted, one retiring after a reload) is first renamed PATH.<index>.<seconds>.<pid>,

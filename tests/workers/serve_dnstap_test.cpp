@@ -180,7 +180,7 @@ TEST_CASE("dnstap to files: one per worker, together every query", "[serve][dnst
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("dnstap: a reader that stops reading costs frames, never answers; a restarted one is found again",
+TEST_CASE("dnstap: a reader that stops reading costs frames, never answers, and a restarted one is found again",
           "[serve][dnstap]") {
   const std::string dir = temp_dir("stall");
   const std::string sock = dir + "/tap.sock";

@@ -93,8 +93,11 @@ enum class Counter : std::uint32_t {
   cookie_valid,          // worker: queries with a valid server cookie (RFC 7873); over UDP they are
                          // exempt from rate limiting (workers/server_cookies.hpp)
   cookie_badcookie,      // worker: UDP queries answered BADCOOKIE (cookies_require, no valid cookie)
+  dnstap_sent,           // worker: dnstap frames handed to its writer thread's queue
+  dnstap_dropped,        // worker: dnstap frames dropped because that queue was full (the
+                         // reader is slower than the traffic); the answers went out
 };
-inline constexpr std::size_t kCounterCount = 46;
+inline constexpr std::size_t kCounterCount = 48;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -111,7 +114,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "upstream_overload_per_name", "upstream_jostled",       "user_ns",
     "user_ns_queries",  "stale_answers",  "failure_cached", "deadline_answers",
     "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips",
-    "upstream_trials",  "cookie_valid",   "cookie_badcookie"};
+    "upstream_trials",  "cookie_valid",   "cookie_badcookie", "dnstap_sent",
+    "dnstap_dropped"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

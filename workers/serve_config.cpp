@@ -2,6 +2,7 @@
 #include "workers/serve_config.hpp"
 
 #include <arpa/inet.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -193,6 +194,13 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("restart: need 0 < backoff_initial_ms <= backoff_max_ms");
   if (heartbeat_timeout_ms != 0 && heartbeat_timeout_ms < 4 * 250)
     throw std::invalid_argument("restart.heartbeat_timeout_ms: 0 (off) or at least 1000 (4 heartbeats)");
+  if (!dnstap.socket.empty() && !dnstap.file.empty())
+    throw std::invalid_argument("dnstap: socket or file, not both");
+  if (dnstap.socket.size() >= sizeof(sockaddr_un::sun_path))
+    throw std::invalid_argument("dnstap.socket: a unix socket path has at most " +
+                                std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+  if (dnstap.queue < 2 || dnstap.queue > 16384 || (dnstap.queue & (dnstap.queue - 1)) != 0)
+    throw std::invalid_argument("dnstap.queue must be a power of two in [2, 16384]");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -370,6 +378,18 @@ ServeConfig load_serve_config(const std::string& path) {
     c.backoff_initial_ms = integer_or(s, "backoff_initial_ms", c.backoff_initial_ms, 600000);
     c.backoff_max_ms = integer_or(s, "backoff_max_ms", c.backoff_max_ms, 600000);
     c.heartbeat_timeout_ms = integer_or(s, "heartbeat_timeout_ms", c.heartbeat_timeout_ms, 600000);
+  });
+  read_section(r, "dnstap", [&](MapReader& s) {
+    DnstapConfig& d = c.dnstap;
+    d.socket = s.text_or("socket", d.socket);
+    d.file = s.text_or("file", d.file);
+    d.client_query = s.boolean_or("client_query", d.client_query);
+    d.client_response = s.boolean_or("client_response", d.client_response);
+    d.forwarder_query = s.boolean_or("forwarder_query", d.forwarder_query);
+    d.forwarder_response = s.boolean_or("forwarder_response", d.forwarder_response);
+    d.identity = s.text_or("identity", d.identity);
+    d.version = s.text_or("version", d.version);
+    d.queue = integer_or(s, "queue", d.queue, 16384);
   });
   c.log_level = r.text_or("log_level", c.log_level);
   r.finish();

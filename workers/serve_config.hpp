@@ -92,6 +92,18 @@
 //                                  per worker; tcp_server.hpp says what each bounds
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
+//   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
+//            forwarder_query: true, forwarder_response: true, identity: "", version: dnsarena,
+//            queue: 16384}
+//                                  dnstap (https://dnstap.info) of client and upstream
+//                                  traffic, off unless socket or file is set (not both):
+//                                  socket, a Frame Streams reader's unix socket (every
+//                                  worker connects, and reconnects within 1 s when the
+//                                  reader restarts); file, one file per worker, FILE.<worker
+//                                  index>. identity "" = the host name. queue: frames per
+//                                  worker waiting for its writer thread (a power of two,
+//                                  2 .. 16384); when full a frame is dropped, never the
+//                                  answer (dnstap_writer.hpp)
 //   log_level: info
 //
 // Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
@@ -178,6 +190,20 @@ struct UpstreamHealthConfig {
   unsigned down_backoff_max_ms = 30000;
 };
 
+// dnstap output (dnstap_writer.hpp; the YAML keys above). Off while socket and file are empty.
+struct DnstapConfig {
+  std::string socket;  // a Frame Streams unix socket (fstrm_capture -u, a collector)
+  std::string file;    // or files: FILE.<worker index>, one per worker process
+  bool client_query = true;
+  bool client_response = true;
+  bool forwarder_query = true;
+  bool forwarder_response = true;
+  std::string identity;  // empty: the host name
+  std::string version = "dnsarena";
+  unsigned queue = 16384;  // frames per worker between the worker and its writer thread (fstrm's maximum)
+  bool enabled() const { return !socket.empty() || !file.empty(); }
+};
+
 enum class EcsPolicy { off, forward, synthesize };
 const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
@@ -239,6 +265,7 @@ struct ServeConfig {
   unsigned backoff_max_ms = 5000;
   unsigned heartbeat_timeout_ms = 2000;  // a worker silent this long is killed; 0 = never
   std::string log_level = "info";
+  DnstapConfig dnstap;
 
   unsigned resolved_workers() const;
   // Every zone with its upstreams, "." from `upstreams` unless forward_zones has one.

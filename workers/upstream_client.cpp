@@ -12,6 +12,7 @@
 
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
+#include "workers/dnstap_writer.hpp"
 
 namespace dnsarena::workers {
 
@@ -223,6 +224,7 @@ bool UpstreamClient::send_udp(Pending& p, const Endpoint& up, std::uint64_t now_
   const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
                   ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
   if (!ok && fd >= 0) ::close(fd);
+  if (ok && tap_) tap_->forwarder_query(up.addr, false, p.zone_name, {buf, len});
   return ok;
 }
 
@@ -286,6 +288,7 @@ void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
   }
   cache_.count(cache::Counter::upstream_queries);
   report_sent(p);
+  if (tap_) tap_->forwarder_query(up.addr, true, p.zone_name, {p.tcp_out.data() + 2, len});
 }
 
 void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
@@ -331,6 +334,10 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
 }
 
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
+  if (tap_) {
+    const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
+    tap_->forwarder_response(servers[p.upstream % servers.size()].addr, p.tcp, p.zone_name, {wire, len});
+  }
   if (p.probe) return take_probe_reply(p, wire, len, now_us);
   if (p.trial) return take_trial_reply(p, wire, len, now_us);
   const UpstreamAnswer::Verdict verdict = answer_.parse(wire, len, p.question(), ttl_);

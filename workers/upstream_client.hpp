@@ -104,6 +104,8 @@
 
 namespace dnsarena::workers {
 
+class DnstapWriter;  // dnstap_writer.hpp
+
 // A client waiting for an answer.
 struct Waiter {
   dns::ClientQuery query;
@@ -226,6 +228,9 @@ public:
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   std::size_t in_flight() const { return pending_.size(); }
+  // dnstap (dnstap_writer.hpp): every query sent and reply read is handed to `tap`
+  // (nullptr: none, the default).
+  void set_dnstap(DnstapWriter* tap) { tap_ = tap; }
 
 private:
   // The in-flight key and its hash (qname, qtype, DO/CD, the ECS subnet sent).
@@ -258,6 +263,7 @@ private:
   std::uint64_t tag_;
   const ServeConfig& cfg_;
   cache::Cache& cache_;
+  DnstapWriter* tap_ = nullptr;
   Completion done_;
   DeadlinePassed deadline_passed_;
   TtlPolicy ttl_;

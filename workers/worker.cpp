@@ -24,6 +24,7 @@
 #include "wire/constants.hpp"
 #include "workers/access_control.hpp"
 #include "workers/descriptor_budget.hpp"
+#include "workers/dnstap_writer.hpp"
 #include "workers/ecs.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
@@ -94,6 +95,14 @@ public:
     cache_.set_writer_lock_timeout(std::chrono::milliseconds(10));
     // The coalescing nap is short: the default 50 us timer slack would add half again.
     if (cfg.udp_coalesce_us) ::prctl(PR_SET_TIMERSLACK, 1000ul);
+    if (cfg.dnstap.enabled()) {
+      try {  // without its log, the worker still answers
+        tap_ = std::make_unique<DnstapWriter>(cfg.dnstap, index, cache_);
+        upstream_.set_dnstap(tap_.get());
+      } catch (const std::exception& e) {
+        spdlog::error("worker {}: dnstap off: {}", index, e.what());
+      }
+    }
   }
 
   void run() {
@@ -415,6 +424,8 @@ private:
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
+    if (tap_) tap_->client_response(w.tcp ? tcp_.peer(w.conn_id) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
+                                    w.tcp, {out, n}, nullptr);
     if (w.tcp) {
       tcp_.send(w.conn_id, {out, n});
       return;
@@ -433,6 +444,13 @@ private:
     PktinfoControl control;
     write_reply_source(w.local, control, h);
     ::sendmsg(fd, &h, 0);
+  }
+
+  // dnstap: the server side of a client's message. Over TCP the listener is not known
+  // here: the listen address when there is one, else none.
+  TapLocal tap_local(bool tcp, unsigned udp_socket, const LocalAddress* local) const {
+    if (tcp) return {cfg_.listen.size() == 1 ? &cfg_.listen[0] : nullptr, nullptr};
+    return {&cfg_.listen[udp_socket], udp_[udp_socket].pktinfo ? local : nullptr};
   }
 
   // A client's response deadline passed while its upstream query goes on (the query
@@ -516,6 +534,11 @@ private:
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
       if (pktinfo)
         for (int i = 0; i < n; ++i) locals_[i] = read_local_address(msgs[i].msg_hdr);
+      const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
+      if (tap_ && tap_->client_queries())
+        for (int i = 0; i < n; ++i)
+          tap_->client_query(peers_[i], tap_local(false, batch_socket_, &locals_[i]), false, {in_[i], msgs[i].msg_len},
+                             received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
       answer_batch(static_cast<unsigned>(n), sizes);
@@ -558,6 +581,11 @@ private:
           ++sent;
         }
       }
+      if (tap_ && tap_->client_responses())
+        for (int i = 0; i < n; ++i)
+          if (sizes[i])
+            tap_->client_response(peers_[i], tap_local(false, batch_socket_, &locals_[i]), false, {out_[i], sizes[i]},
+                                  &received);
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
   }
@@ -638,6 +666,8 @@ private:
     cache_.count(cache::Counter::queries_tcp);
     tcp_peer_ = tcp_.peer(conn_id);
     Source src{true, nullptr, 0, conn_id};
+    const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
+    if (tap_) tap_->client_query(tcp_peer_, tap_local(true, 0, nullptr), true, {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
@@ -645,6 +675,7 @@ private:
     tcp_.send(conn_id, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
+    if (tap_) tap_->client_response(tcp_peer_, tap_local(true, 0, nullptr), true, {out, n}, &received);
   }
 
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
@@ -716,6 +747,7 @@ private:
   TscTimer tsc_;
   RecvHistogram<kBatch> recv_hist_;
   AnswerMeter answers_;  // answer_metrics.hpp: this worker's row
+  std::unique_ptr<DnstapWriter> tap_;  // nullptr: dnstap off
   sockaddr_storage tcp_peer_{};
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];

@@ -138,6 +138,11 @@ panels = [
     panel(21, "Answers per second by question type",
           [(f'sum by (qtype) (rate(dnsarena_answer_qtypes_total{{{WI}}}[$__rate_interval]))', "{{qtype}}")],
           "reqps", 12, 78),
+    panel(22, "dnstap frames sent and dropped per second",
+          [(f'sum(rate(dnsarena_dnstap_sent_total{{{WI}}}[$__rate_interval]))', "sent"),
+           (f'sum(rate(dnsarena_dnstap_dropped_total{{{WI}}}[$__rate_interval]))', "dropped (queue full)")],
+          "ops", 0, 86, description="dropped: the collector or the writer thread is slower than the traffic; "
+                                    "answers are not affected (docs/operator-guide.md: dnstap)"),
 ]
 
 dashboard = {

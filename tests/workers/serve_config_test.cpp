@@ -85,6 +85,36 @@ TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error",
   CHECK_THROWS_WITH(load_serve_config(over), Catch::Contains(":2:16") && Catch::Contains("'udp.coalesce_us'"));
 }
 
+TEST_CASE("dnstap: off by default, every key read, a socket or a file, a power-of-two queue", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const auto off = load_serve_config(write_file("workers: 1\n"));
+  CHECK_FALSE(off.dnstap.enabled());
+  CHECK_FALSE(load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml").dnstap.enabled());
+  const auto c = load_serve_config(write_file("dnstap: {socket: /run/tap.sock, client_query: false, client_response: true,"
+                                              " forwarder_query: false, forwarder_response: false, identity: ns1,"
+                                              " version: v9, queue: 256}\n"));
+  CHECK(c.dnstap.enabled());
+  CHECK(c.dnstap.socket == "/run/tap.sock");
+  CHECK_FALSE(c.dnstap.client_query);
+  CHECK(c.dnstap.client_response);
+  CHECK_FALSE(c.dnstap.forwarder_query);
+  CHECK_FALSE(c.dnstap.forwarder_response);
+  CHECK(c.dnstap.identity == "ns1");
+  CHECK(c.dnstap.version == "v9");
+  CHECK(c.dnstap.queue == 256);
+  CHECK(load_serve_config(write_file("dnstap: {file: /var/log/tap}\n")).dnstap.enabled());
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnstap: {sockett: /x}\n")), Catch::Contains("'dnstap.sockett'"));
+  auto with = [&](const std::string& yaml) {
+    auto cfg = load_serve_config(write_file("upstreams: [127.0.0.1:53]\n" + yaml));
+    cfg.validate();
+  };
+  CHECK_NOTHROW(with("dnstap: {socket: /x, queue: 16384}\n"));
+  CHECK_THROWS_WITH(with("dnstap: {socket: /x, file: /y}\n"), Catch::Contains("socket or file"));
+  CHECK_THROWS_WITH(with("dnstap: {socket: /x, queue: 1000}\n"), Catch::Contains("power of two"));
+  CHECK_THROWS_WITH(with("dnstap: {socket: /x, queue: 1}\n"), Catch::Contains("power of two"));
+  CHECK_THROWS_WITH(with("dnstap: {socket: /" + std::string(120, 'x') + "}\n"), Catch::Contains("dnstap.socket"));
+}
+
 TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors that name the key",
           "[serve][config]") {
   using dnsarena::workers::load_serve_config;

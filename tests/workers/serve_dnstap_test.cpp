@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// dnstap from a real serve (workers/dnstap_writer.hpp), read by the dnstap tools
+// themselves: fstrm_capture collects the frames from the unix socket into a file,
+// dnstap-ldns decodes it. Every query of a run must be there with its name, the answers
+// too, and one forwarder query per miss; a reader that stops reading costs frames
+// (counted), never answers; a restarted reader is found again; off, nothing runs.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/child_process.hpp"
+#include "tests/workers/service_fixture.hpp"
+
+using namespace dnsarena::test;
+using dnsarena::common::ChildProcess;
+
+namespace {
+
+std::string temp_dir(const std::string& tag) {
+  static int n = 0;
+  const std::string dir = "/tmp/dnsarena-dnstap-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// fstrm_capture reading the socket `sock` into `file` (SIGTERM closes the file).
+ChildProcess start_capture(const std::string& sock, const std::string& file) {
+  std::filesystem::remove(sock);
+  ChildProcess p({"fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", sock, "-w", file},
+                 {.log_path = file + ".log", .search_path = true});
+  const bool listening = eventually([&] { return std::filesystem::exists(sock); });
+  if (!listening) throw std::runtime_error("fstrm_capture (package fstrm-bin) did not listen on " + sock);
+  return p;
+}
+
+// One message as `dnstap-ldns -q` prints it: "TIME KIND ADDRESS PROTOCOL SIZEb "NAME" CLASS TYPE".
+struct TapLine {
+  std::string kind;      // CQ, CR, FQ, FR
+  std::string protocol;  // UDP, TCP
+  std::string qname;     // as in the question, dotted
+};
+
+std::vector<TapLine> read_tap(const std::string& file) {
+  int status = 0;
+  const std::string out = dnsarena::common::run_and_capture({"dnstap-ldns", "-q", "-r", file}, status);
+  REQUIRE(status == 0);
+  std::vector<TapLine> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string date, time, address, size;
+    TapLine t;
+    if (!(f >> date >> time >> t.kind >> address >> t.protocol >> size)) continue;
+    const auto q0 = line.find('"');
+    const auto q1 = line.find('"', q0 + 1);
+    if (q0 != std::string::npos && q1 != std::string::npos) t.qname = line.substr(q0 + 1, q1 - q0 - 1);
+    lines.push_back(t);
+  }
+  return lines;
+}
+
+std::size_t count_kind(const std::vector<TapLine>& lines, const std::string& kind, const std::string& protocol = "") {
+  return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const TapLine& t) {
+    return t.kind == kind && (protocol.empty() || t.protocol == protocol);
+  }));
+}
+
+// How many times each name appears as `kind`, lowercased (0x20 randomises upstream case).
+std::map<std::string, int> names_of(const std::vector<TapLine>& lines, const std::string& kind) {
+  std::map<std::string, int> m;
+  for (const TapLine& t : lines) {
+    if (t.kind != kind) continue;
+    std::string n = t.qname;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    ++m[n];
+  }
+  return m;
+}
+
+std::size_t threads_of(pid_t pid) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("dnstap to a unix socket: every client query and answer, one forwarder query per miss", "[serve][dnstap]") {
+  const std::string dir = temp_dir("socket");
+  const std::string sock = dir + "/tap.sock";
+  ChildProcess capture = start_capture(sock, dir + "/tap.fstrm");
+  Service s({"--config", write_config("dnstap: {socket: " + sock + ", identity: arena-test}\n")});
+
+  constexpr int kMisses = 20;
+  auto name = [](int i) { return "q" + std::to_string(i) + ".test"; };
+  for (int i = 0; i < kMisses; ++i) {  // misses (NXDOMAIN from the upstream), then hits
+    REQUIRE(udp_exchange(s.port, make_query(static_cast<std::uint16_t>(i), name(i), 1)).rcode() == 3);
+  }
+  for (int i = 0; i < kMisses; ++i) REQUIRE(udp_exchange(s.port, make_query(100, name(i), 1)).answered);
+  for (int i = 0; i < 10; ++i) REQUIRE(tcp_exchange(s.port, make_query(200, name(i), 1)).answered);
+  for (int i = 0; i < 5; ++i) REQUIRE(!kdig_records(s.port, name(i), "A").empty());
+  const std::size_t queries = kMisses + kMisses + 10 + 5;
+  REQUIRE(s.upstream.queries() == kMisses);
+  const std::uint64_t frames = 2 * queries + 2 * kMisses;
+  CHECK(eventually([&] { return s.total("dnstap_sent") == frames; }));
+  CHECK(s.total("dnstap_dropped") == 0);
+
+  // Worker exit flushes its queue to the reader; then the reader closes its file.
+  REQUIRE(s.serve->stop() == 0);
+  capture.stop();
+  const std::vector<TapLine> tap = read_tap(dir + "/tap.fstrm");
+  CHECK(count_kind(tap, "CQ") == queries);
+  CHECK(count_kind(tap, "CR") == queries);
+  CHECK(count_kind(tap, "CQ", "TCP") == 10);
+  CHECK(count_kind(tap, "CR", "TCP") == 10);
+  CHECK(count_kind(tap, "FQ") == kMisses);
+  CHECK(count_kind(tap, "FR") == kMisses);
+  const std::map<std::string, int> asked = names_of(tap, "CQ");
+  const std::map<std::string, int> forwarded = names_of(tap, "FQ");
+  for (int i = 0; i < kMisses; ++i) {
+    const std::string n = name(i) + ".";
+    CHECK(asked.count(n) == 1);
+    if (asked.count(n)) CHECK(asked.at(n) == 2 + (i < 10 ? 1 : 0) + (i < 5 ? 1 : 0));
+    CHECK(forwarded.count(n) == 1);
+    if (forwarded.count(n)) CHECK(forwarded.at(n) == 1);
+  }
+  // The YAML form names the server and the messages' addresses.
+  int status = 0;
+  const std::string yaml = dnsarena::common::run_and_capture({"dnstap-ldns", "-y", "-r", dir + "/tap.fstrm"}, status);
+  INFO(yaml.substr(0, 1500));
+  CHECK(yaml.find("identity: \"arena-test\"") != std::string::npos);
+  CHECK(yaml.find("query_address: \"127.0.0.1\"") != std::string::npos);
+  CHECK(yaml.find("response_port: " + std::to_string(s.upstream.port())) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dnstap to files: one per worker, together every query", "[serve][dnstap]") {
+  const std::string dir = temp_dir("file");
+  Service s({"--config", write_config("dnstap: {file: " + dir + "/tap, forwarder_query: false, "
+                                      "forwarder_response: false}\n")},
+            2);
+  for (int i = 0; i < 30; ++i) REQUIRE(udp_exchange(s.port, make_query(1, "a.test", 1)).answered);
+  REQUIRE(s.serve->stop() == 0);
+  std::size_t cq = 0, cr = 0, fq = 0;
+  for (const char* suffix : {".0", ".1"}) {
+    REQUIRE(std::filesystem::exists(dir + "/tap" + suffix));
+    const std::vector<TapLine> tap = read_tap(dir + "/tap" + suffix);
+    cq += count_kind(tap, "CQ");
+    cr += count_kind(tap, "CR");
+    fq += count_kind(tap, "FQ") + count_kind(tap, "FR");
+  }
+  CHECK(cq == 30);
+  CHECK(cr == 30);
+  CHECK(fq == 0);  // switched off
+
+  // The next run's workers open new files; the first run's are kept beside them.
+  s.start({"--config", write_config("dnstap: {file: " + dir + "/tap}\n")}, 2);
+  for (int i = 0; i < 5; ++i) REQUIRE(udp_exchange(s.port, make_query(2, "a.test", 1)).answered);
+  REQUIRE(s.serve->stop() == 0);
+  std::size_t files = 0, all_cq = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".log") continue;
+    ++files;
+    all_cq += count_kind(read_tap(e.path().string()), "CQ");
+  }
+  CHECK(files == 4);
+  CHECK(all_cq == 35);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dnstap: a reader that stops reading costs frames, never answers, and a restarted one is found again",
+          "[serve][dnstap]") {
+  const std::string dir = temp_dir("stall");
+  const std::string sock = dir + "/tap.sock";
+  ChildProcess capture = start_capture(sock, dir + "/first.fstrm");
+  Service s({"--config", write_config("dnstap: {socket: " + sock + ", queue: 16}\n")}, 1);
+  REQUIRE(udp_exchange(s.port, make_query(1, "a.test", 1)).answered);  // cached from here on
+
+  ::kill(capture.pid(), SIGSTOP);  // the reader stops reading: its socket buffers fill
+  constexpr int kQueries = 4000;
+  int answered = 0;
+  for (int i = 0; i < kQueries; ++i)
+    answered += udp_exchange(s.port, make_query(static_cast<std::uint16_t>(i), "a.test", 1)).answered ? 1 : 0;
+  CHECK(answered == kQueries);
+  const std::uint64_t dropped = s.total("dnstap_dropped");
+  CHECK(dropped > 0);
+  CHECK(eventually([&] { return s.total("dnstap_sent") + s.total("dnstap_dropped") == 2 * (kQueries + 1) + 2; }));
+  ::kill(capture.pid(), SIGCONT);
+
+  // The reader restarts (a new process, the same socket path). The writer learns that the
+  // old one is gone when a write to it fails: its next flush, at 8 KiB of frames (fstrm's
+  // buffer hint; 200 frames here) or after 1 s without frames. Those frames are lost. It
+  // then reconnects at its next wakeup (reopen interval 1 s, whole seconds; flush timeout
+  // 1 s): what comes after arrives.
+  capture.kill();
+  capture = start_capture(sock, dir + "/second.fstrm");
+  for (int i = 0; i < 100; ++i) REQUIRE(udp_exchange(s.port, make_query(3, "a.test", 1)).answered);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  for (int i = 0; i < 10; ++i) REQUIRE(udp_exchange(s.port, make_query(7, "aaaa.test", 28)).answered);
+  REQUIRE(s.serve->stop() == 0);
+  capture.stop();
+  const std::vector<TapLine> tap = read_tap(dir + "/second.fstrm");
+  CHECK(names_of(tap, "CQ")["aaaa.test."] == 10);
+  CHECK(names_of(tap, "CR")["aaaa.test."] == 10);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dnstap is off by default: no writer thread, no frames", "[serve][dnstap]") {
+  Service s({}, 1);
+  REQUIRE(udp_exchange(s.port, make_query(1, "a.test", 1)).answered);
+  const std::vector<pid_t> workers = s.serve->children();
+  REQUIRE(workers.size() == 1);
+  CHECK(threads_of(workers[0]) == 1);
+  CHECK(s.total("dnstap_sent") == 0);
+  CHECK(s.total("dnstap_dropped") == 0);
+
+  // With dnstap on, the worker has its writer thread: the check above can tell.
+  const std::string dir = temp_dir("threads");
+  Service on({"--config", write_config("dnstap: {file: " + dir + "/tap}\n")}, 1);
+  REQUIRE(udp_exchange(on.port, make_query(1, "a.test", 1)).answered);
+  const std::vector<pid_t> on_workers = on.serve->children();
+  REQUIRE(on_workers.size() == 1);
+  CHECK(threads_of(on_workers[0]) == 2);
+  CHECK(on.total("dnstap_sent") == 4);
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// One worker's dnstap output (https://dnstap.info): DNS messages as they are received
+// and sent, encoded in the public schema (dnstap.proto) by dnstap_encoder.hpp, and written
+// as Frame Streams (libfstrm) to a unix socket or a file.
+//
+// Message types and what each carries (the schema's Message fields):
+//   CLIENT_QUERY        a client's query: query_address/port (the client),
+//                       response_address/port (the address it asked: the listen address,
+//                       or over UDP on a wildcard the one it was sent to; over TCP the
+//                       listen address when serve listens on one, not a wildcard), socket_family,
+//                       socket_protocol UDP|TCP, query_time, query_message
+//   CLIENT_RESPONSE     the answer sent to it: the same addresses, query_time when the
+//                       query came in the same batch, response_time, response_message
+//   FORWARDER_QUERY     a query to an upstream: response_address/port (the upstream),
+//                       protocol, query_time, query_message, query_zone (the forward zone)
+//   FORWARDER_RESPONSE  every reply read from an upstream (accepted or not): the same, with
+//                       response_time and response_message (no query_time: the upstream
+//                       client keeps the loop's time of the send, not the send's own)
+//
+// Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O
+// thread, one per worker process, through a bounded single-producer queue (dnstap.queue
+// entries; FSTRM_IOTHR_QUEUE_MODEL_SPSC). Submission never blocks: a full queue drops the
+// frame (dnstap_dropped), so a slow or stopped reader costs frames, never answers. The
+// thread is started in the worker after fork (the supervisor starts none; a worker never
+// forks), so fork never copies a thread. It does every write, connect and reconnect:
+//   writes   when 8 KiB of frames wait (fstrm's buffer hint) or after 1 s without frames
+//   gone     a reader that went away is noticed when a write to it fails; the frames of
+//            that write are lost
+//   again    fstrm reconnects every reopen interval (1 s, counted in whole seconds) when its
+//            thread wakes (at least every second): a restarted reader gets frames within ~3 s
+//   no reader  frames reaching the thread while none is connected are discarded by fstrm
+//            (they count in dnstap_sent)
+//
+// Files: one per worker, PATH.<worker index>; a file already there (an earlier run, a
+// worker restarted, one retiring after a reload) is first renamed PATH.<index>.<seconds>.<pid>,
+// since fstrm truncates what it opens. A single file cannot be shared by several
+// processes: each fstrm file writer writes its own START control frame and flushes whole
+// buffers at its own offsets, so their frames would interleave mid-stream. A unix socket
+// has no such limit: a reader (fstrm_capture) takes one connection per worker into one file.
+//
+// Costs: nothing when dnstap is off (the worker holds no writer; each hook is one pointer
+// test). When on, one encode, one malloc and one queue entry per message; the worker's
+// instructions per message are in docs/benchmarking.md (dnstap).
+#pragma once
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <ctime>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "workers/serve_config.hpp"
+#include "workers/udp_pktinfo.hpp"
+
+struct fstrm_iothr;
+struct fstrm_iothr_queue;
+
+namespace dnsarena::workers {
+
+// The server side of a client's message: the listen address, and over UDP on a wildcard
+// the address the datagram was sent to (pktinfo; nullptr or AF_UNSPEC: none).
+struct TapLocal {
+  const Endpoint* listen = nullptr;
+  const LocalAddress* pktinfo = nullptr;
+};
+
+class DnstapWriter {
+public:
+  // Starts the I/O thread, writing to cfg.socket or to cfg.file + "." + worker index.
+  // Throws std::runtime_error when fstrm refuses the options (a socket path too long).
+  DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache::Cache& cache);
+  // Stops the I/O thread after it has written what is queued (to a connected reader).
+  ~DnstapWriter();
+  DnstapWriter(const DnstapWriter&) = delete;
+  DnstapWriter& operator=(const DnstapWriter&) = delete;
+
+  bool client_queries() const { return client_query_; }
+  bool client_responses() const { return client_response_; }
+
+  void client_query(const sockaddr_storage& client, TapLocal local, bool tcp, std::span<const std::uint8_t> wire,
+                    const timespec& received);
+  // `received`: when the query came in (nullptr: not known here).
+  void client_response(const sockaddr_storage& client, TapLocal local, bool tcp, std::span<const std::uint8_t> wire,
+                       const timespec* received);
+  // `zone`: the forward zone's name in wire form (may be empty).
+  void forwarder_query(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
+                       std::span<const std::uint8_t> wire);
+  void forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
+                          std::span<const std::uint8_t> wire);
+
+  static timespec wall_now();
+
+private:
+  struct Frame;
+  void submit(Frame& f);
+
+  cache::Cache& cache_;
+  fstrm_iothr* iothr_ = nullptr;
+  fstrm_iothr_queue* queue_ = nullptr;
+  std::string identity_;
+  std::string version_;
+  std::vector<std::uint8_t> header_;  // the frame's identity and version fields, encoded once
+  std::vector<std::uint8_t> body_;    // the Message being encoded (Frame)
+  bool client_query_;
+  bool client_response_;
+  bool forwarder_query_;
+  bool forwarder_response_;
+};
+
+}  // namespace dnsarena::workers

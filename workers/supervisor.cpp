@@ -85,12 +85,13 @@ struct ListenSockets {
   std::vector<std::vector<int>> udp;  // [address][worker index]
   std::vector<bool> pktinfo;          // [address]: a wildcard (udp_pktinfo.hpp)
   std::vector<int> tcp;               // [address]
+  std::vector<int> tls;               // [tls.listen address]: DoT listeners
 };
 
 // Forks worker `index` on its UDP sockets and the shared TCP listeners, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
 void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const ListenSockets& listen,
-           HostTables& host, WorkerProc& w) {
+           HostTables& host, const TlsServerSettings* tls, WorkerProc& w) {
   int beat[2] = {-1, -1};
   if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
@@ -108,8 +109,8 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     int rc = kWorkerExitConfig;
     try {
       rc = run_worker(cfg, index,
-                      WorkerSockets{std::move(udp), listen.tcp, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims, host.rate_limits.get(), host.health});
+                      WorkerSockets{std::move(udp), listen.tcp, listen.tls, tls, beat[1], &host.names, w.in_flight_row,
+                                    &host.failures, &host.claims, host.rate_limits.get(), host.health});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -174,6 +175,12 @@ public:
   int run();
 
 private:
+  // DoT: reads the certificate and key and makes the session ticket key, before the
+  // segment is touched. False (logged) when they cannot be used.
+  bool load_tls();
+  // At a reload: the new certificate and key, or (logged) the running ones kept.
+  void reload_tls();
+  const TlsServerSettings* tls_settings() const { return tls_credentials_ ? &tls_settings_ : nullptr; }
   bool open_segment();
   bool open_listening_sockets();
   void block_signals();
@@ -219,9 +226,43 @@ private:
   std::uint64_t next_snapshot_ms_ = 0;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
+  // DoT (tls_credentials.hpp): made before the first fork, so every worker has the same
+  // credentials and ticket key; a reload replaces the credentials, never the ticket key.
+  std::unique_ptr<TlsCredentials> tls_credentials_;
+  std::unique_ptr<TlsTicketKey> tls_ticket_key_;
+  TlsServerSettings tls_settings_;
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
+
+bool Supervisor::load_tls() {
+  if (!cfg_.tls.enabled()) return true;
+  try {
+    tls_credentials_ = TlsCredentials::load(cfg_.tls.certificate, cfg_.tls.key);
+    tls_ticket_key_ = std::make_unique<TlsTicketKey>();
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve DNS over TLS: {}", e.what());
+    return false;
+  }
+  tls_settings_ = TlsServerSettings{tls_credentials_.get(), tls_ticket_key_.get(), cfg_.tls.handshake_timeout_ms,
+                                    cfg_.tls.max_handshakes};
+  spdlog::info("tls: certificate '{}' (sha256 {}) on {}", cfg_.tls.certificate, tls_credentials_->fingerprint(),
+               join_endpoints(cfg_.tls.listen));
+  return true;
+}
+
+void Supervisor::reload_tls() {
+  if (!tls_credentials_) return;
+  try {
+    auto next = TlsCredentials::load(cfg_.tls.certificate, cfg_.tls.key);
+    tls_credentials_ = std::move(next);  // the workers forked before have their own copy
+    spdlog::info("reload: tls: certificate '{}' (sha256 {})", cfg_.tls.certificate, tls_credentials_->fingerprint());
+  } catch (const std::exception& e) {
+    spdlog::error("reload: {}; keeping the running certificate (sha256 {})", e.what(), tls_credentials_->fingerprint());
+  }
+  tls_settings_ = TlsServerSettings{tls_credentials_.get(), tls_ticket_key_.get(), cfg_.tls.handshake_timeout_ms,
+                                    cfg_.tls.max_handshakes};
+}
 
 bool Supervisor::open_segment() {
   cache::OpenOutcome outcome{};
@@ -273,6 +314,14 @@ bool Supervisor::open_listening_sockets() {
       if (tcp) listen_.tcp.push_back(fd);
       else listen_.udp.back().push_back(fd);
     }
+  }
+  for (const Endpoint& address : cfg_.tls.listen) {
+    const int fd = open_listen_socket(cfg_, address, true);
+    if (fd < 0) {
+      spdlog::error("cannot bind TLS {}: {}", address.text, std::strerror(errno));
+      return false;
+    }
+    listen_.tls.push_back(fd);
   }
   return true;
 }
@@ -330,7 +379,7 @@ void Supervisor::start_workers() {
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
-    spawn(cfg_, i, old_mask_, listen_, *host_, workers_[i]);
+    spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), workers_[i]);
     workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
   std::string zones;
@@ -387,7 +436,7 @@ void Supervisor::restart_due_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-      spawn(cfg_, i, old_mask_, listen_, *host_, w);
+      spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
   }
@@ -419,6 +468,8 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
   keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
   keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
+  // DoT on or off, and its addresses, are sockets: the certificate and key are reloaded.
+  keep("tls.listen", next.tls.listen, running.tls.listen, !same_addresses(next.tls.listen, running.tls.listen));
 }
 
 void Supervisor::reload() {
@@ -440,6 +491,7 @@ void Supervisor::reload() {
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
   add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
+  reload_tls();
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
@@ -479,7 +531,7 @@ void Supervisor::reload_workers() {
       // row is ended first, so the successor never zeroes a row a live process writes.
       w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
       end_retiring_on_row(w.in_flight_row);
-      spawn(cfg_, i, old_mask_, listen_, *host_, w);
+      spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       ::kill(old.pid, SIGTERM);
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
@@ -560,6 +612,7 @@ void Supervisor::close_everything() {
   for (const std::vector<int>& fds : listen_.udp)
     for (int fd : fds) ::close(fd);
   for (int fd : listen_.tcp) ::close(fd);
+  for (int fd : listen_.tls) ::close(fd);
   metrics_.reset();
   if (signals_blocked_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
@@ -568,11 +621,14 @@ int Supervisor::run() {
   cfg_.validate();
   raise_nofile_limit();
   // Before the segment: a serve refused for its port must not have touched the cache.
-  for (const Endpoint& address : cfg_.listen)
+  std::vector<Endpoint> addresses = cfg_.listen;
+  addresses.insert(addresses.end(), cfg_.tls.listen.begin(), cfg_.tls.listen.end());
+  for (const Endpoint& address : addresses)
     if (const std::string taken = listen_port_taken(address, std::chrono::seconds(3)); !taken.empty()) {
       spdlog::error("cannot serve: {}", taken);
       return 1;
     }
+  if (!load_tls()) return 1;
   if (!open_segment()) return 1;
   if (!open_listening_sockets()) {
     close_everything();

@@ -46,7 +46,9 @@ constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
 constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
 constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
-// kTagUdp and kTagTcpListen carry the listen address's index in the low bits.
+constexpr std::uint64_t kTagTlsListen = 6ull << kTagShift;
+constexpr std::uint64_t kTagTlsConn = 7ull << kTagShift;
+// kTagUdp, kTagTcpListen and kTagTlsListen carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
@@ -58,7 +60,8 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
-         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
+         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
+         std::vector<int> tls, const TlsServerSettings* tls_settings)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -66,6 +69,9 @@ public:
         tcp_(epfd, std::move(tcp), kTagTcpListen, kTagTcpConn,
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
+        tls_(epfd, std::move(tls), kTagTlsListen, kTagTlsConn,
+             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }, tls_settings),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
@@ -119,6 +125,8 @@ public:
         if (tag == kTagUdp) on_udp_readable(d & kListenerMask);
         else if (tag == kTagTcpListen) tcp_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
+        else if (tag == kTagTlsListen) tls_.on_accept(d & kListenerMask, now_us / 1000);
+        else if (tag == kTagTlsConn) tls_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) {
           claims_->drain(claims_row_);
@@ -135,6 +143,7 @@ public:
       if (now_us / 1000 - last_sweep_ms >= 1000) {
         last_sweep_ms = now_us / 1000;
         tcp_.sweep_idle(last_sweep_ms);
+        tls_.sweep_idle(last_sweep_ms);
       }
     }
   }
@@ -390,7 +399,7 @@ private:
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
     if (w.tcp) {
-      tcp_.send(w.conn_id, {out, n});
+      stream(w.conn_id).send(w.conn_id, {out, n});
       return;
     }
     const int fd = udp_[w.udp_socket].fd;
@@ -606,12 +615,16 @@ private:
 
   void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
     cache_.count(cache::Counter::queries_tcp);
-    tcp_peer_ = tcp_.peer(conn_id);
+    tcp_peer_ = stream(conn_id).peer(conn_id);
     Source src{true, nullptr, 0, conn_id};
     std::uint8_t out[65535];
     const std::size_t n = handle(msg, len, src, out, sizeof out);
-    if (n) tcp_.send(conn_id, {out, n});
+    if (n) stream(conn_id).send(conn_id, {out, n});
   }
+
+  // The server a stream connection is on: DoT ids carry kTlsConnBit. DoT answers go the
+  // plain TCP way from here on (stats count them as queries_tcp).
+  TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
 
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     const std::uint32_t now = cache::wall_clock_now();
@@ -660,6 +673,7 @@ private:
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
   TcpServer tcp_;
+  TcpServer tls_;  // no listeners without DoT
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
@@ -772,6 +786,11 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     ev.data.u64 = kTagTcpListen | j;
     ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp[j], &ev);
   }
+  for (std::size_t j = 0; sockets.tls_settings && j < sockets.tls.size(); ++j) {
+    ev.events = kTcpListenEvents;
+    ev.data.u64 = kTagTlsListen | j;
+    ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tls[j], &ev);
+  }
   {
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
     if (sockets.in_flight_names && sockets.in_flight_row < sockets.in_flight_names->rows())
@@ -795,7 +814,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
-                                           sockets.rate_limit_table);
+                                           sockets.rate_limit_table, sockets.tls_settings ? sockets.tls : std::vector<int>{},
+                                           sockets.tls_settings);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

@@ -14,6 +14,8 @@
 //                was sent to (udp_pktinfo.hpp: a control buffer per message); the others
 //                pass none.
 //   TCP          tcp_server.hpp, one listener per address, same query path.
+//   DoT          a second TcpServer with the TLS transport on tls.listen's listeners,
+//                same query path (its connection ids carry kTlsConnBit).
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
@@ -36,6 +38,7 @@
 #include "workers/rate_limit_table.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/tls_credentials.hpp"
 #include "workers/upstream_health.hpp"
 
 namespace dnsarena::workers {
@@ -57,6 +60,10 @@ struct WorkerSockets {
   // worker (EPOLLEXCLUSIVE).
   std::vector<UdpListener> udp;
   std::vector<int> tcp;
+  // DNS over TLS (tls.listen's order): the supervisor's listeners, shared like `tcp`, and
+  // the credentials and ticket key it made before the fork. Empty / nullptr: no DoT.
+  std::vector<int> tls;
+  const TlsServerSettings* tls_settings = nullptr;
   int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
   // Upstream queries in flight per name, for every worker (in_flight_names.hpp); row
   // `in_flight_row` is this worker's, zeroed before it serves. nullptr: a private table.

@@ -498,10 +498,12 @@ void Supervisor::reload() {
 }
 
 // Rolling replacement: for each index the new worker is forked on the same UDP socket
-// first, then the old one gets SIGTERM. Both read the one socket for an instant, so no
-// query waits on a gap, and the cache stays warm (it is the segment, not the process).
-// What the old worker had in flight (upstream queries, TCP connections) ends with it;
-// clients retry, as after a worker restart. Workers are not told to re-read the file
+// first, then the old one is retired (kRetireSignal). Both read the one socket for an
+// instant, so no query waits on a gap, and the cache stays warm (it is the segment, not
+// the process). The retired worker reads its sockets no more, answers what it had in
+// flight (upstream queries, TCP and DoT connections) until that ends or
+// tcp.idle_timeout_ms passes, and exits: established connections are not dropped (a new
+// certificate serves new handshakes). 5 s past that it is SIGKILLed. Workers are not told to re-read the file
 // themselves: a fresh process cannot keep half of an old config (sockets to removed
 // upstreams, old TCP limits), and worker.cpp needs no reload path. The host's shared
 // tables are the supervisor's and outlive the workers (rate_limit_table.hpp says what a
@@ -532,7 +534,7 @@ void Supervisor::reload_workers() {
       w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
       end_retiring_on_row(w.in_flight_row);
       spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
-      ::kill(old.pid, SIGTERM);
+      ::kill(old.pid, kRetireSignal);  // drains its connections, then exits (worker.hpp)
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
     }
@@ -561,8 +563,8 @@ void Supervisor::supervise() {
     }
     if (sig == SIGHUP) reload();
     for (WorkerProc& old : retiring_)
-      if (!old.killed_silent && now_ms() - old.restart_at_ms > 5000) {
-        spdlog::warn("replaced worker pid {} ignored SIGTERM for 5 s: SIGKILL", old.pid);
+      if (!old.killed_silent && now_ms() - old.restart_at_ms > cfg_.tcp_idle_timeout_ms + 5000) {
+        spdlog::warn("replaced worker pid {} still running 5 s after its drain (tcp.idle_timeout_ms): SIGKILL", old.pid);
         ::kill(old.pid, SIGKILL);
         old.killed_silent = true;
       }

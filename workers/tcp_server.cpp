@@ -392,6 +392,12 @@ void TcpServer::sweep_idle(std::uint64_t now) {
   }
 }
 
+void TcpServer::stop_accepting() {
+  for (int fd : listen_fds_) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  listen_fds_.clear();
+  accept_paused_ = false;
+}
+
 void TcpServer::watch(std::uint64_t id, Conn& c, std::uint32_t events) {
   if (events == c.events) return;
   epoll_event ev{};

@@ -116,6 +116,8 @@ public:
   // Closes connections without progress for the idle timeout; re-arms paused listeners.
   // The caller calls it about once a second.
   void sweep_idle(std::uint64_t now_ms);
+  // Unwatches the listeners for good (a retiring worker); open connections go on.
+  void stop_accepting();
   std::size_t connections() const { return conns_.size(); }
   std::size_t handshakes() const { return handshakes_.size(); }
   // The client's address (family AF_UNSPEC when the connection is gone).

@@ -56,6 +56,8 @@ constexpr std::size_t kMaxQuery = 4096;
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
+volatile sig_atomic_t g_retire = 0;  // kRetireSignal: a reload replaced this worker
+void on_retire_signal(int) { g_retire = 1; }
 
 class Worker {
 public:
@@ -99,8 +101,13 @@ public:
   void run() {
     epoll_event events[64];
     std::uint64_t last_sweep_ms = monotonic_us() / 1000;
+    std::uint64_t drain_until_ms = 0;
     while (!g_stop) {
       std::uint64_t now_us = monotonic_us();
+      if (g_retire && !drain_until_ms) drain_until_ms = begin_drain(now_us / 1000);
+      if (drain_until_ms && (now_us / 1000 >= drain_until_ms ||
+                             (tcp_.connections() + tls_.connections() == 0 && upstream_.in_flight() == 0)))
+        break;
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
       if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
@@ -622,6 +629,17 @@ private:
     if (n) stream(conn_id).send(conn_id, {out, n});
   }
 
+  // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from
+  // now on; this one keeps answering its open TCP/DoT connections and upstream queries
+  // until they end, at most tcp.idle_timeout_ms. Returns that deadline.
+  std::uint64_t begin_drain(std::uint64_t now_ms) {
+    for (const UdpListener& u : udp_) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, u.fd, nullptr);
+    tcp_.stop_accepting();
+    tls_.stop_accepting();
+    spdlog::debug("worker: retired: draining {} TCP and {} DoT connections", tcp_.connections(), tls_.connections());
+    return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
+  }
+
   // The server a stream connection is on: DoT ids carry kTlsConnBit. DoT answers go the
   // plain TCP way from here on (stats count them as queries_tcp).
   TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
@@ -765,6 +783,7 @@ int open_listen_socket(const ServeConfig& cfg, const Endpoint& listen, bool tcp)
 int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sockets) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   common::install_stop_signals(on_stop_signal);
+  ::signal(kRetireSignal, on_retire_signal);
   if (::getppid() == 1) return kWorkerExitOk;  // the supervisor died before PDEATHSIG was set
 
   std::unique_ptr<cache::Segment> seg;

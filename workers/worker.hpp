@@ -28,9 +28,12 @@
 //
 // The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
 // its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.
+// A reload retires it with kRetireSignal (below): it drains its connections, then exits.
 // It beats on a pipe to the supervisor from its event loop; a worker that stops beating
 // (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
+#include <signal.h>
+
 #include <vector>
 
 #include "workers/failure_cache.hpp"
@@ -85,6 +88,11 @@ struct WorkerSockets {
   UpstreamHealth* upstream_health = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
+// A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its
+// sockets (its successor reads them), answers its open TCP and DoT connections and
+// upstream queries until they end or tcp.idle_timeout_ms passes, then exits. So a reload
+// (a new certificate, say) drops no established connection. SIGTERM still stops at once.
+inline constexpr int kRetireSignal = SIGUSR1;
 
 // Runs until SIGTERM/SIGINT. Returns a process exit code.
 int run_worker(const ServeConfig& config, unsigned index, const WorkerSockets& sockets);

@@ -4,6 +4,7 @@
 // certtool at test time. Each case fails without what it covers: the shared cache, the
 // padding, the handshake bounds, the per-client limit, the shared ticket key, the
 // certificate reload and the start-up checks.
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -231,6 +232,15 @@ TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cac
     REQUIRE(!c.receive().empty());
   }
   const std::uint64_t upstream = d.s().upstream.queries();
+  // Established before the reload: a DoT and a plain TCP connection, one on each worker
+  // at least by count (the kernel picks), both must still be answered after it.
+  std::vector<std::unique_ptr<TlsClient>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<TlsClient>(d.tls_port));
+    REQUIRE(held.back()->connected());
+  }
+  const int plain = tcp_connect_from("127.0.0.1", d.s().port);
+  REQUIRE(plain >= 0);
   next.install(cert, key);
   REQUIRE(::kill(d.s().serve->pid(), SIGHUP) == 0);
   CHECK(eventually([&] { return d.s().serve->log().find("reload: tls: certificate") != std::string::npos; }));
@@ -238,6 +248,22 @@ TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cac
   for (int i = 0; i < 6; ++i) CHECK(TlsClient(d.tls_port).peer_fingerprint() == next.fingerprint());  // every worker
   CHECK(kdig_records(d.tls_port, "a.test.", "A", "+tls").find("192.0.2.1") != std::string::npos);
   CHECK(d.s().upstream.queries() == upstream);  // answered from the cache
+  std::uint16_t id = 100;
+  for (auto& c : held) {  // old certificate, old worker: still answered
+    CHECK(c->peer_fingerprint() == old_fp);
+    REQUIRE(c->send(make_query(++id, "a.test.", 1)));
+    const std::vector<std::uint8_t> r = c->receive();
+    CHECK(id_of(r) == id);
+  }
+  const std::vector<std::uint8_t> q = tcp_framed(make_query(200, "a.test.", 1));
+  REQUIRE(::send(plain, q.data(), q.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(q.size()));
+  pollfd p{plain, POLLIN, 0};
+  CHECK(::poll(&p, 1, 2000) == 1);
+  std::uint8_t buf[512];
+  CHECK(::recv(plain, buf, sizeof buf, 0) > 14);
+  CHECK(((buf[2] << 8) | buf[3]) == 200);
+  ::close(plain);
+  held.clear();
 
   std::ofstream(cert) << "not a certificate\n";
   REQUIRE(::kill(d.s().serve->pid(), SIGHUP) == 0);

@@ -106,7 +106,8 @@ public:
       std::uint64_t now_us = monotonic_us();
       if (g_retire && !drain_until_ms) drain_until_ms = begin_drain(now_us / 1000);
       if (drain_until_ms && (now_us / 1000 >= drain_until_ms ||
-                             (tcp_.connections() + tls_.connections() == 0 && upstream_.in_flight() == 0)))
+                             (tcp_.connections() + tls_.connections() == 0 && upstream_.in_flight() == 0 &&
+                              parked_.empty())))
         break;
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
@@ -631,7 +632,8 @@ private:
 
   // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from
   // now on; this one keeps answering its open TCP/DoT connections and upstream queries
-  // until they end, at most tcp.idle_timeout_ms. Returns that deadline.
+  // (and the clients parked on another worker's query) until they end, at most
+  // tcp.idle_timeout_ms. Returns that deadline.
   std::uint64_t begin_drain(std::uint64_t now_ms) {
     for (const UdpListener& u : udp_) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, u.fd, nullptr);
     tcp_.stop_accepting();

@@ -298,4 +298,18 @@ TEST_CASE("DoT: a missing, unreadable or mismatched certificate or key stops the
   INFO(out);
   CHECK(status != 0);
   CHECK(out.find("cannot serve DNS over TLS") != std::string::npos);
+  // --check-config reads the files as the start would.
+  auto check = [&](const std::string& cert, const std::string& key, int* st) {
+    TempConfig cfg("listen: 127.0.0.1:" + port + "\nupstreams: [127.0.0.1:9]\n"
+                   "tls: {listen: [127.0.0.1:" + tls + "], certificate: " + cert + ", key: " + key + "}\n");
+    return run_command(dnsarena_binary() + " serve --check-config " + cfg.path() + " 2>&1", st);
+  };
+  out = check(a.cert_path(), a.key_path(), &status);
+  INFO(out);
+  CHECK(status == 0);
+  CHECK(out.find("DoT 127.0.0.1:" + tls + " (certificate sha256 " + a.fingerprint() + ")") != std::string::npos);
+  out = check(a.cert_path(), b.key_path(), &status);
+  INFO(out);
+  CHECK(status == 1);
+  CHECK(out.find("invalid") != std::string::npos);
 }

@@ -468,8 +468,10 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
   keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
   keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
-  // DoT on or off, and its addresses, are sockets: the certificate and key are reloaded.
-  keep("tls.listen", next.tls.listen, running.tls.listen, !same_addresses(next.tls.listen, running.tls.listen));
+  // DoT on or off, and its addresses, are sockets: with them changed the whole tls section
+  // keeps its running values (a file without it must not leave listeners without a
+  // certificate); else the certificate and key are read again (reload_tls).
+  if (!same_addresses(next.tls.listen, running.tls.listen)) keep("tls.listen", next.tls, running.tls, true);
 }
 
 void Supervisor::reload() {

@@ -270,6 +270,13 @@ TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cac
   CHECK(eventually([&] { return d.s().serve->log().find("keeping the running certificate") != std::string::npos; }));
   CHECK(eventually([&] { return d.s().serve->log().find("reloaded: 2 workers replaced", d.s().serve->log().find("keeping the running certificate")) != std::string::npos; }));
   for (int i = 0; i < 6; ++i) CHECK(TlsClient(d.tls_port).peer_fingerprint() == next.fingerprint());
+
+  // A file without the tls section: DoT's sockets need a restart, so it keeps serving.
+  std::ofstream(d.config->path()) << "log_level: info\n";
+  REQUIRE(::kill(d.s().serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return d.s().serve->log().find("tls.listen changed; it needs a restart") != std::string::npos; }));
+  CHECK(eventually([&] { return d.s().serve->log().rfind("reloaded: 2 workers replaced") > d.s().serve->log().find("tls.listen changed"); }));
+  CHECK(TlsClient(d.tls_port).connected());
 }
 
 TEST_CASE("DoT: a missing, unreadable or mismatched certificate or key stops the start with the reason",

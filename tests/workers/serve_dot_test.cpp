@@ -119,7 +119,7 @@ TEST_CASE("DoT: pipelined queries on one connection all answered, EDNS answers p
 }
 
 TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms; garbage is closed; others unharmed",
-          "[serve][tls][hostile]") {
+          "[serve][tls][hostile][timing]") {
   DotService d(", handshake_timeout_ms: 1000", "tcp: {idle_timeout_ms: 30000}\n", 1);
   TlsClient good(d.tls_port);
   REQUIRE(good.connected());

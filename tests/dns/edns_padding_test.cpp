@@ -59,7 +59,7 @@ std::vector<std::uint8_t> response(unsigned answers, bool opt, std::size_t opt_d
 
 }  // namespace
 
-TEST_CASE("pad_response: sizes are multiples of the block; the option is zeros and RDLENGTH grows by it",
+TEST_CASE("pad_response: sizes are multiples of the block, the option is zeros and RDLENGTH grows by it",
           "[dns][padding]") {
   for (unsigned answers : {0u, 1u, 5u, 40u}) {
     const std::vector<std::uint8_t> m = response(answers, true);

@@ -85,7 +85,7 @@ TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error",
   CHECK_THROWS_WITH(load_serve_config(over), Catch::Contains(":2:16") && Catch::Contains("'udp.coalesce_us'"));
 }
 
-TEST_CASE("tls: absent = no DoT; listen, files and bounds read; errors name the setting", "[serve][config][tls]") {
+TEST_CASE("tls: absent = no DoT, listen, files and bounds read, errors name the setting", "[serve][config][tls]") {
   using dnsarena::workers::load_serve_config;
   auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };
   const auto off = load_serve_config(with_upstream(""));

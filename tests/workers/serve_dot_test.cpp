@@ -118,7 +118,7 @@ TEST_CASE("DoT: pipelined queries on one connection all answered, EDNS answers p
   CHECK_FALSE(has_padding(udp.wire));
 }
 
-TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms; garbage is closed; others unharmed",
+TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms, garbage is closed, others unharmed",
           "[serve][tls][hostile][timing]") {
   DotService d(", handshake_timeout_ms: 1000", "tcp: {idle_timeout_ms: 30000}\n", 1);
   TlsClient good(d.tls_port);
@@ -217,7 +217,7 @@ TEST_CASE("DoT: a session ticket from one worker resumes on any worker", "[serve
   CHECK(resumed == 12);  // two workers share the accept queue: both resumed some
 }
 
-TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cache; a bad one keeps the old",
+TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cache, a bad one keeps the old",
           "[serve][tls][reload]") {
   TestCertificate next("dot2.test");
   DotService d;

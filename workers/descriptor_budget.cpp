@@ -46,7 +46,9 @@ DescriptorBudget current_descriptor_budget(unsigned tcp_max_connections, unsigne
 }
 
 ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_index) {
-  const DescriptorBudget b = current_descriptor_budget(config.tcp_max_connections, config.upstream_max_in_flight);
+  // DoT connections are a second pool of tcp.max_connections (tcp_server.hpp): both are budgeted.
+  const unsigned pools = config.tls.enabled() ? 2 : 1;
+  const DescriptorBudget b = current_descriptor_budget(pools * config.tcp_max_connections, config.upstream_max_in_flight);
   if (worker_index != 0)
     spdlog::debug("worker {}: descriptors: {}", worker_index, b.describe());
   else if (b.too_small)
@@ -56,7 +58,7 @@ ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_in
   else
     spdlog::info("descriptors per worker: {}", b.describe());
   ServeConfig capped = config;
-  capped.tcp_max_connections = b.tcp;
+  capped.tcp_max_connections = std::max(1u, b.tcp / pools);
   capped.upstream_max_in_flight = b.upstream;
   return capped;
 }

@@ -9,6 +9,7 @@
 #include "workers/log_setup.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/supervisor.hpp"
+#include "workers/tls_credentials.hpp"
 
 namespace dnsarena::workers {
 
@@ -103,8 +104,13 @@ int check_config(const ServeFlags& flags) {
     const ServeConfig c = build_config(f);
     std::string zones;
     for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
-    std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << ", " << c.resolved_workers() << " workers, segment "
-              << c.segment << ", forwarding " << zones << "\n";
+    std::string dot;
+    if (c.tls.enabled()) {  // the files too: a certificate that would stop the start fails the check
+      const auto credentials = TlsCredentials::load(c.tls.certificate, c.tls.key);
+      dot = ", DoT " + join_endpoints(c.tls.listen) + " (certificate sha256 " + credentials->fingerprint() + ")";
+    }
+    std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << dot << ", " << c.resolved_workers()
+              << " workers, segment " << c.segment << ", forwarding " << zones << "\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << f.config << ": invalid: " << e.what() << "\n";

@@ -164,6 +164,24 @@ std::vector<ForwardZone> ServeConfig::zones() const {
   return z;
 }
 
+namespace {
+
+// DoT needs its files named, and its addresses may not be plain listen addresses too
+// (both sockets would bind with SO_REUSEPORT and split the connections between them).
+void validate_tls(const TlsConfig& tls, const std::vector<Endpoint>& plain) {
+  if (!tls.enabled()) return;
+  if (const std::string why = listen_problem(tls.listen); !why.empty()) throw std::invalid_argument("tls.listen: " + why);
+  for (const Endpoint& t : tls.listen)
+    for (const Endpoint& p : plain)
+      if (t.same_address(p)) throw std::invalid_argument("tls.listen: '" + t.text + "' is also a plain listen address");
+  if (tls.certificate.empty()) throw std::invalid_argument("tls.certificate: needed with tls.listen");
+  if (tls.key.empty()) throw std::invalid_argument("tls.key: needed with tls.listen");
+  if (tls.handshake_timeout_ms == 0) throw std::invalid_argument("tls.handshake_timeout_ms must be > 0");
+  if (tls.max_handshakes == 0) throw std::invalid_argument("tls.max_handshakes must be > 0");
+}
+
+}  // namespace
+
 void ServeConfig::validate() const {
   if (upstreams.empty() && forward_zones.empty())
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
@@ -203,6 +221,7 @@ void ServeConfig::validate() const {
     throw std::invalid_argument("dnstap.queue must be a power of two in [2, 16384]");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
+  validate_tls(tls, listen);
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   if (!kLogLevels.count(log_level))
     throw std::invalid_argument("log_level '" + log_level + "' is not trace, debug, info, warn, error, critical or off");
@@ -369,6 +388,16 @@ ServeConfig load_serve_config(const std::string& path) {
     c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);
     c.tcp_max_connections_per_client =
         integer_or(s, "max_connections_per_client", c.tcp_max_connections_per_client, 65536);
+  });
+  read_section(r, "tls", [&](MapReader& s) {
+    if (const YAML::Node n = s.raw("listen"); !n.IsNull()) {
+      c.tls.listen = endpoints(s, n, "listen");
+      if (const std::string why = listen_problem(c.tls.listen); !why.empty()) s.fail_at(n, "listen", why);
+    }
+    c.tls.certificate = s.text_or("certificate", c.tls.certificate);
+    c.tls.key = s.text_or("key", c.tls.key);
+    c.tls.handshake_timeout_ms = integer_or(s, "handshake_timeout_ms", c.tls.handshake_timeout_ms, 600000);
+    c.tls.max_handshakes = integer_or(s, "max_handshakes", c.tls.max_handshakes, 65536);
   });
   read_section(r, "stats", [&](MapReader& s) {
     c.metrics_listen = s.text_or("metrics_listen", "");

@@ -90,6 +90,19 @@
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
+//   tls: {listen: [127.0.0.1:853], certificate: /etc/dnsarena/cert.pem, key: /etc/dnsarena/key.pem,
+//         handshake_timeout_ms: 5000, max_handshakes: 64}
+//                                  DNS over TLS (RFC 7858) on these addresses, answered by
+//                                  the same workers from the same cache; absent or an
+//                                  empty listen = no DoT. certificate: PEM chain, key: PEM
+//                                  private key, both read by the supervisor at start
+//                                  (a missing, unreadable or mismatched pair stops the
+//                                  start) and at each reload (a bad pair keeps the old one).
+//                                  DoT connections have the tcp: bounds above (a pool of
+//                                  their own), plus: a handshake not done within
+//                                  handshake_timeout_ms closes the connection, and at most
+//                                  max_handshakes per worker are in progress (a new one
+//                                  closes the oldest). tls_server.hpp says the rest
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
@@ -204,6 +217,17 @@ struct DnstapConfig {
   bool enabled() const { return !socket.empty() || !file.empty(); }
 };
 
+// DNS over TLS (the tls: section above). The files are read by the supervisor
+// (tls_credentials.hpp), not here: the config says where they are.
+struct TlsConfig {
+  std::vector<Endpoint> listen;  // empty: no DoT
+  std::string certificate;       // PEM certificate (chain) file
+  std::string key;               // PEM private key file
+  unsigned handshake_timeout_ms = 5000;
+  unsigned max_handshakes = 64;  // per worker, in progress at once
+  bool enabled() const { return !listen.empty(); }
+};
+
 enum class EcsPolicy { off, forward, synthesize };
 const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
@@ -259,6 +283,7 @@ struct ServeConfig {
   unsigned tcp_idle_timeout_ms = 10000;
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed
   unsigned tcp_max_connections_per_client = 32;  // per worker and address (IPv4 /32, IPv6 /64); 0 = none
+  TlsConfig tls;
 
   std::string metrics_listen = "127.0.0.1:9153";  // empty: off
   unsigned backoff_initial_ms = 100;

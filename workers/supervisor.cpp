@@ -91,12 +91,13 @@ struct ListenSockets {
   std::vector<std::vector<int>> udp;  // [address][worker index]
   std::vector<bool> pktinfo;          // [address]: a wildcard (udp_pktinfo.hpp)
   std::vector<int> tcp;               // [address]
+  std::vector<int> tls;               // [tls.listen address]: DoT listeners
 };
 
 // Forks worker `index` on its UDP sockets and the shared TCP listeners, with a fresh
 // heartbeat pipe. The sockets stay the supervisor's (see WorkerSockets).
 void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, const ListenSockets& listen,
-           HostTables& host, WorkerProc& w) {
+           HostTables& host, const TlsServerSettings* tls, WorkerProc& w) {
   int beat[2] = {-1, -1};
   if (::pipe2(beat, O_CLOEXEC | O_NONBLOCK) != 0) spdlog::warn("worker {}: no heartbeat pipe: {}", index, std::strerror(errno));
   std::fflush(nullptr);
@@ -114,8 +115,8 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     int rc = kWorkerExitConfig;
     try {
       rc = run_worker(cfg, index,
-                      WorkerSockets{std::move(udp), listen.tcp, beat[1], &host.names, w.in_flight_row, &host.failures,
-                                    &host.claims, host.rate_limits.get(), host.health, host.answers,
+                      WorkerSockets{std::move(udp), listen.tcp, listen.tls, tls, beat[1], &host.names, w.in_flight_row,
+                                    &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
                                     &host.cookie_secrets});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -181,6 +182,12 @@ public:
   int run();
 
 private:
+  // DoT: reads the certificate and key and makes the session ticket key, before the
+  // segment is touched. False (logged) when they cannot be used.
+  bool load_tls();
+  // At a reload: the new certificate and key, or (logged) the running ones kept.
+  void reload_tls();
+  const TlsServerSettings* tls_settings() const { return tls_credentials_ ? &tls_settings_ : nullptr; }
   bool open_segment();
   bool open_listening_sockets();
   void block_signals();
@@ -232,9 +239,43 @@ private:
   std::uint64_t next_snapshot_ms_ = 0;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
+  // DoT (tls_credentials.hpp): made before the first fork, so every worker has the same
+  // credentials and ticket key; a reload replaces the credentials, never the ticket key.
+  std::unique_ptr<TlsCredentials> tls_credentials_;
+  std::unique_ptr<TlsTicketKey> tls_ticket_key_;
+  TlsServerSettings tls_settings_;
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
+
+bool Supervisor::load_tls() {
+  if (!cfg_.tls.enabled()) return true;
+  try {
+    tls_credentials_ = TlsCredentials::load(cfg_.tls.certificate, cfg_.tls.key);
+    tls_ticket_key_ = std::make_unique<TlsTicketKey>();
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve DNS over TLS: {}", e.what());
+    return false;
+  }
+  tls_settings_ = TlsServerSettings{tls_credentials_.get(), tls_ticket_key_.get(), cfg_.tls.handshake_timeout_ms,
+                                    cfg_.tls.max_handshakes};
+  spdlog::info("tls: certificate '{}' (sha256 {}) on {}", cfg_.tls.certificate, tls_credentials_->fingerprint(),
+               join_endpoints(cfg_.tls.listen));
+  return true;
+}
+
+void Supervisor::reload_tls() {
+  if (!tls_credentials_) return;
+  try {
+    auto next = TlsCredentials::load(cfg_.tls.certificate, cfg_.tls.key);
+    tls_credentials_ = std::move(next);  // the workers forked before have their own copy
+    spdlog::info("reload: tls: certificate '{}' (sha256 {})", cfg_.tls.certificate, tls_credentials_->fingerprint());
+  } catch (const std::exception& e) {
+    spdlog::error("reload: {}; keeping the running certificate (sha256 {})", e.what(), tls_credentials_->fingerprint());
+  }
+  tls_settings_ = TlsServerSettings{tls_credentials_.get(), tls_ticket_key_.get(), cfg_.tls.handshake_timeout_ms,
+                                    cfg_.tls.max_handshakes};
+}
 
 bool Supervisor::open_segment() {
   cache::OpenOutcome outcome{};
@@ -286,6 +327,14 @@ bool Supervisor::open_listening_sockets() {
       if (tcp) listen_.tcp.push_back(fd);
       else listen_.udp.back().push_back(fd);
     }
+  }
+  for (const Endpoint& address : cfg_.tls.listen) {
+    const int fd = open_listen_socket(cfg_, address, true);
+    if (fd < 0) {
+      spdlog::error("cannot bind TLS {}: {}", address.text, std::strerror(errno));
+      return false;
+    }
+    listen_.tls.push_back(fd);
   }
   return true;
 }
@@ -352,7 +401,7 @@ void Supervisor::start_workers() {
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
-    spawn(cfg_, i, old_mask_, listen_, *host_, workers_[i]);
+    spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), workers_[i]);
     workers_[i].backoff_ms = cfg_.backoff_initial_ms;
   }
   std::string zones;
@@ -409,7 +458,7 @@ void Supervisor::restart_due_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
-      spawn(cfg_, i, old_mask_, listen_, *host_, w);
+      spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
   }
@@ -441,6 +490,10 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
   keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
   keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
+  // DoT on or off, and its addresses, are sockets: with them changed the whole tls section
+  // keeps its running values (a file without it must not leave listeners without a
+  // certificate); else the certificate and key are read again (reload_tls).
+  if (!same_addresses(next.tls.listen, running.tls.listen)) keep("tls.listen", next.tls, running.tls, true);
 }
 
 void Supervisor::reload() {
@@ -464,16 +517,19 @@ void Supervisor::reload() {
   add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
   if (reload_cookie_secrets(host_->cookie_secrets, cfg_.cookie_secret))
     spdlog::info("reload: new cookie_secret; cookies made under the previous one stay valid until the next change");
+  reload_tls();
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
 }
 
 // Rolling replacement: for each index the new worker is forked on the same UDP socket
-// first, then the old one gets SIGTERM. Both read the one socket for an instant, so no
-// query waits on a gap, and the cache stays warm (it is the segment, not the process).
-// What the old worker had in flight (upstream queries, TCP connections) ends with it;
-// clients retry, as after a worker restart. Workers are not told to re-read the file
+// first, then the old one is retired (kRetireSignal). Both read the one socket for an
+// instant, so no query waits on a gap, and the cache stays warm (it is the segment, not
+// the process). The retired worker reads its sockets no more, answers what it had in
+// flight (upstream queries, TCP and DoT connections) until that ends or
+// tcp.idle_timeout_ms passes, and exits: established connections are not dropped (a new
+// certificate serves new handshakes). 5 s past that it is SIGKILLed. Workers are not told to re-read the file
 // themselves: a fresh process cannot keep half of an old config (sockets to removed
 // upstreams, old TCP limits), and worker.cpp needs no reload path. The host's shared
 // tables are the supervisor's and outlive the workers (rate_limit_table.hpp says what a
@@ -503,8 +559,8 @@ void Supervisor::reload_workers() {
       // row is ended first, so the successor never zeroes a row a live process writes.
       w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
       end_retiring_on_row(w.in_flight_row);
-      spawn(cfg_, i, old_mask_, listen_, *host_, w);
-      ::kill(old.pid, SIGTERM);
+      spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
+      ::kill(old.pid, kRetireSignal);  // drains its connections, then exits (worker.hpp)
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
     }
@@ -533,8 +589,8 @@ void Supervisor::supervise() {
     }
     if (sig == SIGHUP) reload();
     for (WorkerProc& old : retiring_)
-      if (!old.killed_silent && now_ms() - old.restart_at_ms > 5000) {
-        spdlog::warn("replaced worker pid {} ignored SIGTERM for 5 s: SIGKILL", old.pid);
+      if (!old.killed_silent && now_ms() - old.restart_at_ms > cfg_.tcp_idle_timeout_ms + 5000) {
+        spdlog::warn("replaced worker pid {} still running 5 s after its drain (tcp.idle_timeout_ms): SIGKILL", old.pid);
         ::kill(old.pid, SIGKILL);
         old.killed_silent = true;
       }
@@ -584,6 +640,7 @@ void Supervisor::close_everything() {
   for (const std::vector<int>& fds : listen_.udp)
     for (int fd : fds) ::close(fd);
   for (int fd : listen_.tcp) ::close(fd);
+  for (int fd : listen_.tls) ::close(fd);
   metrics_.reset();
   if (signals_blocked_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
@@ -592,11 +649,14 @@ int Supervisor::run() {
   cfg_.validate();
   raise_nofile_limit();
   // Before the segment: a serve refused for its port must not have touched the cache.
-  for (const Endpoint& address : cfg_.listen)
+  std::vector<Endpoint> addresses = cfg_.listen;
+  addresses.insert(addresses.end(), cfg_.tls.listen.begin(), cfg_.tls.listen.end());
+  for (const Endpoint& address : addresses)
     if (const std::string taken = listen_port_taken(address, std::chrono::seconds(3)); !taken.empty()) {
       spdlog::error("cannot serve: {}", taken);
       return 1;
     }
+  if (!load_tls()) return 1;
   if (!open_segment()) return 1;
   if (!open_listening_sockets()) {
     close_everything();

@@ -28,11 +28,14 @@
 // Reload (SIGHUP): the supervisor re-reads the config (SupervisorOptions::reload_config:
 // the file plus the command line's flags, as at start) and validates it; a bad file is
 // logged with the reason and the running config stays. A good one replaces the workers
-// one by one, each new worker forked on the same socket before the old one is told to
-// stop, so the cache stays warm and no socket goes unread (supervisor.cpp,
-// reload_workers, says why not an in-place reload). Settings the supervisor holds for
+// one by one, each new worker forked on the same socket before the old one is retired
+// (it drains its TCP and DoT connections, then exits: worker.hpp, kRetireSignal), so
+// the cache stays warm, no socket goes unread and no established connection is dropped
+// (supervisor.cpp, reload_workers, says why not an in-place reload). DoT's certificate
+// and key are read again (a pair that fails keeps the running one, logged); its session
+// ticket key is kept, so tickets stay valid. Settings the supervisor holds for
 // the service's life (listen, workers, segment and geometry, /metrics, socket buffers)
-// keep their running values, with a warning.
+// and tls.listen keep their running values, with a warning.
 // systemd: READY/RELOADING/STOPPING and watchdog pings (service_notify.hpp).
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.

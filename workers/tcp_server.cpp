@@ -13,6 +13,8 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 
+#include "dns/edns_padding.hpp"
+
 namespace dnsarena::workers {
 
 namespace {
@@ -54,17 +56,23 @@ TcpServer::ClientKey TcpServer::client_key(const sockaddr_storage& peer) {
 }
 
 TcpServer::TcpServer(int epoll_fd, std::vector<int> listen_fds, std::uint64_t listen_tag, std::uint64_t tag,
-                     const TcpLimits& limits, Handler handler)
+                     const TcpLimits& limits, Handler handler, const TlsServerSettings* tls)
     : epoll_fd_(epoll_fd),
       listen_fds_(std::move(listen_fds)),
       listen_tag_(listen_tag),
       tag_(tag),
       limits_(limits),
       handler_(std::move(handler)),
-      msg_(kMaxMessage) {}
+      msg_(kMaxMessage),
+      tls_(tls) {
+  if (tls_) framed_.resize(2 + kMaxMessage);
+}
 
 TcpServer::~TcpServer() {
-  for (auto& [id, c] : conns_) ::close(c.fd);
+  for (auto& [id, c] : conns_) {
+    if (c.tls) gnutls_deinit(c.tls);
+    ::close(c.fd);
+  }
 }
 
 TcpServer::Conn* TcpServer::find(std::uint64_t id) {
@@ -107,12 +115,19 @@ void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
         continue;
       }
     }
+    if (tls_ && handshakes_.size() >= tls_->max_handshakes) close_conn(handshakes_.front());
     if (conns_.size() >= limits_.max_connections && !lru_.empty()) close_conn(lru_.front());
-    const std::uint64_t id = next_id_++ & kIdMask;
+    const std::uint64_t id = (next_id_++ & kIdMask & ~kTlsConnBit) | (tls_ ? kTlsConnBit : 0);
+    gnutls_session_t session = nullptr;
+    if (tls_ && !(session = new_server_session(fd, *tls_))) {
+      ::close(fd);
+      continue;
+    }
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = tag_ | id;
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      if (session) gnutls_deinit(session);
       ::close(fd);
       continue;
     }
@@ -122,8 +137,14 @@ void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
     c.client = key;
     c.events = ev.events;
     c.last_progress_ms = now;
+    c.accepted_ms = now;
     c.lru = lru_.insert(lru_.end(), id);
     ++per_client_[key];
+    if (session) {
+      c.tls = session;
+      c.handshaking = true;
+      c.hs = handshakes_.insert(handshakes_.end(), id);
+    }
   }
 }
 
@@ -132,6 +153,10 @@ void TcpServer::close_conn(std::uint64_t id) {
   if (it == conns_.end()) return;
   Conn& c = it->second;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (c.tls) {
+    if (c.handshaking) handshakes_.erase(c.hs);
+    gnutls_deinit(c.tls);
+  }
   ::close(c.fd);
   lru_.erase(c.lru);
   auto pc = per_client_.find(c.client);
@@ -139,7 +164,7 @@ void TcpServer::close_conn(std::uint64_t id) {
   conns_.erase(it);
 }
 
-void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t) {
+void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint64_t now) {
   const std::uint64_t id = conn_id & kIdMask;
   Conn* c = find(id);
   if (!c) return;
@@ -149,6 +174,7 @@ void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint6
     close_conn(id);
     return;
   }
+  if (c->handshaking && (!handshake(id, *c, now) || c->handshaking)) return;
   c->resume_pending = false;
   if (c->out_bytes && !flush(id, *c)) return;
   if (!settle(id, *c)) return;  // output drained below the resume mark: read again now
@@ -163,14 +189,19 @@ void TcpServer::read_input(std::uint64_t id) {
   for (int reads = 0;; ++reads) {
     if (!process_input(id)) return;
     Conn* c = find(id);
-    if (c->paused || reads == kReadsPerEvent) return;
+    if (c->paused) return;
+    if (reads == kReadsPerEvent) {
+      // A socket with more bytes fires again; bytes GnuTLS already holds do not.
+      if (tls_pending(*c)) c->resume_pending = true;
+      return;
+    }
     // What is left is less than one message: move it to the front before appending.
     if (c->in_off) {
       c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(c->in_off));
       c->in_off = 0;
     }
     std::uint8_t buf[kReadSize];
-    const ssize_t n = ::recv(c->fd, buf, sizeof buf, 0);
+    const ssize_t n = stream_recv(*c, buf, sizeof buf);
     if (n > 0) {
       c->in.insert(c->in.end(), buf, buf + n);
       continue;
@@ -213,6 +244,10 @@ void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
   Conn* c = find(id);
   if (!c || msg.size() > kMaxMessage) return;
   if (c->in_flight) --c->in_flight;
+  if (c->tls) {
+    send_tls(id, *c, msg);
+    return;
+  }
   const std::uint8_t prefix[2] = {static_cast<std::uint8_t>(msg.size() >> 8), static_cast<std::uint8_t>(msg.size())};
   std::size_t done = 0;  // bytes of prefix + msg already written
   if (c->out_bytes == 0) {
@@ -250,6 +285,24 @@ void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
 }
 
 bool TcpServer::flush(std::uint64_t id, Conn& c) {
+  while (c.tls && c.out_bytes) {
+    // One answer a record; after GNUTLS_E_AGAIN the same bytes are offered again.
+    const std::vector<std::uint8_t>& front = c.out.front();
+    const ssize_t w = stream_send(c, front.data() + c.out_off, front.size() - c.out_off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EAGAIN) return true;
+    if (w <= 0) {
+      close_conn(id);
+      return false;
+    }
+    c.out_bytes -= static_cast<std::size_t>(w);
+    c.out_off += static_cast<std::size_t>(w);
+    if (c.out_off == front.size()) {
+      c.out.pop_front();
+      c.out_off = 0;
+      progress(c, now_ms());
+    }
+  }
   while (c.out_bytes) {
     iovec iov[kMaxIov];
     int n = 0;
@@ -293,7 +346,7 @@ bool TcpServer::settle(std::uint64_t id, Conn& c) {
     c.paused = false;
     // Queries left in the input buffer by the pause: no new bytes may ever come to wake
     // us through EPOLLIN, so ask for EPOLLOUT (the socket is writable: it fires at once).
-    c.resume_pending = c.in.size() > c.in_off;
+    c.resume_pending = c.in.size() > c.in_off || tls_pending(c);
   }
   if (c.eof && c.out_bytes == 0) {
     close_conn(id);
@@ -318,6 +371,11 @@ sockaddr_storage TcpServer::peer(std::uint64_t conn_id) const {
 }
 
 void TcpServer::sweep_idle(std::uint64_t now) {
+  while (tls_ && !handshakes_.empty()) {
+    const Conn& c = conns_.at(handshakes_.front());
+    if (now < c.accepted_ms || now - c.accepted_ms <= tls_->handshake_timeout_ms) break;
+    close_conn(handshakes_.front());
+  }
   while (!lru_.empty()) {
     const Conn& c = conns_.at(lru_.front());
     if (now < c.last_progress_ms || now - c.last_progress_ms <= limits_.idle_timeout_ms) break;
@@ -332,6 +390,90 @@ void TcpServer::sweep_idle(std::uint64_t now) {
       if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fds_[j], &ev) != 0 && errno != EEXIST) accept_paused_ = true;
     }
   }
+}
+
+void TcpServer::stop_accepting() {
+  for (int fd : listen_fds_) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  listen_fds_.clear();
+  accept_paused_ = false;
+}
+
+void TcpServer::watch(std::uint64_t id, Conn& c, std::uint32_t events) {
+  if (events == c.events) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag_ | id;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+  c.events = events;
+}
+
+bool TcpServer::handshake(std::uint64_t id, Conn& c, std::uint64_t now) {
+  int rc;
+  int warnings = 0;  // a non-fatal alert (a warning) lets the handshake go on, a few times
+  do rc = gnutls_handshake(c.tls);
+  while (rc == GNUTLS_E_INTERRUPTED || (rc < 0 && rc != GNUTLS_E_AGAIN && !gnutls_error_is_fatal(rc) && ++warnings < 4));
+  if (rc == GNUTLS_E_AGAIN) {
+    watch(id, c, (gnutls_record_get_direction(c.tls) ? EPOLLOUT : EPOLLIN) | EPOLLRDHUP);
+    return true;
+  }
+  if (rc < 0) {
+    spdlog::debug("tls: handshake failed: {}", gnutls_strerror(rc));
+    close_conn(id);
+    return false;
+  }
+  c.handshaking = false;
+  handshakes_.erase(c.hs);
+  progress(c, now);
+  return true;
+}
+
+ssize_t TcpServer::stream_recv(Conn& c, std::uint8_t* buf, std::size_t n) {
+  if (!c.tls) return ::recv(c.fd, buf, n, 0);
+  const ssize_t r = gnutls_record_recv(c.tls, buf, n);
+  if (r >= 0) return r;  // 0: close_notify
+  // A TCP close without close_notify, a renegotiation attempt or a bad record: no more input.
+  errno = r == GNUTLS_E_AGAIN ? EAGAIN : r == GNUTLS_E_INTERRUPTED ? EINTR : ECONNRESET;
+  return -1;
+}
+
+ssize_t TcpServer::stream_send(Conn& c, const std::uint8_t* buf, std::size_t n) {
+  const ssize_t r = gnutls_record_send(c.tls, buf, n);
+  if (r >= 0) return r;
+  errno = r == GNUTLS_E_AGAIN ? EAGAIN : r == GNUTLS_E_INTERRUPTED ? EINTR : EPIPE;
+  return -1;
+}
+
+void TcpServer::send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t> msg) {
+  std::uint8_t* body = framed_.data() + 2;
+  std::size_t n = dns::pad_response(msg, dns::kResponsePaddingBlock, body, kMaxMessage);
+  if (n == 0) {  // no EDNS in the answer (so none in the query), or no room: as it is
+    std::memcpy(body, msg.data(), msg.size());
+    n = msg.size();
+  }
+  framed_[0] = static_cast<std::uint8_t>(n >> 8);
+  framed_[1] = static_cast<std::uint8_t>(n);
+  const std::size_t total = 2 + n;
+  std::size_t done = 0;
+  if (c.out_bytes == 0) {
+    while (done < total) {  // a record holds at most 16 KiB: a larger answer takes several
+      const ssize_t w = stream_send(c, framed_.data() + done, total - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EAGAIN) break;
+      if (w <= 0) {
+        close_conn(id);
+        return;
+      }
+      done += static_cast<std::size_t>(w);
+    }
+    if (done == total) {
+      progress(c, now_ms());
+      settle(id, c);
+      return;
+    }
+  }
+  c.out.emplace_back(framed_.begin() + static_cast<long>(done), framed_.begin() + static_cast<long>(total));
+  c.out_bytes += total - done;
+  settle(id, c);
 }
 
 }  // namespace dnsarena::workers

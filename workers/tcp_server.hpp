@@ -44,6 +44,22 @@
 // kTcpMaxPipeline messages that get no answer is no longer read, and the idle sweep
 // closes it.
 //
+// Transports: plain TCP, or TLS (DNS over TLS, RFC 7858) when constructed with
+// TlsServerSettings (tls_credentials.hpp). A TLS server runs every bound above the same
+// way; only the byte stream differs (stream_recv/stream_send: recv/sendmsg or GnuTLS
+// records on the non-blocking socket). Its connections also:
+//   - handshake first: a connection is accepted (and counted in every limit) at once and
+//     handshakes on its events; one not done within handshake_timeout_ms of its accept is
+//     closed by the sweep (a list in accept order, so the sweep pops from the front), and
+//     at most max_handshakes are in progress (a new one closes the oldest, as the LRU
+//     does for connections). A handshake that fails (not TLS, bad version) closes it.
+//   - pad answers (RFC 8467 block padding, dns/edns_padding.hpp) at send time.
+//   - have ids with kTlsConnBit set, so one handler can tell which server to answer on.
+//   - answer each message in one TLS record (no writev); queued output is resent from
+//     the same bytes, as GnuTLS requires after GNUTLS_E_AGAIN.
+// GnuTLS may hold decrypted bytes the socket no longer signals: after kReadsPerEvent
+// reads, or on a resume, such a connection asks for EPOLLOUT as resume_pending does.
+//
 // Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
 #include <sys/epoll.h>
@@ -57,6 +73,8 @@
 #include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "workers/tls_credentials.hpp"
 
 namespace dnsarena::workers {
 
@@ -76,6 +94,8 @@ inline constexpr std::uint32_t kTcpListenEvents = EPOLLIN | EPOLLEXCLUSIVE;
 // Queries of one connection handed to the handler and not yet answered (Knot Resolver's
 // net.tcp_pipeline default).
 inline constexpr unsigned kTcpMaxPipeline = 100;
+// Set in the ids of a TLS server's connections (ids are 48 bits).
+inline constexpr std::uint64_t kTlsConnBit = 1ull << 47;
 
 class TcpServer {
 public:
@@ -84,7 +104,7 @@ public:
   // the caller registers listener j of `listen_fds` (one per listen address) with epoll
   // data `listen_tag | j` and kTcpListenEvents.
   TcpServer(int epoll_fd, std::vector<int> listen_fds, std::uint64_t listen_tag, std::uint64_t tag,
-            const TcpLimits& limits, Handler handler);
+            const TcpLimits& limits, Handler handler, const TlsServerSettings* tls = nullptr);
   ~TcpServer();
   TcpServer(const TcpServer&) = delete;
   TcpServer& operator=(const TcpServer&) = delete;
@@ -96,7 +116,10 @@ public:
   // Closes connections without progress for the idle timeout; re-arms paused listeners.
   // The caller calls it about once a second.
   void sweep_idle(std::uint64_t now_ms);
+  // Unwatches the listeners for good (a retiring worker); open connections go on.
+  void stop_accepting();
   std::size_t connections() const { return conns_.size(); }
+  std::size_t handshakes() const { return handshakes_.size(); }
   // The client's address (family AF_UNSPEC when the connection is gone).
   sockaddr_storage peer(std::uint64_t conn_id) const;
 
@@ -126,6 +149,10 @@ private:
     bool paused = false;        // output over kTcpOutputPause or pipeline full: not read
     bool eof = false;           // the client finished sending: close once output is out
     bool resume_pending = false;  // resumed with unprocessed input: EPOLLOUT wakes us
+    gnutls_session_t tls = nullptr;  // TLS server only
+    bool handshaking = false;        // TLS: in handshakes_, not yet reading queries
+    std::uint64_t accepted_ms = 0;
+    std::list<std::uint64_t>::iterator hs;  // in handshakes_ while handshaking
   };
 
   static ClientKey client_key(const sockaddr_storage& peer);
@@ -141,6 +168,14 @@ private:
   // Pause/resume/close-after-eof decisions, then the epoll mask. False when closed.
   bool settle(std::uint64_t id, Conn& c);
   void pause_accept();
+  // TLS: runs the handshake as far as the socket allows. False when the connection closed.
+  bool handshake(std::uint64_t id, Conn& c, std::uint64_t now_ms);
+  void watch(std::uint64_t id, Conn& c, std::uint32_t events);
+  // recv/send on either transport, with their return and errno conventions.
+  ssize_t stream_recv(Conn& c, std::uint8_t* buf, std::size_t n);
+  ssize_t stream_send(Conn& c, const std::uint8_t* buf, std::size_t n);
+  bool tls_pending(const Conn& c) const { return c.tls && gnutls_record_check_pending(c.tls) > 0; }
+  void send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t> msg);
 
   int epoll_fd_;
   std::vector<int> listen_fds_;
@@ -154,6 +189,9 @@ private:
   std::unordered_map<ClientKey, unsigned, ClientKeyHash> per_client_;
   bool accept_paused_ = false;  // every listener: out of descriptors is the process's, not one listener's
   std::vector<std::uint8_t> msg_;  // one message copied out for the handler
+  const TlsServerSettings* tls_;   // nullptr: plain TCP
+  std::list<std::uint64_t> handshakes_;  // TLS connections handshaking, oldest accept first
+  std::vector<std::uint8_t> framed_;  // TLS: length prefix + padded answer, one record
 };
 
 }  // namespace dnsarena::workers

@@ -48,7 +48,9 @@ constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
 constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
 constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
-// kTagUdp and kTagTcpListen carry the listen address's index in the low bits.
+constexpr std::uint64_t kTagTlsListen = 6ull << kTagShift;
+constexpr std::uint64_t kTagTlsConn = 7ull << kTagShift;
+// kTagUdp, kTagTcpListen and kTagTlsListen carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
@@ -58,12 +60,15 @@ constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns::kMaxCo
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
+volatile sig_atomic_t g_retire = 0;  // kRetireSignal: a reload replaced this worker
+void on_retire_signal(int) { g_retire = 1; }
 
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
          std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
-         AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets)
+         AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets, std::vector<int> tls,
+         const TlsServerSettings* tls_settings)
       : cfg_(cfg),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
@@ -71,6 +76,9 @@ public:
         tcp_(epfd, std::move(tcp), kTagTcpListen, kTagTcpConn,
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
+        tls_(epfd, std::move(tls), kTagTlsListen, kTagTlsConn,
+             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }, tls_settings),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
@@ -108,8 +116,14 @@ public:
   void run() {
     epoll_event events[64];
     std::uint64_t last_sweep_ms = monotonic_us() / 1000;
+    std::uint64_t drain_until_ms = 0;
     while (!g_stop) {
       std::uint64_t now_us = monotonic_us();
+      if (g_retire && !drain_until_ms) drain_until_ms = begin_drain(now_us / 1000);
+      if (drain_until_ms && (now_us / 1000 >= drain_until_ms ||
+                             (tcp_.connections() + tls_.connections() == 0 && upstream_.in_flight() == 0 &&
+                              parked_.empty())))
+        break;
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
       if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
@@ -134,6 +148,8 @@ public:
         if (tag == kTagUdp) on_udp_readable(d & kListenerMask);
         else if (tag == kTagTcpListen) tcp_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
+        else if (tag == kTagTlsListen) tls_.on_accept(d & kListenerMask, now_us / 1000);
+        else if (tag == kTagTlsConn) tls_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) {
           claims_->drain(claims_row_);
@@ -150,6 +166,7 @@ public:
       if (now_us / 1000 - last_sweep_ms >= 1000) {
         last_sweep_ms = now_us / 1000;
         tcp_.sweep_idle(last_sweep_ms);
+        tls_.sweep_idle(last_sweep_ms);
       }
     }
   }
@@ -424,10 +441,10 @@ private:
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
-    if (tap_) tap_->client_response(w.tcp ? tcp_.peer(w.conn_id) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
+    if (tap_) tap_->client_response(w.tcp ? stream(w.conn_id).peer(w.conn_id) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
                                     w.tcp, {out, n}, nullptr);
     if (w.tcp) {
-      tcp_.send(w.conn_id, {out, n});
+      stream(w.conn_id).send(w.conn_id, {out, n});
       return;
     }
     const int fd = udp_[w.udp_socket].fd;
@@ -664,7 +681,7 @@ private:
 
   void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
     cache_.count(cache::Counter::queries_tcp);
-    tcp_peer_ = tcp_.peer(conn_id);
+    tcp_peer_ = stream(conn_id).peer(conn_id);
     Source src{true, nullptr, 0, conn_id};
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
     if (tap_) tap_->client_query(tcp_peer_, tap_local(true, 0, nullptr), true, {msg, len}, received);
@@ -672,11 +689,27 @@ private:
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
     if (n == 0) return;
-    tcp_.send(conn_id, {out, n});
+    stream(conn_id).send(conn_id, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
     if (tap_) tap_->client_response(tcp_peer_, tap_local(true, 0, nullptr), true, {out, n}, &received);
   }
+
+  // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from
+  // now on; this one keeps answering its open TCP/DoT connections and upstream queries
+  // (and the clients parked on another worker's query) until they end, at most
+  // tcp.idle_timeout_ms. Returns that deadline.
+  std::uint64_t begin_drain(std::uint64_t now_ms) {
+    for (const UdpListener& u : udp_) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, u.fd, nullptr);
+    tcp_.stop_accepting();
+    tls_.stop_accepting();
+    spdlog::debug("worker: retired: draining {} TCP and {} DoT connections", tcp_.connections(), tls_.connections());
+    return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
+  }
+
+  // The server a stream connection is on: DoT ids carry kTlsConnBit. DoT answers go the
+  // plain TCP way from here on (stats count them as queries_tcp).
+  TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
 
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     const std::uint32_t now = cache::wall_clock_now();
@@ -725,6 +758,7 @@ private:
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
   TcpServer tcp_;
+  TcpServer tls_;  // no listeners without DoT
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
@@ -819,6 +853,7 @@ int open_listen_socket(const ServeConfig& cfg, const Endpoint& listen, bool tcp)
 int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sockets) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   common::install_stop_signals(on_stop_signal);
+  ::signal(kRetireSignal, on_retire_signal);
   if (::getppid() == 1) return kWorkerExitOk;  // the supervisor died before PDEATHSIG was set
 
   std::unique_ptr<cache::Segment> seg;
@@ -839,6 +874,11 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     ev.events = kTcpListenEvents;  // EPOLLEXCLUSIVE: one worker wakes per connection, not all
     ev.data.u64 = kTagTcpListen | j;
     ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tcp[j], &ev);
+  }
+  for (std::size_t j = 0; sockets.tls_settings && j < sockets.tls.size(); ++j) {
+    ev.events = kTcpListenEvents;
+    ev.data.u64 = kTagTlsListen | j;
+    ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tls[j], &ev);
   }
   {
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
@@ -865,7 +905,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     const dns::CookieSecrets cookie_secrets =
         sockets.cookie_secrets ? *sockets.cookie_secrets : initial_cookie_secrets(cfg.cookie_secret);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
-                                           sockets.rate_limit_table, sockets.answer_metrics, cookie_secrets);
+                                           sockets.rate_limit_table, sockets.answer_metrics, cookie_secrets,
+                                           sockets.tls_settings ? sockets.tls : std::vector<int>{}, sockets.tls_settings);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

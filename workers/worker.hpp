@@ -14,6 +14,8 @@
 //                was sent to (udp_pktinfo.hpp: a control buffer per message); the others
 //                pass none.
 //   TCP          tcp_server.hpp, one listener per address, same query path.
+//   DoT          a second TcpServer with the TLS transport on tls.listen's listeners,
+//                same query path (its connection ids carry kTlsConnBit).
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
@@ -27,9 +29,12 @@
 //
 // The worker builds its own Segment attachment and Cache after fork (SlotRole::worker,
 // its index), and exits when its parent dies (PR_SET_PDEATHSIG) or on SIGTERM/SIGINT.
+// A reload retires it with kRetireSignal (below): it drains its connections, then exits.
 // It beats on a pipe to the supervisor from its event loop; a worker that stops beating
 // (SIGSTOP, a debugger, a freezer, a hang) is killed and replaced (supervisor.hpp).
 #pragma once
+#include <signal.h>
+
 #include <vector>
 
 #include "dns/server_cookie.hpp"
@@ -39,6 +44,7 @@
 #include "workers/rate_limit_table.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/tls_credentials.hpp"
 #include "workers/upstream_health.hpp"
 
 namespace dnsarena::workers {
@@ -60,6 +66,10 @@ struct WorkerSockets {
   // worker (EPOLLEXCLUSIVE).
   std::vector<UdpListener> udp;
   std::vector<int> tcp;
+  // DNS over TLS (tls.listen's order): the supervisor's listeners, shared like `tcp`, and
+  // the credentials and ticket key it made before the fork. Empty / nullptr: no DoT.
+  std::vector<int> tls;
+  const TlsServerSettings* tls_settings = nullptr;
   int heartbeat = -1;  // write end of a pipe: one byte at least every kHeartbeatMs
   // Upstream queries in flight per name, for every worker (in_flight_names.hpp); row
   // `in_flight_row` is this worker's, zeroed before it serves. nullptr: a private table.
@@ -87,6 +97,11 @@ struct WorkerSockets {
   const dns::CookieSecrets* cookie_secrets = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
+// A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its
+// sockets (its successor reads them), answers its open TCP and DoT connections and
+// upstream queries until they end or tcp.idle_timeout_ms passes, then exits. So a reload
+// (a new certificate, say) drops no established connection. SIGTERM still stops at once.
+inline constexpr int kRetireSignal = SIGUSR1;
 
 // Runs until SIGTERM/SIGINT. Returns a process exit code.
 int run_worker(const ServeConfig& config, unsigned index, const WorkerSockets& sockets);

@@ -25,6 +25,10 @@
 // q/s ratio is printed beside it. It extrapolates linearly to a whole core: it assumes the
 // CPU per query stays what it was at that share (under more load batches grow and the
 // cost per query falls, so for a server below 100% it is more likely low than high).
+// --dot: serve also listens for DNS over TLS (a self-signed certificate made by certtool in
+// the scratch directory) and, after its UDP runs, the same loads go over DoT (dnsperf -m
+// dot -e: connections established once, queries with EDNS, so answers are padded to 468
+// bytes) as the server "dnsarena-dot": CPU per query over TLS beside UDP's, same worker.
 // One worker and no `sim load` beside dnsperf: on a 2-core machine a second worker or a
 // load client shares a core with dnsperf or the server, and its figures measure the
 // sharing, not the server.
@@ -75,7 +79,8 @@ struct BenchOptions {
   bool no_kresd = false;
   std::string segment;     // serve's segment; empty: dnsarena-bench-serve-PID
   bool realtime = false;   // each server SCHED_FIFO while measured (wakes at once on a busy machine)
-  unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd at +0..+3
+  unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT at +0..+4
+  bool dot = false;        // also measure serve over DNS over TLS
 };
 
 // fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
@@ -190,8 +195,10 @@ void pin_to_cpu0(const std::vector<pid_t>& pids, bool realtime) {
 // CPU 1 per offered load and one at saturation. `segment`: serve's, for user ns/query.
 void measure_server(const std::string& server, std::uint16_t port, const std::vector<pid_t>& pids,
                     const std::string& segment, const BenchOptions& o, const std::string& file,
-                    const std::string& dir, std::vector<ServerRun>& runs) {
-  dnsperf(port, file, {"-n", "1", "-c", "4", "-q", "200"}, dir + "/warm-" + server + ".log", -1);
+                    const std::string& dir, std::vector<ServerRun>& runs, const std::vector<std::string>& transport = {}) {
+  std::vector<std::string> warm{"-n", "1", "-c", "4", "-q", "200"};
+  warm.insert(warm.end(), transport.begin(), transport.end());
+  dnsperf(port, file, warm, dir + "/warm-" + server + ".log", -1);
   pin_to_cpu0(pids, o.realtime);
   std::vector<unsigned> loads = o.loads;
   loads.push_back(0);
@@ -204,6 +211,7 @@ void measure_server(const std::string& server, std::uint16_t port, const std::ve
     const auto user0 = user_time(segment);
     std::vector<std::string> args{"-l", std::to_string(o.duration), "-c", std::to_string(o.clients), "-q", "500"};
     if (offered) args.insert(args.end(), {"-Q", std::to_string(offered)});
+    args.insert(args.end(), transport.begin(), transport.end());
     run.perf = dnsperf(port, file, args, dir + "/run-" + server + "-" + std::to_string(offered) + ".log", 1);
     for (pid_t p : pids) {
       run.server_cpu_s += common::cpu_seconds(p);
@@ -235,7 +243,7 @@ struct BenchSetup {
   std::uint16_t up_port = 0;
   std::string upstream;
   std::string seed;
-  // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd).
+  // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT).
   std::uint16_t port(unsigned k) const {
     return port_base ? static_cast<std::uint16_t>(port_base + k) : common::free_loopback_port();
   }
@@ -264,18 +272,41 @@ common::ChildProcess start_server(const BenchSetup& s, const std::string& name, 
   return child;
 }
 
-// serve with 1 worker.
+// --dot: a self-signed certificate in the scratch directory and a config file with the
+// tls section for `tls_port`; returns serve's extra arguments.
+std::vector<std::string> dot_arguments(const BenchSetup& s, std::uint16_t tls_port) {
+  const std::string cert = s.dir + "/dot-cert.pem", key = s.dir + "/dot-key.pem", conf = s.dir + "/dot.yaml";
+  std::ofstream(s.dir + "/dot-cert.template") << "cn = \"bench.dot\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
+  auto certtool = [&](const std::vector<std::string>& argv, const std::string& log) {
+    common::ChildProcess p = spawn(argv, log);
+    if (p.wait() != 0) throw std::runtime_error("certtool failed: " + slurp(log));
+  };
+  certtool({"certtool", "--generate-privkey", "--key-type=ecdsa", "--outfile", key}, s.dir + "/certtool-key.log");
+  certtool({"certtool", "--generate-self-signed", "--load-privkey", key, "--template", s.dir + "/dot-cert.template",
+            "--outfile", cert},
+           s.dir + "/certtool-cert.log");
+  std::ofstream(conf) << "tls: {listen: [127.0.0.1:" << tls_port << "], certificate: " << cert << ", key: " << key
+                      << "}\n";
+  return {"--config", conf};
+}
+
+// serve with 1 worker (and with --dot its DoT listener, measured after UDP).
 void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
   const std::uint16_t port = s.port(1);
+  const std::uint16_t tls_port = o.dot ? s.port(4) : 0;
   const std::string segment = o.segment.empty() ? "dnsarena-bench-serve-" + std::to_string(::getpid()) : o.segment;
-  common::ChildProcess serve =
-      start_server(s, "serve",
-                   {s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port), "--upstream",
-                    s.upstream, "--segment", segment, "--no-metrics", "--log-level", "warn", "--remove-segment",
-                    "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"},
-                   port);
+  std::vector<std::string> argv{s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port),
+                                "--upstream", s.upstream, "--segment", segment, "--no-metrics", "--log-level", "warn",
+                                "--remove-segment", "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"};
+  if (o.dot) {
+    const std::vector<std::string> extra = dot_arguments(s, tls_port);
+    argv.insert(argv.end(), extra.begin(), extra.end());
+  }
+  common::ChildProcess serve = start_server(s, "serve", argv, port);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the worker bound
-  measure_server("dnsarena", port, common::child_pids(serve.pid()), segment, o, s.file, s.dir, runs);
+  const std::vector<pid_t> pids = common::child_pids(serve.pid());
+  measure_server("dnsarena", port, pids, segment, o, s.file, s.dir, runs);
+  if (o.dot) measure_server("dnsarena-dot", tls_port, pids, segment, o, s.file, s.dir, runs, {"-m", "dot", "-e"});
   serve.stop();
 }
 
@@ -362,6 +393,16 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   j["unbound_cpu_us_per_query"] = or_null(u_at, &ServerRun::cpu_us_per_query);
   j["kresd_qps"] = k_sat ? nlohmann::json(k_sat->perf.qps) : nlohmann::json(nullptr);
   j["kresd_cpu_us_per_query"] = or_null(k_at, &ServerRun::cpu_us_per_query);
+  if (o.dot) {  // the same worker over DNS over TLS (--dot)
+    const ServerRun* t_at = find_run(runs, "dnsarena-dot", at);
+    const ServerRun* t_sat = find_run(runs, "dnsarena-dot", 0);
+    j["dot_cpu_us_per_query"] = or_null(t_at, &ServerRun::cpu_us_per_query);
+    j["dot_qps"] = t_sat ? nlohmann::json(t_sat->perf.qps) : nlohmann::json(nullptr);
+    j["dot_qps_per_cpu_saturated"] = or_null(t_sat, &ServerRun::qps_per_cpu);
+    j["dot_cpu_ratio_vs_udp"] = t_at && d_at && d_at->cpu_us_per_query > 0
+                                    ? nlohmann::json(t_at->cpu_us_per_query / d_at->cpu_us_per_query)
+                                    : nlohmann::json(nullptr);
+  }
   // Targets: CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
   j["cpu_ratio_vs_unbound_at_60k"] = d_at && u_at && u_at->cpu_us_per_query > 0
                                          ? nlohmann::json(d_at->cpu_us_per_query / u_at->cpu_us_per_query)
@@ -440,6 +481,10 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
                 : r.offered == 0 && r.server_cpu_share < 0.9 ? "starved (neither side had 90% of a core)"
                                                              : "");
   }
+  if (o.dot && !j["dot_cpu_ratio_vs_udp"].is_null())
+    std::printf("DoT (dnsperf -m dot -e, padded answers) CPU/query at %uk q/s: %.2f us, %.2fx UDP's on the same worker\n",
+                j["judged_load_qps"].get<unsigned>() / 1000, j["dot_cpu_us_per_query"].get<double>(),
+                j["dot_cpu_ratio_vs_udp"].get<double>());
   std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
@@ -465,6 +510,10 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
 int run_bench(const BenchOptions& o) {
   if (!have_program("dnsperf")) {
     std::cerr << "dnsarena-lab bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
+    return 2;
+  }
+  if (o.dot && !have_program("certtool")) {
+    std::cerr << "dnsarena-lab bench serve: --dot needs certtool (apt-get install gnutls-bin)\n";
     return 2;
   }
   BenchSetup s;
@@ -527,8 +576,11 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--seed", o->seed, "seed of the upstream's names (default 1)");
   cmd->add_option("--clients", o->clients, "dnsperf -c (default 4)")->check(CLI::Range(1u, 256u));
   cmd->add_option("--port-base", o->port_base,
-                  "fixed ports: the upstream, serve, unbound and kresd on N..N+3 (default: free ports)")
-      ->check(CLI::Range(1024u, 65532u));
+                  "fixed ports: the upstream, serve, unbound, kresd and serve's DoT on N..N+4 (default: free ports)")
+      ->check(CLI::Range(1024u, 65531u));
+  cmd->add_flag("--dot", o->dot,
+                "also measure serve over DNS over TLS (dnsperf -m dot -e, connections kept open) after its UDP "
+                "runs, as the server dnsarena-dot (needs certtool from gnutls-bin)");
   cmd->add_flag("--realtime", o->realtime,
                 "run each server SCHED_FIFO (priority 1) on CPU 0 while measured: on a busy machine it then "
                 "wakes at once, as on an idle core (root or CAP_SYS_NICE)");

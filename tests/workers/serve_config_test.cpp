@@ -115,6 +115,37 @@ TEST_CASE("dnstap: off by default, every key read, a socket or a file, a power-o
   CHECK_THROWS_WITH(with("dnstap: {socket: /" + std::string(120, 'x') + "}\n"), Catch::Contains("dnstap.socket"));
 }
 
+TEST_CASE("tls: absent = no DoT, listen, files and bounds read, errors name the setting", "[serve][config][tls]") {
+  using dnsarena::workers::load_serve_config;
+  auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };
+  const auto off = load_serve_config(with_upstream(""));
+  CHECK_FALSE(off.tls.enabled());
+  CHECK_NOTHROW(off.validate());
+  const auto on = load_serve_config(with_upstream(
+      "tls: {listen: [127.0.0.1:853, \"[::1]:853\"], certificate: /c.pem, key: /k.pem, handshake_timeout_ms: 2000, "
+      "max_handshakes: 8}\n"));
+  REQUIRE(on.tls.listen.size() == 2);
+  CHECK(on.tls.listen[1].port() == 853);
+  CHECK(on.tls.certificate == "/c.pem");
+  CHECK(on.tls.key == "/k.pem");
+  CHECK(on.tls.handshake_timeout_ms == 2000);
+  CHECK(on.tls.max_handshakes == 8);
+  CHECK_NOTHROW(on.validate());
+  const auto defaults = load_serve_config(with_upstream("tls: {listen: [127.0.0.1:853], certificate: c, key: k}\n"));
+  CHECK(defaults.tls.handshake_timeout_ms == 5000);
+  CHECK(defaults.tls.max_handshakes == 64);
+  CHECK_THROWS_WITH(load_serve_config(with_upstream("tls: {listen: [127.0.0.1:853], key: k}\n")).validate(),
+                    Catch::Contains("tls.certificate"));
+  CHECK_THROWS_WITH(load_serve_config(with_upstream("tls: {listen: [127.0.0.1:853], certificate: c}\n")).validate(),
+                    Catch::Contains("tls.key"));
+  CHECK_THROWS_WITH(
+      load_serve_config(with_upstream("listen: 127.0.0.1:853\ntls: {listen: [127.0.0.1:853], certificate: c, key: k}\n"))
+          .validate(),
+      Catch::Contains("also a plain listen address"));
+  CHECK_THROWS_WITH(load_serve_config(with_upstream("tls: {listen: [127.0.0.1:853], certificat: c}\n")),
+                    Catch::Contains("certificat"));
+}
+
 TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors that name the key",
           "[serve][config]") {
   using dnsarena::workers::load_serve_config;

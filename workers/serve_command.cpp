@@ -103,8 +103,11 @@ int check_config(const ServeFlags& flags) {
     const ServeConfig c = build_config(f);
     std::string zones;
     for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
+    // The policy is compiled as serve would, so a broken zone file is named with its line.
+    const std::string policy =
+        c.policy.empty() ? "" : ", policy " + std::to_string(policy::compile_policy_config(c.policy).rules) + " rules";
     std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << ", " << c.resolved_workers() << " workers, segment "
-              << c.segment << ", forwarding " << zones << "\n";
+              << c.segment << ", forwarding " << zones << policy << "\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << f.config << ": invalid: " << e.what() << "\n";

@@ -25,6 +25,7 @@
 #include "workers/access_control.hpp"
 #include "workers/descriptor_budget.hpp"
 #include "workers/ecs.hpp"
+#include "workers/policy_gate.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/tcp_server.hpp"
@@ -58,8 +59,10 @@ void on_stop_signal(int) { g_stop = 1; }
 class Worker {
 public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
-         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table)
+         std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
+         const policy::PolicyView* policy)
       : cfg_(cfg),
+        policy_(policy),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
         udp_(std::move(udp)),
@@ -212,6 +215,7 @@ private:
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
     c.limit = client_limit(q, src.tcp);
+    if (policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size)) return {false, c.size};
     return c;
   }
 
@@ -656,6 +660,7 @@ private:
   }
 
   const ServeConfig& cfg_;
+  const policy::PolicyView* policy_;  // nullptr: no response policy
   cache::Cache cache_;
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
@@ -795,7 +800,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
-                                           sockets.rate_limit_table);
+                                           sockets.rate_limit_table, sockets.policy);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

@@ -20,7 +20,7 @@
 //                SIGTERM and idle TCP sweeps are noticed promptly).
 //
 // Query path: parse (the common query by hand, dns/fast_query_parser.hpp; the rest with
-// libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the keys ecs.hpp lists ->
+// libknot) -> FORMERR/NOTIMP/REFUSED, or the response policy's answer (policy_gate.hpp), or lookup_response under the keys ecs.hpp lists ->
 // hit: answer with remaining TTLs, client's ID, question case and EDNS; miss: forward.
 // Counters go to this worker's StatSlot.
 //
@@ -31,6 +31,7 @@
 #pragma once
 #include <vector>
 
+#include "policy/policy_view.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -76,6 +77,9 @@ struct WorkerSockets {
   // What every worker learned of the upstreams (upstream_health.hpp): shared by all, kept
   // by the supervisor across worker restarts and reloads. nullptr: a private table.
   UpstreamHealth* upstream_health = nullptr;
+  // The response policy (policy_gate.hpp): the supervisor's read-only mapping, consulted
+  // before the cache. nullptr: no policy configured.
+  const policy::PolicyView* policy = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 

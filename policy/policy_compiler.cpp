@@ -24,15 +24,6 @@ unsigned label_count(const WireName& name) {
   return n;
 }
 
-// POLICY-FORMAT: the hash the lookup computes for this trigger (lookup: policy_view.cpp).
-std::uint64_t hash_of(const Rule& r) {
-  std::uint8_t buf[256 + 8] = {};
-  std::memcpy(buf, r.name.data(), r.name.size());
-  NameSuffixes s;
-  split_suffixes(buf, r.name.size(), s);
-  return trigger_hash(s.state[0], r.wildcard);
-}
-
 }  // namespace
 
 std::uint32_t slot_count_for(std::size_t rules) {
@@ -85,7 +76,7 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
       std::memcpy(d + kRrHeadBytes, rec.rdata.data(), rdlen);
       d += kRrHeadBytes + rdlen;
     }
-    const std::uint64_t hash = hash_of(r);
+    const std::uint64_t hash = r.hash;  // RuleSet computed it (rule_set.cpp)
     std::uint32_t tag = static_cast<std::uint32_t>(hash >> 32);
     if (tag == 0) tag = 1;
     std::size_t i = hash & (slots - 1);

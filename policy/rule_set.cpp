@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "policy/rule_set.hpp"
 
+#include <bit>
+#include <cstring>
+
+#include "policy/name_hash.hpp"
+#include "wire/dns_name.hpp"
+
 namespace dnsarena::policy {
 
 std::uint8_t RuleSet::begin_zone(std::string name, std::string source) {
@@ -9,22 +15,49 @@ std::uint8_t RuleSet::begin_zone(std::string name, std::string source) {
   return static_cast<std::uint8_t>(zones_.size() - 1);
 }
 
+namespace {
+
+// POLICY-FORMAT: the hash the lookup computes for this trigger (policy_view.cpp).
+std::uint64_t hash_of(const WireName& name, bool wildcard) {
+  std::uint8_t buf[wire::kMaxNameWire + 8] = {};
+  std::memcpy(buf, name.data(), std::min(name.size(), wire::kMaxNameWire));
+  NameSuffixes s;
+  split_suffixes(buf, std::min(name.size(), wire::kMaxNameWire), s);
+  return trigger_hash(s.state[0], wildcard);
+}
+
+}  // namespace
+
 void RuleSet::reserve(std::size_t rules) {
   rules_.reserve(rules);
-  index_.reserve(rules);
+  if (index_.size() < 2 * rules) {
+    index_.assign(std::bit_ceil(2 * rules), 0);
+    for (std::uint32_t i = 0; i < rules_.size(); ++i) {
+      std::size_t slot = rules_[i].hash & (index_.size() - 1);
+      while (index_[slot]) slot = (slot + 1) & (index_.size() - 1);
+      index_[slot] = i + 1;
+    }
+  }
 }
+
+void RuleSet::grow_index() { reserve(std::max<std::size_t>(1024, rules_.size() * 2)); }
 
 Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action) {
   const std::uint8_t zone = static_cast<std::uint8_t>(zones_.size() - 1);
-  WireName key = name;
-  key.push_back(wildcard ? 1 : 0);
-  const auto [it, added] = index_.try_emplace(std::move(key), static_cast<std::uint32_t>(rules_.size()));
-  if (added) {
-    rules_.push_back({name, wildcard, action, zone, {}});
+  if (2 * (rules_.size() + 1) > index_.size()) grow_index();
+  const std::uint64_t hash = hash_of(name, wildcard);
+  std::size_t slot = hash & (index_.size() - 1);
+  for (; index_[slot]; slot = (slot + 1) & (index_.size() - 1)) {
+    const Rule& r = rules_[index_[slot] - 1];
+    if (r.hash == hash && r.wildcard == wildcard && r.name == name) break;
+  }
+  if (!index_[slot]) {
+    index_[slot] = static_cast<std::uint32_t>(rules_.size() + 1);
+    rules_.push_back({name, wildcard, action, zone, {}, hash});
     ++report().rules;
     return &rules_.back();
   }
-  Rule& r = rules_[it->second];
+  Rule& r = rules_[index_[slot] - 1];
   if (r.zone != zone) {
     ++report().shadowed;
     return nullptr;

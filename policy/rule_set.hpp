@@ -12,7 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "policy/policy_image.hpp"
@@ -21,11 +20,6 @@ namespace dnsarena::policy {
 
 using WireName = std::basic_string<std::uint8_t>;
 
-struct WireNameHash {
-  std::size_t operator()(const WireName& n) const {
-    return std::hash<std::string_view>{}({reinterpret_cast<const char*>(n.data()), n.size()});
-  }
-};
 
 // A policy that cannot be read: "FILE:LINE: what" when it comes from a file.
 struct PolicyError : std::runtime_error {
@@ -44,6 +38,7 @@ struct Rule {
   Action action = Action::local_data;
   std::uint8_t zone = 0;
   std::vector<LocalRecord> records;
+  std::uint64_t hash = 0;  // the trigger's key in the image (name_hash.hpp: trigger_hash)
 };
 
 // What reading one policy zone found, for the log and `dnsarena policy bench`.
@@ -75,7 +70,9 @@ private:
   Rule* rule_for(const WireName& name, bool wildcard, Action action);
   std::vector<Rule> rules_;
   std::vector<ZoneReport> zones_;
-  std::unordered_map<WireName, std::uint32_t, WireNameHash> index_;  // name + kind byte -> rules_ index
+  void grow_index();
+  // Open addressing over rules_ by Rule::hash: rules_ index + 1, 0 empty; load <= 1/2.
+  std::vector<std::uint32_t> index_;
 };
 
 }  // namespace dnsarena::policy

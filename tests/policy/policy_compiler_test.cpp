@@ -61,7 +61,7 @@ TEST_CASE("query names match in any case", "[policy]") {
   REQUIRE(c->find("X.TRACK.example.").wildcard);
 }
 
-TEST_CASE("a wildcard covers names below its parent, not the parent; exact beats wildcard", "[policy]") {
+TEST_CASE("a wildcard covers names below its parent but not the parent and exact beats wildcard", "[policy]") {
   const auto c = compile_zones({{"rpz.test.", zone_text("*.ads.example CNAME .\n"
                                                         "ok.ads.example CNAME rpz-passthru.\n"
                                                         "*.deep.ads.example CNAME rpz-drop.\n")}});
@@ -78,7 +78,7 @@ TEST_CASE("a wildcard covers names below its parent, not the parent; exact beats
   REQUIRE(c->find("y.x.deep.ads.example.").action == Action::drop);
 }
 
-TEST_CASE("the first zone that matches wins, whatever the trigger kind", "[policy]") {
+TEST_CASE("the first zone that matches wins whatever the trigger kind", "[policy]") {
   const auto c = compile_zones({{"one.rpz.", zone_text("*.example CNAME rpz-passthru.\nsame.test CNAME .\n")},
                                 {"two.rpz.", zone_text("www.example CNAME .\nsame.test CNAME rpz-drop.\n"
                                                        "only.two CNAME *.\n")}});

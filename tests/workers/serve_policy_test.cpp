@@ -40,7 +40,7 @@ DnsReply ask(std::uint16_t port, std::uint16_t id, const std::string& name, std:
 
 }  // namespace
 
-TEST_CASE("serve applies RPZ actions and local data before the cache, with EDE", "[serve][policy]") {
+TEST_CASE("serve applies RPZ actions and local data before the cache with EDE", "[serve][policy]") {
   const std::string zone = write_zone("blocked.test CNAME .\n"
                                       "*.wild.test CNAME *.\n"
                                       "a.test CNAME rpz-passthru.\n"
@@ -100,7 +100,7 @@ TEST_CASE("serve applies RPZ actions and local data before the cache, with EDE",
   CHECK(s.serve->stop() == 0);
 }
 
-TEST_CASE("SIGHUP with a new zone blocks a cached name; a broken zone keeps the running policy", "[serve][policy][reload]") {
+TEST_CASE("SIGHUP with a new zone blocks a cached name and a broken zone keeps the running policy", "[serve][policy][reload]") {
   const std::string zone = write_zone("blocked.test CNAME .\n");
   const std::string config = policy_config(zone);
   Service s({"--config", config});

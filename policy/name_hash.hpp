@@ -40,6 +40,14 @@ inline std::uint64_t trigger_hash(std::uint64_t state, bool wildcard) {
   return common::fmix64(state ^ (wildcard ? kSaltWildcard : kSaltExact));
 }
 
+// The filter in front of the slot table (policy_image.hpp): a trigger sets two bits of one
+// 64-bit word; the word comes from the hash's top bits, the bits from the middle ones (the
+// slot index takes the low bits, so the three are independent).
+inline std::uint64_t filter_bits(std::uint64_t hash) {
+  return (std::uint64_t{1} << ((hash >> 26) & 63)) | (std::uint64_t{1} << ((hash >> 32) & 63));
+}
+inline std::size_t filter_word(std::uint64_t hash, std::uint32_t words) { return (hash >> 38) & (words - 1); }
+
 // A name split into labels, with the suffix state of each: state[i] covers labels i..
 // labels-1, state[labels] is the root's (the seed).
 struct NameSuffixes {

@@ -31,10 +31,15 @@ std::uint32_t slot_count_for(std::size_t rules) {
   return static_cast<std::uint32_t>(std::bit_ceil(std::max<std::size_t>(16, want)));
 }
 
+std::uint32_t filter_words_for(std::size_t rules) {
+  return static_cast<std::uint32_t>(std::bit_ceil(std::max<std::size_t>(1, rules / 4)));
+}
+
 std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
   const std::vector<Rule>& rules = set.rules();
   const std::uint32_t slots = slot_count_for(rules.size());
-  const std::size_t records_offset = sizeof(ImageHeader) + 8ull * slots;
+  const std::uint32_t words = filter_words_for(rules.size());
+  const std::size_t records_offset = sizeof(ImageHeader) + 8ull * slots + 8ull * words;
   std::size_t bytes = records_offset;
   for (const Rule& r : rules) {
     const std::size_t data = data_bytes(r);
@@ -54,7 +59,9 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
   h.slots_offset = sizeof(ImageHeader);
   h.records_offset = static_cast<std::uint32_t>(records_offset);
   h.zone_count = static_cast<std::uint32_t>(set.zones().size());
+  h.filter_words = words;
   auto* slot = reinterpret_cast<std::uint64_t*>(image.data() + sizeof(ImageHeader));
+  auto* filter = slot + slots;
   std::size_t pos = records_offset;
   for (const Rule& r : rules) {
     RuleRecordHead head{};
@@ -82,6 +89,7 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
     std::size_t i = hash & (slots - 1);
     while (slot[i] != 0) i = (i + 1) & (slots - 1);
     slot[i] = slot_of(static_cast<std::uint32_t>(pos / kRecordAlign), tag);
+    filter[filter_word(hash, words)] |= filter_bits(hash);
     const unsigned labels = label_count(r.name);
     (r.wildcard ? h.wildcard_labels : h.exact_labels) |= label_bit(labels);
     pos += align_up(sizeof head + r.name.size() + head.data_len);

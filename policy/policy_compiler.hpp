@@ -14,5 +14,7 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& rules);
 
 // Slots for `rules` triggers: a power of two, the load at most 3/4 (at least 16).
 std::uint32_t slot_count_for(std::size_t rules);
+// Filter words for `rules` triggers: a power of two, 16 to 32 bits per trigger (at least 1).
+std::uint32_t filter_words_for(std::size_t rules);
 
 }  // namespace dnsarena::policy

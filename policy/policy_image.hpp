@@ -10,6 +10,10 @@
 //   0             64              ImageHeader
 //   64            8 x slot_count  Slot table: open addressing, linear probing,
 //                                 slot_count a power of two, load <= 1/2 ... 3/4
+//   filter_off    8 x filter_words  Filter: per trigger two bits in one u64 word
+//                                 (name_hash.hpp: filter_word, filter_bits); a name
+//                                 whose word lacks either bit has no rule, and its slot
+//                                 is not read. 16..32 bits per trigger: ~1% pass falsely
 //   records_off   ...             RuleRecord, one per trigger, 4-byte aligned
 //
 // ImageHeader (64 bytes):
@@ -24,9 +28,9 @@
 //   32     8    exact_labels     bit n: some exact trigger has n labels (n >= 63: bit 63)
 //   40     8    wildcard_labels  bit n: some `*.` trigger's parent has n labels (root: bit 0)
 //   48     4    slots_offset     64
-//   52     4    records_offset   64 + 8 x slot_count
+//   52     4    records_offset   64 + 8 x slot_count + 8 x filter_words
 //   56     4    zone_count       policy zones compiled, in order (config first, then rpz files)
-//   60     4    reserved         zero
+//   60     4    filter_words     power of two; the filter starts at 64 + 8 x slot_count
 //
 // Slot (8 bytes, one u64): |-- record offset / 4 (32) --|-- tag (32) --|
 //   tag: the high half of the trigger's hash, never 0 (0 = empty slot).
@@ -45,8 +49,9 @@
 //
 // The hash of a name is computed over its labels from the root leftwards (name_hash.hpp),
 // so one pass over a query name yields the hash of every suffix: the exact trigger and
-// every `*.` parent cost one probe each, and the label masks above skip the label counts
-// no trigger has.
+// every `*.` parent cost one filter word each (2 bytes per trigger: in cache where the
+// slot table is not), and a slot probe only when the filter passes; the label masks
+// above skip the label counts no trigger has.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -79,7 +84,7 @@ struct ImageHeader {
   std::uint32_t slots_offset;
   std::uint32_t records_offset;
   std::uint32_t zone_count;
-  std::uint32_t reserved;
+  std::uint32_t filter_words;
 };
 static_assert(sizeof(ImageHeader) == 64, "the header is one cache line: the slot table starts at 64");
 static_assert(offsetof(ImageHeader, image_bytes) == 16, "documented offset");
@@ -88,6 +93,7 @@ static_assert(offsetof(ImageHeader, exact_labels) == 32, "documented offset");
 static_assert(offsetof(ImageHeader, wildcard_labels) == 40, "documented offset");
 static_assert(offsetof(ImageHeader, slots_offset) == 48, "documented offset");
 static_assert(offsetof(ImageHeader, zone_count) == 56, "documented offset");
+static_assert(offsetof(ImageHeader, filter_words) == 60, "documented offset");
 
 // POLICY-FORMAT
 struct RuleRecordHead {

@@ -21,13 +21,16 @@ PolicyView::PolicyView(std::span<const std::uint8_t> image) {
   if (h->header_bytes != sizeof(ImageHeader) || h->slots_offset != sizeof(ImageHeader)) bad("bad header size");
   if (h->image_bytes > image.size()) bad("truncated: " + std::to_string(image.size()) + " of " +
                                          std::to_string(h->image_bytes) + " bytes");
-  if (!std::has_single_bit(h->slot_count) ||
-      h->records_offset != sizeof(ImageHeader) + 8ull * h->slot_count || h->records_offset > h->image_bytes)
+  if (!std::has_single_bit(h->slot_count) || !std::has_single_bit(h->filter_words) ||
+      h->records_offset != sizeof(ImageHeader) + 8ull * h->slot_count + 8ull * h->filter_words ||
+      h->records_offset > h->image_bytes)
     bad("bad slot table geometry");
   base_ = image.data();
   header_ = h;
   slots_ = reinterpret_cast<const std::uint64_t*>(base_ + h->slots_offset);
   mask_ = h->slot_count - 1;
+  filter_ = slots_ + h->slot_count;
+  filter_words_ = h->filter_words;
 }
 
 const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len,
@@ -65,9 +68,15 @@ Match PolicyView::find(std::span<const std::uint8_t> qname) const {
   if (wild)
     for (unsigned i = 1; i <= labels; ++i)
       if (wild & label_bit(labels - i)) cand[n++] = {trigger_hash(s.state[i], true), i};
-  for (unsigned c = 0; c < n; ++c) __builtin_prefetch(&slots_[cand[c].hash & mask_]);
-  Match best;
+  for (unsigned c = 0; c < n; ++c) __builtin_prefetch(&filter_[filter_word(cand[c].hash, filter_words_)]);
+  unsigned passed = 0;
   for (unsigned c = 0; c < n; ++c) {
+    const std::uint64_t bits = filter_bits(cand[c].hash);
+    if ((filter_[filter_word(cand[c].hash, filter_words_)] & bits) == bits) cand[passed++] = cand[c];
+  }
+  for (unsigned c = 0; c < passed; ++c) __builtin_prefetch(&slots_[cand[c].hash & mask_]);
+  Match best;
+  for (unsigned c = 0; c < passed; ++c) {
     const unsigned i = cand[c].suffix;
     const std::size_t off = i == labels ? qname.size() - 1 : s.offset[i];
     const std::uint8_t* rec = find_trigger(cand[c].hash, name + off, qname.size() - off, i != 0);

@@ -6,8 +6,9 @@
 //
 // Lookup of a query name: lowercase it, split it and hash every suffix in one pass
 // (name_hash.hpp), then probe the exact trigger and each `*.` parent, longest first,
-// skipping label counts the header's masks say no trigger has. All candidate slots are
-// prefetched before the first is read, so their cache misses overlap. The winner: the
+// skipping label counts the header's masks say no trigger has. Each candidate's filter
+// word is read first (all prefetched together); only a candidate the filter passes has
+// its slot read, so a name no rule matches rarely touches the slot table. The winner: the
 // lowest zone; in one zone the exact trigger, else the longest `*.` parent.
 #pragma once
 #include <cstddef>
@@ -53,7 +54,9 @@ private:
   const std::uint8_t* base_ = nullptr;
   const ImageHeader* header_ = nullptr;
   const std::uint64_t* slots_ = nullptr;
+  const std::uint64_t* filter_ = nullptr;
   std::uint64_t mask_ = 0;
+  std::uint32_t filter_words_ = 0;
 };
 
 template <class F>

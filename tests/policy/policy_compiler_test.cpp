@@ -3,6 +3,7 @@
 // errors, local_zone types, a reference model, the image layout.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -232,7 +233,8 @@ TEST_CASE("the image layout is as documented and survives a sealed mapping", "[p
   REQUIRE(h.image_bytes == img.size());
   REQUIRE(h.rule_count == 3);
   REQUIRE(h.slot_count == 16);
-  REQUIRE(h.records_offset == 64 + 8 * 16);
+  REQUIRE(h.filter_words == 1);
+  REQUIRE(h.records_offset == 64 + 8 * 16 + 8 * 1);
   REQUIRE(h.exact_labels == (label_bit(2)));
   REQUIRE(h.wildcard_labels == label_bit(2));
   // The first record: a.example., exact, nxdomain, zone 0, no data.
@@ -254,9 +256,17 @@ TEST_CASE("the image layout is as documented and survives a sealed mapping", "[p
     NameSuffixes s;
     split_suffixes(name, r[0], s);
     const std::uint64_t hash = trigger_hash(s.state[0], r[1] & kFlagWildcard);
+    std::uint64_t word;
+    std::memcpy(&word, img.data() + 64 + 8 * 16 + 8 * filter_word(hash, h.filter_words), 8);
+    REQUIRE((word & filter_bits(hash)) == filter_bits(hash));
     REQUIRE(static_cast<std::uint32_t>(slot) == (static_cast<std::uint32_t>(hash >> 32) ? static_cast<std::uint32_t>(hash >> 32) : 1));
   }
   REQUIRE(used == 3);
+  // The filter word has both bits of every trigger.
+  std::uint64_t filter;
+  std::memcpy(&filter, img.data() + 64 + 8 * 16, 8);
+  REQUIRE(filter != 0);
+  REQUIRE(std::popcount(filter) <= 6);
   const SealedImage sealed(img);
   const auto w = wire::name_to_wire("x.b.example.");
   REQUIRE(sealed.view().find({w.data(), w.size()}).action == Action::nodata);
@@ -271,6 +281,7 @@ TEST_CASE("the slot table stays at most three quarters full", "[policy]") {
   for (std::size_t n : {0u, 1u, 12u, 13u, 1000u, 1u << 20})
     REQUIRE(slot_count_for(n) * 3 >= n * 4);
   REQUIRE(slot_count_for(1'000'000) == (1u << 21));
+  REQUIRE(filter_words_for(1'000'000) == (1u << 18));  // 16.8 bits per trigger
 }
 
 }  // namespace

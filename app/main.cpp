@@ -11,6 +11,7 @@
 #include "bench/commands.hpp"
 #include "cache/format_version.hpp"
 #include "common/command_table.hpp"
+#include "policy/commands.hpp"
 #include "workers/commands.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ constexpr Command kCommands[] = {
     {"", dnsarena::admin::add_dump_command},     // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},    // flush NAME    remove a name's entries
     {"", dnsarena::admin::add_migrate_command},  // migrate SEG   warm upgrade of a stopped cache
+    {"", dnsarena::policy::add_policy_command},  // policy ...    check RPZ files, policy bench
     {"", dnsarena::admin::add_restore_command},  // restore FILE  load a dump
     {"", dnsarena::workers::add_serve_command},  // serve         supervisor + workers
     {"", dnsarena::workers::add_stats_command},  // stats         counters of a segment

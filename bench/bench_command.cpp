@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache_bench.hpp"
+#include "common/bench_target.hpp"
 #include "common/proc_stats.hpp"
 #include "bench/commands.hpp"
 
@@ -13,12 +14,7 @@ namespace dnsarena::bench {
 
 namespace {
 
-struct Target {
-  const char* metric;
-  double value;
-  const char* rule;
-  bool met;
-};
+using Target = common::BenchTarget;
 
 std::vector<Target> targets_of(const CacheBenchResult& r) {
   const double base_ratio = r.baseline.measured && r.bytes_per_entry > 0 ? r.baseline.bytes_per_entry / r.bytes_per_entry : 0;

@@ -96,8 +96,13 @@ enum class Counter : std::uint32_t {
   dnstap_sent,           // worker: dnstap frames handed to its writer thread's queue
   dnstap_dropped,        // worker: dnstap frames dropped because that queue was full (the
                          // reader is slower than the traffic); the answers went out
+  policy_hits,           // worker: queries whose name matched a response policy rule (any action)
+  policy_blocked,        // worker: of those, answered NXDOMAIN, NODATA or REFUSED by the rule
+  policy_local_data,     // worker: of those, answered with the rule's local data
+  policy_passthru,       // worker: of those, let through to the cache and upstream (PASSTHRU)
+  policy_dropped,        // worker: of those, not answered (DROP, deny)
 };
-inline constexpr std::size_t kCounterCount = 48;
+inline constexpr std::size_t kCounterCount = 53;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -115,7 +120,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "user_ns_queries",  "stale_answers",  "failure_cached", "deadline_answers",
     "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips",
     "upstream_trials",  "cookie_valid",   "cookie_badcookie", "dnstap_sent",
-    "dnstap_dropped"};
+    "dnstap_dropped",   "policy_hits",    "policy_blocked", "policy_local_data",
+    "policy_passthru",  "policy_dropped"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
-#   wire <- cache <- dns <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   wire <- cache <- dns <- policy <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
 #   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
 #   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
 #
@@ -11,7 +11,7 @@
 #   app  lab_app                      the two programs
 #   validate  lab_bench  admin  bench
 #   workers  sim/fleet
-#   sim/traffic  sim/layouts
+#   sim/traffic  sim/layouts  policy
 #   dns  sim/workload
 #   cache  common
 #   wire
@@ -28,6 +28,10 @@
 # parsing; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
 # each other otherwise.
 #
+# policy/ (response policy zones and local data compiled into a read-only image) uses
+# wire/ (names), dns/ (the query it answers, EDE) and common/; workers/ applies it before
+# the cache, and app/ offers its bench. It never touches the cache segment.
+#
 # Two programs. app/ (`dnsarena`, the daemon the unit runs) is serve, the operator
 # commands and the cache benchmark (bench/: the cache and workload's entry mix, nothing
 # else of sim/). app/lab/ (`dnsarena-lab`) is the simulator and the lab benches
@@ -38,22 +42,23 @@
 # not even through a module it may link (checked on the whole link closure).
 # Every library and program under a module's directory must be marked with
 # dnsarena_module() (checked too), so the rule sees every target.
-set(DNSARENA_MODULES wire cache common dns workload traffic layouts fleet workers admin validate bench lab_bench app
+set(DNSARENA_MODULES wire cache common dns policy workload traffic layouts fleet workers admin validate bench lab_bench app
     lab_app)
 set(DNSARENA_ALLOWED_wire "")
 set(DNSARENA_ALLOWED_cache wire)
 set(DNSARENA_ALLOWED_common "")
 set(DNSARENA_ALLOWED_dns cache wire common)
+set(DNSARENA_ALLOWED_policy dns wire common)
 set(DNSARENA_ALLOWED_workload cache wire common)
 set(DNSARENA_ALLOWED_traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fleet layouts workload dns cache wire common)
-set(DNSARENA_ALLOWED_workers dns cache wire common)
+set(DNSARENA_ALLOWED_workers policy dns cache wire common)
 set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
 set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache wire common)
-set(DNSARENA_ALLOWED_app bench workers admin dns cache wire common)
+set(DNSARENA_ALLOWED_app bench workers policy admin dns cache wire common)
 set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.
 set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)
@@ -69,7 +74,7 @@ function(dnsarena_module_of_path path out)
     set(module ${CMAKE_MATCH_1})
   elseif(path MATCHES "^(bench|app)/lab/")
     set(module lab_${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(wire|cache|common|dns|workers|admin|bench|app)/")
+  elseif(path MATCHES "^(wire|cache|common|dns|policy|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)

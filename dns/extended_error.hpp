@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Extended DNS Errors (RFC 8914): the EDNS option that says why an answer is stale or why
-// a SERVFAIL was given.
+// a SERVFAIL was given, or that a response policy blocked or rewrote the answer.
 //
 //   offset size  field
 //   0      2     OPTION-CODE 15
@@ -23,6 +23,9 @@ inline constexpr std::size_t kEdeOptionBytes = 6;
 // The INFO-CODEs this resolver sends (RFC 8914 section 4).
 enum class ExtendedError : std::uint16_t {
   stale_answer = 3,             // answered from an expired entry (serve-stale, RFC 8767)
+  blocked = 15,                 // a response policy blocked the name (NXDOMAIN, NODATA; policy/)
+  filtered = 17,                // a response policy rewrote the answer with local data (policy/)
+  prohibited = 18,              // a response policy refused the name (local_zone refuse; policy/)
   stale_nxdomain = 19,          // the same for a negative (NXDOMAIN) entry
   no_reachable_authority = 22,  // no upstream answered within the time allowed
   network_error = 23,           // the upstreams answered with errors (SERVFAIL, REFUSED, bad replies)

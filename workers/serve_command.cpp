@@ -109,8 +109,11 @@ int check_config(const ServeFlags& flags) {
       const auto credentials = TlsCredentials::load(c.tls.certificate, c.tls.key);
       dot = ", DoT " + join_endpoints(c.tls.listen) + " (certificate sha256 " + credentials->fingerprint() + ")";
     }
+    // The policy is compiled as serve would, so a broken zone file is named with its line.
+    const std::string policy =
+        c.policy.empty() ? "" : ", policy " + std::to_string(policy::compile_policy_config(c.policy).rules) + " rules";
     std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << dot << ", " << c.resolved_workers()
-              << " workers, segment " << c.segment << ", forwarding " << zones << "\n";
+              << " workers, segment " << c.segment << ", forwarding " << zones << policy << "\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << f.config << ": invalid: " << e.what() << "\n";

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <filesystem>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -308,6 +309,35 @@ void read_access_control(MapReader& r, ServeConfig& c) {
   c.access_control = AccessControl(std::move(rules));
 }
 
+// policy: local_zone and local_data (lists of strings), rpz (a list of {file, name}); a
+// relative file is relative to the config file's directory.
+void read_policy(MapReader& r, ServeConfig& c) {
+  read_section(r, "policy", [&](MapReader& s) {
+    auto strings = [&](const char* key, std::vector<std::string>& out) {
+      const YAML::Node n = s.raw(key);
+      if (n.IsNull()) return;
+      if (!n.IsSequence()) s.fail(key, "expected a list of strings");
+      for (const auto& item : n) {
+        if (!item.IsScalar()) s.fail_at(item, key, "expected a string");
+        out.push_back(item.as<std::string>());
+      }
+    };
+    strings("local_zone", c.policy.local_zones);
+    strings("local_data", c.policy.local_data);
+    const YAML::Node rpz = s.raw("rpz");
+    if (rpz.IsNull()) return;
+    if (!rpz.IsSequence()) s.fail("rpz", "expected a list of {file: PATH, name: ZONE}");
+    const std::filesystem::path dir = std::filesystem::path(r.file()).parent_path();
+    for (const auto& item : rpz) {
+      MapReader z(r.file(), item, "policy.rpz");
+      std::filesystem::path file = z.text("file");
+      if (file.is_relative()) file = dir / file;
+      c.policy.rpz.push_back({file.string(), z.text_or("name", "")});
+      z.finish();
+    }
+  });
+}
+
 }  // namespace
 
 ServeConfig load_serve_config(const std::string& path) {
@@ -383,6 +413,7 @@ ServeConfig load_serve_config(const std::string& path) {
     c.ecs_ipv4_prefix = integer_or(s, "ipv4_prefix", c.ecs_ipv4_prefix, 32);
     c.ecs_ipv6_prefix = integer_or(s, "ipv6_prefix", c.ecs_ipv6_prefix, 128);
   });
+  read_policy(r, c);
   read_section(r, "tcp", [&](MapReader& s) {
     c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);
     c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);

@@ -88,6 +88,11 @@
 //   prefetch: {percent: 10}        a hit in the last percent of an entry's TTL refreshes it
 //                                  in the background (Unbound prefetch); 0 = off
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
+//   policy: {local_zone: ["ads.example always_nxdomain"], local_data: ["www.example. 300 A 192.0.2.1"],
+//            rpz: [{file: block.rpz, name: rpz.example.}]}   response policy before the cache
+//                                  (policy/): the local zone first, then each RPZ file in
+//                                  order; a relative file is relative to this config's
+//                                  directory; name: the zone's origin (default: its SOA owner)
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
 //   tls: {listen: [127.0.0.1:853], certificate: /etc/dnsarena/cert.pem, key: /etc/dnsarena/key.pem,
@@ -143,6 +148,7 @@
 
 #include "cache/segment.hpp"
 #include "common/yaml_reader.hpp"
+#include "policy/policy_config.hpp"
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"
 
@@ -279,6 +285,9 @@ struct ServeConfig {
   EcsPolicy ecs_policy = EcsPolicy::off;
   std::uint8_t ecs_ipv4_prefix = 24;
   std::uint8_t ecs_ipv6_prefix = 56;
+
+  // Response policy (policy/): RPZ files and local zones, applied before the cache.
+  policy::PolicyConfig policy;
 
   unsigned tcp_idle_timeout_ms = 10000;
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed

@@ -19,6 +19,8 @@
 #include "cache/segment_migration.hpp"
 #include "common/proc_stats.hpp"
 #include "common/process_limits.hpp"
+#include "policy/policy_config.hpp"
+#include "policy/sealed_image.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -65,6 +67,22 @@ void raise_nofile_limit() {
                  c.hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(c.hard));
 }
 
+// Compiles the config's response policy into a sealed read-only image, or nullptr when
+// none is configured. Throws policy::PolicyError ("FILE:LINE: what").
+std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfig& cfg) {
+  if (cfg.empty()) return nullptr;
+  const auto t = std::chrono::steady_clock::now();
+  const policy::CompiledPolicy c = policy::compile_policy_config(cfg);
+  auto image = std::make_shared<const policy::SealedImage>(c.image);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  for (const policy::ZoneReport& z : c.zones)
+    spdlog::info("policy zone {} ({}): {} rules, {} unsupported skipped, {} shadowed", z.name, z.source, z.rules,
+                 z.unsupported, z.shadowed);
+  spdlog::info("policy: {} rules in {} zones, image {} bytes, compiled in {:.3f} s", c.rules, c.zones.size(),
+               c.image.size(), s);
+  return image;
+}
+
 // The tables every worker of the host shares (anonymous shared mappings made before the
 // first fork, inherited by every worker forked later; two rows per worker index:
 // reload_workers).
@@ -83,6 +101,9 @@ struct HostTables {
   // Server cookie secrets: made at start, changed only by a reload that names a new one
   // (server_cookies.hpp); plain memory, copied into each worker by fork.
   dns::CookieSecrets cookie_secrets;
+  // The compiled response policy, read-only (policy/sealed_image.hpp); replaced by a
+  // reload whose policy compiles. nullptr: none configured.
+  std::shared_ptr<const policy::SealedImage> policy;
 };
 
 // The supervisor's listening sockets, per listen address (cfg.listen's order): one UDP
@@ -117,7 +138,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       rc = run_worker(cfg, index,
                       WorkerSockets{std::move(udp), listen.tcp, listen.tls, tls, beat[1], &host.names, w.in_flight_row,
                                     &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
-                                    &host.cookie_secrets});
+                                    &host.cookie_secrets, host.policy ? &host.policy->view() : nullptr});
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -244,6 +265,7 @@ private:
   std::unique_ptr<TlsCredentials> tls_credentials_;
   std::unique_ptr<TlsTicketKey> tls_ticket_key_;
   TlsServerSettings tls_settings_;
+  std::shared_ptr<const policy::SealedImage> initial_policy_;  // compiled by run(), handed to host_
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
@@ -398,6 +420,7 @@ void Supervisor::start_workers() {
   host_->health = upstream_health_.get();
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
+  host_->policy = std::move(initial_policy_);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -506,7 +529,11 @@ void Supervisor::reload() {
     ServeConfig next = opt_.reload_config();
     keep_fixed_settings(cfg_, next);
     next.validate();
+    // A policy that does not compile keeps the running config, policy included. The old
+    // image stays mapped in the retiring workers until they exit (policy/sealed_image.hpp).
+    std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy);
     cfg_ = std::move(next);
+    host_->policy = std::move(policy);
   } catch (const std::exception& e) {
     spdlog::error("reload: {}; keeping the running config", e.what());
     ServiceNotify::ready("reload failed; running config kept");
@@ -647,6 +674,12 @@ void Supervisor::close_everything() {
 
 int Supervisor::run() {
   cfg_.validate();
+  try {
+    initial_policy_ = load_policy(cfg_.policy);
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve: policy: {}", e.what());
+    return 1;
+  }
   raise_nofile_limit();
   // Before the segment: a serve refused for its port must not have touched the cache.
   std::vector<Endpoint> addresses = cfg_.listen;

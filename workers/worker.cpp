@@ -26,6 +26,7 @@
 #include "workers/descriptor_budget.hpp"
 #include "workers/dnstap_writer.hpp"
 #include "workers/ecs.hpp"
+#include "workers/policy_gate.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/server_cookies.hpp"
@@ -68,8 +69,9 @@ public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
          std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
          AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets, std::vector<int> tls,
-         const TlsServerSettings* tls_settings)
+         const TlsServerSettings* tls_settings, const policy::PolicyView* policy)
       : cfg_(cfg),
+        policy_(policy),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
         udp_(std::move(udp)),
@@ -256,6 +258,7 @@ private:
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
     c.limit = client_limit(q, src.tcp);
+    if (policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size)) return {false, c.size};
     return c;
   }
 
@@ -754,6 +757,7 @@ private:
   }
 
   const ServeConfig& cfg_;
+  const policy::PolicyView* policy_;  // nullptr: no response policy
   cache::Cache cache_;
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
@@ -906,7 +910,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
         sockets.cookie_secrets ? *sockets.cookie_secrets : initial_cookie_secrets(cfg.cookie_secret);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
                                            sockets.rate_limit_table, sockets.answer_metrics, cookie_secrets,
-                                           sockets.tls_settings ? sockets.tls : std::vector<int>{}, sockets.tls_settings);
+                                           sockets.tls_settings ? sockets.tls : std::vector<int>{}, sockets.tls_settings, sockets.policy);
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

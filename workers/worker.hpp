@@ -22,7 +22,7 @@
 //                SIGTERM and idle TCP sweeps are noticed promptly).
 //
 // Query path: parse (the common query by hand, dns/fast_query_parser.hpp; the rest with
-// libknot) -> FORMERR/NOTIMP/REFUSED or lookup_response under the keys ecs.hpp lists ->
+// libknot) -> FORMERR/NOTIMP/REFUSED, or the response policy's answer (policy_gate.hpp), or lookup_response under the keys ecs.hpp lists ->
 // hit: answer with remaining TTLs, client's ID, question case and EDNS; miss: forward.
 // Counters go to this worker's StatSlot; latency and answers by RCODE and type to its
 // row of the host's AnswerMetrics.
@@ -39,6 +39,7 @@
 
 #include "dns/server_cookie.hpp"
 #include "workers/answer_metrics.hpp"
+#include "policy/policy_view.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -95,6 +96,9 @@ struct WorkerSockets {
   // The server cookie secrets (server_cookies.hpp): the supervisor's, the same for every
   // worker. nullptr: the worker makes its own (its cookies valid at no other worker).
   const dns::CookieSecrets* cookie_secrets = nullptr;
+  // The response policy (policy_gate.hpp): the supervisor's read-only mapping, consulted
+  // before the cache. nullptr: no policy configured.
+  const policy::PolicyView* policy = nullptr;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 // A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its

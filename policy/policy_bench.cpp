@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "policy/policy_bench.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "policy/policy_compiler.hpp"
+#include "policy/rpz_reader.hpp"
+#include "policy/sealed_image.hpp"
+#include "wire/dns_name.hpp"
+
+namespace dnsarena::policy {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr const char* kTlds[] = {"com", "net", "org", "io", "de", "info", "xyz", "example"};
+constexpr std::size_t kDomains = 1000;
+
+std::string random_label(std::mt19937_64& rng, char first) {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(1, first);
+  const std::size_t len = 6 + rng() % 9;
+  for (std::size_t i = 0; i < len; ++i) s += kAlphabet[rng() % 36];
+  return s;
+}
+
+std::string domain(std::mt19937_64& rng) {
+  const std::uint64_t d = rng() % kDomains;
+  return "d" + std::to_string(d) + "." + kTlds[d % 8];
+}
+
+// Names as one flat buffer of wire names, each with 8 bytes of slack for the lookup.
+struct NameList {
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint32_t> offset;
+  void add(const std::string& text) {
+    const auto w = wire::name_to_wire(text);
+    offset.push_back(static_cast<std::uint32_t>(bytes.size()));
+    bytes.insert(bytes.end(), w.begin(), w.end());
+  }
+  std::size_t size() const { return offset.size(); }
+  std::span<const std::uint8_t> operator[](std::size_t i) const {
+    const std::size_t end = i + 1 < offset.size() ? offset[i + 1] : bytes.size();
+    return {bytes.data() + offset[i], end - offset[i]};
+  }
+};
+
+// Mean ns per lookup over `rounds` passes of `names`; `found` counts matches.
+double time_lookups(const PolicyView& view, const NameList& names, std::size_t total, std::size_t& found) {
+  found = 0;
+  const auto t = Clock::now();
+  for (std::size_t i = 0; i < total; ++i)
+    if (view.find(names[i % names.size()])) ++found;
+  return seconds_since(t) * 1e9 / static_cast<double>(total);
+}
+
+}  // namespace
+
+PolicyBenchResult run_policy_bench(const PolicyBenchOptions& o) {
+  PolicyBenchResult r;
+  std::mt19937_64 rng(o.seed);
+  const std::string path = o.dir + "/dnsarena-policy-bench-" + std::to_string(::getpid()) + ".rpz";
+  NameList match;
+  {
+    std::ofstream out(path);
+    out << "$TTL 300\n@ SOA ns.rpz.bench. admin.rpz.bench. 1 3600 600 86400 300\n@ NS ns.rpz.bench.\n";
+    for (std::size_t i = 0; i < o.rules; ++i) {
+      const bool wildcard = rng() % 10 == 0;
+      const std::string name = random_label(rng, wildcard ? 'w' : 'r') + "." + domain(rng);
+      const unsigned a = rng() % 20;
+      const char* rdata = a < 14 ? "CNAME ." : a < 16 ? "CNAME *." : a < 17 ? "CNAME rpz-passthru." : a < 18 ? "CNAME rpz-drop." : "A 192.0.2.1";
+      out << (wildcard ? "*." : "") << name << " " << rdata << "\n";
+      if (match.size() < o.lookups) match.add(wildcard ? "www." + name : name);
+    }
+    r.zone_file_bytes = static_cast<std::size_t>(out.tellp());
+  }
+  auto t = Clock::now();
+  RuleSet rules;
+  rules.reserve(o.rules);
+  try {
+    read_rpz_file({path, "rpz.bench"}, rules);
+  } catch (...) {
+    std::remove(path.c_str());
+    throw;
+  }
+  std::remove(path.c_str());
+  r.parse_s = seconds_since(t);
+  t = Clock::now();
+  const std::vector<std::uint8_t> image = compile_policy(rules);
+  r.compile_s = seconds_since(t);
+  r.total_s = r.parse_s + r.compile_s;
+  r.rules = rules.rules().size();
+  r.image_bytes = image.size();
+  r.bytes_per_rule = r.rules ? static_cast<double>(image.size()) / static_cast<double>(r.rules) : 0;
+  const SealedImage sealed(image);
+
+  NameList no_match, hot;
+  for (std::size_t i = 0; i < o.lookups; ++i) {
+    const std::string name = random_label(rng, 'q') + "." + domain(rng);
+    no_match.add(i % 2 ? "www." + name : name);
+    if (hot.size() < 1000) hot.add(i % 2 ? "www." + name : name);
+  }
+  std::size_t found = 0;
+  time_lookups(sealed.view(), hot, hot.size(), found);  // warm the code
+  r.no_match_ns = time_lookups(sealed.view(), no_match, no_match.size(), found);
+  r.no_match_found = found;
+  r.no_match_hot_ns = time_lookups(sealed.view(), hot, o.lookups, found);
+  r.no_match_found += found;
+  r.match_ns = time_lookups(sealed.view(), match, match.size(), found);
+  r.match_missed = match.size() - found;
+  return r;
+}
+
+}  // namespace dnsarena::policy

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "policy/policy_compiler.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include "policy/name_hash.hpp"
+
+namespace dnsarena::policy {
+
+namespace {
+
+std::size_t align_up(std::size_t n) { return (n + kRecordAlign - 1) & ~(kRecordAlign - 1); }
+
+std::size_t data_bytes(const Rule& r) {
+  std::size_t n = 0;
+  for (const LocalRecord& rec : r.records) n += kRrHeadBytes + rec.rdata.size();
+  return n;
+}
+
+unsigned label_count(const WireName& name) {
+  unsigned n = 0;
+  for (std::size_t pos = 0; pos < name.size() && name[pos] != 0; pos += name[pos] + 1u) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::uint32_t slot_count_for(std::size_t rules) {
+  const std::size_t want = rules + rules / 3 + 1;
+  return static_cast<std::uint32_t>(std::bit_ceil(std::max<std::size_t>(16, want)));
+}
+
+std::uint32_t filter_words_for(std::size_t rules) {
+  return static_cast<std::uint32_t>(std::bit_ceil(std::max<std::size_t>(1, rules / 4)));
+}
+
+std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
+  const std::vector<Rule>& rules = set.rules();
+  const std::uint32_t slots = slot_count_for(rules.size());
+  const std::uint32_t words = filter_words_for(rules.size());
+  const std::size_t records_offset = sizeof(ImageHeader) + 8ull * slots + 8ull * words;
+  std::size_t bytes = records_offset;
+  for (const Rule& r : rules) {
+    const std::size_t data = data_bytes(r);
+    if (data > 0xFFFF) throw PolicyError("policy: the local data of " + std::to_string(r.records.size()) +
+                                         " records at one name exceed 65535 bytes");
+    bytes += align_up(sizeof(RuleRecordHead) + r.name.size() + data);
+  }
+  if (bytes / kRecordAlign > 0xFFFFFFFFull) throw PolicyError("policy: the compiled image exceeds 16 GiB");
+  std::vector<std::uint8_t> image(bytes, 0);
+  ImageHeader h{};
+  h.magic = kImageMagic;
+  h.format_version = kImageFormatVersion;
+  h.header_bytes = sizeof(ImageHeader);
+  h.image_bytes = bytes;
+  h.slot_count = slots;
+  h.rule_count = static_cast<std::uint32_t>(rules.size());
+  h.slots_offset = sizeof(ImageHeader);
+  h.records_offset = static_cast<std::uint32_t>(records_offset);
+  h.zone_count = static_cast<std::uint32_t>(set.zones().size());
+  h.filter_words = words;
+  auto* slot = reinterpret_cast<std::uint64_t*>(image.data() + sizeof(ImageHeader));
+  auto* filter = slot + slots;
+  std::size_t pos = records_offset;
+  for (const Rule& r : rules) {
+    RuleRecordHead head{};
+    head.name_len = static_cast<std::uint8_t>(r.name.size());
+    head.flags = static_cast<std::uint8_t>((r.wildcard ? kFlagWildcard : 0) |
+                                           (static_cast<unsigned>(r.action) << kActionShift));
+    head.zone = r.zone;
+    head.rr_count = static_cast<std::uint16_t>(r.records.size());
+    head.data_len = static_cast<std::uint16_t>(data_bytes(r));
+    std::uint8_t* p = image.data() + pos;
+    std::memcpy(p, &head, sizeof head);
+    std::memcpy(p + sizeof head, r.name.data(), r.name.size());
+    std::uint8_t* d = p + sizeof head + r.name.size();
+    for (const LocalRecord& rec : r.records) {
+      const std::uint16_t rdlen = static_cast<std::uint16_t>(rec.rdata.size());
+      std::memcpy(d, &rec.type, 2);
+      std::memcpy(d + 2, &rdlen, 2);
+      std::memcpy(d + 4, &rec.ttl, 4);
+      std::memcpy(d + kRrHeadBytes, rec.rdata.data(), rdlen);
+      d += kRrHeadBytes + rdlen;
+    }
+    const std::uint64_t hash = r.hash;  // RuleSet computed it (rule_set.cpp)
+    std::uint32_t tag = static_cast<std::uint32_t>(hash >> 32);
+    if (tag == 0) tag = 1;
+    std::size_t i = hash & (slots - 1);
+    while (slot[i] != 0) i = (i + 1) & (slots - 1);
+    slot[i] = slot_of(static_cast<std::uint32_t>(pos / kRecordAlign), tag);
+    filter[filter_word(hash, words)] |= filter_bits(hash);
+    const unsigned labels = label_count(r.name);
+    (r.wildcard ? h.wildcard_labels : h.exact_labels) |= label_bit(labels);
+    pos += align_up(sizeof head + r.name.size() + head.data_len);
+  }
+  std::memcpy(image.data(), &h, sizeof h);
+  return image;
+}
+
+}  // namespace dnsarena::policy

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The compiled response policy: one read-only, position-independent image (no pointers,
+// only offsets from its first byte), made once by policy_compiler.hpp and mapped by every
+// worker (sealed_image.hpp). Every place that depends on the layout below is tagged
+// POLICY-FORMAT.
+//
+// Image (all integers little-endian, native on the only platform built):
+//
+//   offset        size            field
+//   0             64              ImageHeader
+//   64            8 x slot_count  Slot table: open addressing, linear probing,
+//                                 slot_count a power of two, load <= 1/2 ... 3/4
+//   filter_off    8 x filter_words  Filter: per trigger two bits in one u64 word
+//                                 (name_hash.hpp: filter_word, filter_bits); a name
+//                                 whose word lacks either bit has no rule, and its slot
+//                                 is not read. 16..32 bits per trigger: ~1% pass falsely
+//   records_off   ...             RuleRecord, one per trigger, 4-byte aligned
+//
+// ImageHeader (64 bytes):
+//
+//   offset size field            meaning
+//   0      8    magic            "DNSAPOL\0" (kImageMagic)
+//   8      4    format_version   kImageFormatVersion; a reader refuses any other
+//   12     4    header_bytes     64
+//   16     8    image_bytes      the whole image; a mapping shorter than this is refused
+//   24     4    slot_count       power of two
+//   28     4    rule_count       triggers (records)
+//   32     8    exact_labels     bit n: some exact trigger has n labels (n >= 63: bit 63)
+//   40     8    wildcard_labels  bit n: some `*.` trigger's parent has n labels (root: bit 0)
+//   48     4    slots_offset     64
+//   52     4    records_offset   64 + 8 x slot_count + 8 x filter_words
+//   56     4    zone_count       policy zones compiled, in order (config first, then rpz files)
+//   60     4    filter_words     power of two; the filter starts at 64 + 8 x slot_count
+//
+// Slot (8 bytes, one u64): |-- record offset / 4 (32) --|-- tag (32) --|
+//   tag: the high half of the trigger's hash, never 0 (0 = empty slot).
+//
+// RuleRecord (4-byte aligned, 8 + name_len + data_len bytes, then padding to 4):
+//
+//   offset     size      field
+//   0          1         name_len    trigger name in lowercase wire form (without `*.`)
+//   1          1         flags       |-- unused (4) --|-- action (3) --|-- wildcard (1) --|
+//   2          1         zone        policy zone index (0 first; the first zone that matches wins)
+//   3          1         reserved    zero
+//   4          2         rr_count    local data records (action local_data)
+//   6          2         data_len    bytes of the records below
+//   8          name_len  name
+//   8+name_len data_len  records, each: u16 type | u16 rdlength | u32 ttl | rdata
+//
+// The hash of a name is computed over its labels from the root leftwards (name_hash.hpp),
+// so one pass over a query name yields the hash of every suffix: the exact trigger and
+// every `*.` parent cost one filter word each (2 bytes per trigger: in cache where the
+// slot table is not), and a slot probe only when the filter passes; the label masks
+// above skip the label counts no trigger has.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace dnsarena::policy {
+
+inline constexpr std::uint64_t kImageMagic = 0x004C4F5041534E44ull;  // "DNSAPOL\0" little-endian
+inline constexpr std::uint32_t kImageFormatVersion = 1;
+
+// What a rule does (RPZ actions; local_zone types map onto them, local_zone.hpp).
+enum class Action : std::uint8_t {
+  nxdomain = 1,    // RPZ `CNAME .`: NXDOMAIN
+  nodata = 2,      // RPZ `CNAME *.`: NOERROR, no answer
+  passthru = 3,    // RPZ `CNAME rpz-passthru.`: answered as without policy
+  drop = 4,        // RPZ `CNAME rpz-drop.`: no answer at all
+  local_data = 5,  // the record's RRsets answer (CNAME answers every type)
+  refuse = 6,      // local_zone refuse: REFUSED
+};
+
+// POLICY-FORMAT
+struct ImageHeader {
+  std::uint64_t magic;
+  std::uint32_t format_version;
+  std::uint32_t header_bytes;
+  std::uint64_t image_bytes;
+  std::uint32_t slot_count;
+  std::uint32_t rule_count;
+  std::uint64_t exact_labels;
+  std::uint64_t wildcard_labels;
+  std::uint32_t slots_offset;
+  std::uint32_t records_offset;
+  std::uint32_t zone_count;
+  std::uint32_t filter_words;
+};
+static_assert(sizeof(ImageHeader) == 64, "the header is one cache line: the slot table starts at 64");
+static_assert(offsetof(ImageHeader, image_bytes) == 16, "documented offset");
+static_assert(offsetof(ImageHeader, slot_count) == 24, "documented offset");
+static_assert(offsetof(ImageHeader, exact_labels) == 32, "documented offset");
+static_assert(offsetof(ImageHeader, wildcard_labels) == 40, "documented offset");
+static_assert(offsetof(ImageHeader, slots_offset) == 48, "documented offset");
+static_assert(offsetof(ImageHeader, zone_count) == 56, "documented offset");
+static_assert(offsetof(ImageHeader, filter_words) == 60, "documented offset");
+
+// POLICY-FORMAT
+struct RuleRecordHead {
+  std::uint8_t name_len;
+  std::uint8_t flags;
+  std::uint8_t zone;
+  std::uint8_t reserved;
+  std::uint16_t rr_count;
+  std::uint16_t data_len;
+};
+static_assert(sizeof(RuleRecordHead) == 8, "the name starts at byte 8 of a record");
+static_assert(offsetof(RuleRecordHead, rr_count) == 4, "documented offset");
+static_assert(offsetof(RuleRecordHead, data_len) == 6, "documented offset");
+
+inline constexpr std::uint8_t kFlagWildcard = 1;
+inline constexpr unsigned kActionShift = 1;
+inline constexpr std::uint8_t kActionMask = 0x7;
+inline constexpr std::size_t kRecordAlign = 4;  // slot offsets count 4-byte units
+inline constexpr std::size_t kRrHeadBytes = 8;  // type, rdlength, ttl
+inline constexpr std::size_t kMaxZones = 255;   // zone index is a byte
+inline constexpr unsigned kLabelBitCap = 63;    // label counts >= 63 share bit 63
+
+inline constexpr std::uint64_t label_bit(unsigned labels) {
+  return std::uint64_t{1} << (labels < kLabelBitCap ? labels : kLabelBitCap);
+}
+inline constexpr std::uint64_t slot_of(std::uint32_t record_units, std::uint32_t tag) {
+  return (std::uint64_t{record_units} << 32) | tag;
+}
+
+}  // namespace dnsarena::policy

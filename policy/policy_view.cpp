@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "policy/policy_view.hpp"
+
+#include <bit>
+#include <cstring>
+#include <string>
+
+#include "policy/name_hash.hpp"
+#include "policy/rule_set.hpp"
+#include "wire/dns_name.hpp"
+
+namespace dnsarena::policy {
+
+PolicyView::PolicyView(std::span<const std::uint8_t> image) {
+  auto bad = [&](const std::string& what) { throw PolicyError("policy image: " + what); };
+  if (image.size() < sizeof(ImageHeader)) bad("shorter than its header");
+  const auto* h = reinterpret_cast<const ImageHeader*>(image.data());
+  if (h->magic != kImageMagic) bad("not a policy image (bad magic)");
+  if (h->format_version != kImageFormatVersion)
+    bad("format " + std::to_string(h->format_version) + ", expected " + std::to_string(kImageFormatVersion));
+  if (h->header_bytes != sizeof(ImageHeader) || h->slots_offset != sizeof(ImageHeader)) bad("bad header size");
+  if (h->image_bytes > image.size()) bad("truncated: " + std::to_string(image.size()) + " of " +
+                                         std::to_string(h->image_bytes) + " bytes");
+  if (!std::has_single_bit(h->slot_count) || !std::has_single_bit(h->filter_words) ||
+      h->records_offset != sizeof(ImageHeader) + 8ull * h->slot_count + 8ull * h->filter_words ||
+      h->records_offset > h->image_bytes)
+    bad("bad slot table geometry");
+  base_ = image.data();
+  header_ = h;
+  slots_ = reinterpret_cast<const std::uint64_t*>(base_ + h->slots_offset);
+  mask_ = h->slot_count - 1;
+  filter_ = slots_ + h->slot_count;
+  filter_words_ = h->filter_words;
+}
+
+const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len,
+                                             bool wildcard) const {
+  std::uint32_t tag = static_cast<std::uint32_t>(hash >> 32);
+  if (tag == 0) tag = 1;
+  for (std::uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
+    const std::uint64_t slot = slots_[i];
+    if (slot == 0) return nullptr;
+    if (static_cast<std::uint32_t>(slot) != tag) continue;
+    const std::uint8_t* rec = base_ + (slot >> 32) * kRecordAlign;
+    if (rec[0] == len && (rec[1] & kFlagWildcard) == (wildcard ? kFlagWildcard : 0) &&
+        std::memcmp(rec + sizeof(RuleRecordHead), name, len) == 0)
+      return rec;
+  }
+}
+
+Match PolicyView::find(std::span<const std::uint8_t> qname) const {
+  if (!header_ || header_->rule_count == 0 || qname.empty()) return {};
+  std::uint8_t name[wire::kMaxNameWire + 8];
+  std::memset(name + qname.size(), 0, 8);
+  wire::lowercase_copy(name, qname);
+  NameSuffixes s;
+  split_suffixes(name, qname.size(), s);
+  const unsigned labels = s.labels;
+  // Candidates: 0 = the exact name, i >= 1 = `*.` at the suffix from label i (labels: the root).
+  struct Candidate {
+    std::uint64_t hash;
+    unsigned suffix;
+  };
+  Candidate cand[kMaxLabels + 2];
+  unsigned n = 0;
+  if (header_->exact_labels & label_bit(labels)) cand[n++] = {trigger_hash(s.state[0], false), 0};
+  const std::uint64_t wild = header_->wildcard_labels;
+  if (wild)
+    for (unsigned i = 1; i <= labels; ++i)
+      if (wild & label_bit(labels - i)) cand[n++] = {trigger_hash(s.state[i], true), i};
+  for (unsigned c = 0; c < n; ++c) __builtin_prefetch(&filter_[filter_word(cand[c].hash, filter_words_)]);
+  unsigned passed = 0;
+  for (unsigned c = 0; c < n; ++c) {
+    const std::uint64_t bits = filter_bits(cand[c].hash);
+    if ((filter_[filter_word(cand[c].hash, filter_words_)] & bits) == bits) cand[passed++] = cand[c];
+  }
+  for (unsigned c = 0; c < passed; ++c) __builtin_prefetch(&slots_[cand[c].hash & mask_]);
+  Match best;
+  for (unsigned c = 0; c < passed; ++c) {
+    const unsigned i = cand[c].suffix;
+    const std::size_t off = i == labels ? qname.size() - 1 : s.offset[i];
+    const std::uint8_t* rec = find_trigger(cand[c].hash, name + off, qname.size() - off, i != 0);
+    if (!rec || (best && rec[2] >= best.zone)) continue;
+    best.record = rec;
+    best.zone = rec[2];
+    best.wildcard = i != 0;
+    best.action = static_cast<Action>((rec[1] >> kActionShift) & kActionMask);
+    if (best.zone == 0) break;  // nothing later can win: candidates go exact, then longest parent
+  }
+  return best;
+}
+
+}  // namespace dnsarena::policy

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Read access to a compiled image (policy_image.hpp) wherever it lies: a vector, a sealed
+// mapping (sealed_image.hpp). The view holds no state of its own beyond the base and the
+// header's numbers, so a worker's lookup touches only the image: the slot of each
+// candidate trigger, and a record when a tag matches.
+//
+// Lookup of a query name: lowercase it, split it and hash every suffix in one pass
+// (name_hash.hpp), then probe the exact trigger and each `*.` parent, longest first,
+// skipping label counts the header's masks say no trigger has. Each candidate's filter
+// word is read first (all prefetched together); only a candidate the filter passes has
+// its slot read, so a name no rule matches rarely touches the slot table. The winner: the
+// lowest zone; in one zone the exact trigger, else the longest `*.` parent.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "policy/policy_image.hpp"
+
+namespace dnsarena::policy {
+
+struct LocalRr {
+  std::uint16_t type;
+  std::uint32_t ttl;
+  std::span<const std::uint8_t> rdata;
+};
+
+struct Match {
+  const std::uint8_t* record = nullptr;  // the RuleRecord; nullptr: no rule
+  Action action = Action::passthru;
+  std::uint8_t zone = 0;
+  bool wildcard = false;
+  explicit operator bool() const { return record != nullptr; }
+};
+
+class PolicyView {
+public:
+  PolicyView() = default;
+  // Checks the header against `image` (magic, version, sizes). Throws PolicyError.
+  explicit PolicyView(std::span<const std::uint8_t> image);
+
+  const ImageHeader& header() const { return *header_; }
+  std::size_t rules() const { return header_ ? header_->rule_count : 0; }
+  // REQUIRES: `qname` a valid wire name (any case), at most 255 bytes.
+  Match find(std::span<const std::uint8_t> qname) const;
+
+  // The local data records of a match, in the order read; `f(LocalRr)` for each.
+  template <class F>
+  static void for_each_record(const Match& m, F&& f);
+
+private:
+  const std::uint8_t* find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len, bool wildcard) const;
+  const std::uint8_t* base_ = nullptr;
+  const ImageHeader* header_ = nullptr;
+  const std::uint64_t* slots_ = nullptr;
+  const std::uint64_t* filter_ = nullptr;
+  std::uint64_t mask_ = 0;
+  std::uint32_t filter_words_ = 0;
+};
+
+template <class F>
+void PolicyView::for_each_record(const Match& m, F&& f) {
+  RuleRecordHead head;
+  std::memcpy(&head, m.record, sizeof head);
+  const std::uint8_t* d = m.record + sizeof head + head.name_len;
+  for (unsigned i = 0; i < head.rr_count; ++i) {
+    LocalRr rr;
+    std::uint16_t rdlen;
+    std::memcpy(&rr.type, d, 2);
+    std::memcpy(&rdlen, d + 2, 2);
+    std::memcpy(&rr.ttl, d + 4, 4);
+    rr.rdata = {d + kRrHeadBytes, rdlen};
+    f(rr);
+    d += kRrHeadBytes + rdlen;
+  }
+}
+
+}  // namespace dnsarena::policy

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The rules read from RPZ files and local_zone / local_data entries, before compilation
+// (policy_compiler.hpp): one rule per (trigger name, exact or `*.`), in policy zone order.
+//
+// Precedence is settled here for equal triggers and by the lookup for different ones:
+// the same trigger in a later zone is ignored (the first zone that has it wins); within
+// one zone, records for a trigger that already has an action other than local data are
+// ignored (an RPZ action CNAME and data at one owner is a broken zone; the action holds).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy_image.hpp"
+
+namespace dnsarena::policy {
+
+using WireName = std::basic_string<std::uint8_t>;
+
+
+// A policy that cannot be read: "FILE:LINE: what" when it comes from a file.
+struct PolicyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct LocalRecord {
+  std::uint16_t type = 0;
+  std::uint32_t ttl = 0;
+  WireName rdata;
+};
+
+struct Rule {
+  WireName name;  // lowercase wire form; a `*.` trigger's parent
+  bool wildcard = false;
+  Action action = Action::local_data;
+  std::uint8_t zone = 0;
+  std::vector<LocalRecord> records;
+  std::uint64_t hash = 0;  // the trigger's key in the image (name_hash.hpp: trigger_hash)
+};
+
+// What reading one policy zone found, for the log and `dnsarena policy bench`.
+struct ZoneReport {
+  std::string name;               // the config's zone ("local") or the RPZ file's origin
+  std::string source;             // file, or "config"
+  std::size_t rules = 0;          // triggers added
+  std::size_t records = 0;        // records read (SOA and NS of the apex included)
+  std::size_t unsupported = 0;    // triggers or actions skipped (rpz-ip, rpz-nsdname, rpz-client-ip, ...)
+  std::size_t shadowed = 0;       // triggers an earlier zone already had, or data beside an action
+};
+
+class RuleSet {
+public:
+  // Opens the next policy zone; later calls add to it. Throws PolicyError past kMaxZones.
+  std::uint8_t begin_zone(std::string name, std::string source);
+  // Adds an action for a trigger (REQUIRES: action != local_data).
+  void add_action(const WireName& name, bool wildcard, Action action);
+  // Adds one local data record to a trigger.
+  void add_record(const WireName& name, bool wildcard, LocalRecord record);
+  ZoneReport& report() { return zones_.back(); }
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<ZoneReport>& zones() const { return zones_; }
+  void reserve(std::size_t rules);
+
+private:
+  // The rule of `name` in the current zone, or nullptr when an earlier zone has it.
+  Rule* rule_for(const WireName& name, bool wildcard, Action action);
+  std::vector<Rule> rules_;
+  std::vector<ZoneReport> zones_;
+  void grow_index();
+  // Open addressing over rules_ by Rule::hash: rules_ index + 1, 0 empty; load <= 1/2.
+  std::vector<std::uint32_t> index_;
+};
+
+}  // namespace dnsarena::policy

@@ -2,6 +2,7 @@
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
 #   wire <- cache <- dns <- policy <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   workload, dns + workers' dnstap schema <- sim/fit;
 #   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
 #   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
 #
@@ -10,7 +11,7 @@
 #
 #   app  lab_app                      the two programs
 #   validate  lab_bench  admin  bench
-#   workers  sim/fleet
+#   workers  sim/fleet  sim/fit
 #   sim/traffic  sim/layouts  policy
 #   dns  sim/workload
 #   cache  common
@@ -26,7 +27,9 @@
 # same pass that validates and copies the question name (dns/fast_query_parser.hpp), so a
 # worker's hit reads the name once. Inside sim/, workload is the base and needs no DNS
 # parsing; fleet uses layouts for its calibration; traffic, layouts and fleet do not use
-# each other otherwise.
+# each other otherwise. fit (profiles fitted to dnstap captures) reads dnstap with the
+# decoder protoc-c generates from workers/dnstap.proto (dnsarena_dnstap_proto, a target of
+# workers/): that generated code is all it takes of workers/.
 #
 # policy/ (response policy zones and local data compiled into a read-only image) uses
 # wire/ (names), dns/ (the query it answers, EDE) and common/; workers/ applies it before
@@ -42,8 +45,8 @@
 # not even through a module it may link (checked on the whole link closure).
 # Every library and program under a module's directory must be marked with
 # dnsarena_module() (checked too), so the rule sees every target.
-set(DNSARENA_MODULES wire cache common dns policy workload traffic layouts fleet workers admin validate bench lab_bench app
-    lab_app)
+set(DNSARENA_MODULES wire cache common dns policy workload traffic layouts fleet fit workers admin validate bench lab_bench
+    app lab_app)
 set(DNSARENA_ALLOWED_wire "")
 set(DNSARENA_ALLOWED_cache wire)
 set(DNSARENA_ALLOWED_common "")
@@ -53,24 +56,25 @@ set(DNSARENA_ALLOWED_workload cache wire common)
 set(DNSARENA_ALLOWED_traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fleet layouts workload dns cache wire common)
+set(DNSARENA_ALLOWED_fit workers workload dns cache wire common)
 set(DNSARENA_ALLOWED_workers policy dns cache wire common)
 set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
 set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_app bench workers policy admin dns cache wire common)
-set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet traffic layouts workload workers dns cache wire common)
+set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.
 set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)
 set(DNSARENA_FORBIDDEN_cache PkgConfig::KNOT)
 # The daemon: no simulator (only workload's entry mix, for the cache benchmark), no lab
 # bench (raw sockets), no TBB or MPI (the fleet model's parallel runs).
-set(DNSARENA_FORBIDDEN_app traffic layouts fleet validate lab_bench lab_app TBB::tbb MPI::MPI_C MPI::MPI_CXX)
+set(DNSARENA_FORBIDDEN_app traffic layouts fleet fit validate lab_bench lab_app TBB::tbb MPI::MPI_C MPI::MPI_CXX)
 
 # The module a source path (relative to the source root) belongs to, or "" (tests, ...).
 function(dnsarena_module_of_path path out)
   set(module "")
-  if(path MATCHES "^sim/(workload|traffic|layouts|fleet|validate)/")
+  if(path MATCHES "^sim/(workload|traffic|layouts|fleet|fit|validate)/")
     set(module ${CMAKE_MATCH_1})
   elseif(path MATCHES "^(bench|app)/lab/")
     set(module lab_${CMAKE_MATCH_1})

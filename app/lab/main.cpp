@@ -10,6 +10,7 @@
 #include "bench/lab/commands.hpp"
 #include "cache/format_version.hpp"
 #include "common/command_table.hpp"
+#include "sim/fit/commands.hpp"
 #include "sim/fleet/fleet_commands.hpp"
 #include "sim/layouts/layouts_command.hpp"
 #include "sim/traffic/commands.hpp"
@@ -42,6 +43,7 @@ constexpr Command kCommands[] = {
     {"sim", dnsarena::sim::fleet::add_tune_command},        // sim tune      capacity per datacenter
     {"sim", dnsarena::sim::fleet::add_sweep_command},       // sim sweep     datacenters x capacities x layouts x plans
     {"sim", dnsarena::sim::fleet::add_validate_command},    // sim validate  real service vs the model (sim/validate)
+    {"sim", dnsarena::sim::add_fit_command},                // sim fit       traffic profile from dnstap captures
 };
 
 // The daemon's commands, which may be looked for here.

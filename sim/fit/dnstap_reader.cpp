@@ -92,14 +92,7 @@ FileSummary read_dnstap_file(const std::string& path, const TapCallback& each, c
     size_t len = 0;
     const fstrm_res res = fstrm_reader_read(reader.get(), &data, &len);
     if (res == fstrm_res_stop) break;
-    if (res != fstrm_res_success) {
-      const std::string where = "after " + std::to_string(s.data_frames) + " data frames (byte " +
-                                std::to_string(offset) + " of " + std::to_string(s.bytes) + ")";
-      if (!options.keep_truncated) fail(path, "the file ends inside a frame " + where + "; --keep-truncated reads up to there");
-      s.truncated = true;
-      s.note = "truncated: stopped inside a frame " + where;
-      break;
-    }
+    if (res != fstrm_res_success) break;  // a short read: the check below says where
     ++s.data_frames;
     std::unique_ptr<Dnstap__Dnstap, DnstapDeleter> tap(dnstap__dnstap__unpack(nullptr, len, data));
     if (!tap)
@@ -130,6 +123,26 @@ FileSummary read_dnstap_file(const std::string& path, const TapCallback& each, c
     out.wire = std::span<const std::uint8_t>(msg.data, msg.len);
     each(out);
     ++s.messages;
+  }
+  // libfstrm ends a file cut inside a frame as if it had ended cleanly: what it consumed
+  // (the frames, and a STOP frame when there was one) must be the whole file.
+  const fstrm_control* stop = nullptr;
+  const bool stopped = fstrm_reader_get_control(reader.get(), FSTRM_CONTROL_STOP, &stop) == fstrm_res_success && stop;
+  std::uint64_t consumed = offset;
+  if (stopped) {
+    size_t stop_bytes = 0;
+    fstrm_control_encoded_size(stop, &stop_bytes, FSTRM_CONTROL_FLAG_WITH_HEADER);
+    consumed += stop_bytes;
+  }
+  if (consumed != s.bytes) {
+    const std::string where = "after " + std::to_string(s.data_frames) + " data frames (byte " + std::to_string(offset) +
+                              " of " + std::to_string(s.bytes) + ")";
+    if (!options.keep_truncated)
+      fail(path, "the file ends inside a frame " + where + "; --keep-truncated reads up to there");
+    s.truncated = true;
+    s.note = "truncated: stopped inside a frame " + where;
+  } else if (!stopped) {
+    s.note = "no STOP frame: the writer did not close the file (killed?); every frame is whole";
   }
   return s;
 }

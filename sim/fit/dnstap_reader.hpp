@@ -17,6 +17,10 @@
 //   undecodable frame      "tap.0: data frame 17 at byte 1234 is not a dnstap.Dnstap message"
 // A truncated file (a writer killed mid-write) can instead be read up to its cut:
 // ReadOptions::keep_truncated; the frames before it are delivered and the cut reported.
+// libfstrm's reader ends such a file as if it were whole, so the cut is found by comparing
+// the bytes of the frames read (and of the STOP frame) with the file's size; the frames
+// before the cut have then been delivered already (the error comes last). A file that
+// ends between frames without a STOP frame is read whole, with a note.
 #pragma once
 #include <cstdint>
 #include <functional>

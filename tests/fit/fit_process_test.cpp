@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `sim fit` end to end, real processes: `sim upstream` answers from a known profile
+// (data/truth.yaml), `dnsarena serve` (2 workers, dnstap to files, ECS forwarded) sits in
+// front of it, `sim load` asks the profile's stream through serve (50,000 queries at its
+// 2,500 q/s, seeds fixed); then `sim fit` on the per-worker dnstap files must give back
+// every parameter within tolerance (tests/fit/profile_tolerance.hpp), the fitted file
+// must read back with the profile reader, and `sim tune` on a datacenter with the fitted
+// traffic must give a capacity within 5% of the one with the true traffic.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/child_process.hpp"
+#include "common/loopback.hpp"
+#include "sim/workload/traffic_profile.hpp"
+#include "tests/fit/profile_tolerance.hpp"
+
+using namespace dnsarena;
+using common::ChildProcess;
+
+namespace {
+
+const std::string kLab = DNSARENA_LAB_BIN;
+const std::string kDaemon = DNSARENA_DAEMON_BIN;
+const std::string kTruth = std::string(DNSARENA_FIT_DATA_DIR) + "/truth.yaml";
+
+void wait_accepting(ChildProcess& child, std::uint16_t port, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!common::accepts_tcp(port)) {
+    if (!child.running()) FAIL(what << " ended: " << child.exit_status() << "\n" << child.log_tail());
+    if (std::chrono::steady_clock::now() > deadline) FAIL(what << " does not listen on " << port << "\n" << child.log_tail());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A one-datacenter fleet whose traffic is the profile file's text; memory-bound (the
+// tuned capacity follows the bytes per entry measured on the profile's answers) at a
+// rate where the hit rate depends on popularity and TTLs.
+std::string write_fleet(const std::string& dir, const std::string& tag, const std::string& profile_path) {
+  std::ostringstream f;
+  f << "name: fit-" << tag << "\nseed: 17\nlayout: v0\n"
+    << "model: {sample_entries: 2048, curve_max_days: 1, calibration_entries: 5000}\n"
+    << "datacenters:\n  - name: dc\n    instances: 4\n    rate_qps: {median: 40, spread: 0.1}\n"
+    << "    memory: {budget_gb: 0.03, process_gb: 0.01}\n    capacity: 20000\n    traffic:\n";
+  std::istringstream profile(read_file(profile_path));
+  std::string line;
+  while (std::getline(profile, line))
+    if (!line.empty() && line[0] != '#') f << "      " << line << '\n';
+  const std::string path = dir + "/fleet-" + tag + ".yaml";
+  std::ofstream(path) << f.str();
+  return path;
+}
+
+nlohmann::json run_json(const std::vector<std::string>& argv, const std::string& log) {
+  ChildProcess p(argv, {.capture_stdout = true});
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(p.stdout_fd(), buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  const int status = p.wait();
+  INFO(log << ": " << argv[1] << ' ' << argv[2] << " exit " << status << "\n" << out.substr(0, 2000));
+  REQUIRE(status == 0);
+  return nlohmann::json::parse(out);
+}
+
+std::uint64_t tuned_capacity(const std::string& dir, const std::string& fleet, const std::string& tag) {
+  const auto j = run_json({kLab, "sim", "tune", "--fleet", fleet, "--out", dir + "/tune-" + tag, "--reinvest-layout", "", "--json"},
+                          "tune " + tag);
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 1);
+  return j[0].at("tuned_capacity").get<std::uint64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("sim fit: serve's dnstap of a known profile's traffic gives the profile back", "[fit][process][timing]") {
+  const std::string dir = "/tmp/dnsarena-fit-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string seed = "3";
+
+  const std::uint16_t up_port = common::free_loopback_port();
+  ChildProcess upstream({kLab, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed, "--profile", kTruth},
+                        {.log_path = dir + "/upstream.log", .die_with_parent = true});
+  wait_accepting(upstream, up_port, "sim upstream");
+
+  std::ofstream(dir + "/serve.yaml") << "dnstap: {file: " << dir << "/tap}\n";
+  const std::uint16_t port = common::free_loopback_port();
+  const std::string segment = "dnsarena-fit-test-" + std::to_string(::getpid());
+  ChildProcess serve({kDaemon, "serve", "--config", dir + "/serve.yaml", "--listen", "127.0.0.1:" + std::to_string(port),
+                      "--upstream", "127.0.0.1:" + std::to_string(up_port), "--workers", "2", "--segment", segment,
+                      "--max-entries", "50000", "--ecs", "forward", "--no-metrics", "--remove-segment", "--reset-segment",
+                      "--log-level", "warn"},
+                     {.log_path = dir + "/serve.log", .die_with_parent = true});
+  wait_accepting(serve, port, "dnsarena serve");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both workers up
+
+  const auto load = run_json({kLab, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--profile", kTruth,
+                              "--seed", seed, "--duration", "20", "--json"},
+                             "load");
+  const auto sent = load.at("sent").get<std::uint64_t>();
+  CHECK(sent == 50'000);
+  CHECK(load.at("lost").get<std::uint64_t>() < sent / 1000);
+  serve.stop();  // the workers flush their dnstap files on the way out
+  upstream.stop();
+
+  const std::string fitted_path = dir + "/fitted.yaml";
+  const auto fit = run_json({kLab, "sim", "fit", "--dnstap", dir + "/tap.0", dir + "/tap.1", "-o", fitted_path, "--json"}, "fit");
+  CHECK(fit.at("client_queries").get<std::uint64_t>() == sent);
+  const sim::TrafficProfile truth = sim::load_traffic_profile(kTruth);
+  const sim::TrafficProfile fitted = sim::load_traffic_profile(fitted_path);  // the reader of sim rollout / sim tune
+  const auto errors = test::compare_profiles(truth, fitted);
+  const std::string table = test::error_table(errors);
+  std::printf("sim fit against %s:\n%s", kTruth.c_str(), table.c_str());
+  for (const auto& e : errors) {
+    INFO(e.name << "\n" << table);
+    CHECK(e.ok());
+  }
+
+  const std::uint64_t cap_truth = tuned_capacity(dir, write_fleet(dir, "truth", kTruth), "truth");
+  const std::uint64_t cap_fitted = tuned_capacity(dir, write_fleet(dir, "fitted", fitted_path), "fitted");
+  const double ratio = static_cast<double>(cap_fitted) / static_cast<double>(cap_truth);
+  std::printf("sim tune: capacity %llu with the true profile, %llu with the fitted one (ratio %.4f)\n",
+              static_cast<unsigned long long>(cap_truth), static_cast<unsigned long long>(cap_fitted), ratio);
+  CHECK(ratio == Approx(1.0).margin(0.05));
+  std::filesystem::remove_all(dir);
+}

@@ -14,7 +14,7 @@
 //   FORWARDER_QUERY     counted only
 // Names are keyed in lowercase wire form (serve randomises the case of upstream queries).
 //
-// Memory: one NameTally (about 100 bytes) plus the key per distinct name; a day of a busy
+// Memory: one NameTally and its key in a hash node, about 200 bytes per distinct name; a day of a busy
 // resolver's distinct names (tens of millions) needs gigabytes; sample the capture first.
 #pragma once
 #include <array>

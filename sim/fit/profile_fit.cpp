@@ -24,20 +24,21 @@ std::vector<std::size_t> label_offsets(const std::string& wire) {
   return out;
 }
 
+// True when `suffix` (wire, with the root) is `name` or ends it at a label boundary.
+bool has_label_suffix(const std::string& name, const std::string& suffix) {
+  if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  const std::size_t at = name.size() - suffix.size();
+  if (at == 0 || at + 1 == name.size()) return true;  // the name itself, or the root
+  const auto offsets = label_offsets(name);
+  return std::find(offsets.begin(), offsets.end(), at) != offsets.end();
+}
+
 // The longest label suffix all `names` share (wire form, with the root).
 std::string common_suffix(const std::vector<const std::string*>& names) {
   if (names.empty()) return std::string(1, '\0');
   std::string suffix = *names.front();
-  for (const std::string* n : names) {
-    while (suffix.size() > 1 && !(n->size() >= suffix.size() && n->compare(n->size() - suffix.size(), suffix.size(), suffix) == 0 &&
-                                  (n->size() == suffix.size() || [&] {
-                                    for (std::size_t off : label_offsets(*n))
-                                      if (off == n->size() - suffix.size()) return true;
-                                    return false;
-                                  }()))) {
-      suffix.erase(0, static_cast<std::uint8_t>(suffix[0]) + 1u);  // drop the first label
-    }
-  }
+  for (const std::string* n : names)
+    while (suffix.size() > 1 && !has_label_suffix(*n, suffix)) suffix.erase(0, static_cast<std::uint8_t>(suffix[0]) + 1u);
   return suffix;
 }
 
@@ -126,11 +127,7 @@ ProfileFit fit_profile(const TapTally& t, const FitOptions& options) {
   }
   f.zone = wire::wire_to_text(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(zone.data()), zone.size()));
   const std::size_t zone_labels = label_offsets(zone).size();
-  const auto under_zone = [&](const std::string& name) {
-    if (name.size() <= zone.size() || name.compare(name.size() - zone.size(), zone.size(), zone) != 0) return false;
-    const auto offs = label_offsets(name);
-    return std::find(offs.begin(), offs.end(), name.size() - zone.size()) != offs.end();
-  };
+  const auto under_zone = [&](const std::string& name) { return name.size() > zone.size() && has_label_suffix(name, zone); };
 
   // The zone's SOA minimum: the one most NXDOMAIN-only names carry.
   std::map<std::uint32_t, std::uint64_t> nx_minima;

@@ -80,19 +80,15 @@ TEST_CASE("the profile writer round-trips through the schema's reader", "[fit][y
   }
 }
 
-TEST_CASE("a fit of the load's stream answered by the upstream's zone, in process", "[fit][profile]") {
-  TrafficProfile truth = sim::default_traffic_profile();
-  truth.names = 20'000;
-  truth.qps = 2000;
-  truth.qtype_per_name = true;  // what the load sends: every name asked with its own type
-  truth.ecs_subnets = 16;
-  truth.ttl = sim::TtlDistribution::range(30, 900);  // the generator draws TTLs uniform (entry_generator.hpp)
-  const std::uint64_t seed = 9;
-  const sim::traffic::QueryStream stream(truth, seed, 7);
-  const sim::traffic::UpstreamZone zone(truth, seed, "zone.");
-  sim::fit::TapTally tally;
+namespace {
+
+// The load's stream of `queries` queries in `zone`, each answered by the upstream's zone in
+// process, as client query and client response messages at the profile's rate.
+void tally_stream(sim::fit::TapTally& tally, const TrafficProfile& profile, std::uint64_t seed, const std::string& zone_name,
+                  std::uint64_t queries) {
+  const sim::traffic::QueryStream stream(profile, seed, 7, zone_name);
+  const sim::traffic::UpstreamZone zone(profile, seed, zone_name);
   sim::traffic::StreamQuery q;
-  const std::uint64_t queries = 200'000;
   const std::uint64_t t0 = 1'780'000'000ull * 1'000'000'000ull;
   for (std::uint64_t k = 0; k < queries; ++k) {
     stream.query(k, q);
@@ -102,7 +98,7 @@ TEST_CASE("a fit of the load's stream answered by the upstream's zone, in proces
     spec.qtype = q.qtype;
     spec.ecs = q.ecs;
     const common::Bytes wire = dns::build_query(spec);
-    const std::uint64_t at = t0 + static_cast<std::uint64_t>(1e9 * static_cast<double>(k) / truth.qps);
+    const std::uint64_t at = t0 + static_cast<std::uint64_t>(1e9 * static_cast<double>(k) / profile.qps);
     tally.add({sim::fit::TapType::client_query, at, wire});
     dns::Message parsed;
     REQUIRE(dns::parse_message(wire, parsed) == dns::ParseStatus::ok);
@@ -110,6 +106,20 @@ TEST_CASE("a fit of the load's stream answered by the upstream's zone, in proces
     zone.respond(parsed, true, response);
     tally.add({sim::fit::TapType::client_response, at + 1000, response});
   }
+}
+
+}  // namespace
+
+TEST_CASE("a fit of the load's stream answered by the upstream's zone, in process", "[fit][profile]") {
+  TrafficProfile truth = sim::default_traffic_profile();
+  truth.names = 20'000;
+  truth.qps = 2000;
+  truth.qtype_per_name = true;  // what the load sends: every name asked with its own type
+  truth.ecs_subnets = 16;
+  truth.ttl = sim::TtlDistribution::range(30, 900);  // the generator draws TTLs uniform (entry_generator.hpp)
+  sim::fit::TapTally tally;
+  const std::uint64_t queries = 200'000;
+  tally_stream(tally, truth, 9, "zone.", queries);
   const sim::fit::ProfileFit f = sim::fit::fit_profile(tally);
   CHECK(f.zone == "zone.");
   CHECK(f.client_queries == queries);
@@ -122,4 +132,24 @@ TEST_CASE("a fit of the load's stream answered by the upstream's zone, in proces
   }
   // What the fitted profile is written as reads back as the same profile.
   CHECK(sim::parse_traffic_profile(sim::traffic_profile_yaml(f.profile), "fitted") == f.profile);
+}
+
+TEST_CASE("names under several zones: labels from the root, or under the zone given", "[fit][profile]") {
+  TrafficProfile truth;
+  truth.names = 2000;
+  sim::fit::TapTally tally;
+  tally_stream(tally, truth, 1, "com.", 5000);
+  tally_stream(tally, truth, 2, "org.", 5000);
+  const sim::fit::ProfileFit all = sim::fit::fit_profile(tally);
+  CHECK(all.zone == ".");
+  CHECK(all.outside_zone_names == 0);
+  CHECK(all.profile.labels_min == truth.labels_min + 1);
+  CHECK(all.profile.labels_max == truth.labels_max + 1);
+  const sim::fit::ProfileFit com = sim::fit::fit_profile(tally, {.zone = "COM."});
+  CHECK(com.zone == "com.");
+  CHECK(com.outside_zone_names > 1000);
+  CHECK(com.profile.labels_min == truth.labels_min);
+  CHECK(com.profile.labels_max == truth.labels_max);
+  CHECK(all.zipf.queries == 10000);
+  CHECK(com.zipf.queries == 5000);  // the org. names are left out
 }

@@ -143,7 +143,7 @@ ProfileFit fit_profile(const TapTally& t, const FitOptions& options) {
   // Classes, own types, stray queries.
   std::vector<std::uint64_t> counts;
   std::array<double, 3> own_names{}, list_queries{};
-  std::uint64_t two_types = 0, cname_names = 0, ecs_names = 0, shaped_names = 0;
+  std::uint64_t two_types = 0, cname_names = 0, ecs_names = 0, ecs_asked_names = 0, shaped_names = 0;
   std::vector<std::uint32_t> ttls, negative_minima;
   std::map<std::uint64_t, std::uint64_t> positive_by_queries;  // queries -> positive names
   std::uint64_t nodata_only_names = 0, list_name_queries = 0;
@@ -200,7 +200,8 @@ ProfileFit fit_profile(const TapTally& t, const FitOptions& options) {
     ++f.positive_names;
     ++positive_by_queries[n.queries];
     if (__builtin_popcount(n.positive_buckets) > 1) ++two_types;
-    if (n.ecs_scoped) ++ecs_names;
+    if (n.ecs_asked) ++ecs_asked_names;
+    if (n.ecs_asked && n.ecs_scoped) ++ecs_names;
     const AnswerShape& s = n.shape;
     if (s.records == 0) continue;
     have_records = true;
@@ -220,7 +221,6 @@ ProfileFit fit_profile(const TapTally& t, const FitOptions& options) {
   // only). With q the share of list-name queries that are stray NODATA, a positive name
   // asked k times is hidden so with probability q^k: for every P_k positive names seen with
   // k queries, P_k q^k / (1 - q^k) more are hidden among the NODATA-only names.
-  const std::uint64_t answered_positive = f.positive_names;  // seen with records
   if (list_name_queries > 0 && f.stray_nodata_queries > 0) {
     const double q = static_cast<double>(f.stray_nodata_queries) / static_cast<double>(list_name_queries);
     double hidden = 0, hidden_queries = 0;
@@ -318,7 +318,8 @@ ProfileFit fit_profile(const TapTally& t, const FitOptions& options) {
   }
   if (t.ecs_queries > 0) {
     p.ecs_subnets = static_cast<std::uint32_t>(std::min<std::uint64_t>(65536, f.ecs_subnets_seen));
-    p.ecs_share = answered_positive > 0 ? round_share(static_cast<double>(ecs_names) / static_cast<double>(answered_positive)) : 0;
+    if (f.ecs_subnets_seen > 65536) f.notes.push_back("ecs.subnets: more client subnets than the schema's 65,536; capped");
+    p.ecs_share = ecs_asked_names > 0 ? round_share(static_cast<double>(ecs_names) / static_cast<double>(ecs_asked_names)) : 0;
     if (p.ecs_share > 0 && t.ecs_scopes_v4.empty() && t.ecs_scopes_v6.empty())
       f.notes.push_back("ecs: no scoped answers");
     if (ecs_names == 0)

@@ -31,8 +31,8 @@
 //   labels, label_bytes   list names without the zone (the names' common suffix, or --zone)
 //   negative      share of list names with an outcome; ttl: the zone's SOA minimum
 //   stray         shares of all client queries
-//   ecs           share: positive names answered with an ECS scope > 0, of positive names
-//                 (0 when clients sent no ECS); subnets: distinct client subnets; prefix and
+//   ecs           share: positive names answered with an ECS scope > 0, of the positive names
+//                 asked with an ECS option (0 when clients sent none); subnets: distinct client subnets; prefix and
 //                 prefix_v6: the most frequent scope of IPv4 / IPv6 answers
 // A field the capture says nothing about keeps the schema's default, and `notes` says so.
 #pragma once

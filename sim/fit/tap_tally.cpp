@@ -50,6 +50,7 @@ void add_query(TapTally& t, const TapMessage& m, const dns::Message& q) {
     h.last_ns = std::max(h.last_ns, m.time_ns);
   }
   if (q.ecs.present) {
+    n.ecs_asked = true;
     ++t.ecs_queries;
     ++t.ecs_subnets[subnet_key(q.ecs)];
   }

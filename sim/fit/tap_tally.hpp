@@ -50,6 +50,7 @@ struct NameTally {
   std::uint8_t nodata_buckets = 0;           // bit per TypeBucket answered NODATA
   bool nxdomain = false;
   std::uint32_t soa_minimum = 0;             // of the first negative answer, 0: none
+  bool ecs_asked = false;                    // some query carried an ECS option
   bool ecs_scoped = false;                   // some answer carried an ECS scope > 0
   AnswerShape shape;                         // valid when shape.records > 0
 };

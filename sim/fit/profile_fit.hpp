@@ -3,7 +3,7 @@
 // (tap_tally.hpp): every field of the schema, and what the schema cannot hold (queries per
 // hour) beside it.
 //
-// Names. A queried name is put in one of four classes, from its answers:
+// Names (name_census.hpp). A queried name is put in one of four classes, from its answers:
 //   positive   some answer had records of the type asked: a name of the list
 //   negative   only NXDOMAIN / NODATA answers, not a stray: a name of the list that
 //              answers negatively (profile: negative.share)

@@ -117,6 +117,11 @@ double zipf_exponent_mle(const std::vector<std::uint64_t>& counts, std::uint64_t
   return golden_max(loglik, 0.01, 3.0, 1e-6);
 }
 
+double chao1(std::uint64_t distinct, std::uint64_t once, std::uint64_t twice) {
+  const auto f1 = static_cast<double>(once), f2 = static_cast<double>(twice);
+  return static_cast<double>(distinct) + (f2 > 0 ? f1 * f1 / (2 * f2) : f1 * (f1 - 1) / 2);
+}
+
 ZipfFit fit_zipf(std::vector<std::uint64_t> counts, std::uint64_t head_min_count) {
   counts.erase(std::remove(counts.begin(), counts.end(), 0u), counts.end());
   std::sort(counts.begin(), counts.end(), std::greater<>());
@@ -126,10 +131,8 @@ ZipfFit fit_zipf(std::vector<std::uint64_t> counts, std::uint64_t head_min_count
     f.queries += c;
     if (c >= head_min_count) ++f.head_ranks;
   }
-  const auto f1 = static_cast<double>(std::count(counts.begin(), counts.end(), 1u));
-  const auto f2 = static_cast<double>(std::count(counts.begin(), counts.end(), 2u));
-  f.singletons = static_cast<std::uint64_t>(f1);
-  f.chao1 = static_cast<double>(f.distinct) + (f2 > 0 ? f1 * f1 / (2 * f2) : f1 * (f1 - 1) / 2);
+  f.singletons = static_cast<std::uint64_t>(std::count(counts.begin(), counts.end(), 1u));
+  f.chao1 = chao1(f.distinct, f.singletons, static_cast<std::uint64_t>(std::count(counts.begin(), counts.end(), 2u)));
   if (counts.empty()) return f;
   std::uint64_t universe = f.distinct;
   for (f.iterations = 1; f.iterations <= 50; ++f.iterations) {

@@ -67,6 +67,10 @@ struct ZipfFit {
   unsigned iterations = 0;
 };
 
+// Chao1's lower bound of a universe from a sample: distinct + f1^2 / (2 f2), with f1 and f2
+// the values seen once and twice (f1 (f1 - 1) / 2 when f2 is 0).
+double chao1(std::uint64_t distinct, std::uint64_t once, std::uint64_t twice);
+
 // s and N together from per-name counts (any order; zeros ignored).
 ZipfFit fit_zipf(std::vector<std::uint64_t> counts, std::uint64_t head_min_count = kHeadMinCount);
 

@@ -157,3 +157,22 @@ TEST_CASE("sim fit: serve's dnstap of a known profile's traffic gives the profil
   CHECK(static_cast<double>(cap_heavier) / static_cast<double>(cap_truth) < 0.95);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("sim fit: a file it cannot read stops the run, naming the file and why", "[fit][process]") {
+  const std::string dir = "/tmp/dnsarena-fit-cli-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const auto run = [&](const std::vector<std::string>& files, std::string& log) {
+    std::vector<std::string> argv = {kLab, "sim", "fit", "--dnstap"};
+    argv.insert(argv.end(), files.begin(), files.end());
+    ChildProcess p(argv, {.log_path = dir + "/fit.log", .truncate_log = true});
+    const int status = p.wait();
+    log = read_file(dir + "/fit.log");
+    return status;
+  };
+  std::string log;
+  CHECK(run({dir + "/missing.0"}, log) != 0);
+  CHECK_THAT(log, Catch::Contains(dir + "/missing.0: cannot open: No such file or directory"));
+  CHECK(run({kTruth}, log) != 0);  // a YAML file, not Frame Streams
+  CHECK_THAT(log, Catch::Contains("truth.yaml: not a Frame Streams file"));
+  std::filesystem::remove_all(dir);
+}

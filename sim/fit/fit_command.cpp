@@ -44,7 +44,7 @@ void run_fit(const FitArgs& a) {
   std::string yaml = "# Traffic profile fitted by `dnsarena-lab sim fit` from " + std::to_string(a.files.size()) +
                      " dnstap file(s): " + std::to_string(f.client_queries) + " client queries over " +
                      std::to_string(static_cast<long long>(f.capture_s)) + " s, zone " + f.zone +
-                     " (docs/simulator.md, \"Fitting a profile\").\n";
+                     " (docs/simulator.md, \"Fitting a profile to a dnstap capture\").\n";
   yaml += traffic_profile_yaml(f.profile);
   if (!a.out.empty()) {
     std::ofstream out(a.out, std::ios::trunc);

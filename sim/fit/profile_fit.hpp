@@ -21,7 +21,7 @@
 // seen k times (P_k q^k / (1 - q^k) of them), and moved from negative to positive (their
 // queries to stray NODATA) in the counts: hidden_positive_names.
 //
-// Where each field comes from (docs/simulator.md, "Fitting a profile"):
+// Where each field comes from (docs/simulator.md, "Fitting a profile to a dnstap capture"):
 //   names, zipf   query counts of the list names (zipf_fit.hpp: censored MLE; universe)
 //   qps           client queries / seconds from the first to the last
 //   qtypes        own types of the list names, one per name (per_name: true) when at most
@@ -31,9 +31,10 @@
 //   labels, label_bytes   list names without the zone (the names' common suffix, or --zone)
 //   negative      share of list names with an outcome; ttl: the zone's SOA minimum
 //   stray         shares of all client queries
-//   ecs           share: positive names answered with an ECS scope > 0, of the positive names
-//                 asked with an ECS option (0 when clients sent none); subnets: distinct client subnets; prefix and
-//                 prefix_v6: the most frequent scope of IPv4 / IPv6 answers
+//   ecs           share: positive names answered with an ECS scope > 0, of the positive
+//                 names asked with an ECS option (0 when clients sent none); subnets:
+//                 distinct client subnets; prefix and prefix_v6: the most frequent scope of
+//                 IPv4 / IPv6 answers
 // A field the capture says nothing about keeps the schema's default, and `notes` says so.
 #pragma once
 #include <cstdint>

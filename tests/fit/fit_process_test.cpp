@@ -124,6 +124,13 @@ TEST_CASE("sim fit: serve's dnstap of a known profile's traffic gives the profil
   const std::string fitted_path = dir + "/fitted.yaml";
   const auto fit = run_json({kLab, "sim", "fit", "--dnstap", dir + "/tap.0", dir + "/tap.1", "-o", fitted_path, "--json"}, "fit");
   CHECK(fit.at("client_queries").get<std::uint64_t>() == sent);
+  // The rate by hour (the schema has one qps): every query in some hour, at the load's rate.
+  std::uint64_t by_hour = 0;
+  for (const auto& h : fit.at("rate_by_hour")) {
+    by_hour += h.at("queries").get<std::uint64_t>();
+    if (h.at("queries").get<std::uint64_t>() > sent / 4) CHECK(h.at("qps").get<double>() == Approx(2500).epsilon(0.05));
+  }
+  CHECK(by_hour == sent);
   sim::TrafficProfile truth = sim::load_traffic_profile(kTruth);
   // The rate the capture can show is the one the load achieved (the profile's, unless the
   // machine held the load back); the check of it is the load's own.

@@ -44,6 +44,7 @@ struct DohServer::Session {
   nghttp2_session* h2 = nullptr;
   bool reading = false;  // inside nghttp2_session_mem_recv: frames wait until it returns
   std::unordered_map<std::int32_t, Stream> streams;
+  std::vector<std::int32_t> deferred;  // answers waiting for flow-control room for one frame
   ~Session() {
     if (h2) nghttp2_session_del(h2);
   }
@@ -107,11 +108,20 @@ struct Callbacks {
     return 0;
   }
 
-  static ssize_t read_answer(nghttp2_session*, std::int32_t stream_id, std::uint8_t* buf, std::size_t length,
+  // An answer that fits one DATA frame goes out in one: while the flow-control windows
+  // leave less room than that, it waits (deferred, resumed after the next input, which
+  // is where WINDOW_UPDATE comes from). Clients that keep one reassembly buffer per
+  // connection (dnsperf -m doh) misread answers split across interleaved frames.
+  static ssize_t read_answer(nghttp2_session* h2, std::int32_t stream_id, std::uint8_t* buf, std::size_t length,
                              std::uint32_t* data_flags, nghttp2_data_source*, void* user) {
     DohServer::Stream* st = stream(user, stream_id);
     if (!st) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    const std::size_t n = std::min(length, st->body.size() - st->sent);
+    const std::size_t left = st->body.size() - st->sent;
+    if (left > length && left <= nghttp2_session_get_remote_settings(h2, NGHTTP2_SETTINGS_MAX_FRAME_SIZE)) {
+      static_cast<DohServer::Session*>(user)->deferred.push_back(stream_id);
+      return NGHTTP2_ERR_DEFERRED;
+    }
+    const std::size_t n = std::min(length, left);
     std::memcpy(buf, st->body.data() + st->sent, n);
     st->sent += n;
     if (st->sent == st->body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -171,6 +181,8 @@ bool DohServer::on_input(std::uint64_t conn_id, std::span<const std::uint8_t> by
   s->reading = true;
   const ssize_t r = nghttp2_session_mem_recv(s->h2, bytes.data(), bytes.size());
   s->reading = false;
+  for (const std::int32_t id : s->deferred) nghttp2_session_resume_data(s->h2, id);  // a WINDOW_UPDATE may have come
+  s->deferred.clear();
   if (r < 0) spdlog::debug("doh: connection closed: {}", nghttp2_strerror(static_cast<int>(r)));
   if (r == NGHTTP2_ERR_BAD_CLIENT_MAGIC) return false;  // not HTTP/2: nothing to tell it
   const bool more = r >= 0 && (nghttp2_session_want_read(s->h2) || nghttp2_session_want_write(s->h2));

@@ -34,6 +34,11 @@
 //   garbage   a connection that does not start with the HTTP/2 preface, or breaks the
 //             protocol, is closed (after nghttp2's GOAWAY, when it has one).
 //
+// Output: the frames one input produces leave in one transport write (TLS record). NOTE:
+// handing all the reads of one event to nghttp2 at once, so that their answers share one
+// write, was tried and rejected: dnsperf -m doh (2.10) takes one DNS answer per TLS record
+// and, with two queries in flight on a connection, got the first answer and no other.
+//
 // Not thread-safe: one DohServer per worker, used by its event loop only.
 #pragma once
 #include <nghttp2/nghttp2.h>

@@ -381,3 +381,56 @@ TEST_CASE("DoH: no certificate, a shared address or a bad path stop the start wi
   CHECK(status == 1);
   CHECK(out.find("max_stream") != std::string::npos);
 }
+
+namespace {
+// The worker's private memory (RssAnon), KiB.
+std::uint64_t rss_anon_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8));
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("DoH: an idle connection (one request answered) costs the worker a bounded few KiB, beside DoT's",
+          "[serve][doh]") {
+  constexpr int kConnections = 200;
+  TestCertificate cert("mem.test");
+  const std::uint16_t dot_port = free_port(), doh_port = free_port();
+  TempConfig config("tls: {listen: [127.0.0.1:" + std::to_string(dot_port) + "], certificate: " + cert.cert_path() +
+                    ", key: " + cert.key_path() + "}\nhttps: {listen: [127.0.0.1:" + std::to_string(doh_port) +
+                    "]}\ntcp: {max_connections: 1000, max_connections_per_client: 0, idle_timeout_ms: 60000}\n");
+  Service s({"--config", config.path()}, 1);
+  const pid_t worker = s.serve->children().at(0);
+  {  // the first connection of each kind (GnuTLS and nghttp2 set-up, the cache entry) not counted
+    DohClient warm(doh_port);
+    REQUIRE(warm.wait(warm.get(make_query(0, "a.test.", 1))));
+    TlsClient dot(dot_port);
+    REQUIRE(dot.send(make_query(1, "a.test.", 1)));
+    REQUIRE(!dot.receive().empty());
+  }
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t base = rss_anon_kib(worker);
+  std::vector<std::unique_ptr<DohClient>> doh;
+  for (int i = 0; i < kConnections; ++i) {
+    doh.push_back(std::make_unique<DohClient>(doh_port));
+    REQUIRE(doh.back()->wait(doh.back()->get(make_query(0, "a.test.", 1))));
+  }
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t with_doh = rss_anon_kib(worker);
+  std::vector<std::unique_ptr<TlsClient>> dot;
+  for (int i = 0; i < kConnections; ++i) {
+    dot.push_back(std::make_unique<TlsClient>(dot_port));
+    REQUIRE(dot.back()->send(make_query(1, "a.test.", 1)));
+    REQUIRE(!dot.back()->receive().empty());
+  }
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t with_dot = rss_anon_kib(worker);
+  const double doh_kib = static_cast<double>(with_doh - base) / kConnections;
+  const double dot_kib = static_cast<double>(with_dot - with_doh) / kConnections;
+  WARN("worker RssAnon per idle connection: DoH " << doh_kib << " KiB, DoT " << dot_kib << " KiB (" << kConnections
+                                                  << " each)");
+  CHECK(with_doh > base);
+  CHECK(doh_kib < 96);
+}

@@ -22,7 +22,7 @@ DohStatus check(std::string_view method, std::string_view path, std::string_view
 
 }  // namespace
 
-TEST_CASE("doh_request: base64url round trip over random lengths; padding and other alphabets refused", "[doh]") {
+TEST_CASE("doh_request: base64url round trip over random lengths, padding and other alphabets refused", "[doh]") {
   // RFC 4648 10's vectors, padding removed; then the two characters base64url changes.
   const std::string_view foobar = "foobar";
   const char* expected[] = {"", "Zg", "Zm8", "Zm9v", "Zm9vYg", "Zm9vYmE", "Zm9vYmFy"};
@@ -77,7 +77,7 @@ TEST_CASE("doh_request: statuses in order 404, 405, 413, 415, 400, 200", "[doh]"
   CHECK(msg == kQuery);
 }
 
-TEST_CASE("doh_request: min_ttl is the least TTL of every record but OPT; 0 when none or broken", "[doh]") {
+TEST_CASE("doh_request: min_ttl is the least TTL of every record but OPT, 0 when none or broken", "[doh]") {
   // kQuery as a response with: a.test. A TTL 300, a compressed owner A TTL 60, OPT ("TTL" 0x8000).
   std::vector<std::uint8_t> m = kQuery;
   m[2] |= 0x80;

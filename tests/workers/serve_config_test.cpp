@@ -146,7 +146,7 @@ TEST_CASE("tls: absent = no DoT, listen, files and bounds read, errors name the 
                     Catch::Contains("certificat"));
 }
 
-TEST_CASE("https: absent = no DoH, defaults, tls's files, errors name the setting", "[serve][config][doh]") {
+TEST_CASE("https: absent = no DoH, defaults, the tls files, errors name the setting", "[serve][config][doh]") {
   using dnsarena::workers::load_serve_config;
   auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };
   CHECK_FALSE(load_serve_config(with_upstream("")).https.enabled());

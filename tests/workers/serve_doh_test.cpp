@@ -80,7 +80,7 @@ TEST_CASE("DoH: kdig +https and +https-get are answered from the same cache entr
   CHECK(c.tls().peer_fingerprint() == d.cert.fingerprint());
 }
 
-TEST_CASE("DoH: a miss is answered once the upstream replies; 200, media type, max-age, ID as sent, padding",
+TEST_CASE("DoH: a miss is answered once the upstream replies: 200, media type, max-age, ID as sent, padding",
           "[serve][doh]") {
   DohService d;
   d.s().upstream.set_delay(150ms);  // under the upstream timeout (300 ms): one query
@@ -159,7 +159,7 @@ TEST_CASE("DoH: concurrent streams on one connection, GET and POST mixed, each g
   CHECK(d.s().upstream.queries() == after_first);  // the second pass: all hits
 }
 
-TEST_CASE("DoH: error statuses 400, 404, 405, 413, 415; the connection goes on", "[serve][doh]") {
+TEST_CASE("DoH: error statuses 400, 404, 405, 413, 415, and the connection goes on", "[serve][doh]") {
   DohService d("", "", 1);
   DohClient c(d.doh_port);
   REQUIRE(c.connected());
@@ -269,7 +269,7 @@ TEST_CASE("DoH: streams that never send a body are closed by the idle timeout", 
   CHECK(took < 4000ms);  // timeout 1000 ms, swept about once a second
 }
 
-TEST_CASE("DoH: a client that never reads holds bounded output; others are answered", "[serve][doh][hostile]") {
+TEST_CASE("DoH: a client that never reads holds bounded output, others are answered", "[serve][doh][hostile]") {
   DohService d("", "tcp: {idle_timeout_ms: 30000}\n", 1);
   DohClient good(d.doh_port);
   REQUIRE(good.connected());
@@ -309,7 +309,7 @@ TEST_CASE("DoH: a client that never reads holds bounded output; others are answe
   CHECK(good.response(id).status == 200);
 }
 
-TEST_CASE("DoH: SIGHUP keeps established connections answering; new ones reach the new workers",
+TEST_CASE("DoH: SIGHUP keeps established connections answering, new ones reach the new workers",
           "[serve][doh][reload]") {
   DohService d;
   std::vector<std::unique_ptr<DohClient>> held;

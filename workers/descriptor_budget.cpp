@@ -46,8 +46,9 @@ DescriptorBudget current_descriptor_budget(unsigned tcp_max_connections, unsigne
 }
 
 ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_index) {
-  // DoT connections are a second pool of tcp.max_connections (tcp_server.hpp): both are budgeted.
-  const unsigned pools = config.tls.enabled() ? 2 : 1;
+  // DoT and DoH connections are pools of tcp.max_connections of their own (tcp_server.hpp,
+  // doh_server.hpp): each is budgeted.
+  const unsigned pools = 1 + (config.tls.enabled() ? 1 : 0) + (config.https.enabled() ? 1 : 0);
   const DescriptorBudget b = current_descriptor_budget(pools * config.tcp_max_connections, config.upstream_max_in_flight);
   if (worker_index != 0)
     spdlog::debug("worker {}: descriptors: {}", worker_index, b.describe());

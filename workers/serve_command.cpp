@@ -105,9 +105,11 @@ int check_config(const ServeFlags& flags) {
     std::string zones;
     for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
     std::string dot;
-    if (c.tls.enabled()) {  // the files too: a certificate that would stop the start fails the check
+    if (c.tls.enabled() || c.https.enabled()) {  // the files too: a certificate that would stop the start fails the check
       const auto credentials = TlsCredentials::load(c.tls.certificate, c.tls.key);
-      dot = ", DoT " + join_endpoints(c.tls.listen) + " (certificate sha256 " + credentials->fingerprint() + ")";
+      const std::string certificate = " (certificate sha256 " + credentials->fingerprint() + ")";
+      if (c.tls.enabled()) dot = ", DoT " + join_endpoints(c.tls.listen) + certificate;
+      if (c.https.enabled()) dot += ", DoH " + join_endpoints(c.https.listen) + c.https.path + certificate;
     }
     // The policy is compiled as serve would, so a broken zone file is named with its line.
     const std::string policy =

@@ -171,12 +171,35 @@ namespace {
 // (both sockets would bind with SO_REUSEPORT and split the connections between them).
 void validate_tls(const TlsConfig& tls, const std::vector<Endpoint>& plain) {
   if (!tls.enabled()) return;
+  if (tls.certificate.empty()) throw std::invalid_argument("tls.certificate: needed with tls.listen");
+  if (tls.key.empty()) throw std::invalid_argument("tls.key: needed with tls.listen");
   if (const std::string why = listen_problem(tls.listen); !why.empty()) throw std::invalid_argument("tls.listen: " + why);
   for (const Endpoint& t : tls.listen)
     for (const Endpoint& p : plain)
       if (t.same_address(p)) throw std::invalid_argument("tls.listen: '" + t.text + "' is also a plain listen address");
-  if (tls.certificate.empty()) throw std::invalid_argument("tls.certificate: needed with tls.listen");
-  if (tls.key.empty()) throw std::invalid_argument("tls.key: needed with tls.listen");
+  if (tls.handshake_timeout_ms == 0) throw std::invalid_argument("tls.handshake_timeout_ms must be > 0");
+  if (tls.max_handshakes == 0) throw std::invalid_argument("tls.max_handshakes must be > 0");
+}
+
+// DoH serves the tls: section's files, on addresses of its own. The path is one absolute
+// path: no query string, fragment or space (the request's query string is cut off before
+// it is compared).
+void validate_https(const HttpsConfig& https, const TlsConfig& tls, const std::vector<Endpoint>& plain) {
+  if (!https.enabled()) return;
+  if (const std::string why = listen_problem(https.listen); !why.empty())
+    throw std::invalid_argument("https.listen: " + why);
+  for (const Endpoint& h : https.listen) {
+    for (const Endpoint& p : plain)
+      if (h.same_address(p)) throw std::invalid_argument("https.listen: '" + h.text + "' is also a plain listen address");
+    for (const Endpoint& t : tls.listen)
+      if (h.same_address(t)) throw std::invalid_argument("https.listen: '" + h.text + "' is also a tls.listen address");
+  }
+  if (tls.certificate.empty() || tls.key.empty())
+    throw std::invalid_argument("https.listen needs a certificate: set tls.certificate and tls.key");
+  if (https.path.empty() || https.path[0] != '/' ||
+      https.path.find_first_of("?# \t\r\n") != std::string::npos)
+    throw std::invalid_argument("https.path: '" + https.path + "' is not an absolute path without '?', '#' or spaces");
+  if (https.max_streams == 0) throw std::invalid_argument("https.max_streams must be > 0");
   if (tls.handshake_timeout_ms == 0) throw std::invalid_argument("tls.handshake_timeout_ms must be > 0");
   if (tls.max_handshakes == 0) throw std::invalid_argument("tls.max_handshakes must be > 0");
 }
@@ -223,6 +246,7 @@ void ServeConfig::validate() const {
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
   validate_tls(tls, listen);
+  validate_https(https, tls, listen);
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   if (!kLogLevels.count(log_level))
     throw std::invalid_argument("log_level '" + log_level + "' is not trace, debug, info, warn, error, critical or off");
@@ -429,6 +453,14 @@ ServeConfig load_serve_config(const std::string& path) {
     c.tls.key = s.text_or("key", c.tls.key);
     c.tls.handshake_timeout_ms = integer_or(s, "handshake_timeout_ms", c.tls.handshake_timeout_ms, 600000);
     c.tls.max_handshakes = integer_or(s, "max_handshakes", c.tls.max_handshakes, 65536);
+  });
+  read_section(r, "https", [&](MapReader& s) {
+    if (const YAML::Node n = s.raw("listen"); !n.IsNull()) {
+      c.https.listen = endpoints(s, n, "listen");
+      if (const std::string why = listen_problem(c.https.listen); !why.empty()) s.fail_at(n, "listen", why);
+    }
+    c.https.path = s.text_or("path", c.https.path);
+    c.https.max_streams = integer_or(s, "max_streams", c.https.max_streams, 65536);
   });
   read_section(r, "stats", [&](MapReader& s) {
     c.metrics_listen = s.text_or("metrics_listen", "");

@@ -108,6 +108,16 @@
 //                                  handshake_timeout_ms closes the connection, and at most
 //                                  max_handshakes per worker are in progress (a new one
 //                                  closes the oldest). tls_server.hpp says the rest
+//   https: {listen: [127.0.0.1:443], path: /dns-query, max_streams: 100}
+//                                  DNS over HTTPS (RFC 8484, HTTP/2 over TLS, ALPN h2) on
+//                                  these addresses, answered by the same workers from the
+//                                  same cache; absent or an empty listen = no DoH. It
+//                                  serves tls.certificate and tls.key (the tls: section
+//                                  names them even without tls.listen) with tls's
+//                                  handshake bounds, and has the tcp: bounds (a pool of
+//                                  its own). path: the one endpoint (GET ?dns= and POST);
+//                                  max_streams: SETTINGS_MAX_CONCURRENT_STREAMS per
+//                                  connection. doh_server.hpp says the rest
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
@@ -234,6 +244,14 @@ struct TlsConfig {
   bool enabled() const { return !listen.empty(); }
 };
 
+// DNS over HTTPS (the https: section above); certificate and key are TlsConfig's.
+struct HttpsConfig {
+  std::vector<Endpoint> listen;  // empty: no DoH
+  std::string path = "/dns-query";
+  unsigned max_streams = 100;    // per connection
+  bool enabled() const { return !listen.empty(); }
+};
+
 enum class EcsPolicy { off, forward, synthesize };
 const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
@@ -293,6 +311,7 @@ struct ServeConfig {
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed
   unsigned tcp_max_connections_per_client = 32;  // per worker and address (IPv4 /32, IPv6 /64); 0 = none
   TlsConfig tls;
+  HttpsConfig https;
 
   std::string metrics_listen = "127.0.0.1:9153";  // empty: off
   unsigned backoff_initial_ms = 100;

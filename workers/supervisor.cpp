@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <spdlog/spdlog.h>
+#include <tuple>
 #include <vector>
 
 #include "cache/cache.hpp"
@@ -113,6 +114,7 @@ struct ListenSockets {
   std::vector<bool> pktinfo;          // [address]: a wildcard (udp_pktinfo.hpp)
   std::vector<int> tcp;               // [address]
   std::vector<int> tls;               // [tls.listen address]: DoT listeners
+  std::vector<int> doh;               // [https.listen address]: DoH listeners
 };
 
 // Forks worker `index` on its UDP sockets and the shared TCP listeners, with a fresh
@@ -135,10 +137,11 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
     if (beat[0] >= 0) ::close(beat[0]);
     int rc = kWorkerExitConfig;
     try {
-      rc = run_worker(cfg, index,
-                      WorkerSockets{std::move(udp), listen.tcp, listen.tls, tls, beat[1], &host.names, w.in_flight_row,
-                                    &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
-                                    &host.cookie_secrets, host.policy ? &host.policy->view() : nullptr});
+      WorkerSockets sockets{std::move(udp), listen.tcp, listen.tls, tls, beat[1], &host.names, w.in_flight_row,
+                            &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
+                            &host.cookie_secrets, host.policy ? &host.policy->view() : nullptr};
+      sockets.doh = listen.doh;
+      rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
       rc = 1;
@@ -271,18 +274,18 @@ private:
 };
 
 bool Supervisor::load_tls() {
-  if (!cfg_.tls.enabled()) return true;
+  if (!cfg_.tls.enabled() && !cfg_.https.enabled()) return true;
   try {
     tls_credentials_ = TlsCredentials::load(cfg_.tls.certificate, cfg_.tls.key);
     tls_ticket_key_ = std::make_unique<TlsTicketKey>();
   } catch (const std::exception& e) {
-    spdlog::error("cannot serve DNS over TLS: {}", e.what());
+    spdlog::error("cannot serve DNS over {}: {}", cfg_.tls.enabled() ? "TLS" : "HTTPS", e.what());
     return false;
   }
   tls_settings_ = TlsServerSettings{tls_credentials_.get(), tls_ticket_key_.get(), cfg_.tls.handshake_timeout_ms,
                                     cfg_.tls.max_handshakes};
   spdlog::info("tls: certificate '{}' (sha256 {}) on {}", cfg_.tls.certificate, tls_credentials_->fingerprint(),
-               join_endpoints(cfg_.tls.listen));
+               join_endpoints(cfg_.tls.listen) + (cfg_.https.enabled() ? " https " + join_endpoints(cfg_.https.listen) : ""));
   return true;
 }
 
@@ -350,14 +353,17 @@ bool Supervisor::open_listening_sockets() {
       else listen_.udp.back().push_back(fd);
     }
   }
-  for (const Endpoint& address : cfg_.tls.listen) {
-    const int fd = open_listen_socket(cfg_, address, true);
-    if (fd < 0) {
-      spdlog::error("cannot bind TLS {}: {}", address.text, std::strerror(errno));
-      return false;
+  // DoT and DoH: TCP listeners of their own.
+  for (auto [addresses, fds, what] : {std::tuple{&cfg_.tls.listen, &listen_.tls, "TLS"},
+                                      std::tuple{&cfg_.https.listen, &listen_.doh, "HTTPS"}})
+    for (const Endpoint& address : *addresses) {
+      const int fd = open_listen_socket(cfg_, address, true);
+      if (fd < 0) {
+        spdlog::error("cannot bind {} {}: {}", what, address.text, std::strerror(errno));
+        return false;
+      }
+      fds->push_back(fd);
     }
-    listen_.tls.push_back(fd);
-  }
   return true;
 }
 
@@ -517,6 +523,8 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   // keeps its running values (a file without it must not leave listeners without a
   // certificate); else the certificate and key are read again (reload_tls).
   if (!same_addresses(next.tls.listen, running.tls.listen)) keep("tls.listen", next.tls, running.tls, true);
+  // Likewise DoH: its listeners, and whether credentials were loaded at all, are fixed.
+  if (!same_addresses(next.https.listen, running.https.listen)) keep("https.listen", next.https, running.https, true);
 }
 
 void Supervisor::reload() {
@@ -668,6 +676,7 @@ void Supervisor::close_everything() {
     for (int fd : fds) ::close(fd);
   for (int fd : listen_.tcp) ::close(fd);
   for (int fd : listen_.tls) ::close(fd);
+  for (int fd : listen_.doh) ::close(fd);
   metrics_.reset();
   if (signals_blocked_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
@@ -684,6 +693,7 @@ int Supervisor::run() {
   // Before the segment: a serve refused for its port must not have touched the cache.
   std::vector<Endpoint> addresses = cfg_.listen;
   addresses.insert(addresses.end(), cfg_.tls.listen.begin(), cfg_.tls.listen.end());
+  addresses.insert(addresses.end(), cfg_.https.listen.begin(), cfg_.https.listen.end());
   for (const Endpoint& address : addresses)
     if (const std::string taken = listen_port_taken(address, std::chrono::seconds(3)); !taken.empty()) {
       spdlog::error("cannot serve: {}", taken);

@@ -153,6 +153,7 @@ void TcpServer::close_conn(std::uint64_t id) {
   if (it == conns_.end()) return;
   Conn& c = it->second;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (protocol_) protocol_->on_close(id);
   if (c.tls) {
     if (c.handshaking) handshakes_.erase(c.hs);
     gnutls_deinit(c.tls);
@@ -214,6 +215,10 @@ void TcpServer::read_input(std::uint64_t id) {
 }
 
 bool TcpServer::process_input(std::uint64_t id) {
+  if (protocol_) {
+    Conn* c = find(id);
+    return c && protocol_input(id, *c);
+  }
   for (;;) {
     Conn* c = find(id);
     if (!c) return false;
@@ -300,7 +305,7 @@ bool TcpServer::flush(std::uint64_t id, Conn& c) {
     if (c.out_off == front.size()) {
       c.out.pop_front();
       c.out_off = 0;
-      progress(c, now_ms());
+      if (!protocol_) progress(c, now_ms());
     }
   }
   while (c.out_bytes) {
@@ -334,7 +339,7 @@ bool TcpServer::flush(std::uint64_t id, Conn& c) {
       c.out_off = 0;
       answered = true;
     }
-    if (answered) progress(c, now_ms());
+    if (answered && !protocol_) progress(c, now_ms());
   }
   return true;
 }
@@ -452,28 +457,56 @@ void TcpServer::send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t
   }
   framed_[0] = static_cast<std::uint8_t>(n >> 8);
   framed_[1] = static_cast<std::uint8_t>(n);
-  const std::size_t total = 2 + n;
+  const int written = write_or_queue(id, c, {framed_.data(), 2 + n});
+  if (written < 0) return;
+  if (written == 1) progress(c, now_ms());
+  settle(id, c);
+}
+
+int TcpServer::write_or_queue(std::uint64_t id, Conn& c, std::span<const std::uint8_t> bytes) {
   std::size_t done = 0;
   if (c.out_bytes == 0) {
-    while (done < total) {  // a record holds at most 16 KiB: a larger answer takes several
-      const ssize_t w = stream_send(c, framed_.data() + done, total - done);
+    while (done < bytes.size()) {  // a TLS record holds at most 16 KiB: a larger write takes several
+      const ssize_t w = c.tls ? stream_send(c, bytes.data() + done, bytes.size() - done)
+                              : ::send(c.fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && errno == EAGAIN) break;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       if (w <= 0) {
         close_conn(id);
-        return;
+        return -1;
       }
       done += static_cast<std::size_t>(w);
     }
-    if (done == total) {
-      progress(c, now_ms());
-      settle(id, c);
-      return;
-    }
+    if (done == bytes.size()) return 1;
   }
-  c.out.emplace_back(framed_.begin() + static_cast<long>(done), framed_.begin() + static_cast<long>(total));
-  c.out_bytes += total - done;
-  settle(id, c);
+  c.out.emplace_back(bytes.begin() + static_cast<long>(done), bytes.end());
+  c.out_bytes += bytes.size() - done;
+  return 0;
+}
+
+bool TcpServer::write(std::uint64_t conn_id, std::span<const std::uint8_t> bytes) {
+  const std::uint64_t id = conn_id & kIdMask;
+  Conn* c = find(id);
+  if (!c || c->handshaking) return false;
+  if (bytes.empty()) return true;
+  return write_or_queue(id, *c, bytes) >= 0 && settle(id, *c);
+}
+
+void TcpServer::mark_progress(std::uint64_t conn_id, std::uint64_t now) {
+  if (Conn* c = find(conn_id & kIdMask)) progress(*c, now);
+}
+
+bool TcpServer::protocol_input(std::uint64_t id, Conn& c) {
+  if (c.in_off == c.in.size()) return true;
+  // The bytes stay where they are while the protocol reads them (StreamProtocol's REQUIRES).
+  const bool ok = protocol_->on_input(id, {c.in.data() + c.in_off, c.in.size() - c.in_off});
+  Conn* after = find(id);
+  if (!after) return false;
+  after->in.clear();
+  after->in_off = 0;
+  if (after->in.capacity() > 2 * kReadSize) after->in.shrink_to_fit();
+  if (!ok) after->eof = true;  // nothing more is read; closed once its output is out
+  return true;
 }
 
 }  // namespace dnsarena::workers

@@ -60,6 +60,14 @@
 // GnuTLS may hold decrypted bytes the socket no longer signals: after kReadsPerEvent
 // reads, or on a resume, such a connection asks for EPOLLOUT as resume_pending does.
 //
+// Protocols: with a StreamProtocol set (set_protocol; DNS over HTTPS, doh_server.hpp) the
+// connection's bytes go to the protocol as they arrive instead of being cut into
+// length-prefixed messages, and the protocol writes its bytes with write(); the handler
+// and send() are unused. Accept, the limits, the handshake, the output bound (pause at
+// kTcpOutputPause), EOF and the idle sweep stay the same; what counts as progress is the
+// protocol's to say (mark_progress: a whole request received, a whole answer written),
+// and its own bound replaces kTcpMaxPipeline (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS).
+//
 // Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
 #include <sys/epoll.h>
@@ -97,6 +105,18 @@ inline constexpr unsigned kTcpMaxPipeline = 100;
 // Set in the ids of a TLS server's connections (ids are 48 bits).
 inline constexpr std::uint64_t kTlsConnBit = 1ull << 47;
 
+// A protocol over a connection's byte stream in place of RFC 7766 framing.
+// REQUIRES: on_input does not write() while it still reads `bytes` (a failed write closes
+// the connection and frees them); on_close may come from inside write().
+class StreamProtocol {
+public:
+  virtual ~StreamProtocol() = default;
+  // The connection's next bytes, all of them consumed. False: a protocol error; the
+  // connection is closed once what was written is out.
+  virtual bool on_input(std::uint64_t conn_id, std::span<const std::uint8_t> bytes) = 0;
+  virtual void on_close(std::uint64_t conn_id) = 0;
+};
+
 class TcpServer {
 public:
   using Handler = std::function<void(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len)>;
@@ -116,6 +136,14 @@ public:
   // Closes connections without progress for the idle timeout; re-arms paused listeners.
   // The caller calls it about once a second.
   void sweep_idle(std::uint64_t now_ms);
+  // Before the first accept: the connections speak `protocol` (see above).
+  void set_protocol(StreamProtocol* protocol) { protocol_ = protocol; }
+  // A protocol's bytes, written as they are (TLS records, no framing, no padding), queued
+  // when the socket does not take them. False when the connection is gone or a write
+  // error closed it (then StreamProtocol::on_close has run).
+  bool write(std::uint64_t conn_id, std::span<const std::uint8_t> bytes);
+  // A protocol's progress on the connection: its idle clock restarts.
+  void mark_progress(std::uint64_t conn_id, std::uint64_t now_ms);
   // Unwatches the listeners for good (a retiring worker); open connections go on.
   void stop_accepting();
   std::size_t connections() const { return conns_.size(); }
@@ -176,6 +204,10 @@ private:
   ssize_t stream_send(Conn& c, const std::uint8_t* buf, std::size_t n);
   bool tls_pending(const Conn& c) const { return c.tls && gnutls_record_check_pending(c.tls) > 0; }
   void send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t> msg);
+  // Writes what the socket takes now and queues the rest. -1: closed, 0: queued, 1: all out.
+  int write_or_queue(std::uint64_t id, Conn& c, std::span<const std::uint8_t> bytes);
+  // StreamProtocol: hands the buffered input over. False when the connection closed.
+  bool protocol_input(std::uint64_t id, Conn& c);
 
   int epoll_fd_;
   std::vector<int> listen_fds_;
@@ -192,6 +224,7 @@ private:
   const TlsServerSettings* tls_;   // nullptr: plain TCP
   std::list<std::uint64_t> handshakes_;  // TLS connections handshaking, oldest accept first
   std::vector<std::uint8_t> framed_;  // TLS: length prefix + padded answer, one record
+  StreamProtocol* protocol_ = nullptr;  // nullptr: RFC 7766 messages
 };
 
 }  // namespace dnsarena::workers

@@ -73,7 +73,8 @@ TlsTicketKey::~TlsTicketKey() {
 gnutls_session_t new_server_session(int fd, const TlsServerSettings& settings) {
   gnutls_session_t s = nullptr;
   if (gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL) < 0) return nullptr;
-  gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(kTlsAlpn)), 3};
+  gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(settings.alpn)),
+                      static_cast<unsigned>(std::strlen(settings.alpn))};
   if (gnutls_priority_set(s, settings.credentials->priority()) < 0 ||
       gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, settings.credentials->credentials()) < 0 ||
       (settings.ticket_key && gnutls_session_ticket_enable_server(s, settings.ticket_key->get()) < 0) ||

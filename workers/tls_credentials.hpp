@@ -15,7 +15,8 @@
 //   TlsServerSettings what a worker's TLS TcpServer reads (tcp_server.hpp).
 //
 // Protocol: TLS 1.3 and 1.2 only (kTlsPriority), ALPN "dot" offered (RFC 7858 3.1 as
-// registered by RFC 8310), no client certificates.
+// registered by RFC 8310) or "h2" for DNS over HTTPS (doh_server.hpp), no client
+// certificates.
 //
 // The GnuTLS objects are plain heap memory: a forked worker has its own copy of them, so
 // a reload may free the old credentials in the supervisor while retiring workers still
@@ -30,6 +31,7 @@ namespace dnsarena::workers {
 
 inline constexpr const char* kTlsPriority = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
 inline constexpr const char* kTlsAlpn = "dot";
+inline constexpr const char* kDohAlpn = "h2";  // DNS over HTTPS (RFC 8484 5.2: HTTP/2)
 
 class TlsCredentials {
 public:
@@ -68,13 +70,14 @@ struct TlsServerSettings {
   const TlsTicketKey* ticket_key = nullptr;
   unsigned handshake_timeout_ms = 5000;
   unsigned max_handshakes = 64;  // in progress at once; a new one closes the oldest
+  const char* alpn = kTlsAlpn;   // the one protocol offered: "dot", or "h2" for DoH
 };
 
 // SHA-256 of a certificate's DER form, lowercase hex ("" when GnuTLS cannot hash it).
 std::string certificate_fingerprint(const gnutls_datum_t& der);
 
 // A non-blocking server session over the connected socket `fd` with the settings above
-// (credentials, priority, ticket key, ALPN "dot"). nullptr when GnuTLS refuses.
+// (credentials, priority, ticket key, the settings' ALPN). nullptr when GnuTLS refuses.
 gnutls_session_t new_server_session(int fd, const TlsServerSettings& settings);
 
 }  // namespace dnsarena::workers

@@ -116,6 +116,7 @@ struct Waiter {
   LocalAddress local;       // UDP on a wildcard socket: the address it asked, the answer's source
   std::uint64_t conn_id = 0;
   std::uint64_t arrived_us = 0;  // monotonic_us() when the query came: its response deadline runs from here
+  std::uint32_t doh_stream = 0;  // DoH: the request's HTTP/2 stream on connection conn_id (0: not DoH)
 };
 
 struct Pending {

@@ -25,6 +25,7 @@
 #include "workers/access_control.hpp"
 #include "workers/descriptor_budget.hpp"
 #include "workers/dnstap_writer.hpp"
+#include "workers/doh_server.hpp"
 #include "workers/ecs.hpp"
 #include "workers/policy_gate.hpp"
 #include "workers/rate_limiter.hpp"
@@ -51,7 +52,9 @@ constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
 constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
 constexpr std::uint64_t kTagTlsListen = 6ull << kTagShift;
 constexpr std::uint64_t kTagTlsConn = 7ull << kTagShift;
-// kTagUdp, kTagTcpListen and kTagTlsListen carry the listen address's index in the low bits.
+constexpr std::uint64_t kTagDohListen = 8ull << kTagShift;
+constexpr std::uint64_t kTagDohConn = 9ull << kTagShift;
+// kTagUdp and the listen tags carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
@@ -69,7 +72,7 @@ public:
   Worker(const ServeConfig& cfg, unsigned index, cache::Segment& seg, int epfd, std::vector<UdpListener> udp,
          std::vector<int> tcp, int heartbeat_fd, UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
          AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets, std::vector<int> tls,
-         const TlsServerSettings* tls_settings, const policy::PolicyView* policy)
+         const TlsServerSettings* tls_settings, const policy::PolicyView* policy, std::vector<int> doh)
       : cfg_(cfg),
         policy_(policy),
         cache_(seg, cache::SlotRole::worker, index),
@@ -77,10 +80,17 @@ public:
         udp_(std::move(udp)),
         tcp_(epfd, std::move(tcp), kTagTcpListen, kTagTcpConn,
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
-             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }),
+             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }),
         tls_(epfd, std::move(tls), kTagTlsListen, kTagTlsConn,
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
-             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_tcp_message(id, m, n); }, tls_settings),
+             [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }, tls_settings),
+        doh_tls_(tls_settings ? *tls_settings : TlsServerSettings{}),
+        doh_(epfd, std::move(doh), kTagDohListen, kTagDohConn,
+             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             tls_settings ? &doh_tls_ : nullptr, DohSettings{cfg.https.path, cfg.https.max_streams},
+             [this](std::uint64_t id, std::uint32_t stream, std::uint8_t* m, std::size_t n) {
+               on_stream_message(id, stream, m, n);
+             }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
@@ -91,6 +101,7 @@ public:
         heartbeat_fd_(heartbeat_fd),
         answers_(answer_metrics, host.row) {
     scratch_.reserve(4096);
+    doh_tls_.alpn = kDohAlpn;
     std::memset(in_msgs_, 0, sizeof in_msgs_);
     for (std::size_t i = 0; i < kBatch; ++i) {
       in_iov_[i] = {in_[i], kMaxQuery};
@@ -123,7 +134,8 @@ public:
       std::uint64_t now_us = monotonic_us();
       if (g_retire && !drain_until_ms) drain_until_ms = begin_drain(now_us / 1000);
       if (drain_until_ms && (now_us / 1000 >= drain_until_ms ||
-                             (tcp_.connections() + tls_.connections() == 0 && upstream_.in_flight() == 0 &&
+                             (tcp_.connections() + tls_.connections() + doh_.connections() == 0 &&
+                              upstream_.in_flight() == 0 &&
                               parked_.empty())))
         break;
       int timeout = upstream_.next_timeout_ms(now_us);
@@ -152,6 +164,8 @@ public:
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagTlsListen) tls_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagTlsConn) tls_.on_event(d, events[i].events, now_us / 1000);
+        else if (tag == kTagDohListen) doh_.on_accept(d & kListenerMask, now_us / 1000);
+        else if (tag == kTagDohConn) doh_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) {
           claims_->drain(claims_row_);
@@ -169,6 +183,7 @@ public:
         last_sweep_ms = now_us / 1000;
         tcp_.sweep_idle(last_sweep_ms);
         tls_.sweep_idle(last_sweep_ms);
+        doh_.sweep_idle(last_sweep_ms);
       }
     }
   }
@@ -181,6 +196,7 @@ private:
     std::uint64_t conn_id = 0;
     unsigned udp_socket = 0;               // UDP: the index into udp_ it came on
     const LocalAddress* local = nullptr;  // UDP on a wildcard socket: the address asked
+    std::uint32_t doh_stream = 0;         // DoH: the request's HTTP/2 stream (0: not DoH)
   };
 
   // What check() decided for a query: `lookup` false means the answer (or nothing, size
@@ -306,10 +322,11 @@ private:
         if (src.local) w.local = *src.local;
       }
       w.conn_id = src.conn_id;
+      w.doh_stream = src.doh_stream;
       w.arrived_us = arrived_us ? arrived_us : monotonic_us();
       UpstreamClient::ForwardDetail detail;
       switch (upstream_.forward(plain, ecs, w, &detail)) {
-        case UpstreamClient::Forwarded::yes: return 0;
+        case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
         case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
           cache_.count(cache::Counter::refused);
           return write_error_response(q, kRcodeRefused, out, cap);
@@ -321,6 +338,7 @@ private:
           if (claims_->wait_on(detail.claim, claims_row_)) {
             cache_.count(cache::Counter::upstream_joined);
             parked_.push_back({std::move(w), c, detail.claim});
+            answered_later_ = true;
             return 0;
           }
           // Its query ended meanwhile: its answer (or failure) is there to be found now.
@@ -444,10 +462,10 @@ private:
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
-    if (tap_) tap_->client_response(w.tcp ? stream(w.conn_id).peer(w.conn_id) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
+    if (tap_) tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
                                     w.tcp, {out, n}, nullptr);
     if (w.tcp) {
-      stream(w.conn_id).send(w.conn_id, {out, n});
+      reply_stream(w.conn_id, w.doh_stream, {out, n});
       return;
     }
     const int fd = udp_[w.udp_socket].fd;
@@ -524,7 +542,7 @@ private:
         n = answer_failed(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp,
                           ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
       } else {
-        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local};
+        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
         n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
       }
       send_to(w, reply_buf_, n);
@@ -682,17 +700,22 @@ private:
     }
   }
 
-  void on_tcp_message(std::uint64_t conn_id, std::uint8_t* msg, std::size_t len) {
+  // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp.
+  void on_stream_message(std::uint64_t conn_id, std::uint32_t doh_stream, std::uint8_t* msg, std::size_t len) {
     cache_.count(cache::Counter::queries_tcp);
-    tcp_peer_ = stream(conn_id).peer(conn_id);
+    tcp_peer_ = peer_of(conn_id, doh_stream);
     Source src{true, nullptr, 0, conn_id};
+    src.doh_stream = doh_stream;
+    answered_later_ = false;
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
     if (tap_) tap_->client_query(tcp_peer_, tap_local(true, 0, nullptr), true, {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
+    // A dropped message (access deny, unparseable) ends its HTTP request too.
+    if (n == 0 && doh_stream && !answered_later_) doh_.fail(conn_id, doh_stream, DohStatus::bad_request);
     if (n == 0) return;
-    stream(conn_id).send(conn_id, {out, n});
+    reply_stream(conn_id, doh_stream, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
     if (tap_) tap_->client_response(tcp_peer_, tap_local(true, 0, nullptr), true, {out, n}, &received);
@@ -706,13 +729,22 @@ private:
     for (const UdpListener& u : udp_) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, u.fd, nullptr);
     tcp_.stop_accepting();
     tls_.stop_accepting();
-    spdlog::debug("worker: retired: draining {} TCP and {} DoT connections", tcp_.connections(), tls_.connections());
+    doh_.stop_accepting();
+    spdlog::debug("worker: retired: draining {} TCP, {} DoT and {} DoH connections", tcp_.connections(),
+                  tls_.connections(), doh_.connections());
     return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
   }
 
   // The server a stream connection is on: DoT ids carry kTlsConnBit. DoT answers go the
   // plain TCP way from here on (stats count them as queries_tcp).
   TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
+  sockaddr_storage peer_of(std::uint64_t conn_id, std::uint32_t doh_stream) const {
+    return doh_stream ? doh_.peer(conn_id) : conn_id & kTlsConnBit ? tls_.peer(conn_id) : tcp_.peer(conn_id);
+  }
+  void reply_stream(std::uint64_t conn_id, std::uint32_t doh_stream, std::span<const std::uint8_t> answer) {
+    if (doh_stream) doh_.send(conn_id, doh_stream, answer);
+    else stream(conn_id).send(conn_id, answer);
+  }
 
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     const std::uint32_t now = cache::wall_clock_now();
@@ -763,6 +795,9 @@ private:
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
   TcpServer tcp_;
   TcpServer tls_;  // no listeners without DoT
+  TlsServerSettings doh_tls_;  // the DoT credentials, ALPN h2
+  DohServer doh_;              // no listeners without DoH
+  bool answered_later_ = false;  // the last handle() left the client waiting (upstream, parked)
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
@@ -884,6 +919,11 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
     ev.data.u64 = kTagTlsListen | j;
     ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.tls[j], &ev);
   }
+  for (std::size_t j = 0; sockets.tls_settings && j < sockets.doh.size(); ++j) {
+    ev.events = kTcpListenEvents;
+    ev.data.u64 = kTagDohListen | j;
+    ::epoll_ctl(epfd, EPOLL_CTL_ADD, sockets.doh[j], &ev);
+  }
   {
     // The row's counts are a dead predecessor's (in_flight_names.hpp): none of them is ours.
     if (sockets.in_flight_names && sockets.in_flight_row < sockets.in_flight_names->rows())
@@ -910,7 +950,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
         sockets.cookie_secrets ? *sockets.cookie_secrets : initial_cookie_secrets(cfg.cookie_secret);
     auto worker = std::make_unique<Worker>(capped, index, *seg, epfd, sockets.udp, sockets.tcp, sockets.heartbeat, host,
                                            sockets.rate_limit_table, sockets.answer_metrics, cookie_secrets,
-                                           sockets.tls_settings ? sockets.tls : std::vector<int>{}, sockets.tls_settings, sockets.policy);
+                                           sockets.tls_settings ? sockets.tls : std::vector<int>{}, sockets.tls_settings, sockets.policy,
+                                           sockets.tls_settings ? sockets.doh : std::vector<int>{});
     spdlog::debug("worker {} (pid {}) serving {}", index, ::getpid(), join_endpoints(cfg.listen));
     worker->run();
   }

@@ -16,6 +16,8 @@
 //   TCP          tcp_server.hpp, one listener per address, same query path.
 //   DoT          a second TcpServer with the TLS transport on tls.listen's listeners,
 //                same query path (its connection ids carry kTlsConnBit).
+//   DoH          doh_server.hpp on https.listen's listeners (HTTP/2 over a third
+//                TLS TcpServer), same query path; its answers go to (connection, stream).
 //   upstream     upstream_client.hpp: one socket per miss in flight; completions write
 //                the answer for every waiting client and insert it into the cache.
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
@@ -99,10 +101,13 @@ struct WorkerSockets {
   // The response policy (policy_gate.hpp): the supervisor's read-only mapping, consulted
   // before the cache. nullptr: no policy configured.
   const policy::PolicyView* policy = nullptr;
+  // DNS over HTTPS (https.listen's order): the supervisor's listeners, shared like `tcp`,
+  // served with tls_settings' credentials (ALPN h2). Empty: no DoH.
+  std::vector<int> doh;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
 // A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its
-// sockets (its successor reads them), answers its open TCP and DoT connections and
+// sockets (its successor reads them), answers its open TCP, DoT and DoH connections and
 // upstream queries until they end or tcp.idle_timeout_ms passes, then exits. So a reload
 // (a new certificate, say) drops no established connection. SIGTERM still stops at once.
 inline constexpr int kRetireSignal = SIGUSR1;

@@ -29,6 +29,8 @@
 // the scratch directory) and, after its UDP runs, the same loads go over DoT (dnsperf -m
 // dot -e: connections established once, queries with EDNS, so answers are padded to 468
 // bytes) as the server "dnsarena-dot": CPU per query over TLS beside UDP's, same worker.
+// --doh: the same over DNS over HTTPS (dnsperf -m doh -e -q 200: HTTP/2 GET on connections
+// established once) as the server "dnsarena-doh", beside UDP's and (with --dot) DoT's.
 // One worker and no `sim load` beside dnsperf: on a 2-core machine a second worker or a
 // load client shares a core with dnsperf or the server, and its figures measure the
 // sharing, not the server.
@@ -79,8 +81,9 @@ struct BenchOptions {
   bool no_kresd = false;
   std::string segment;     // serve's segment; empty: dnsarena-bench-serve-PID
   bool realtime = false;   // each server SCHED_FIFO while measured (wakes at once on a busy machine)
-  unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT at +0..+4
+  unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT, DoH at +0..+5
   bool dot = false;        // also measure serve over DNS over TLS
+  bool doh = false;        // also measure serve over DNS over HTTPS
 };
 
 // fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
@@ -243,7 +246,8 @@ struct BenchSetup {
   std::uint16_t up_port = 0;
   std::string upstream;
   std::string seed;
-  // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT).
+  // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT,
+  // 5 serve's DoH).
   std::uint16_t port(unsigned k) const {
     return port_base ? static_cast<std::uint16_t>(port_base + k) : common::free_loopback_port();
   }
@@ -272,9 +276,10 @@ common::ChildProcess start_server(const BenchSetup& s, const std::string& name, 
   return child;
 }
 
-// --dot: a self-signed certificate in the scratch directory and a config file with the
-// tls section for `tls_port`; returns serve's extra arguments.
-std::vector<std::string> dot_arguments(const BenchSetup& s, std::uint16_t tls_port) {
+// --dot / --doh: a self-signed certificate in the scratch directory and a config file with
+// the tls section (listening on `tls_port` unless 0) and the https section (on `doh_port`
+// unless 0); returns serve's extra arguments.
+std::vector<std::string> tls_arguments(const BenchSetup& s, std::uint16_t tls_port, std::uint16_t doh_port) {
   const std::string cert = s.dir + "/dot-cert.pem", key = s.dir + "/dot-key.pem", conf = s.dir + "/dot.yaml";
   std::ofstream(s.dir + "/dot-cert.template") << "cn = \"bench.dot\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
   auto certtool = [&](const std::vector<std::string>& argv, const std::string& log) {
@@ -285,21 +290,24 @@ std::vector<std::string> dot_arguments(const BenchSetup& s, std::uint16_t tls_po
   certtool({"certtool", "--generate-self-signed", "--load-privkey", key, "--template", s.dir + "/dot-cert.template",
             "--outfile", cert},
            s.dir + "/certtool-cert.log");
-  std::ofstream(conf) << "tls: {listen: [127.0.0.1:" << tls_port << "], certificate: " << cert << ", key: " << key
-                      << "}\n";
+  std::ofstream out(conf);
+  out << "tls: {" << (tls_port ? "listen: [127.0.0.1:" + std::to_string(tls_port) + "], " : "")
+      << "certificate: " << cert << ", key: " << key << "}\n";
+  if (doh_port) out << "https: {listen: [127.0.0.1:" << doh_port << "]}\n";
   return {"--config", conf};
 }
 
-// serve with 1 worker (and with --dot its DoT listener, measured after UDP).
+// serve with 1 worker (and with --dot / --doh its DoT / DoH listener, measured after UDP).
 void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
   const std::uint16_t port = s.port(1);
   const std::uint16_t tls_port = o.dot ? s.port(4) : 0;
+  const std::uint16_t doh_port = o.doh ? s.port(5) : 0;
   const std::string segment = o.segment.empty() ? "dnsarena-bench-serve-" + std::to_string(::getpid()) : o.segment;
   std::vector<std::string> argv{s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port),
                                 "--upstream", s.upstream, "--segment", segment, "--no-metrics", "--log-level", "warn",
                                 "--remove-segment", "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"};
-  if (o.dot) {
-    const std::vector<std::string> extra = dot_arguments(s, tls_port);
+  if (o.dot || o.doh) {
+    const std::vector<std::string> extra = tls_arguments(s, tls_port, doh_port);
     argv.insert(argv.end(), extra.begin(), extra.end());
   }
   common::ChildProcess serve = start_server(s, "serve", argv, port);
@@ -307,6 +315,10 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   const std::vector<pid_t> pids = common::child_pids(serve.pid());
   measure_server("dnsarena", port, pids, segment, o, s.file, s.dir, runs);
   if (o.dot) measure_server("dnsarena-dot", tls_port, pids, segment, o, s.file, s.dir, runs, {"-m", "dot", "-e"});
+  // -q 200 (50 streams per connection): dnsperf's DoH client (2.10) stalls with more
+  // outstanding at once, against Knot Resolver's doh2 as against ours.
+  if (o.doh)
+    measure_server("dnsarena-doh", doh_port, pids, segment, o, s.file, s.dir, runs, {"-m", "doh", "-e", "-q", "200"});
   serve.stop();
 }
 
@@ -393,16 +405,24 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   j["unbound_cpu_us_per_query"] = or_null(u_at, &ServerRun::cpu_us_per_query);
   j["kresd_qps"] = k_sat ? nlohmann::json(k_sat->perf.qps) : nlohmann::json(nullptr);
   j["kresd_cpu_us_per_query"] = or_null(k_at, &ServerRun::cpu_us_per_query);
-  if (o.dot) {  // the same worker over DNS over TLS (--dot)
-    const ServerRun* t_at = find_run(runs, "dnsarena-dot", at);
-    const ServerRun* t_sat = find_run(runs, "dnsarena-dot", 0);
-    j["dot_cpu_us_per_query"] = or_null(t_at, &ServerRun::cpu_us_per_query);
-    j["dot_qps"] = t_sat ? nlohmann::json(t_sat->perf.qps) : nlohmann::json(nullptr);
-    j["dot_qps_per_cpu_saturated"] = or_null(t_sat, &ServerRun::qps_per_cpu);
-    j["dot_cpu_ratio_vs_udp"] = t_at && d_at && d_at->cpu_us_per_query > 0
-                                    ? nlohmann::json(t_at->cpu_us_per_query / d_at->cpu_us_per_query)
-                                    : nlohmann::json(nullptr);
-  }
+  // The same worker over DNS over TLS (--dot) and over HTTPS (--doh): keys dot_* / doh_*.
+  auto encrypted = [&](const char* key, const char* server, const ServerRun* versus, const char* versus_key) {
+    const ServerRun* t_at = find_run(runs, server, at);
+    const ServerRun* t_sat = find_run(runs, server, 0);
+    const std::string k(key);
+    j[k + "_cpu_us_per_query"] = or_null(t_at, &ServerRun::cpu_us_per_query);
+    j[k + "_qps"] = t_sat ? nlohmann::json(t_sat->perf.qps) : nlohmann::json(nullptr);
+    j[k + "_qps_per_cpu_saturated"] = or_null(t_sat, &ServerRun::qps_per_cpu);
+    j[k + "_cpu_ratio_vs_udp"] = t_at && d_at && d_at->cpu_us_per_query > 0
+                                     ? nlohmann::json(t_at->cpu_us_per_query / d_at->cpu_us_per_query)
+                                     : nlohmann::json(nullptr);
+    if (versus_key)
+      j[k + "_cpu_ratio_vs_" + versus_key] = t_at && versus && versus->cpu_us_per_query > 0
+                                                 ? nlohmann::json(t_at->cpu_us_per_query / versus->cpu_us_per_query)
+                                                 : nlohmann::json(nullptr);
+  };
+  if (o.dot) encrypted("dot", "dnsarena-dot", nullptr, nullptr);
+  if (o.doh) encrypted("doh", "dnsarena-doh", find_run(runs, "dnsarena-dot", at), o.dot ? "dot" : nullptr);
   // Targets: CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
   j["cpu_ratio_vs_unbound_at_60k"] = d_at && u_at && u_at->cpu_us_per_query > 0
                                          ? nlohmann::json(d_at->cpu_us_per_query / u_at->cpu_us_per_query)
@@ -485,6 +505,14 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
     std::printf("DoT (dnsperf -m dot -e, padded answers) CPU/query at %uk q/s: %.2f us, %.2fx UDP's on the same worker\n",
                 j["judged_load_qps"].get<unsigned>() / 1000, j["dot_cpu_us_per_query"].get<double>(),
                 j["dot_cpu_ratio_vs_udp"].get<double>());
+  if (o.doh && !j["doh_cpu_ratio_vs_udp"].is_null()) {
+    std::printf("DoH (dnsperf -m doh -e, HTTP/2 GET, padded answers) CPU/query at %uk q/s: %.2f us, %.2fx UDP's",
+                j["judged_load_qps"].get<unsigned>() / 1000, j["doh_cpu_us_per_query"].get<double>(),
+                j["doh_cpu_ratio_vs_udp"].get<double>());
+    if (j.contains("doh_cpu_ratio_vs_dot") && !j["doh_cpu_ratio_vs_dot"].is_null())
+      std::printf(", %.2fx DoT's", j["doh_cpu_ratio_vs_dot"].get<double>());
+    std::printf(" on the same worker\n");
+  }
   std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
@@ -512,8 +540,8 @@ int run_bench(const BenchOptions& o) {
     std::cerr << "dnsarena-lab bench serve: dnsperf is not installed (apt-get install dnsperf)\n";
     return 2;
   }
-  if (o.dot && !have_program("certtool")) {
-    std::cerr << "dnsarena-lab bench serve: --dot needs certtool (apt-get install gnutls-bin)\n";
+  if ((o.dot || o.doh) && !have_program("certtool")) {
+    std::cerr << "dnsarena-lab bench serve: --dot and --doh need certtool (apt-get install gnutls-bin)\n";
     return 2;
   }
   BenchSetup s;
@@ -576,11 +604,15 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--seed", o->seed, "seed of the upstream's names (default 1)");
   cmd->add_option("--clients", o->clients, "dnsperf -c (default 4)")->check(CLI::Range(1u, 256u));
   cmd->add_option("--port-base", o->port_base,
-                  "fixed ports: the upstream, serve, unbound, kresd and serve's DoT on N..N+4 (default: free ports)")
-      ->check(CLI::Range(1024u, 65531u));
+                  "fixed ports: the upstream, serve, unbound, kresd, serve's DoT and DoH on N..N+5 (default: free "
+                  "ports)")
+      ->check(CLI::Range(1024u, 65530u));
   cmd->add_flag("--dot", o->dot,
                 "also measure serve over DNS over TLS (dnsperf -m dot -e, connections kept open) after its UDP "
                 "runs, as the server dnsarena-dot (needs certtool from gnutls-bin)");
+  cmd->add_flag("--doh", o->doh,
+                "also measure serve over DNS over HTTPS (dnsperf -m doh -e, HTTP/2 GET, connections kept open) "
+                "after its UDP runs, as the server dnsarena-doh (needs certtool from gnutls-bin)");
   cmd->add_flag("--realtime", o->realtime,
                 "run each server SCHED_FIFO (priority 1) on CPU 0 while measured: on a busy machine it then "
                 "wakes at once, as on an idle core (root or CAP_SYS_NICE)");

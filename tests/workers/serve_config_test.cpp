@@ -146,6 +146,34 @@ TEST_CASE("tls: absent = no DoT, listen, files and bounds read, errors name the 
                     Catch::Contains("certificat"));
 }
 
+TEST_CASE("https: absent = no DoH, defaults, the tls files, errors name the setting", "[serve][config][doh]") {
+  using dnsarena::workers::load_serve_config;
+  auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };
+  CHECK_FALSE(load_serve_config(with_upstream("")).https.enabled());
+  const std::string files = "tls: {certificate: /c.pem, key: /k.pem}\n";
+  const auto defaults = load_serve_config(with_upstream(files + "https: {listen: [127.0.0.1:443]}\n"));
+  REQUIRE(defaults.https.enabled());
+  CHECK_FALSE(defaults.tls.enabled());  // files without tls.listen: no DoT
+  CHECK(defaults.https.path == "/dns-query");
+  CHECK(defaults.https.max_streams == 100);
+  CHECK_NOTHROW(defaults.validate());
+  const auto set = load_serve_config(with_upstream(files + "https: {listen: [\"[::1]:8443\"], path: /q, max_streams: 7}\n"));
+  CHECK(set.https.listen[0].port() == 8443);
+  CHECK(set.https.path == "/q");
+  CHECK(set.https.max_streams == 7);
+  auto invalid = [&](const std::string& yaml) { load_serve_config(with_upstream(yaml)).validate(); };
+  CHECK_THROWS_WITH(invalid("https: {listen: [127.0.0.1:443]}\n"), Catch::Contains("set tls.certificate and tls.key"));
+  CHECK_THROWS_WITH(invalid("listen: 127.0.0.1:443\n" + files + "https: {listen: [127.0.0.1:443]}\n"),
+                    Catch::Contains("https.listen: '127.0.0.1:443' is also a plain listen address"));
+  CHECK_THROWS_WITH(invalid("tls: {listen: [127.0.0.1:443], certificate: c, key: k}\nhttps: {listen: [127.0.0.1:443]}\n"),
+                    Catch::Contains("is also a tls.listen address"));
+  CHECK_THROWS_WITH(invalid(files + "https: {listen: [127.0.0.1:443], path: q}\n"), Catch::Contains("https.path"));
+  CHECK_THROWS_WITH(invalid(files + "https: {listen: [127.0.0.1:443], path: \"/a b\"}\n"), Catch::Contains("https.path"));
+  CHECK_THROWS_WITH(invalid(files + "https: {listen: [127.0.0.1:443], max_streams: 0}\n"),
+                    Catch::Contains("https.max_streams"));
+  CHECK_THROWS_WITH(invalid(files + "https: {listen: [127.0.0.1:443], paht: /q}\n"), Catch::Contains("paht"));
+}
+
 TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors that name the key",
           "[serve][config]") {
   using dnsarena::workers::load_serve_config;

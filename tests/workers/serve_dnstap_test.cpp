@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "common/child_process.hpp"
+#include "tests/workers/doh_test_client.hpp"
 #include "tests/workers/service_fixture.hpp"
+#include "tests/workers/tls_test_support.hpp"
 
 using namespace dnsarena::test;
 using dnsarena::common::ChildProcess;
@@ -143,6 +145,37 @@ TEST_CASE("dnstap to a unix socket: every client query and answer, one forwarder
   CHECK(yaml.find("identity: \"arena-test\"") != std::string::npos);
   CHECK(yaml.find("query_address: \"127.0.0.1\"") != std::string::npos);
   CHECK(yaml.find("response_port: " + std::to_string(s.upstream.port())) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dnstap: DoH queries and answers are client messages over TCP, a miss one forwarder query",
+          "[serve][dnstap][doh]") {
+  const std::string dir = temp_dir("doh");
+  const std::string sock = dir + "/tap.sock";
+  ChildProcess capture = start_capture(sock, dir + "/tap.fstrm");
+  TestCertificate cert("tap.test");
+  const std::uint16_t doh_port = free_port();
+  Service s({"--config", write_config("dnstap: {socket: " + sock + "}\ntls: {certificate: " + cert.cert_path() +
+                                      ", key: " + cert.key_path() + "}\nhttps: {listen: [127.0.0.1:" +
+                                      std::to_string(doh_port) + "]}\n")});
+  DohClient c(doh_port);
+  REQUIRE(c.connected());
+  constexpr int kNames = 5;
+  for (int pass = 0; pass < 2; ++pass)  // misses, then hits
+    for (int i = 0; i < kNames; ++i) {
+      const std::int32_t id = c.get(make_query(0, "doh" + std::to_string(i) + ".test", 1));
+      REQUIRE(c.wait(id));
+      REQUIRE(c.response(id).status == 200);
+    }
+  CHECK(eventually([&] { return s.total("dnstap_sent") == 2 * 2 * kNames + 2 * kNames; }));
+  REQUIRE(s.serve->stop() == 0);
+  capture.stop();
+  const std::vector<TapLine> tap = read_tap(dir + "/tap.fstrm");
+  CHECK(count_kind(tap, "CQ", "TCP") == 2 * kNames);
+  CHECK(count_kind(tap, "CR", "TCP") == 2 * kNames);
+  CHECK(count_kind(tap, "FQ") == kNames);
+  const std::map<std::string, int> asked = names_of(tap, "CQ");
+  for (int i = 0; i < kNames; ++i) CHECK(asked.count("doh" + std::to_string(i) + ".test.") == 1);
   std::filesystem::remove_all(dir);
 }
 

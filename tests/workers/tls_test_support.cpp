@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -77,7 +78,8 @@ int connect_tcp(std::uint16_t port) {
   return fd;
 }
 
-TlsClient::TlsClient(std::uint16_t port, const std::vector<std::uint8_t>& resume, std::chrono::milliseconds timeout)
+TlsClient::TlsClient(std::uint16_t port, const std::vector<std::uint8_t>& resume, std::chrono::milliseconds timeout,
+                     const char* alpn_name)
     : timeout_(timeout) {
   fd_ = connect_tcp(port);
   if (fd_ < 0) return;
@@ -87,7 +89,8 @@ TlsClient::TlsClient(std::uint16_t port, const std::vector<std::uint8_t>& resume
   gnutls_init(&session_, GNUTLS_CLIENT);
   gnutls_set_default_priority(session_);
   gnutls_credentials_set(session_, GNUTLS_CRD_CERTIFICATE, cred_);
-  gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>("dot")), 3};
+  gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(alpn_name)),
+                      static_cast<unsigned>(std::strlen(alpn_name))};
   gnutls_alpn_set_protocols(session_, &alpn, 1, 0);
   if (!resume.empty()) {
     gnutls_session_set_data(session_, resume.data(), resume.size());
@@ -141,6 +144,32 @@ bool TlsClient::send(const std::vector<std::uint8_t>& msg) {
     done += static_cast<std::size_t>(w);
   }
   return true;
+}
+
+bool TlsClient::send_raw(const std::uint8_t* p, std::size_t n) {
+  if (!ok_) return false;
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = gnutls_record_send(session_, p + done, n - done);
+    if (w == GNUTLS_E_INTERRUPTED) continue;
+    if (w <= 0) return false;  // GNUTLS_E_AGAIN too: the socket's SO_SNDTIMEO passed
+    done += static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+long TlsClient::receive_raw(std::uint8_t* p, std::size_t n, std::chrono::milliseconds wait) {
+  if (!ok_) return -1;
+  if (gnutls_record_check_pending(session_) == 0) {
+    pollfd pfd{fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, static_cast<int>(wait.count())) == 0) return 0;
+  }
+  for (;;) {
+    const ssize_t r = gnutls_record_recv(session_, p, n);
+    if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) continue;
+    if (r == GNUTLS_E_TIMEDOUT) return 0;
+    return r > 0 ? static_cast<long>(r) : -1;
+  }
 }
 
 bool TlsClient::read_exact(std::uint8_t* p, std::size_t n) {

@@ -37,13 +37,15 @@ private:
 // fingerprint instead). Every call waits at most `timeout`.
 class TlsClient {
 public:
-  // `resume`: session data of an earlier connection (session_data()), or empty.
+  // `resume`: session data of an earlier connection (session_data()), or empty; `alpn`:
+  // the one protocol offered.
   explicit TlsClient(std::uint16_t port, const std::vector<std::uint8_t>& resume = {},
-                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3000), const char* alpn = "dot");
   ~TlsClient();
   TlsClient(const TlsClient&) = delete;
   TlsClient& operator=(const TlsClient&) = delete;
   bool connected() const { return ok_; }  // the handshake completed
+  int fd() const { return fd_; }
   bool resumed() const;
   std::string alpn() const;
   std::string peer_fingerprint() const;  // SHA-256 of the server certificate's DER, hex
@@ -52,6 +54,12 @@ public:
   bool send(const std::vector<std::uint8_t>& msg);
   // Reads one length-prefixed message; empty on timeout, EOF or error.
   std::vector<std::uint8_t> receive();
+  // Bytes as they are (another protocol over TLS); false on error, or when a send
+  // timeout set on fd() passed.
+  bool send_raw(const std::uint8_t* p, std::size_t n);
+  // What one record brings, waiting at most `wait`: > 0 bytes, 0 nothing within `wait`,
+  // -1 EOF or an error.
+  long receive_raw(std::uint8_t* p, std::size_t n, std::chrono::milliseconds wait);
 
 private:
   bool read_exact(std::uint8_t* p, std::size_t n);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <random>
+#include <utility>
 #include <set>
 #include <stdexcept>
 
@@ -77,6 +79,46 @@ std::uint16_t probe_free_port() {
   return ok ? ntohs(a.sin_port) : 0;
 }
 
+// The ports the kernel hands to sockets that bind port 0 or connect unbound
+// (net.ipv4.ip_local_port_range; Linux's default when it cannot be read).
+std::pair<unsigned, unsigned> ephemeral_range() {
+  unsigned low = 32768, high = 60999;
+  if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    unsigned l = 0, h = 0;
+    if (std::fscanf(f, "%u %u", &l, &h) == 2 && l <= h && h <= 65535) low = l, high = h;
+    std::fclose(f);
+  }
+  return {low, high};
+}
+
+// Whether `port` binds on 127.0.0.1 for both UDP and TCP right now.
+bool binds_udp_and_tcp(std::uint16_t port) {
+  const sockaddr_in a = loopback_v4(port);
+  const int u = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const int t = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool ok = ::bind(u, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 &&
+                  ::bind(t, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+  ::close(t);
+  ::close(u);
+  return ok;
+}
+
+// A random port below or above the ephemeral range (never below kLowestPort) that binds
+// for UDP and TCP right now; 0 when it does not or there is no such port. Outside the
+// ephemeral range no client socket of any process can be handed it between this probe
+// and the caller's bind.
+constexpr unsigned kLowestPort = 10000;
+std::uint16_t probe_outside_ephemeral() {
+  static std::mt19937 random(static_cast<unsigned>(::getpid()) ^ std::random_device{}());
+  const auto [low, high] = ephemeral_range();
+  const unsigned below = low > kLowestPort ? low - kLowestPort : 0;  // [kLowestPort, low)
+  const unsigned above = 65535 - high;                               // (high, 65535]
+  if (below + above == 0) return 0;
+  const unsigned pick = std::uniform_int_distribution<unsigned>(0, below + above - 1)(random);
+  const auto port = static_cast<std::uint16_t>(pick < below ? kLowestPort + pick : high + 1 + (pick - below));
+  return binds_udp_and_tcp(port) ? port : 0;
+}
+
 }  // namespace
 
 sockaddr_in loopback_v4(std::uint16_t port) {
@@ -90,8 +132,11 @@ sockaddr_in loopback_v4(std::uint16_t port) {
 std::uint16_t free_loopback_port() {
   static PortReservations reservations;  // never destroyed before exit: its fd holds the locks
   for (int attempt = 0; attempt < 200; ++attempt)
+    if (const std::uint16_t port = probe_outside_ephemeral(); port != 0 && reservations.reserve(port)) return port;
+  // Every port outside the ephemeral range taken or reserved: one the kernel picks.
+  for (int attempt = 0; attempt < 200; ++attempt)
     if (const std::uint16_t port = probe_free_port(); port != 0 && reservations.reserve(port)) return port;
-  throw std::runtime_error("no free port on 127.0.0.1 (200 tries: none free for UDP and TCP and unreserved)");
+  throw std::runtime_error("no free port on 127.0.0.1 (400 tries: none free for UDP and TCP and unreserved)");
 }
 
 }  // namespace dnsarena::common

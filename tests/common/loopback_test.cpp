@@ -84,6 +84,23 @@ TEST_CASE("free ports: free for UDP and TCP, never the same one twice in a proce
   }
 }
 
+TEST_CASE("free ports: outside the kernel's ephemeral range, where no client socket is handed them", "[common][ports]") {
+  unsigned low = 0, high = 0;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+  REQUIRE(high >= low);
+  // With nothing outside the range (low <= 10000, high 65535) the kernel's pick is all
+  // there is: then every port is inside it.
+  const bool room_outside = low > 10000 || high < 65535;
+  int inside = 0;
+  for (int i = 0; i < 50; ++i) {
+    const std::uint16_t p = free_loopback_port();
+    if (p >= low && p <= high) ++inside;
+    CHECK(binds(p, SOCK_DGRAM));
+    CHECK(binds(p, SOCK_STREAM));
+  }
+  CHECK(inside == (room_outside ? 0 : 50));
+}
+
 TEST_CASE("free ports: another process's reserved ports are skipped until it dies", "[common][ports]") {
   const std::string out = "/tmp/dnsarena-ports-test-" + std::to_string(::getpid());
   ::unlink(out.c_str());

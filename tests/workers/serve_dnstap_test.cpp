@@ -213,6 +213,17 @@ TEST_CASE("dnstap to files: one per worker, together every query", "[serve][dnst
   std::filesystem::remove_all(dir);
 }
 
+// Sockets open in process `pid` (per /proc/PID/fd).
+static int sockets_of(pid_t pid) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (!ec && target.rfind("socket:", 0) == 0) ++n;
+  }
+  return n;
+}
+
 TEST_CASE("dnstap: a reader that stops reading costs frames, never answers, and a restarted one is found again",
           "[serve][dnstap]") {
   const std::string dir = temp_dir("stall");
@@ -237,10 +248,17 @@ TEST_CASE("dnstap: a reader that stops reading costs frames, never answers, and 
   // buffer hint; 200 frames here) or after 1 s without frames. Those frames are lost. It
   // then reconnects at its next wakeup (reopen interval 1 s, whole seconds; flush timeout
   // 1 s): what comes after arrives.
+  // The test waits for that reconnection (the capture process holding a second socket:
+  // the accepted one) while frames flow, rather than for a fixed time.
   capture.kill();
   capture = start_capture(sock, dir + "/second.fstrm");
-  for (int i = 0; i < 100; ++i) REQUIRE(udp_exchange(s.port, make_query(3, "a.test", 1)).answered);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  bool reconnected = false;
+  for (int round = 0; round < 100 && !reconnected; ++round) {
+    for (int i = 0; i < 20; ++i) REQUIRE(udp_exchange(s.port, make_query(3, "a.test", 1)).answered);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    reconnected = sockets_of(capture.pid()) >= 2;
+  }
+  REQUIRE(reconnected);
   for (int i = 0; i < 10; ++i) REQUIRE(udp_exchange(s.port, make_query(7, "aaaa.test", 28)).answered);
   REQUIRE(s.serve->stop() == 0);
   capture.stop();

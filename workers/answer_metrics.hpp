@@ -11,9 +11,9 @@
 // forked again keeps adding to its predecessor's figures. Nothing inside is a pointer.
 //
 //   offset          size   field    meaning
-//   0               4      rows     rows mapped: two per worker index (the rows of
-//                                   in_flight_names.hpp: worker i writes row i or
-//                                   i + workers, alternating at each reload)
+//   0               4      rows     rows mapped: three per worker index (the rows of
+//                                   in_flight_names.hpp: worker i writes row i,
+//                                   i + workers or i + 2 x workers, a free one at each reload)
 //   4               60     (zero)   so that row 0 starts on a cache line
 //   64 + r*1152     1152   row r    one worker's figures (below)
 //

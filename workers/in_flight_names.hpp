@@ -12,8 +12,9 @@
 //
 //   offset            size                 field    meaning
 //   0                 8                    seed     random; mixes the bucket choice (below)
-//   8                 4                    rows     worker rows (two per worker index: a reload's
-//                                                   successor takes the other, supervisor.cpp)
+//   8                 4                    rows     worker rows (kRowsPerWorkerIndex per worker
+//                                                   index: a reload's successor takes a free one,
+//                                                   supervisor.cpp)
 //   12                4                    buckets  per row, a power of two
 //   16                48                   (zero)   so that row 0 starts on a cache line
 //   64 + w*buckets*4  buckets x u32        row w    worker w's in-flight count per bucket
@@ -30,7 +31,9 @@
 // Crash safety: a killed worker's counts stay in its row until its replacement (same
 // row, now the row's only writer) zeroes the row before it serves (reset_row). A worker
 // replaced by a SIGHUP reload keeps running until its queries end, so its successor takes
-// the index's other row instead of zeroing a row a live process still releases into. Between the
+// another of the index's rows instead of zeroing a row a live process still releases into
+// (three rows: two reloads within one drain find a free row; a third ends the oldest
+// retiring worker of the index). Between the
 // kill and the replacement (the restart backoff, at most restart.backoff_max_ms) the dead
 // worker's names count as still in flight: the bound errs on the refusing side, briefly.
 //
@@ -52,6 +55,8 @@ namespace dnsarena::workers {
 class InFlightNames {
 public:
   static constexpr std::uint32_t kBuckets = 16384;
+  // Rows per worker index: worker i writes row i + k x workers for one k in 0..2 (supervisor.cpp).
+  static constexpr unsigned kRowsPerWorkerIndex = 3;
 
   // Maps the table for `rows` workers (shared across fork() when `shared`, else private
   // to this process). Throws std::system_error when mmap fails.

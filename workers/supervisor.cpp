@@ -85,13 +85,13 @@ std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfi
 }
 
 // The tables every worker of the host shares (anonymous shared mappings made before the
-// first fork, inherited by every worker forked later; two rows per worker index:
-// reload_workers).
+// first fork, inherited by every worker forked later; InFlightNames::kRowsPerWorkerIndex
+// rows per worker index: reload_workers).
 struct HostTables {
   HostTables(unsigned workers)
-      : names(2 * workers, true),
+      : names(InFlightNames::kRowsPerWorkerIndex * workers, true),
         failures(FailureCache::kDefaultBuckets, true),
-        claims(2 * workers, UpstreamClaims::kDefaultSlots, true) {}
+        claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
@@ -219,7 +219,7 @@ private:
   // /metrics (which reads it) and the first fork, with a row for every upstream.
   void map_upstream_health();
   // The workers' latency histograms and answer counts (answer_metrics.hpp), likewise
-  // mapped before /metrics and the first fork: two rows per worker index.
+  // mapped before /metrics and the first fork: three rows per worker index.
   void map_answer_metrics();
   // Adds a row for every upstream of cfg_ not yet in the table (at start, and at a
   // reload before the new workers are forked); warns about those that find it full.
@@ -241,6 +241,10 @@ private:
   void reload_workers();
   // SIGKILLs and reaps a worker retired by an earlier reload that still owns `row`.
   void end_retiring_on_row(unsigned row);
+  // A row of worker index `index` that no live process writes (not `current`, the row of
+  // the worker being replaced, nor a retiring worker's); when every one is held, the
+  // oldest retiring worker of the index is ended for its row.
+  unsigned free_row(unsigned index, unsigned current);
   void stop_workers();
   void close_everything();
 
@@ -384,7 +388,7 @@ void Supervisor::map_upstream_health() {
 }
 
 void Supervisor::map_answer_metrics() {
-  answer_metrics_ = std::make_unique<AnswerMetrics>(2 * cfg_.resolved_workers(), true);
+  answer_metrics_ = std::make_unique<AnswerMetrics>(InFlightNames::kRowsPerWorkerIndex * cfg_.resolved_workers(), true);
 }
 
 void Supervisor::add_upstream_rows() {
@@ -583,17 +587,33 @@ void Supervisor::end_retiring_on_row(unsigned row) {
   }
 }
 
+unsigned Supervisor::free_row(unsigned index, unsigned current) {
+  const unsigned n = static_cast<unsigned>(workers_.size());
+  const WorkerProc* oldest = nullptr;
+  for (unsigned k = 0; k < InFlightNames::kRowsPerWorkerIndex; ++k) {
+    const unsigned row = index + k * n;
+    if (row == current) continue;
+    const auto held = std::find_if(retiring_.begin(), retiring_.end(),
+                                   [&](const WorkerProc& r) { return r.in_flight_row == row; });
+    if (held == retiring_.end()) return row;
+    if (!oldest || held->restart_at_ms < oldest->restart_at_ms) oldest = &*held;
+  }
+  const unsigned row = oldest->in_flight_row;
+  end_retiring_on_row(row);
+  return row;
+}
+
 void Supervisor::reload_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid > 0) {
       WorkerProc old = w;
       w.beat_fd = -1;  // the old pipe goes with `old`
-      // The successor takes the index's other row: `old` keeps releasing into its own
-      // until it exits. A worker retired by an earlier reload that still holds that other
-      // row is ended first, so the successor never zeroes a row a live process writes.
-      w.in_flight_row = (old.in_flight_row + workers_.size()) % (2 * workers_.size());
-      end_retiring_on_row(w.in_flight_row);
+      // The successor takes another of the index's rows: `old` keeps releasing into its
+      // own until it exits, and so may a worker retired by the reload before. Only when
+      // all are held is the oldest retiring worker ended, so the successor never zeroes a
+      // row a live process writes.
+      w.in_flight_row = free_row(i, old.in_flight_row);
       spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       ::kill(old.pid, kRetireSignal);  // drains its connections, then exits (worker.hpp)
       old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // SIGHUP reload and `serve --check-config`: a changed access_control takes effect
 // without a restart while the cache stays warm; a broken file keeps the running config.
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
@@ -9,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/workers/service_fixture.hpp"
+#include "tests/workers/tls_test_support.hpp"
 
 using namespace dnsarena::test;
 
@@ -19,7 +23,55 @@ unsigned rcode_of(std::uint16_t port, std::uint16_t id) {
   return r.answered ? r.rcode() : 999;
 }
 
+// One query over an open TCP connection, its answer's ID (-1: none within 2 s).
+int tcp_ask(int fd, std::uint16_t id) {
+  std::vector<std::uint8_t> q = make_query(id, "a.test.", 1);
+  std::vector<std::uint8_t> framed{static_cast<std::uint8_t>(q.size() >> 8), static_cast<std::uint8_t>(q.size())};
+  framed.insert(framed.end(), q.begin(), q.end());
+  if (::send(fd, framed.data(), framed.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(framed.size())) return -1;
+  std::vector<std::uint8_t> in;
+  while (in.size() < 2 || in.size() < 2u + ((in[0] << 8) | in[1])) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 2000) != 1) return -1;
+    std::uint8_t buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return -1;
+    in.insert(in.end(), buf, buf + n);
+  }
+  return in.size() >= 4 ? (in[2] << 8) | in[3] : -1;
+}
+
 }  // namespace
+
+TEST_CASE("SIGHUP twice within one drain: the first retired worker still answers its connection",
+          "[serve][reload]") {
+  Service s({"--config", write_config("tcp: {idle_timeout_ms: 20000}\n")}, 1);
+  const int first = connect_tcp(s.port);  // held by generation 1
+  REQUIRE(first >= 0);
+  REQUIRE(tcp_ask(first, 1) == 1);
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return s.serve->log().find("reloaded: 1 workers replaced") != std::string::npos; }));
+  const int second = connect_tcp(s.port);  // held by generation 2
+  REQUIRE(second >= 0);
+  REQUIRE(tcp_ask(second, 2) == 2);
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);  // generation 1 is still draining
+  REQUIRE(eventually([&] {
+    const std::string log = s.serve->log();
+    return log.find("reloaded: 1 workers replaced") != log.rfind("reloaded: 1 workers replaced");
+  }));
+  CHECK(tcp_ask(first, 3) == 3);
+  CHECK(tcp_ask(second, 4) == 4);
+  CHECK(udp_exchange(s.port, make_query(5, "a.test.", 1)).answered);  // generation 3
+  CHECK(s.serve->log().find("SIGKILL") == std::string::npos);
+  // A third reload within the drain has no free row left: the oldest draining worker
+  // (generation 1) is ended for it, the others keep answering.
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] { return s.serve->log().find("still running at the next reload: SIGKILL") != std::string::npos; }));
+  CHECK(tcp_ask(first, 6) == -1);
+  CHECK(tcp_ask(second, 7) == 7);
+  ::close(first);
+  ::close(second);
+}
 
 TEST_CASE("SIGHUP: a new access_control takes effect, the cache stays warm, a broken file changes nothing",
           "[serve][reload]") {

@@ -101,8 +101,12 @@ enum class Counter : std::uint32_t {
   policy_local_data,     // worker: of those, answered with the rule's local data
   policy_passthru,       // worker: of those, let through to the cache and upstream (PASSTHRU)
   policy_dropped,        // worker: of those, not answered (DROP, deny)
+  upstream_connections,  // worker: TCP/TLS connections to upstreams that became ready (transport tcp, tls)
+  upstream_tls_resumed,  // worker: of those, TLS sessions resumed (no full handshake)
+  queries_dot,           // worker: of queries_tcp, those over DNS over TLS
+  queries_doh,           // worker: of queries_tcp, those over DNS over HTTPS
 };
-inline constexpr std::size_t kCounterCount = 53;
+inline constexpr std::size_t kCounterCount = 57;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -121,7 +125,8 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "prefetches",       "upstream_joined", "upstream_probes", "upstream_down_skips",
     "upstream_trials",  "cookie_valid",   "cookie_badcookie", "dnstap_sent",
     "dnstap_dropped",   "policy_hits",    "policy_blocked", "policy_local_data",
-    "policy_passthru",  "policy_dropped"};
+    "policy_passthru",  "policy_dropped", "upstream_connections", "upstream_tls_resumed",
+    "queries_dot",      "queries_doh"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

@@ -12,6 +12,7 @@
 
 #include "common/yaml_reader.hpp"
 #include "workers/server_cookies.hpp"
+#include "workers/upstream_stream.hpp"
 #include "wire/dns_name.hpp"
 
 namespace dnsarena::workers {
@@ -161,8 +162,27 @@ std::vector<ForwardZone> ServeConfig::zones() const {
   if (!has_root && !upstreams.empty()) {
     z.push_back(ForwardZone::make(".", upstreams));
     z.back().trust_ad = upstreams_trust_ad;
+    z.back().transport = upstreams_transport;
+    z.back().tls_auth_name = upstreams_tls_auth_name;
+    z.back().tls_ca_file = upstreams_tls_ca_file;
   }
   return z;
+}
+
+const char* to_string(UpstreamTransport t) {
+  switch (t) {
+    case UpstreamTransport::udp: return "udp";
+    case UpstreamTransport::tcp: return "tcp";
+    case UpstreamTransport::tls: return "tls";
+  }
+  return "?";
+}
+
+UpstreamTransport parse_upstream_transport(const std::string& s) {
+  if (s == "udp") return UpstreamTransport::udp;
+  if (s == "tcp") return UpstreamTransport::tcp;
+  if (s == "tls") return UpstreamTransport::tls;
+  throw std::invalid_argument("'" + s + "' is not a transport (udp, tcp or tls)");
 }
 
 namespace {
@@ -204,6 +224,25 @@ void validate_https(const HttpsConfig& https, const TlsConfig& tls, const std::v
   if (tls.max_handshakes == 0) throw std::invalid_argument("tls.max_handshakes must be > 0");
 }
 
+// A TLS zone names the certificate it expects, and its trust anchors load; TLS settings
+// on a zone that is not TLS are a mistake said rather than ignored.
+void validate_transport(const ForwardZone& z) {
+  const std::string where = z.name.size() == 1 ? "upstreams" : "forward_zones (zone " + z.text + ")";
+  if (z.transport != UpstreamTransport::tls) {
+    if (!z.tls_auth_name.empty() || !z.tls_ca_file.empty())
+      throw std::invalid_argument(where + ": tls_auth_name and tls_ca_file need transport: tls");
+    return;
+  }
+  if (z.tls_auth_name.empty())
+    throw std::invalid_argument(where + ": transport tls needs tls_auth_name, the name the upstream's "
+                                "certificate is checked against");
+  try {
+    UpstreamTlsTrust trust(z.tls_ca_file);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(where + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 void ServeConfig::validate() const {
@@ -214,6 +253,8 @@ void ServeConfig::validate() const {
   if (resolved_workers() + 4 > geometry.stat_slots)
     throw std::invalid_argument("workers: more workers than the segment has stat slots");
   if (upstream_timeout_ms == 0) throw std::invalid_argument("upstream_timeout_ms must be > 0");
+  if (upstream_idle_timeout_ms == 0) throw std::invalid_argument("upstream_idle_timeout_ms must be > 0");
+  for (const ForwardZone& z : zones()) validate_transport(z);
   if (ttl_floor > ttl_ceiling) throw std::invalid_argument("ttl.floor is above ttl.ceiling");
   if (stale_client_timeout_ms == 0) throw std::invalid_argument("stale.client_timeout_ms must be > 0");
   if (stale_ttl_s == 0) throw std::invalid_argument("stale.ttl_s must be > 0");
@@ -301,9 +342,17 @@ std::uint64_t size_or(MapReader& r, const std::string& key, std::uint64_t fallba
   return n.IsNull() ? fallback : parsed(r, n, key, parse_size);
 }
 
+UpstreamTransport transport_or(MapReader& r, const std::string& key, UpstreamTransport fallback) {
+  const YAML::Node n = r.raw(key);
+  return n.IsNull() ? fallback : parsed(r, n, key, parse_upstream_transport);
+}
+
 void read_upstreams(MapReader& r, ServeConfig& c) {
   if (const YAML::Node n = r.raw("upstreams"); !n.IsNull()) c.upstreams = endpoints(r, n, "upstreams");
   c.upstreams_trust_ad = r.boolean_or("upstreams_trust_ad", c.upstreams_trust_ad);
+  c.upstreams_transport = transport_or(r, "upstreams_transport", c.upstreams_transport);
+  c.upstreams_tls_auth_name = r.text_or("upstreams_tls_auth_name", c.upstreams_tls_auth_name);
+  c.upstreams_tls_ca_file = r.text_or("upstreams_tls_ca_file", c.upstreams_tls_ca_file);
   const YAML::Node zones = r.raw("forward_zones");
   if (zones.IsNull()) return;
   if (!zones.IsSequence()) r.fail("forward_zones", "expected a list of {zone: NAME, upstreams: [address:port, ...]}");
@@ -314,10 +363,16 @@ void read_upstreams(MapReader& r, ServeConfig& c) {
     const YAML::Node upstreams = z.raw("upstreams");
     std::vector<Endpoint> servers = upstreams.IsNull() ? std::vector<Endpoint>{} : endpoints(z, upstreams, "upstreams");
     const bool trust_ad = z.boolean_or("trust_ad", false);
+    const UpstreamTransport transport = transport_or(z, "transport", UpstreamTransport::udp);
+    const std::string auth_name = z.text_or("tls_auth_name", "");
+    const std::string ca_file = z.text_or("tls_ca_file", "");
     z.finish();
     try {
       c.forward_zones.push_back(ForwardZone::make(zone, std::move(servers)));
       c.forward_zones.back().trust_ad = trust_ad;
+      c.forward_zones.back().transport = transport;
+      c.forward_zones.back().tls_auth_name = auth_name;
+      c.forward_zones.back().tls_ca_file = ca_file;
     } catch (const std::invalid_argument& e) {
       r.fail_at(item, "forward_zones", e.what());
     }
@@ -377,6 +432,7 @@ ServeConfig load_serve_config(const std::string& path) {
   c.max_udp_size = static_cast<unsigned>(r.integer_or("max_udp_size", c.max_udp_size, 512, 4096));
   read_upstreams(r, c);
   c.upstream_timeout_ms = integer_or(r, "upstream_timeout_ms", c.upstream_timeout_ms, 60000);
+  c.upstream_idle_timeout_ms = integer_or(r, "upstream_idle_timeout_ms", c.upstream_idle_timeout_ms, 3600000);
   c.upstream_attempts = integer_or(r, "upstream_attempts", c.upstream_attempts, 16);
   c.upstream_max_in_flight = integer_or(r, "upstream_max_in_flight", c.upstream_max_in_flight, 1u << 20);
   c.upstream_jostle_timeout_ms = integer_or(r, "upstream_jostle_timeout_ms", c.upstream_jostle_timeout_ms, 600000);

@@ -184,6 +184,14 @@ inline constexpr std::size_t kMaxListen = 64;
 // "127.0.0.1:53, [::1]:53": the endpoints' texts for logs and messages.
 std::string join_endpoints(const std::vector<Endpoint>& endpoints);
 
+// How a forward zone's upstreams are asked (upstream_client.hpp, upstream_stream.hpp):
+// udp, with TCP only after TC (one connection per retry); tcp or tls, over one kept
+// connection per worker and upstream, queries pipelined (RFC 7766), TLS as RFC 7858 with
+// the certificate verified against tls_auth_name (RFC 8310 strict).
+enum class UpstreamTransport : std::uint8_t { udp, tcp, tls };
+const char* to_string(UpstreamTransport t);
+UpstreamTransport parse_upstream_transport(const std::string& s);  // throws std::invalid_argument
+
 // Names at or below `name` go to `upstreams` (Unbound forward-zone, Knot Resolver
 // policy.FORWARD with a suffix filter).
 struct ForwardZone {
@@ -193,7 +201,12 @@ struct ForwardZone {
   // The upstreams' AD bit (RFC 4035 3.2.3: they validated the answer) reaches clients only
   // when they are trusted to validate and the path to them is trusted (RFC 6840 5.8:
   // plain UDP/TCP can be forged or altered on the way); otherwise it is cleared.
+  // Reached over TLS the path is authenticated: AD is passed on as with trust_ad.
   bool trust_ad = false;
+  UpstreamTransport transport = UpstreamTransport::udp;
+  std::string tls_auth_name;  // tls: the name the upstreams' certificates must carry
+  std::string tls_ca_file;    // tls: PEM trust anchors ("": the system's store)
+  bool ad_trusted() const { return trust_ad || transport == UpstreamTransport::tls; }
   static ForwardZone make(const std::string& zone, std::vector<Endpoint> upstreams);  // throws invalid_argument
   bool contains(const std::uint8_t* wire_name) const;  // at or below the zone, case aside
 };
@@ -262,6 +275,10 @@ struct ServeConfig {
   unsigned max_udp_size = 1232;  // answers over UDP: at most min(the client's EDNS size, this)
   std::vector<Endpoint> upstreams;         // the "." zone
   bool upstreams_trust_ad = false;         // the "." zone's trust_ad (ForwardZone)
+  UpstreamTransport upstreams_transport = UpstreamTransport::udp;  // the "." zone's transport
+  std::string upstreams_tls_auth_name;     // ... and its TLS settings (ForwardZone)
+  std::string upstreams_tls_ca_file;
+  unsigned upstream_idle_timeout_ms = 8000;  // tcp/tls: a connection with nothing in flight this long is closed
   std::vector<ForwardZone> forward_zones;  // more zones (a "." entry here replaces upstreams)
   unsigned upstream_timeout_ms = 1000;
   unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)

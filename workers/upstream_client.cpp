@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <spdlog/spdlog.h>
+
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 #include "workers/dnstap_writer.hpp"
@@ -22,6 +24,8 @@ using wire::put16;
 
 namespace {
 constexpr std::uint64_t kTokenMask = (1ull << 48) - 1;
+constexpr std::uint64_t kStreamFlag = 1ull << 48;  // an epoll event of a kept connection, not of a query
+constexpr std::uint16_t kOptionTcpKeepalive = 11;  // RFC 7828
 }
 
 std::uint64_t monotonic_us() {
@@ -48,6 +52,30 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
   zones_ = config.zones();
   init_health(host.health);
+  init_streams();
+}
+
+void UpstreamClient::init_streams() {
+  zone_streams_.resize(zones_.size());
+  for (std::size_t z = 0; z < zones_.size(); ++z) {
+    const ForwardZone& zone = zones_[z];
+    zone_streams_[z].assign(zone.upstreams.size(), -1);
+    if (zone.transport == UpstreamTransport::udp) continue;
+    UpstreamStream::Settings settings;
+    settings.tls = zone.transport == UpstreamTransport::tls;
+    settings.auth_name = zone.tls_auth_name;
+    settings.idle_timeout_us = cfg_.upstream_idle_timeout_ms * 1000ull;
+    if (settings.tls) {
+      trusts_.push_back(std::make_unique<UpstreamTlsTrust>(zone.tls_ca_file));  // checked by validate()
+      settings.trust = trusts_.back()->credentials();
+    }
+    for (std::size_t u = 0; u < zone.upstreams.size(); ++u) {
+      zone_streams_[z][u] = static_cast<int>(streams_.size());
+      streams_.push_back(
+          std::make_unique<UpstreamStream>(zone.upstreams[u], settings, epoll_fd_, tag_ | kStreamFlag | streams_.size()));
+      stream_failing_.push_back(false);
+    }
+  }
 }
 
 UpstreamClient::~UpstreamClient() {
@@ -150,7 +178,7 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   p.claim = claim;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
-  p.trust_ad = zones_[p.zone].trust_ad;
+  p.trust_ad = zones_[p.zone].ad_trusted();
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();
@@ -198,6 +226,10 @@ std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size
 }
 
 void UpstreamClient::close_socket(Pending& p) {
+  if (p.stream >= 0) {
+    streams_[static_cast<std::size_t>(p.stream)]->forget(p.id, p.token);
+    p.stream = -1;
+  }
   if (p.fd >= 0) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.fd, nullptr);
     ::close(p.fd);
@@ -228,6 +260,81 @@ bool UpstreamClient::send_udp(Pending& p, const Endpoint& up, std::uint64_t now_
   return ok;
 }
 
+bool UpstreamClient::send_query(Pending& p, unsigned upstream, std::uint64_t now_us) {
+  p.streamed = false;
+  if (zone_streams_[p.zone][upstream] >= 0) return send_stream(p, upstream, now_us);
+  return send_udp(p, zones_[p.zone].upstreams[upstream], now_us);
+}
+
+bool UpstreamClient::send_stream(Pending& p, unsigned upstream, std::uint64_t now_us) {
+  const std::size_t index = static_cast<std::size_t>(zone_streams_[p.zone][upstream]);
+  UpstreamStream& stream = *streams_[index];
+  std::uint8_t buf[dns::kMaxQueryBytes + 4];
+  std::size_t len = 0;
+  for (int i = 0; i < 16 && (len == 0 || !stream.id_free(p.id)); ++i) len = write_query(p, buf, sizeof buf - 4);
+  if (len == 0 || !stream.id_free(p.id)) return false;
+  // edns-tcp-keepalive (RFC 7828 3.1: empty in a query) in the OPT record, the last one.
+  const std::size_t opt = 12 + p.qname_len + 4;
+  if (get16(buf + 10) == 1 && len >= opt + 11 && buf[opt] == 0 && get16(buf + opt + 1) == wire::kTypeOpt) {
+    put16(buf + opt + 9, static_cast<std::uint16_t>(get16(buf + opt + 9) + 4));
+    put16(buf + len, kOptionTcpKeepalive);
+    put16(buf + len + 2, 0);
+    len += 4;
+  }
+  p.stream_warm = stream.ready();
+  UpstreamStream::Events events;
+  const bool sent = stream.send(p.id, p.token, buf, len, now_us, events);
+  take_stream_events(index, events, now_us, p.token);
+  if (!sent) return false;
+  p.stream = static_cast<int>(index);
+  p.streamed = true;
+  p.tcp = true;
+  p.sent_us = now_us;
+  ++p.generation;
+  deadlines_.push({now_us + attempt_timeout(p), p.token, p.generation});
+  if (tap_) tap_->forwarder_query(zones_[p.zone].upstreams[upstream].addr, true, p.zone_name, {buf, len});
+  return true;
+}
+
+void UpstreamClient::on_stream_event(std::size_t index, std::uint32_t events, std::uint64_t now_us) {
+  if (index >= streams_.size()) return;
+  UpstreamStream::Events out;
+  streams_[index]->on_event(events, now_us, out);
+  take_stream_events(index, out, now_us);
+}
+
+void UpstreamClient::take_stream_events(std::size_t index, UpstreamStream::Events& events, std::uint64_t now_us,
+                                        std::uint64_t skip) {
+  if (events.opened) {
+    cache_.count(cache::Counter::upstream_connections);
+    if (events.resumed) cache_.count(cache::Counter::upstream_tls_resumed);
+    if (stream_failing_[index]) spdlog::info("upstream connection {} is up again", index);
+    stream_failing_[index] = false;
+  }
+  if (!events.failure.empty() && !stream_failing_[index]) {
+    stream_failing_[index] = true;
+    for (std::size_t z = 0; z < zone_streams_.size(); ++z)
+      for (std::size_t u = 0; u < zone_streams_[z].size(); ++u)
+        if (zone_streams_[z][u] == static_cast<int>(index))
+          spdlog::warn("upstream {} ({}) of zone {}: {}; its misses go elsewhere, and it is tried again after a "
+                       "backoff", zones_[z].upstreams[u].text, to_string(zones_[z].transport), zones_[z].text,
+                       events.failure);
+  }
+  for (UpstreamStream::Reply& r : events.replies) {
+    auto it = pending_.find(r.token);
+    if (it == pending_.end() || it->second.stream != static_cast<int>(index)) continue;
+    it->second.stream = -1;
+    take_reply(it->second, r.message.data(), r.message.size(), now_us);
+  }
+  for (const std::uint64_t token : events.broken) {
+    auto it = pending_.find(token);
+    if (token == skip || it == pending_.end() || it->second.stream != static_cast<int>(index)) continue;
+    it->second.stream = -1;
+    report_failure(it->second, UpstreamHealth::Failure::refused, now_us);
+    fail_attempt(it->second, now_us);
+  }
+}
+
 void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
   if (p.probe) {  // a probe is one attempt: this is its end
     retire_probe(p, now_us);
@@ -251,7 +358,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       finish(p.token, nullptr, false);
       return;
     }
-    if (!send_udp(p, zone.upstreams[p.upstream], now_us)) {
+    if (!send_query(p, p.upstream, now_us)) {
       ++p.attempt;
       ++p.upstream;
       continue;
@@ -265,6 +372,15 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
 
 void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
   close_socket(p);
+  if (p.streamed) {  // a 0x20 fallback over a kept connection: asked on it again
+    if (!send_query(p, p.upstream, now_us)) {
+      fail_attempt(p, now_us);
+      return;
+    }
+    cache_.count(cache::Counter::upstream_queries);
+    report_sent(p);
+    return;
+  }
   const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
   const Endpoint& up = servers[p.upstream % servers.size()];
   p.tcp_out.assign(2 + 600, 0);
@@ -435,6 +551,10 @@ void UpstreamClient::on_tcp_event(Pending& p, std::uint32_t events, std::uint64_
 }
 
 void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::uint64_t now_us) {
+  if (token & kStreamFlag) {
+    on_stream_event(static_cast<std::size_t>(token & 0xFFFFFF), events, now_us);
+    return;
+  }
   auto it = pending_.find(token & kTokenMask);
   if (it == pending_.end() || it->second.fd < 0) return;
   if (it->second.tcp) on_tcp_event(it->second, events, now_us);
@@ -451,17 +571,30 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     const Deadline d = deadlines_.top();
     deadlines_.pop();
     auto it = pending_.find(d.token);
-    if (it == pending_.end() || it->second.generation != d.generation || it->second.fd < 0) continue;  // done
-    if (!it->second.probe && !it->second.trial)  // probes and trials: counted as such alone
+    if (it == pending_.end() || it->second.generation != d.generation ||
+        (it->second.fd < 0 && it->second.stream < 0))
+      continue;  // done
+    Pending& p = it->second;
+    if (!p.probe && !p.trial)  // probes and trials: counted as such alone
       cache_.count(cache::Counter::upstream_timeouts);
-    report_failure(it->second, UpstreamHealth::Failure::timeout, now_us);
-    fail_attempt(it->second, now_us);
+    report_failure(p, UpstreamHealth::Failure::timeout, now_us);
+    if (p.stream >= 0) {  // the connection decides whether it looks dead (its other queries then fail over)
+      const std::size_t index = static_cast<std::size_t>(p.stream);
+      p.stream = -1;
+      UpstreamStream::Events events;
+      streams_[index]->timed_out(p.id, p.token, now_us, events);
+      take_stream_events(index, events, now_us, p.token);
+    }
+    fail_attempt(p, now_us);
   }
+  for (auto& stream : streams_) stream->close_if_idle(now_us);
 }
 
 int UpstreamClient::next_timeout_ms(std::uint64_t now_us) const {
-  if (deadlines_.empty() && client_deadlines_.empty()) return -1;
   std::uint64_t at = UINT64_MAX;
+  for (const auto& stream : streams_)
+    if (const std::uint64_t idle = stream->idle_deadline_us(); idle != 0) at = std::min(at, idle);
+  if (deadlines_.empty() && client_deadlines_.empty() && at == UINT64_MAX) return -1;
   if (!deadlines_.empty()) at = deadlines_.top().at_us;
   if (!client_deadlines_.empty()) at = std::min(at, client_deadlines_.top().at_us);
   return at <= now_us ? 0 : static_cast<int>((at - now_us + 999) / 1000);

@@ -79,6 +79,15 @@
 // What a client gets then (a stale answer with EDE 3/19, or SERVFAIL with EDE 22/23) is
 // the worker's choice (worker.cpp).
 //
+// Transport tcp or tls (a forward zone's `transport`): each attempt's query goes over the
+// worker's kept connection to the picked upstream (upstream_stream.hpp) instead of a UDP
+// socket: pipelined, matched by ID, so a miss costs no handshake once the connection is
+// up (upstream_connections counts the connections made). Everything above applies the
+// same; a connection that breaks fails the attempts it carried over to the next
+// upstream, and a query's edns-tcp-keepalive option (RFC 7828) asks the server to keep
+// it open. The first query on a new connection waits the full attempt timeout (the
+// handshake is in it) and gives no RTT sample, as a TCP retry.
+//
 // Costs: one socket, one epoll registration and two hash-map entries per miss in flight.
 // Timeouts are a binary heap of deadlines (attempts have different timeouts).
 #pragma once
@@ -100,6 +109,7 @@
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/upstream_health.hpp"
+#include "workers/upstream_stream.hpp"
 #include "workers/udp_pktinfo.hpp"
 
 namespace dnsarena::workers {
@@ -149,6 +159,12 @@ struct Pending {
   std::size_t tcp_out_done = 0;
   std::vector<std::uint8_t> tcp_in;
   std::size_t tcp_in_have = 0;
+  // Transport tcp/tls (upstream_stream.hpp): the kept connection this attempt's query
+  // waits on (-1: none), and whether it was ready when the query was written (then the
+  // reply's time is the server's RTT, and a timeout counts against the server).
+  int stream = -1;
+  bool streamed = false;
+  bool stream_warm = false;
   // Upstream health (upstream_client_health.cpp): the row this attempt reports to (-1:
   // none), the RTO its timeout came from, the zone's upstreams tried so far (bit i), the
   // attempt `upstream` was picked for (a 0x20 fallback re-sends to the same one), and
@@ -245,6 +261,15 @@ private:
   bool send_udp(Pending& p, const Endpoint& up, std::uint64_t now_us);
   // The query for this attempt: a fresh ID and (0x20) a fresh case of the name.
   std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity);
+  // p's query to upstream `upstream` of its zone, over the zone's transport.
+  bool send_query(Pending& p, unsigned upstream, std::uint64_t now_us);
+  // p's query over the zone's kept TCP/TLS connection to `upstream` (upstream_stream.hpp).
+  bool send_stream(Pending& p, unsigned upstream, std::uint64_t now_us);
+  void on_stream_event(std::size_t stream, std::uint32_t events, std::uint64_t now_us);
+  // What a stream reported: replies to their queries, broken queries failed over (but
+  // `skip`, whose caller fails it), connections counted, failures logged.
+  void take_stream_events(std::size_t stream, UpstreamStream::Events& events, std::uint64_t now_us,
+                          std::uint64_t skip = 0);
   void start_tcp_retry(Pending& p, std::uint64_t now_us);
   void on_udp_readable(Pending& p, std::uint64_t now_us);
   void on_tcp_event(Pending& p, std::uint32_t events, std::uint64_t now_us);
@@ -326,6 +351,14 @@ private:
   std::unique_ptr<UpstreamHealth> own_health_;  // when no shared table was given
   std::vector<std::vector<int>> zone_rows_;     // per zone, per upstream: its health row (-1: none)
   std::vector<std::vector<unsigned>> zone_trials_;  // per zone, per upstream: this worker's trials in flight
+
+  // Transport tcp/tls: per zone, per upstream, its kept connection in streams_ (-1: udp).
+  // Its epoll data is tag_ | kStreamFlag | index.
+  std::vector<std::vector<int>> zone_streams_;
+  std::vector<std::unique_ptr<UpstreamStream>> streams_;
+  std::vector<bool> stream_failing_;  // the last connect failed (logged once until one succeeds)
+  std::vector<std::unique_ptr<UpstreamTlsTrust>> trusts_;
+  void init_streams();
 };
 
 std::uint64_t monotonic_us();

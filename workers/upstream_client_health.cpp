@@ -107,7 +107,7 @@ void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t
   p.upstream = upstream;
   p.health_row = row;
   p.picked_for = 0;
-  if (!send_udp(p, zones_[zone].upstreams[upstream], now_us)) {
+  if (!send_query(p, upstream, now_us)) {
     retire_probe(p, now_us);
     return;
   }
@@ -137,7 +137,7 @@ void UpstreamClient::start_trial(Pending& p, std::uint64_t now_us) {
   t.health_row = zone_rows_[p.zone][upstream];
   t.picked_for = 0;
   t.failover = true;  // it waits the upstream's RTO: the client's query does not wait on it
-  if (!send_udp(t, zones_[p.zone].upstreams[upstream], now_us)) {
+  if (!send_query(t, upstream, now_us)) {
     close_socket(t);
     pending_.erase(id);
     return;
@@ -198,7 +198,8 @@ void UpstreamClient::report_reply(Pending& p, std::uint64_t now_us) {
   if (p.health_row < 0) return;
   const unsigned row = static_cast<unsigned>(p.health_row);
   // A TCP exchange's time includes the handshake: no RTT sample, only a sign of life.
-  const std::uint64_t rtt_us = p.tcp ? 0 : std::max<std::uint64_t>(now_us - p.sent_us, 1);
+  // A query on a kept connection that was ready: the server's RTT.
+  const std::uint64_t rtt_us = p.tcp && !p.stream_warm ? 0 : std::max<std::uint64_t>(now_us - p.sent_us, 1);
   if (health_->replied(row, rtt_us, now_us))
     spdlog::info("upstream {} is back: it answered {}; misses go to it again", health_->endpoint_text(row),
                  p.probe ? "a probe" : "a query");
@@ -212,7 +213,8 @@ void UpstreamClient::report_failure(Pending& p, UpstreamHealth::Failure f, std::
   if (p.health_row < 0) return;
   const unsigned row = static_cast<unsigned>(p.health_row);
   // A TCP failure says nothing of the server's UDP; a probe's belongs to the probe.
-  const bool counts = !p.tcp && !p.probe;
+  // Over a kept connection (transport tcp/tls) it is the server's only path: it counts.
+  const bool counts = (!p.tcp || p.streamed) && !p.probe;
   if (health_->failed(row, f, p.sent_us, p.attempt_rto_us, now_us, cfg_.upstream_health, counts))
     spdlog::warn("upstream {} is down: {} attempts in a row got no reply; misses skip it, and it is probed "
                  "every {} ms (doubling, up to {} ms) until it answers",
@@ -232,7 +234,7 @@ std::uint64_t UpstreamClient::attempt_timeout(Pending& p) {
   // waits the whole first-attempt timeout (a down upstream's RTO is backed off to about
   // that anyway), and so does TCP: its exchange takes a handshake more than the RTO.
   const bool last = p.attempt + 1 >= cfg_.attempts(zones_[p.zone]);
-  if (p.probe || p.tcp || !p.failover || last) return cap_us;
+  if (p.probe || (p.tcp && !p.stream_warm) || !p.failover || last) return cap_us;
   return attempt_timeout_us(p.attempt_rto_us, cap_us);
 }
 

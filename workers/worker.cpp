@@ -700,9 +700,12 @@ private:
     }
   }
 
-  // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp.
+  // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and
+  // DoT and DoH each in their own counter too.
   void on_stream_message(std::uint64_t conn_id, std::uint32_t doh_stream, std::uint8_t* msg, std::size_t len) {
     cache_.count(cache::Counter::queries_tcp);
+    if (doh_stream) cache_.count(cache::Counter::queries_doh);
+    else if (conn_id & kTlsConnBit) cache_.count(cache::Counter::queries_dot);
     tcp_peer_ = peer_of(conn_id, doh_stream);
     Source src{true, nullptr, 0, conn_id};
     src.doh_stream = doh_stream;

@@ -58,6 +58,8 @@
 #include <thread>
 
 #include "bench/lab/commands.hpp"
+#include "bench/lab/dnsperf_stats.hpp"
+#include "bench/lab/serve_process.hpp"
 #include "common/child_process.hpp"
 #include "common/add_command.hpp"
 #include "common/find_program.hpp"
@@ -86,28 +88,6 @@ struct BenchOptions {
   bool doh = false;        // also measure serve over DNS over HTTPS
 };
 
-// fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
-common::ChildProcess spawn(const std::vector<std::string>& argv, const std::string& log, int cpu = -1) {
-  return common::ChildProcess(argv, {.log_path = log, .truncate_log = true, .search_path = true, .cpu = cpu});
-}
-
-// Until something accepts TCP on `port` (up to 10 s); false when `child` exits first.
-bool wait_tcp(std::uint16_t port, common::ChildProcess& child) {
-  for (int i = 0; i < 500; ++i) {
-    if (!child.running()) return false;
-    if (common::accepts_tcp(port)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 double status_mb(pid_t pid, const char* key) { return static_cast<double>(common::status_kib(pid, key)) / 1024.0; }
 
 struct PerfResult {
@@ -122,29 +102,19 @@ PerfResult dnsperf(std::uint16_t port, const std::string& file, const std::vecto
   std::vector<std::string> argv{"dnsperf", "-s", "127.0.0.1", "-p", std::to_string(port), "-d", file};
   argv.insert(argv.end(), extra.begin(), extra.end());
   const auto t0 = std::chrono::steady_clock::now();
-  common::ChildProcess perf = spawn(argv, log, cpu);
+  common::ChildProcess perf = spawn_logged(argv, log, cpu);
   rusage ru{};
   perf.wait(ru);
   PerfResult r;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.client_cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                    static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  std::istringstream in(slurp(log));
-  std::string line;
-  auto num = [](const std::string& l) {
-    const auto colon = l.find(':');
-    return colon == std::string::npos ? 0.0 : std::stod(l.substr(colon + 1));
-  };
-  while (std::getline(in, line)) {
-    const auto p = line.find_first_not_of(' ');
-    if (p == std::string::npos) continue;
-    const std::string l = line.substr(p);
-    if (l.rfind("Queries sent:", 0) == 0) r.sent = static_cast<std::uint64_t>(num(l));
-    else if (l.rfind("Queries completed:", 0) == 0) r.completed = static_cast<std::uint64_t>(num(l));
-    else if (l.rfind("Queries lost:", 0) == 0) r.lost = static_cast<std::uint64_t>(num(l));
-    else if (l.rfind("Queries per second:", 0) == 0) r.qps = num(l);
-    else if (l.rfind("Average Latency (s):", 0) == 0) r.avg_latency_ms = num(l) * 1000.0;
-  }
+  const DnsperfStats stats = parse_dnsperf_output(slurp(log));
+  r.sent = stats.sent;
+  r.completed = stats.completed;
+  r.lost = stats.lost;
+  r.qps = stats.qps;
+  r.avg_latency_ms = stats.avg_latency_ms;
   if (r.sent == 0) throw std::runtime_error("dnsperf produced no statistics (see " + log + ")");
   r.client_bound = r.client_cpu_s >= 0.9 * r.wall_s;
   return r;
@@ -255,7 +225,7 @@ struct BenchSetup {
 
 // Step 1: the dnsperf query file (`sim load --write-dnsperf`).
 bool write_query_file(const BenchSetup& s, const BenchOptions& o) {
-  common::ChildProcess w = spawn({s.exe, "sim", "load", "--write-dnsperf", s.file, "--queries",
+  common::ChildProcess w = spawn_logged({s.exe, "sim", "load", "--write-dnsperf", s.file, "--queries",
                                   std::to_string(o.queries_in_file), "--seed", s.seed},
                                  s.dir + "/write-names.log");
   if (w.wait() == 0) return true;
@@ -268,7 +238,7 @@ bool write_query_file(const BenchSetup& s, const BenchOptions& o) {
 common::ChildProcess start_server(const BenchSetup& s, const std::string& name, const std::vector<std::string>& argv,
                                   std::uint16_t port) {
   const std::string log = s.dir + "/" + name + ".log";
-  common::ChildProcess child = spawn(argv, log);
+  common::ChildProcess child = spawn_logged(argv, log);
   if (!wait_tcp(port, child)) {
     child.stop();
     throw std::runtime_error(name + " did not start: " + slurp(log));
@@ -283,7 +253,7 @@ std::vector<std::string> tls_arguments(const BenchSetup& s, std::uint16_t tls_po
   const std::string cert = s.dir + "/dot-cert.pem", key = s.dir + "/dot-key.pem", conf = s.dir + "/dot.yaml";
   std::ofstream(s.dir + "/dot-cert.template") << "cn = \"bench.dot\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
   auto certtool = [&](const std::vector<std::string>& argv, const std::string& log) {
-    common::ChildProcess p = spawn(argv, log);
+    common::ChildProcess p = spawn_logged(argv, log);
     if (p.wait() != 0) throw std::runtime_error("certtool failed: " + slurp(log));
   };
   certtool({"certtool", "--generate-privkey", "--key-type=ecdsa", "--outfile", key}, s.dir + "/certtool-key.log");
@@ -551,7 +521,7 @@ int run_bench(const BenchOptions& o) {
   s.upstream = "127.0.0.1:" + std::to_string(s.up_port);
   ::mkdir(s.dir.c_str(), 0700);
   if (!write_query_file(s, o)) return 1;
-  common::ChildProcess up = spawn({s.exe, "sim", "upstream", "--port", std::to_string(s.up_port), "--seed", s.seed},
+  common::ChildProcess up = spawn_logged({s.exe, "sim", "upstream", "--port", std::to_string(s.up_port), "--seed", s.seed},
                                   s.dir + "/upstream.log");
   if (!wait_tcp(s.up_port, up)) {
     std::cerr << "dnsarena-lab bench serve: the synthetic upstream did not start: " << slurp(s.dir + "/upstream.log");

@@ -15,5 +15,7 @@ void add_bench_torture_command(CLI::App& bench);
 void add_bench_attack_command(CLI::App& bench);
 // `dnsarena-lab bench outage`: upstream failures absorbed by the cache, beside Unbound.
 void add_bench_outage_command(CLI::App& bench);
+// `dnsarena-lab bench upstream`: misses over each upstream transport (udp, tcp, tls).
+void add_bench_upstream_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

@@ -23,6 +23,19 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+common::ChildProcess spawn_logged(const std::vector<std::string>& argv, const std::string& log, int cpu) {
+  return common::ChildProcess(argv, {.log_path = log, .truncate_log = true, .search_path = true, .cpu = cpu});
+}
+
+bool wait_tcp(std::uint16_t port, common::ChildProcess& child) {
+  for (int i = 0; i < 500; ++i) {
+    if (!child.running()) return false;
+    if (common::accepts_tcp(port)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 ServeProcess::ServeProcess(const ServeSpec& spec)
     : port_(common::free_loopback_port()),
       segment_(spec.segment_prefix + "-" + std::to_string(::getpid()) + "-" + spec.tag),

@@ -23,6 +23,10 @@ namespace dnsarena::bench {
 
 // The whole text of a file ("" when it cannot be read).
 std::string slurp(const std::string& path);
+// fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
+common::ChildProcess spawn_logged(const std::vector<std::string>& argv, const std::string& log, int cpu = -1);
+// Until something accepts TCP on 127.0.0.1:`port` (up to 10 s); false when `child` exits first.
+bool wait_tcp(std::uint16_t port, common::ChildProcess& child);
 
 struct ServeSpec {
   std::string binary;          // the dnsarena program that has `serve` and `stats`

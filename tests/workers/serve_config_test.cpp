@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/workers/service_fixture.hpp"
+#include "tests/workers/tls_test_support.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -300,4 +301,52 @@ TEST_CASE("access control rules: longest prefix wins, unmatched is refused, the 
   using dnsarena::workers::ConfigError;
   const std::string bad = write_file("access_control:\n  - 127.0.0.0/8 allow\n  - 10.0.0.0/8 maybe\n");
   CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(bad), Catch::Contains(":3:5: key 'access_control'"));
+}
+
+TEST_CASE("upstream transport: udp by default, tcp and tls per zone, TLS needs a name and trust anchors that load",
+          "[serve][config][upstream-stream]") {
+  using dnsarena::workers::load_serve_config;
+  using dnsarena::workers::UpstreamTransport;
+  const auto plain = load_serve_config(write_file("upstreams: [127.0.0.1:53]\n"));
+  REQUIRE(plain.zones().size() == 1);
+  CHECK(plain.zones()[0].transport == UpstreamTransport::udp);
+  CHECK(plain.upstream_idle_timeout_ms == 8000);
+  CHECK_FALSE(plain.zones()[0].ad_trusted());
+
+  const std::string empty = write_file("");
+  const TestCertificate ca("dns.example");
+  const auto c = load_serve_config(write_file(
+      "upstreams: [127.0.0.1:853]\nupstreams_transport: tls\nupstreams_tls_auth_name: dns.example\n"
+      "upstreams_tls_ca_file: " + ca.cert_path() + "\n"
+      "upstream_idle_timeout_ms: 2500\n"
+      "forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:53], transport: tcp}\n"));
+  CHECK(c.upstream_idle_timeout_ms == 2500);
+  const auto zones = c.zones();
+  REQUIRE(zones.size() == 2);
+  CHECK(zones[0].transport == UpstreamTransport::tcp);
+  CHECK_FALSE(zones[0].ad_trusted());
+  CHECK(zones[1].transport == UpstreamTransport::tls);
+  CHECK(zones[1].tls_auth_name == "dns.example");
+  CHECK(zones[1].ad_trusted());  // an authenticated hop: AD passes (RFC 6840 5.8)
+  CHECK(zones[1].tls_ca_file == ca.cert_path());
+  CHECK_NOTHROW(c.validate());
+
+  auto with = [&](const std::string& yaml) {
+    auto cfg = load_serve_config(write_file(yaml));
+    cfg.validate();
+  };
+  CHECK_THROWS_WITH(load_serve_config(write_file("upstreams: [127.0.0.1:53]\nupstreams_transport: quic\n")),
+                    Catch::Contains("'upstreams_transport'") && Catch::Contains("udp, tcp or tls"));
+  CHECK_THROWS_WITH(with("forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:853], transport: tls}\n"),
+                    Catch::Contains("zone corp.") && Catch::Contains("needs tls_auth_name"));
+  CHECK_THROWS_WITH(with("upstreams: [127.0.0.1:53]\nupstreams_tls_auth_name: dns.example\n"),
+                    Catch::Contains("need transport: tls"));
+  CHECK_THROWS_WITH(with("upstreams: [127.0.0.1:853]\nupstreams_transport: tls\nupstreams_tls_auth_name: x\n"
+                         "upstreams_tls_ca_file: /nonexistent/ca.pem\n"),
+                    Catch::Contains("tls_ca_file '/nonexistent/ca.pem'"));
+  CHECK_THROWS_WITH(with("upstreams: [127.0.0.1:853]\nupstreams_transport: tls\nupstreams_tls_auth_name: x\n"
+                         "upstreams_tls_ca_file: " + empty + "\n"),
+                    Catch::Contains("tls_ca_file '" + empty + "'"));
+  CHECK_THROWS_WITH(with("upstreams: [127.0.0.1:53]\nupstream_idle_timeout_ms: 0\n"),
+                    Catch::Contains("upstream_idle_timeout_ms"));
 }

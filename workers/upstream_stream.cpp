@@ -22,6 +22,7 @@ constexpr std::uint64_t kFirstBackoffUs = 250'000;
 constexpr std::uint64_t kMaxBackoffUs = 8'000'000;
 constexpr unsigned kSilentTimeoutsToClose = 2;
 constexpr std::size_t kMinReplyBytes = 12;
+constexpr unsigned kMaxRepliesPerEvent = 256;
 }  // namespace
 
 UpstreamTlsTrust::UpstreamTlsTrust(const std::string& ca_file) {
@@ -228,7 +229,10 @@ bool UpstreamStream::flush(std::uint64_t now_us, Events& events) {
 }
 
 bool UpstreamStream::read(std::uint64_t now_us, Events& events) {
-  for (;;) {
+  // At most kMaxRepliesPerEvent messages per event (epoll reports the rest again): a
+  // server streaming messages cannot hold the worker's loop. Not while GnuTLS holds
+  // decrypted bytes (at most one record), which no epoll event would report.
+  for (unsigned messages = 0;;) {
     // The 2-byte length first, then exactly that many bytes.
     const std::size_t want = in_have_ < 2 ? 2 : 2 + wire::get16(in_.data());
     if (in_.size() < want) in_.resize(want);
@@ -241,6 +245,7 @@ bool UpstreamStream::read(std::uint64_t now_us, Events& events) {
       silent_timeouts_ = 0;
       last_active_us_ = now_us;
       in_have_ = 0;
+      if (++messages >= kMaxRepliesPerEvent && !(tls_ && gnutls_record_check_pending(tls_) > 0)) return true;
       if (tls_ && !resume_saved_ && (gnutls_session_get_flags(tls_) & GNUTLS_SFLAGS_SESSION_TICKET)) {
         gnutls_datum_t data{};
         if (gnutls_session_get_data2(tls_, &data) == 0) {

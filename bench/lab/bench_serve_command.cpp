@@ -216,8 +216,10 @@ struct BenchSetup {
   std::uint16_t up_port = 0;
   std::string upstream;
   std::string seed;
+  // --dot / --doh: the certificate every server presents (made by tls_arguments).
+  std::string cert = dir + "/dot-cert.pem", key = dir + "/dot-key.pem";
   // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT,
-  // 5 serve's DoH).
+  // 5 serve's DoH, 6 unbound's DoT, 7 unbound's DoH, 8 kresd's DoT, 9 kresd's DoH).
   std::uint16_t port(unsigned k) const {
     return port_base ? static_cast<std::uint16_t>(port_base + k) : common::free_loopback_port();
   }
@@ -250,7 +252,7 @@ common::ChildProcess start_server(const BenchSetup& s, const std::string& name, 
 // the tls section (listening on `tls_port` unless 0) and the https section (on `doh_port`
 // unless 0); returns serve's extra arguments.
 std::vector<std::string> tls_arguments(const BenchSetup& s, std::uint16_t tls_port, std::uint16_t doh_port) {
-  const std::string cert = s.dir + "/dot-cert.pem", key = s.dir + "/dot-key.pem", conf = s.dir + "/dot.yaml";
+  const std::string &cert = s.cert, &key = s.key, conf = s.dir + "/dot.yaml";
   std::ofstream(s.dir + "/dot-cert.template") << "cn = \"bench.dot\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
   auto certtool = [&](const std::vector<std::string>& argv, const std::string& log) {
     common::ChildProcess p = spawn_logged(argv, log);
@@ -292,10 +294,22 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   serve.stop();
 }
 
-// unbound as a forwarding cache to the synthetic upstream, one thread: its config.
-std::string unbound_conf(const BenchSetup& s, std::uint16_t port) {
+// A peer's ports: plain DNS, and (0: none) DNS over TLS and over HTTPS.
+struct PeerPorts {
+  std::uint16_t dns = 0, dot = 0, doh = 0;
+};
+
+// unbound as a forwarding cache to the synthetic upstream, one thread: its config. DoT
+// and DoH (tls-port, https-port: Debian's unbound has libnghttp2) with the bench's
+// certificate when their ports are set.
+std::string unbound_conf(const BenchSetup& s, const PeerPorts& ports) {
   std::ostringstream c;
-  c << "server:\n  interface: 127.0.0.1\n  port: " << port << "\n  num-threads: 1"
+  c << "server:\n  interface: 127.0.0.1\n  port: " << ports.dns << "\n  num-threads: 1";
+  if (ports.dot) c << "\n  interface: 127.0.0.1@" << ports.dot << "\n  tls-port: " << ports.dot;
+  if (ports.doh) c << "\n  interface: 127.0.0.1@" << ports.doh << "\n  https-port: " << ports.doh;
+  if (ports.dot || ports.doh)
+    c << "\n  tls-service-key: \"" << s.key << "\"\n  tls-service-pem: \"" << s.cert << "\"";
+  c
     << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
     << "  directory: \"" << s.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
     << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
@@ -308,26 +322,34 @@ std::string unbound_conf(const BenchSetup& s, std::uint16_t port) {
 // Knot Resolver (kresd, one process) forwarding everything to the synthetic upstream,
 // cache in the scratch directory, no DNSSEC (the synthetic zone is unsigned; the root
 // trust anchor would make it bogus), no background modules that query the Internet.
-std::string kresd_conf(const BenchSetup& s, std::uint16_t port) {
+std::string kresd_conf(const BenchSetup& s, const PeerPorts& ports) {
   std::ostringstream c;
-  c << "net.listen('127.0.0.1', " << port << ", { kind = 'dns' })\nnet.ipv6 = false\n"
+  c << "net.listen('127.0.0.1', " << ports.dns << ", { kind = 'dns' })\nnet.ipv6 = false\n";
+  if (ports.dot || ports.doh) c << "net.tls('" << s.cert << "', '" << s.key << "')\n";
+  if (ports.dot) c << "net.listen('127.0.0.1', " << ports.dot << ", { kind = 'tls' })\n";
+  if (ports.doh) c << "net.listen('127.0.0.1', " << ports.doh << ", { kind = 'doh2' })\n";
+  c
     << "cache.open(128 * MB, 'lmdb://" << s.dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
     << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
     << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
   return c.str();
 }
 
-// A peer server on a free port: `conf` written to DIR/NAME.conf, then `program` started
-// with `args`, where "{conf}" stands for that file; measured as serve is, then stopped.
-void measure_peer(const BenchSetup& s, const BenchOptions& o, const std::string& name, std::uint16_t port,
-                  std::string (*conf)(const BenchSetup&, std::uint16_t), std::vector<std::string> argv,
+// A peer server on free ports: `conf` written to DIR/NAME.conf, then `program` started
+// with `args`, where "{conf}" stands for that file; measured as serve is (over DoT and DoH
+// too, as NAME-dot and NAME-doh, when their ports are set), then stopped.
+void measure_peer(const BenchSetup& s, const BenchOptions& o, const std::string& name, const PeerPorts& ports,
+                  std::string (*conf)(const BenchSetup&, const PeerPorts&), std::vector<std::string> argv,
                   std::vector<ServerRun>& runs) {
   const std::string path = s.dir + "/" + name + ".conf";
-  std::ofstream(path) << conf(s, port);
+  std::ofstream(path) << conf(s, ports);
   for (std::string& a : argv)
     if (a == "{conf}") a = path;
-  common::ChildProcess child = start_server(s, name, argv, port);
-  measure_server(name, port, {child.pid()}, "", o, s.file, s.dir, runs);
+  common::ChildProcess child = start_server(s, name, argv, ports.dns);
+  measure_server(name, ports.dns, {child.pid()}, "", o, s.file, s.dir, runs);
+  if (ports.dot) measure_server(name + "-dot", ports.dot, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "dot", "-e"});
+  if (ports.doh)
+    measure_server(name + "-doh", ports.doh, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "doh", "-e", "-q", "200"});
   child.stop();
 }
 
@@ -393,6 +415,25 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   };
   if (o.dot) encrypted("dot", "dnsarena-dot", nullptr, nullptr);
   if (o.doh) encrypted("doh", "dnsarena-doh", find_run(runs, "dnsarena-dot", at), o.dot ? "dot" : nullptr);
+  // Over DoT and DoH, CPU per query beside Unbound's and Knot Resolver's over the same
+  // transport at the judged load; target: <= 0.7x the better (lower) of the two.
+  auto versus_peers = [&](const std::string& k) {
+    const ServerRun* ours = find_run(runs, "dnsarena-" + k, at);
+    const ServerRun* best = nullptr;
+    for (const char* peer : {"unbound", "kresd"}) {
+      const ServerRun* p = find_run(runs, std::string(peer) + "-" + k, at);
+      j[std::string(peer) + "_" + k + "_cpu_us_per_query"] = or_null(p, &ServerRun::cpu_us_per_query);
+      j[k + "_cpu_ratio_vs_" + peer] = ours && p && p->cpu_us_per_query > 0
+                                           ? nlohmann::json(ours->cpu_us_per_query / p->cpu_us_per_query)
+                                           : nlohmann::json(nullptr);
+      if (p && p->cpu_us_per_query > 0 && (!best || p->cpu_us_per_query < best->cpu_us_per_query)) best = p;
+    }
+    j[k + "_cpu_ratio_vs_best_peer"] = ours && best ? nlohmann::json(ours->cpu_us_per_query / best->cpu_us_per_query)
+                                                    : nlohmann::json(nullptr);
+    j[k + "_best_peer"] = best ? nlohmann::json(best->server) : nlohmann::json(nullptr);
+  };
+  if (o.dot) versus_peers("dot");
+  if (o.doh) versus_peers("doh");
   // Targets: CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
   j["cpu_ratio_vs_unbound_at_60k"] = d_at && u_at && u_at->cpu_us_per_query > 0
                                          ? nlohmann::json(d_at->cpu_us_per_query / u_at->cpu_us_per_query)
@@ -442,7 +483,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
 // One target row: "met" / "missed" with the figure, or why it was not judged.
 void print_target(const char* what, const nlohmann::json& ratio, bool at_most, double bound, const char* note) {
   if (ratio.is_null()) {
-    std::printf("  %-52s not judged (no Unbound run)\n", what);
+    std::printf("  %-52s not judged (no run to compare with)\n", what);
     return;
   }
   const double r = ratio.get<double>();
@@ -484,6 +525,15 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
     std::printf(" on the same worker\n");
   }
   std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
+  for (const char* k : {"dot", "doh"}) {
+    const std::string key = std::string(k) + "_cpu_ratio_vs_best_peer";
+    if (!j.contains(key)) continue;
+    const std::string label = std::string(k == std::string("dot") ? "DoT" : "DoH") +
+                              " CPU/query <= 0.7x the better of Unbound's and kresd's";
+    const nlohmann::json& best = j[std::string(k) + "_best_peer"];
+    const std::string note = best.is_null() ? "" : " (the better: " + best.get<std::string>() + ")";
+    print_target(label.c_str(), j[key], true, 0.7, note.c_str());
+  }
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
   print_target(at.c_str(), j["cpu_ratio_vs_unbound_at_60k"], true, 0.7, "");
@@ -533,11 +583,13 @@ int run_bench(const BenchOptions& o) {
   try {
     measure_dnsarena(s, o, runs);
     if (!o.no_unbound && have_program("unbound"))
-      measure_peer(s, o, "unbound", s.port(2), unbound_conf, {"unbound", "-d", "-c", "{conf}"}, runs);
+      measure_peer(s, o, "unbound", {s.port(2), o.dot ? s.port(6) : std::uint16_t{0}, o.doh ? s.port(7) : std::uint16_t{0}},
+                   unbound_conf, {"unbound", "-d", "-c", "{conf}"}, runs);
     if (!o.no_kresd && have_program("kresd")) {
       const std::string rundir = s.dir + "/kresd";
       ::mkdir(rundir.c_str(), 0700);
-      measure_peer(s, o, "kresd", s.port(3), kresd_conf, {"kresd", "-n", "-c", "{conf}", rundir}, runs);
+      measure_peer(s, o, "kresd", {s.port(3), o.dot ? s.port(8) : std::uint16_t{0}, o.doh ? s.port(9) : std::uint16_t{0}},
+                   kresd_conf, {"kresd", "-n", "-c", "{conf}", rundir}, runs);
       std::error_code ignored;
       std::filesystem::remove_all(s.dir + "/kresd-cache", ignored);  // a 128 MiB LMDB file
     }

@@ -3,8 +3,10 @@
 // removed at the end of the test.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache/segment.hpp"
@@ -41,6 +43,10 @@ struct Service {
     args.insert(args.end(), extra.begin(), extra.end());
     serve = std::make_unique<ServeProcess>(args, port);
     if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+    // The supervisor listens before it forks: wait (up to 10 s) until every worker is
+    // forked too, so that a test's children() sees them all.
+    for (int i = 0; i < 500 && serve->children().size() < workers; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::uint64_t total(const char* counter) { return serve_stats(segment)["total"][counter].get<std::uint64_t>(); }
 };

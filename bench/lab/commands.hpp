@@ -17,5 +17,7 @@ void add_bench_attack_command(CLI::App& bench);
 void add_bench_outage_command(CLI::App& bench);
 // `dnsarena-lab bench upstream`: misses over each upstream transport (udp, tcp, tls).
 void add_bench_upstream_command(CLI::App& bench);
+// `dnsarena-lab bench tls-idle`: idle DoT connections held by one worker, within its bound.
+void add_bench_tls_idle_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

@@ -46,7 +46,9 @@ std::uint64_t siphash24(const SipHashKey& key, const std::uint8_t* msg, std::siz
   const std::size_t whole = len - len % 8;
   for (std::size_t i = 0; i < whole; i += 8) s.compress(load_le(msg + i));
   // The last word: the remaining bytes, little-endian, with the length's low byte on top.
-  const std::uint64_t last = (static_cast<std::uint64_t>(len & 0xFF) << 56) | load_le(msg + whole, len - whole);
+  // (No load for an empty tail: `msg` may be null when len is 0.)
+  const std::uint64_t tail = len == whole ? 0 : load_le(msg + whole, len - whole);
+  const std::uint64_t last = (static_cast<std::uint64_t>(len & 0xFF) << 56) | tail;
   s.compress(last);
   s.v2 ^= 0xFF;
   for (int i = 0; i < 4; ++i) s.round();

@@ -34,9 +34,12 @@ DescriptorBudget plan_descriptor_budget(rlim_t limit, unsigned open_now, unsigne
     return b;
   }
   b.too_small = true;
-  b.tcp = static_cast<unsigned>(std::clamp<std::uint64_t>(above_fixed / 2, 1, b.tcp_configured));
-  const std::uint64_t rest = above_fixed > b.tcp ? above_fixed - b.tcp : 0;
+  const std::uint64_t half = std::clamp<std::uint64_t>(above_fixed / 2, 1, b.tcp_configured);
+  const std::uint64_t rest = above_fixed > half ? above_fixed - half : 0;
   b.upstream = static_cast<unsigned>(std::clamp<std::uint64_t>(rest, 1, b.upstream_configured));
+  // What upstream_max_in_flight leaves of its half goes to TCP too.
+  const std::uint64_t unused = above_fixed > half + b.upstream ? above_fixed - half - b.upstream : 0;
+  b.tcp = static_cast<unsigned>(std::min<std::uint64_t>(half + unused, b.tcp_configured));
   return b;
 }
 

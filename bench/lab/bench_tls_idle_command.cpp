@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena-lab bench tls-idle`: many idle DNS-over-TLS connections held by one worker,
-// within its configured bound.
+// `dnsarena-lab bench tls-idle`: many idle DNS-over-TLS connections held by serve's
+// workers, within their configured bound.
 //
 // Steps (all on loopback; every child stopped at the end):
 //   1. `dnsarena-lab sim upstream`, a self-signed certificate (certtool, gnutls-bin) and a
-//      serve with 1 worker, DoT on, tcp.max_connections = --connections, no per-client
+//      serve with --workers workers (default 1), DoT on, tcp.max_connections =
+//      --connections / --workers (rounded up: the bound is per worker), no per-client
 //      limit (every connection comes from 127.0.0.1), an idle timeout far longer than
 //      the run.
 //   2. This process opens --connections DoT connections one after another (TLS 1.3 full
 //      handshake each, no resumption), asks one query on each and keeps it open: the
-//      handshakes per second of that phase, and the worker's RssAnon before and after
-//      (KiB per idle connection).
+//      handshakes per second of that phase, and the workers' RssAnon before and after
+//      (KiB per idle connection). The kernel spreads connections over the workers
+//      (SO_REUSEPORT), not exactly evenly: with several workers one may reach its bound
+//      and close its oldest connections while another has room.
 //   3. After --hold seconds, how many of them the server still holds (a connection it
 //      closed reads EOF).
 //   4. --extra more connections past the bound: the worker must close its least recently
 //      used ones (tcp.max_connections holds), so at the end at most the bound are open.
 // The RLIMIT_NOFILE soft limit of this process is raised to its hard limit; serve raises
-// its own at start (docs/operator-guide.md).
+// its own at start (docs/operator-guide.md). A worker budgets two pools of
+// tcp.max_connections (plain TCP and DoT): 10,000 connections in one worker need a limit
+// above 20,000, which is why --workers exists.
 #include <gnutls/gnutls.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +56,7 @@ namespace {
 struct TlsIdleOptions {
   unsigned connections = 10000;
   unsigned extra = 1000;
+  unsigned workers = 1;
   double hold_s = 5;
   bool json = false;
 };
@@ -120,14 +127,30 @@ std::size_t count_open(const std::vector<std::unique_ptr<DotConnection>>& c) {
 }
 
 int run_tls_idle(const TlsIdleOptions& o) {
+  // This process holds every connection; serve (which inherits the limit) budgets two
+  // pools of tcp.max_connections (plain TCP and DoT) plus upstream sockets per worker. Both
+  // need room: the limit is raised to what serve's budget needs when this process may
+  // (root), else to the hard limit, and a short one is said.
+  const std::uint64_t need = std::uint64_t{o.connections} + o.extra + 64;
+  const unsigned bound = (o.connections + o.workers - 1) / o.workers;  // per worker
+  // serve's budget (descriptor_budget.hpp): the two pools, about 50 fixed, 64 upstream.
+  const std::uint64_t serve_need = 2ull * bound + 50 + 64;
   rlimit nofile{};
   ::getrlimit(RLIMIT_NOFILE, &nofile);
+  const rlim_t want = static_cast<rlim_t>(std::max(need, serve_need));
+  if (nofile.rlim_max < want) {
+    rlimit raised{want, want};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
+  }
   nofile.rlim_cur = nofile.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &nofile);
-  const std::uint64_t need = std::uint64_t{o.connections} + o.extra + 64;
   if (nofile.rlim_cur < need)
     throw std::runtime_error("RLIMIT_NOFILE hard limit " + std::to_string(nofile.rlim_max) + " is below the " +
                              std::to_string(need) + " descriptors this run needs (ulimit -Hn)");
+  if (nofile.rlim_cur < serve_need)
+    std::fprintf(stderr, "bench tls-idle: RLIMIT_NOFILE %llu is below serve's budget for %u DoT and %u TCP "
+                         "connections per worker: it will hold fewer (its log says how many; try --workers)\n",
+                 static_cast<unsigned long long>(nofile.rlim_cur), bound, bound);
   const std::string dir = "/tmp/dnsarena-bench-tls-idle-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   struct Cleanup {
@@ -153,17 +176,27 @@ int run_tls_idle(const TlsIdleOptions& o) {
   if (certtool.wait() != 0) throw std::runtime_error("certtool (gnutls-bin) failed:\n" + slurp(dir + "/certtool.log"));
   const std::uint16_t dot_port = common::free_loopback_port();
   std::ofstream(dir + "/serve.yaml") << "tls: {listen: [127.0.0.1:" << dot_port << "], certificate: " << cert
-                                     << ", key: " << key << "}\ntcp: {max_connections: " << o.connections
+                                     << ", key: " << key << "}\ntcp: {max_connections: " << bound
                                      << ", max_connections_per_client: 0, idle_timeout_ms: 3600000}\n";
   ServeSpec spec;
   spec.binary = common::daemon_program();
   spec.dir = dir;
   spec.tag = "tls-idle";
-  spec.workers = 1;
+  spec.workers = o.workers;
   spec.args = {"--config", dir + "/serve.yaml", "--upstream", "127.0.0.1:" + std::to_string(up_port)};
   ServeProcess serve(spec);
-  if (serve.workers().size() != 1) throw std::runtime_error("serve has no worker:\n" + slurp(serve.log()));
-  const pid_t worker = serve.workers()[0];
+  if (serve.workers().size() != o.workers) throw std::runtime_error("serve's workers did not start:\n" + slurp(serve.log()));
+  const std::vector<pid_t> workers = serve.workers();
+  auto rss_kib = [&] {
+    std::uint64_t k = 0;
+    for (pid_t w : workers) k += common::status_kib(w, "RssAnon");
+    return k;
+  };
+  auto cpu_s = [&] {
+    double c = 0;
+    for (pid_t w : workers) c += common::cpu_seconds(w);
+    return c;
+  };
 
   gnutls_certificate_credentials_t cred = nullptr;
   gnutls_certificate_allocate_credentials(&cred);
@@ -171,8 +204,8 @@ int run_tls_idle(const TlsIdleOptions& o) {
   conns.reserve(o.connections + o.extra);
   conns.push_back(std::make_unique<DotConnection>(dot_port, cred));  // GnuTLS set-up and the cache entry: not counted
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const std::uint64_t rss0 = common::status_kib(worker, "RssAnon");
-  const double cpu0 = common::cpu_seconds(worker);
+  const std::uint64_t rss0 = rss_kib();
+  const double cpu0 = cpu_s();
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t failed = 0;
   for (unsigned i = 1; i < o.connections; ++i) {
@@ -180,21 +213,26 @@ int run_tls_idle(const TlsIdleOptions& o) {
     failed += conns.back()->answered() ? 0 : 1;
   }
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double setup_cpu = common::cpu_seconds(worker) - cpu0;
+  const double setup_cpu = cpu_s() - cpu0;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::uint64_t rss1 = common::status_kib(worker, "RssAnon");
+  const std::uint64_t rss1 = rss_kib();
+  const std::size_t held_at_rss1 = count_open(conns);
   std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
   const std::size_t held = count_open(conns);
-  const unsigned fds_held = common::open_fds(worker);
+  unsigned fds_held = 0;
+  for (pid_t w : workers) fds_held += common::open_fds(w);
   for (unsigned i = 0; i < o.extra; ++i) conns.push_back(std::make_unique<DotConnection>(dot_port, cred));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::size_t open_after = count_open(conns);
-  const std::uint64_t rss2 = common::status_kib(worker, "RssAnon");
+  const std::uint64_t rss2 = rss_kib();
   conns.clear();
   gnutls_certificate_free_credentials(cred);
 
-  const double per_conn_kib = o.connections > 1 ? static_cast<double>(rss1 - rss0) / (o.connections - 1) : 0;
+  // Per connection the worker holds (the first, not counted, is among them).
+  const double per_conn_kib = held_at_rss1 > 1 ? static_cast<double>(rss1 - rss0) / static_cast<double>(held_at_rss1 - 1) : 0;
   nlohmann::json j{{"connections", o.connections},
+                   {"workers", o.workers},
+                   {"bound_per_worker", bound},
                    {"extra", o.extra},
                    {"hold_s", o.hold_s},
                    {"failed", failed},
@@ -204,25 +242,27 @@ int run_tls_idle(const TlsIdleOptions& o) {
                    {"rss_anon_kib_held", rss1},
                    {"rss_anon_kib_after_extra", rss2},
                    {"kib_per_idle_connection", per_conn_kib},
+                   {"held_after_setup", held_at_rss1},
                    {"held_after_hold", held},
                    {"worker_open_fds_held", fds_held},
                    {"open_after_extra", open_after},
-                   {"bound", o.connections},
-                   {"bound_held", open_after <= o.connections}};
+                   {"bound", bound * o.workers},
+                   {"bound_held", open_after <= bound * o.workers}};
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("dnsarena-lab bench tls-idle: %u DoT connections to 1 worker (tcp.max_connections %u), then %u more\n",
-              o.connections, o.connections, o.extra);
-  std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); worker CPU %.0f us per connection\n",
+  std::printf("dnsarena-lab bench tls-idle: %u DoT connections to %u worker(s) (tcp.max_connections %u each), then "
+              "%u more\n",
+              o.connections, o.workers, bound, o.extra);
+  std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); workers' CPU %.0f us per connection\n",
               failed, j["handshakes_per_s"].get<double>(), j["worker_cpu_us_per_connection"].get<double>());
-  std::printf("  memory:   worker RssAnon %.1f -> %.1f MiB: %.1f KiB per idle connection\n", rss0 / 1024.0,
-              rss1 / 1024.0, per_conn_kib);
-  std::printf("  held:     %zu of %u open after %.0f s idle (worker descriptors %u)\n", held, o.connections, o.hold_s,
+  std::printf("  memory:   workers' RssAnon %.1f -> %.1f MiB with %zu held: %.1f KiB per idle connection\n",
+              rss0 / 1024.0, rss1 / 1024.0, held_at_rss1, per_conn_kib);
+  std::printf("  held:     %zu of %u open after %.0f s idle (workers' descriptors %u)\n", held, o.connections, o.hold_s,
               fds_held);
   std::printf("  bound:    %zu open after %u more (at most %u: %s); RssAnon %.1f MiB\n", open_after, o.extra,
-              o.connections, open_after <= o.connections ? "held" : "EXCEEDED", rss2 / 1024.0);
+              bound * o.workers, open_after <= bound * o.workers ? "held" : "EXCEEDED", rss2 / 1024.0);
   return 0;
 }
 
@@ -232,10 +272,12 @@ void add_bench_tls_idle_command(CLI::App& bench) {
   auto o = std::make_shared<TlsIdleOptions>();
   auto* cmd = bench.add_subcommand(
       "tls-idle",
-      "Idle DNS-over-TLS connections held by one serve worker: --connections opened (a full handshake and one\n"
-      "query each) and kept; handshakes per second, worker KiB per idle connection, how many are still held\n"
-      "after --hold seconds, and whether tcp.max_connections holds when --extra more arrive.");
-  cmd->add_option("--connections", o->connections, "connections held, and the worker's tcp.max_connections")
+      "Idle DNS-over-TLS connections held by serve's workers: --connections opened (a full handshake and one\n"
+      "query each) and kept; handshakes per second, KiB per idle connection, how many are still held after\n"
+      "--hold seconds, and whether tcp.max_connections (--connections / --workers each) holds when --extra\n"
+      "more arrive.");
+  cmd->add_option("--workers", o->workers, "serve's workers")->check(CLI::Range(1u, 64u))->capture_default_str();
+  cmd->add_option("--connections", o->connections, "connections held; tcp.max_connections is this / --workers")
       ->check(CLI::Range(10u, 100000u))
       ->capture_default_str();
   cmd->add_option("--extra", o->extra, "connections opened past the bound")->check(CLI::Range(0u, 100000u))->capture_default_str();

@@ -51,6 +51,11 @@ TEST_CASE("descriptor budget: a limit too small for the configured split is halv
   CHECK(few.too_small);
   CHECK(few.tcp == 16);
   CHECK(few.upstream == 120 - 42 - 16);
+  // Upstream's half above its cap goes to TCP: 20,000 with 14 open, two pools of 10,000.
+  const DescriptorBudget big = plan_descriptor_budget(20000, 14, 20000, 1024);
+  CHECK(big.too_small);
+  CHECK(big.upstream == 1024);
+  CHECK(big.tcp == 20000 - 46 - 1024);
   // Nothing above the fixed part: one of each, and the warning.
   const DescriptorBudget none = plan_descriptor_budget(30, 10, 256, 1024);
   CHECK(none.too_small);

@@ -103,7 +103,9 @@ int check_config(const ServeFlags& flags) {
   try {
     const ServeConfig c = build_config(f);
     std::string zones;
-    for (const ForwardZone& z : c.zones()) zones += (zones.empty() ? "" : ", ") + z.text;
+    for (const ForwardZone& z : c.zones())
+      zones += (zones.empty() ? "" : ", ") + z.text +
+               (z.transport == UpstreamTransport::udp ? "" : std::string(" over ") + to_string(z.transport));
     std::string dot;
     if (c.tls.enabled() || c.https.enabled()) {  // the files too: a certificate that would stop the start fails the check
       const auto credentials = TlsCredentials::load(c.tls.certificate, c.tls.key);

@@ -440,7 +440,8 @@ void Supervisor::start_workers() {
   std::string zones;
   for (const ForwardZone& z : cfg_.zones())
     zones += (zones.empty() ? "" : "; ") + z.text + " -> " + z.upstreams.front().text +
-             (z.upstreams.size() > 1 ? " and others" : "");
+             (z.upstreams.size() > 1 ? " and others" : "") +
+             (z.transport == UpstreamTransport::udp ? "" : std::string(" over ") + to_string(z.transport));
   spdlog::info("serving DNS on {} (UDP and TCP) with {} workers; forwarding {}", join_endpoints(cfg_.listen), n,
                zones);
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " with " + std::to_string(n) + " workers");

@@ -595,7 +595,7 @@ int UpstreamClient::next_timeout_ms(std::uint64_t now_us) const {
   for (const auto& stream : streams_)
     if (const std::uint64_t idle = stream->idle_deadline_us(); idle != 0) at = std::min(at, idle);
   if (deadlines_.empty() && client_deadlines_.empty() && at == UINT64_MAX) return -1;
-  if (!deadlines_.empty()) at = deadlines_.top().at_us;
+  if (!deadlines_.empty()) at = std::min(at, deadlines_.top().at_us);
   if (!client_deadlines_.empty()) at = std::min(at, client_deadlines_.top().at_us);
   return at <= now_us ? 0 : static_cast<int>((at - now_us + 999) / 1000);
 }

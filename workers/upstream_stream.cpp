@@ -168,8 +168,9 @@ void UpstreamStream::rewatch() {
 
 bool UpstreamStream::handshake(std::uint64_t now_us, Events& events) {
   int rc;
+  int warnings = 0;  // non-fatal alerts: a few are read on, a stream of them is a failure
   do rc = gnutls_handshake(tls_);
-  while (rc == GNUTLS_E_INTERRUPTED || (rc < 0 && !gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN));
+  while (rc == GNUTLS_E_INTERRUPTED || (rc < 0 && !gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN && ++warnings < 4));
   if (rc == GNUTLS_E_AGAIN) {
     rewatch();
     return true;
@@ -232,6 +233,7 @@ bool UpstreamStream::read(std::uint64_t now_us, Events& events) {
   // At most kMaxRepliesPerEvent messages per event (epoll reports the rest again): a
   // server streaming messages cannot hold the worker's loop. Not while GnuTLS holds
   // decrypted bytes (at most one record), which no epoll event would report.
+  int warnings = 0;
   for (unsigned messages = 0;;) {
     // The 2-byte length first, then exactly that many bytes.
     const std::size_t want = in_have_ < 2 ? 2 : 2 + wire::get16(in_.data());
@@ -260,7 +262,9 @@ bool UpstreamStream::read(std::uint64_t now_us, Events& events) {
     if (tls_) {
       n = gnutls_record_recv(tls_, in_.data() + in_have_, want - in_have_);
       if (n == GNUTLS_E_AGAIN) return true;
-      if (n == GNUTLS_E_INTERRUPTED || (n < 0 && !gnutls_error_is_fatal(static_cast<int>(n)))) continue;
+      if (n == GNUTLS_E_INTERRUPTED) continue;
+      // A non-fatal alert or a renegotiation request: read on, a few times.
+      if (n < 0 && !gnutls_error_is_fatal(static_cast<int>(n)) && ++warnings < 4) continue;
     } else {
       n = ::recv(fd_, in_.data() + in_have_, want - in_have_, 0);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;

@@ -290,7 +290,7 @@ TEST_CASE("upstream over TLS: verified by name, one connection per worker, sessi
           "[serve][upstream-stream][tls]") {
   DotUpstream dot;
   Service& back = dot.service;
-  TempConfig front_cfg(tls_zone(dot.port, "dot.test", dot.cert.cert_path(), "upstream_idle_timeout_ms: 400\n"));
+  TempConfig front_cfg(tls_zone(dot.port, "dot.test", dot.cert.cert_path(), "upstream_idle_timeout_ms: 1000\n"));
   Service front({"--config", front_cfg.path()}, 1);
   for (const char* name : {"a.test", "aaaa.test", "txt.test"}) {
     const std::uint16_t qtype = std::string(name) == "aaaa.test" ? 28 : std::string(name) == "txt.test" ? 16 : 1;
@@ -307,7 +307,7 @@ TEST_CASE("upstream over TLS: verified by name, one connection per worker, sessi
   CHECK(front.total("upstream_queries") == 3);
 
   // Idle past upstream_idle_timeout_ms: closed; the next miss reconnects with the ticket.
-  std::this_thread::sleep_for(900ms);
+  std::this_thread::sleep_for(2200ms);
   const DnsReply later = udp_exchange(front.port, make_query(3, "cname.test", 1));
   REQUIRE(later.answered);
   CHECK(later.rcode() == 0);

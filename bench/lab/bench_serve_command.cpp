@@ -59,6 +59,7 @@
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/dnsperf_stats.hpp"
+#include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "common/child_process.hpp"
 #include "common/add_command.hpp"
@@ -217,7 +218,7 @@ struct BenchSetup {
   std::string upstream;
   std::string seed;
   // --dot / --doh: the certificate every server presents (made by tls_arguments).
-  std::string cert = dir + "/dot-cert.pem", key = dir + "/dot-key.pem";
+  std::string cert = dir + "/bench.dot-cert.pem", key = dir + "/bench.dot-key.pem";
   // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT,
   // 5 serve's DoH, 6 unbound's DoT, 7 unbound's DoH, 8 kresd's DoT, 9 kresd's DoH).
   std::uint16_t port(unsigned k) const {
@@ -252,16 +253,8 @@ common::ChildProcess start_server(const BenchSetup& s, const std::string& name, 
 // the tls section (listening on `tls_port` unless 0) and the https section (on `doh_port`
 // unless 0); returns serve's extra arguments.
 std::vector<std::string> tls_arguments(const BenchSetup& s, std::uint16_t tls_port, std::uint16_t doh_port) {
-  const std::string &cert = s.cert, &key = s.key, conf = s.dir + "/dot.yaml";
-  std::ofstream(s.dir + "/dot-cert.template") << "cn = \"bench.dot\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
-  auto certtool = [&](const std::vector<std::string>& argv, const std::string& log) {
-    common::ChildProcess p = spawn_logged(argv, log);
-    if (p.wait() != 0) throw std::runtime_error("certtool failed: " + slurp(log));
-  };
-  certtool({"certtool", "--generate-privkey", "--key-type=ecdsa", "--outfile", key}, s.dir + "/certtool-key.log");
-  certtool({"certtool", "--generate-self-signed", "--load-privkey", key, "--template", s.dir + "/dot-cert.template",
-            "--outfile", cert},
-           s.dir + "/certtool-cert.log");
+  const auto [cert, key] = make_self_signed_certificate(s.dir, "bench.dot");  // s.cert, s.key
+  const std::string conf = s.dir + "/dot.yaml";
   std::ofstream out(conf);
   out << "tls: {" << (tls_port ? "listen: [127.0.0.1:" + std::to_string(tls_port) + "], " : "")
       << "certificate: " << cert << ", key: " << key << "}\n";

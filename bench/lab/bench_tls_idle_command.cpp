@@ -42,6 +42,7 @@
 #include <thread>
 
 #include "bench/lab/commands.hpp"
+#include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
@@ -166,14 +167,7 @@ int run_tls_idle(const TlsIdleOptions& o) {
                                                 std::to_string(up_port)},
                                                dir + "/upstream.log");
   if (!wait_tcp(up_port, upstream)) throw std::runtime_error("sim upstream did not start:\n" + slurp(dir + "/upstream.log"));
-  const std::string cert = dir + "/cert.pem", key = dir + "/key.pem";
-  std::ofstream(dir + "/template") << "cn = \"idle.bench\"\nexpiration_days = 2\ntls_www_server\nsigning_key\n";
-  common::ChildProcess certtool = spawn_logged(
-      {"sh", "-c", "certtool --generate-privkey --key-type=ecdsa --outfile " + key +
-                       " && certtool --generate-self-signed --load-privkey " + key + " --template " + dir +
-                       "/template --outfile " + cert},
-      dir + "/certtool.log");
-  if (certtool.wait() != 0) throw std::runtime_error("certtool (gnutls-bin) failed:\n" + slurp(dir + "/certtool.log"));
+  const auto [cert, key] = make_self_signed_certificate(dir, "idle.bench");
   const std::uint16_t dot_port = common::free_loopback_port();
   std::ofstream(dir + "/serve.yaml") << "tls: {listen: [127.0.0.1:" << dot_port << "], certificate: " << cert
                                      << ", key: " << key << "}\ntcp: {max_connections: " << bound

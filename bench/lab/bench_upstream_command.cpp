@@ -33,6 +33,7 @@
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/dnsperf_stats.hpp"
+#include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
@@ -128,15 +129,7 @@ int run_upstream_bench(const UpstreamBenchOptions& o) {
   const std::string file = dir + "/names";
 
   // 2. The relay, with DoT, warmed.
-  const std::string cert = dir + "/cert.pem", key = dir + "/key.pem";
-  std::ofstream(dir + "/template") << "cn = \"relay.bench\"\ndns_name = \"relay.bench\"\nexpiration_days = 2\n"
-                                      "tls_www_server\nsigning_key\n";
-  common::ChildProcess certtool =
-      spawn_logged({"sh", "-c", "certtool --generate-privkey --key-type=ecdsa --outfile " + key +
-                             " && certtool --generate-self-signed --load-privkey " + key + " --template " + dir +
-                             "/template --outfile " + cert},
-            dir + "/certtool.log");
-  if (certtool.wait() != 0) throw std::runtime_error("certtool (gnutls-bin) failed:\n" + slurp(dir + "/certtool.log"));
+  const auto [cert, key] = make_self_signed_certificate(dir, "relay.bench");
   const std::uint16_t relay_tls = common::free_loopback_port();
   std::ofstream(dir + "/relay.yaml") << "tls: {listen: [127.0.0.1:" << relay_tls << "], certificate: " << cert
                                      << ", key: " << key << "}\n";

@@ -65,7 +65,7 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
 std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
                                  std::optional<ExtendedError> ede) {
   const std::size_t cookie_bytes = q.edns && q.cookie.len ? 4u + q.cookie.len : 0;
-  if (capacity < kHeaderBytes + 255 + 4 + kOptRecordBytes + kMaxEcsOptionBytes + (ede ? kEdeOptionBytes : 0) + cookie_bytes)
+  if (capacity < kMaxErrorResponseBytes + (ede ? kEdeOptionBytes : 0) + cookie_bytes)
     return 0;
   put16(out, q.id);
   const std::uint16_t flags = static_cast<std::uint16_t>(kFlagQr | (q.flags & (kOpcodeMask | kFlagRd | kFlagCd)) |

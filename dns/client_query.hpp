@@ -72,8 +72,9 @@ ParseVerdict parse_query_knot(std::uint8_t* wire, std::size_t len, ClientQuery& 
 // client's ID, opcode, RD and CD, the question when known (qname_len > 0), and an OPT
 // record (version 0) when the query had EDNS, carrying `ede` (RFC 8914) when given and
 // q.cookie when it has one. Returns its size.
-// Returns 0 when capacity < 12 + 255 + 4 + 11 + 24 (the largest error response), + 6 with
+// Returns 0 when capacity < kMaxErrorResponseBytes (the largest error response), + 6 with
 // `ede`, + 4 + q.cookie.len with a cookie.
+inline constexpr std::size_t kMaxErrorResponseBytes = 12 + 255 + 4 + 11 + kMaxEcsOptionBytes;
 std::size_t write_error_response(const ClientQuery& q, std::uint16_t rcode, std::uint8_t* out, std::size_t capacity,
                                  std::optional<ExtendedError> ede = std::nullopt);
 

@@ -25,7 +25,6 @@ using wire::put16;
 namespace {
 constexpr std::uint64_t kTokenMask = (1ull << 48) - 1;
 constexpr std::uint64_t kStreamFlag = 1ull << 48;  // an epoll event of a kept connection, not of a query
-constexpr std::uint16_t kOptionTcpKeepalive = 11;  // RFC 7828
 }
 
 std::uint64_t monotonic_us() {
@@ -205,7 +204,7 @@ bool UpstreamClient::jostle_oldest(std::uint64_t now_us) {
   return true;
 }
 
-std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity) {
+std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity, bool tcp_keepalive) {
   p.id = static_cast<std::uint16_t>(arc4random());
   std::memcpy(p.qname_sent.data(), p.qname.data(), p.qname_len);
   if (cfg_.upstream_case_randomization && !p.case_fallback) {
@@ -221,7 +220,8 @@ std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size
                            .qtype = p.qtype,
                            .cd = (p.key_flags & cache::kKeyCd) != 0,
                            .do_bit = (p.key_flags & cache::kKeyDo) != 0,
-                           .ecs = p.ecs},
+                           .ecs = p.ecs,
+                           .tcp_keepalive = tcp_keepalive},
                           out, capacity);
 }
 
@@ -269,18 +269,11 @@ bool UpstreamClient::send_query(Pending& p, unsigned upstream, std::uint64_t now
 bool UpstreamClient::send_stream(Pending& p, unsigned upstream, std::uint64_t now_us) {
   const std::size_t index = static_cast<std::size_t>(zone_streams_[p.zone][upstream]);
   UpstreamStream& stream = *streams_[index];
-  std::uint8_t buf[dns::kMaxQueryBytes + 4];
+  std::uint8_t buf[dns::kMaxQueryBytes];
   std::size_t len = 0;
-  for (int i = 0; i < 16 && (len == 0 || !stream.id_free(p.id)); ++i) len = write_query(p, buf, sizeof buf - 4);
+  for (int i = 0; i < 16 && (len == 0 || !stream.id_free(p.id)); ++i)
+    len = write_query(p, buf, sizeof buf, /*tcp_keepalive=*/true);
   if (len == 0 || !stream.id_free(p.id)) return false;
-  // edns-tcp-keepalive (RFC 7828 3.1: empty in a query) in the OPT record, the last one.
-  const std::size_t opt = 12 + p.qname_len + 4;
-  if (get16(buf + 10) == 1 && len >= opt + 11 && buf[opt] == 0 && get16(buf + opt + 1) == wire::kTypeOpt) {
-    put16(buf + opt + 9, static_cast<std::uint16_t>(get16(buf + opt + 9) + 4));
-    put16(buf + len, kOptionTcpKeepalive);
-    put16(buf + len + 2, 0);
-    len += 4;
-  }
   p.stream_warm = stream.ready();
   UpstreamStream::Events events;
   const bool sent = stream.send(p.id, p.token, buf, len, now_us, events);

@@ -259,8 +259,9 @@ private:
   // p's query (write_query: a fresh ID and case) over a fresh UDP socket connected to
   // `up`, watched for the reply. False (no socket left open) when any step fails.
   bool send_udp(Pending& p, const Endpoint& up, std::uint64_t now_us);
-  // The query for this attempt: a fresh ID and (0x20) a fresh case of the name.
-  std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity);
+  // The query for this attempt: a fresh ID and (0x20) a fresh case of the name; over a
+  // kept connection with the edns-tcp-keepalive option.
+  std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity, bool tcp_keepalive = false);
   // p's query to upstream `upstream` of its zone, over the zone's transport.
   bool send_query(Pending& p, unsigned upstream, std::uint64_t now_us);
   // p's query over the zone's kept TCP/TLS connection to `upstream` (upstream_stream.hpp).

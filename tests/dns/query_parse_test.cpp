@@ -61,6 +61,25 @@ TEST_CASE("write_query and build_query write the same bytes", "[dns][build]") {
   CHECK(write_query(spec, buf, 12 + kName.size() + 4 + 11 + 23) == 0);  // may not fit: not started
 }
 
+TEST_CASE("tcp_keepalive: an empty edns-tcp-keepalive option after the ECS option, counted in rdlength",
+          "[dns][build]") {
+  const QuerySpec plain{.id = 1, .qname = kName, .qtype = kTypeA, .ecs = v4_ecs(24, {198, 51, 100, 0})};
+  QuerySpec kept = plain;
+  kept.tcp_keepalive = true;
+  const common::Bytes a = build_query(plain), b = build_query(kept);
+  REQUIRE(b.size() == a.size() + 4);
+  CHECK(common::Bytes(b.begin(), b.begin() + static_cast<long>(a.size())) != a);  // the rdlength differs
+  CHECK(get16(b.data() + opt_at(kName) + 9) == get16(a.data() + opt_at(kName) + 9) + 4);
+  CHECK(get16(b.data() + a.size()) == kOptionTcpKeepalive);
+  CHECK(get16(b.data() + a.size() + 2) == 0);
+  Message m;
+  CHECK(parse_message(b, m) == ParseStatus::ok);
+  // Without EDNS asked for, the option still brings its OPT record.
+  const common::Bytes bare = build_query({.id = 2, .qname = kName, .qtype = kTypeA, .edns = false, .tcp_keepalive = true});
+  CHECK(get16(bare.data() + 10) == 1);
+  CHECK(get16(bare.data() + bare.size() - 4) == kOptionTcpKeepalive);
+}
+
 TEST_CASE("a built query parses back as the client query it describes", "[dns][build][parse]") {
   const QuerySpec spec{.id = 0x1234, .qname = kName, .qtype = kTypeTxt, .cd = true, .do_bit = true,
                        .ecs = v4_ecs(23, {10, 1, 3, 0})};
@@ -224,7 +243,7 @@ TEST_CASE("read_ecs_option: absent, ok and malformed", "[dns][parse]") {
 TEST_CASE("error responses carry the extended rcode in the OPT and echo the ECS", "[dns][build]") {
   const Wire with_ecs = query_bytes({.id = 0x4242, .qname = kName, .qtype = kTypeA, .do_bit = true,
                                      .ecs = v4_ecs(24, {192, 0, 2})});
-  std::uint8_t out[kMaxQueryBytes];
+  std::uint8_t out[kMaxErrorResponseBytes];
   SECTION("BADVERS: 16 is 1 in the OPT, 0 in the header; parsing stopped before the ECS") {
     Wire w = with_ecs;
     w[opt_at(kName) + 6] = 1;  // EDNS version 1

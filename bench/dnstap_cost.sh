@@ -5,7 +5,10 @@
 #                                    thread): callgrind totals at 2,000 and 12,000 hits, the
 #                                    slope between them (start-up cancels out)
 #   bench/dnstap_cost.sh dnsperf     dnsperf at 50,000 q/s for 10 s, 2 workers: answers lost,
-#                                    frames sent and dropped, frames in the capture file
+#                                    frames sent and dropped, frames in the capture file;
+#                                    dnstap off, then on with each dnstap.queue of $QUEUES
+#                                    (default "16384 65536": libfstrm's queue alone, and the
+#                                    default with the worker's backlog)
 # Needs valgrind, dnsperf, kdig, fstrm_capture, dnstap-ldns, python3, and a built ./build/dnsarena.
 set -euo pipefail
 mode=${1:?usage: dnstap_cost.sh callgrind|dnsperf}
@@ -35,7 +38,7 @@ EOF
 pids+=($!)
 echo "www.example.com A" > queries.txt
 
-config() {  # config WORKERS on|off
+config() {  # config WORKERS on|off [QUEUE]
   cat <<EOF
 listen: 127.0.0.1:$port
 workers: $1
@@ -44,7 +47,7 @@ cache: {segment: dnsarena-dnstap-cost, max_entries: 10000, arena_bytes: 8M, rese
 stats: {metrics_listen: ""}
 restart: {heartbeat_timeout_ms: 0}
 EOF
-  [ "$2" = on ] && echo "dnstap: {socket: $dir/tap.sock}"
+  [ "$2" = on ] && echo "dnstap: {socket: $dir/tap.sock, queue: ${3:-65536}}"
   return 0
 }
 
@@ -93,13 +96,14 @@ if [ "$mode" = callgrind ]; then
       "writer thread $(( (writer[12000] - writer[2000]) / 10000 ))"
   done
 else
-  for tap in off on; do
-    config 2 $tap > serve.yaml
+  for run in off ${QUEUES:-16384 65536}; do
+    tap=on; [ "$run" = off ] && tap=off
+    config 2 $tap "$run" > serve.yaml
     [ $tap = on ] && start_capture
     "$bin" serve -c serve.yaml --remove-segment > serve.log 2>&1 &
     serve=$!
     wait_answer
-    echo "== dnstap $tap (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "== dnstap $tap$([ $tap = on ] && echo ", queue $run") (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
     dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -l 10 -Q 50000 -c 4 -q 2000 2>&1 |
       grep -E "Queries (sent|completed|lost)|Queries per second"
     "$bin" stats --segment dnsarena-dnstap-cost --json --interval 0 | python3 -c \

@@ -94,8 +94,9 @@ enum class Counter : std::uint32_t {
                          // exempt from rate limiting (workers/server_cookies.hpp)
   cookie_badcookie,      // worker: UDP queries answered BADCOOKIE (cookies_require, no valid cookie)
   dnstap_sent,           // worker: dnstap frames handed to its writer thread's queue
-  dnstap_dropped,        // worker: dnstap frames dropped because that queue was full (the
-                         // reader is slower than the traffic); the answers went out
+  dnstap_dropped,        // worker: dnstap frames dropped because that queue and the worker's
+                         // backlog were full (the reader is slower than the traffic); the
+                         // answers went out
   policy_hits,           // worker: queries whose name matched a response policy rule (any action)
   policy_blocked,        // worker: of those, answered NXDOMAIN, NODATA or REFUSED by the rule
   policy_local_data,     // worker: of those, answered with the rule's local data

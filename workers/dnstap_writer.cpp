@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "workers/dnstap_encoder.hpp"
 
@@ -166,11 +168,16 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
   fstrm_iothr_options* iopt = fstrm_iothr_options_init();
   fstrm_iothr_options_set_num_input_queues(iopt, 1);
   fstrm_iothr_options_set_queue_model(iopt, FSTRM_IOTHR_QUEUE_MODEL_SPSC);
-  fstrm_iothr_options_set_input_queue_size(iopt, cfg.queue);
+  // fstrm's queue: the largest power of two within dnstap.queue and fstrm's maximum; the
+  // rest of dnstap.queue is the worker's backlog.
+  unsigned fstrm_queue = 2;
+  while (fstrm_queue * 2 <= std::min(cfg.queue, kFstrmQueueMax)) fstrm_queue *= 2;
+  backlog_frames_max_ = cfg.queue - fstrm_queue;
+  fstrm_iothr_options_set_input_queue_size(iopt, fstrm_queue);
   fstrm_iothr_options_set_reopen_interval(iopt, kReopenSeconds);
   // The thread is woken when this many frames wait (else at its 1 s flush timeout): fstrm's
   // 32 would never be reached by a smaller queue, which would then fill and drop.
-  fstrm_iothr_options_set_queue_notify_threshold(iopt, std::min(32u, cfg.queue / 2));
+  fstrm_iothr_options_set_queue_notify_threshold(iopt, std::min(32u, fstrm_queue / 2));
   iothr_ = fstrm_iothr_init(iopt, &writer);  // takes the writer
   fstrm_iothr_options_destroy(&iopt);
   if (!iothr_) {
@@ -180,12 +187,39 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
   queue_ = fstrm_iothr_get_input_queue(iothr_);
 }
 
-DnstapWriter::~DnstapWriter() { fstrm_iothr_destroy(&iothr_); }
+DnstapWriter::~DnstapWriter() {
+  // What waits in the backlog goes to fstrm as its queue empties, for at most a second
+  // (the writer thread drains 16,384 frames in far less unless its reader is stuck).
+  for (int waited_ms = 0; drain_backlog() && waited_ms < 1000; waited_ms += kBacklogRetryMs)
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBacklogRetryMs));
+  for (const Pending& p : backlog_) {
+    std::free(p.bytes);
+    cache_.count(cache::Counter::dnstap_dropped);
+  }
+  fstrm_iothr_destroy(&iothr_);
+}
 
 timespec DnstapWriter::wall_now() {
   timespec t{};
   ::clock_gettime(CLOCK_REALTIME, &t);
   return t;
+}
+
+bool DnstapWriter::hand_to_fstrm(std::uint8_t* bytes, std::size_t len) {
+  // The queue owns bytes on success; on FSTRM_RES_AGAIN (full) or failure they stay ours.
+  if (fstrm_iothr_submit(iothr_, queue_, bytes, len, fstrm_free_wrapper, nullptr) != fstrm_res_success) return false;
+  cache_.count(cache::Counter::dnstap_sent);
+  return true;
+}
+
+bool DnstapWriter::drain_backlog() {
+  while (!backlog_.empty()) {
+    const Pending p = backlog_.front();
+    if (!hand_to_fstrm(p.bytes, p.len)) return true;
+    backlog_bytes_ -= p.len;
+    backlog_.pop_front();
+  }
+  return false;
 }
 
 void DnstapWriter::submit(Frame& f) {
@@ -198,13 +232,15 @@ void DnstapWriter::submit(Frame& f) {
     return;
   }
   write_frame(header_, body, buf);
-  // The queue owns buf on success; on FSTRM_RES_AGAIN (full) or failure it stays ours.
-  if (fstrm_iothr_submit(iothr_, queue_, buf, len, fstrm_free_wrapper, nullptr) == fstrm_res_success) {
-    cache_.count(cache::Counter::dnstap_sent);
-  } else {
-    std::free(buf);
-    cache_.count(cache::Counter::dnstap_dropped);
+  // Frames keep their order: while older ones wait in the backlog, a new one joins them.
+  if (!drain_backlog() && hand_to_fstrm(buf, len)) return;
+  if (backlog_.size() < backlog_frames_max_ && backlog_bytes_ + len <= kBacklogBytesMax) {
+    backlog_.push_back({buf, len});
+    backlog_bytes_ += len;
+    return;
   }
+  std::free(buf);
+  cache_.count(cache::Counter::dnstap_dropped);
 }
 
 void DnstapWriter::client_query(const sockaddr_storage& client, TapLocal local, bool tcp,

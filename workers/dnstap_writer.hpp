@@ -18,9 +18,16 @@
 //                       client keeps the loop's time of the send, not the send's own)
 //
 // Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O
-// thread, one per worker process, through a bounded single-producer queue (dnstap.queue
-// entries; FSTRM_IOTHR_QUEUE_MODEL_SPSC). Submission never blocks: a full queue drops the
-// frame (dnstap_dropped), so a slow or stopped reader costs frames, never answers. The
+// thread, one per worker process, through a bounded single-producer queue
+// (FSTRM_IOTHR_QUEUE_MODEL_SPSC). fstrm's queue holds at most 16,384 frames (a power of
+// two); dnstap.queue frames beyond that wait in the worker's own backlog, in order, and move
+// into fstrm's queue as it empties (drain_backlog, called by the worker's loop, which wakes
+// within kBacklogRetryMs while frames wait). So the writer thread may be starved of the CPU
+// for dnstap.queue / (frames per second) seconds before a frame is lost: at 50,000 frames a
+// second per worker, 0.33 s with fstrm's queue alone, 1.3 s with the default 65,536.
+// The backlog is bounded twice: dnstap.queue frames in all, and kBacklogBytesMax bytes.
+// Submission never blocks: a frame that finds both full is dropped (dnstap_dropped), so a
+// slow or stopped reader costs frames, never answers. The
 // thread is started in the worker after fork (the supervisor starts none; a worker never
 // forks), so fork never copies a thread. It does every write, connect and reconnect:
 //   writes   when 8 KiB of frames wait (fstrm's buffer hint) or after 1 s without frames
@@ -46,6 +53,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,11 +101,28 @@ public:
 
   static timespec wall_now();
 
+  // Moves frames waiting in the backlog into fstrm's queue while it has room; returns true
+  // when some still wait (the worker's loop then wakes within kBacklogRetryMs to retry).
+  bool drain_backlog();
+  bool backlog_waiting() const { return !backlog_.empty(); }
+
+  static constexpr int kBacklogRetryMs = 2;
+  static constexpr std::size_t kBacklogBytesMax = 32u << 20;  // 32 MiB of encoded frames
+  static constexpr unsigned kFstrmQueueMax = 16384;          // fstrm's largest input queue
+
 private:
   struct Frame;
+  struct Pending {
+    std::uint8_t* bytes;
+    std::size_t len;
+  };
   void submit(Frame& f);
+  bool hand_to_fstrm(std::uint8_t* bytes, std::size_t len);  // true: fstrm owns bytes now
 
   cache::Cache& cache_;
+  std::deque<Pending> backlog_;  // in submission order; owned (malloc) until handed over
+  std::size_t backlog_frames_max_ = 0;
+  std::size_t backlog_bytes_ = 0;
   fstrm_iothr* iothr_ = nullptr;
   fstrm_iothr_queue* queue_ = nullptr;
   std::string identity_;

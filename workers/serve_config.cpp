@@ -282,8 +282,8 @@ void ServeConfig::validate() const {
   if (dnstap.socket.size() >= sizeof(sockaddr_un::sun_path))
     throw std::invalid_argument("dnstap.socket: a unix socket path has at most " +
                                 std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
-  if (dnstap.queue < 2 || dnstap.queue > 16384 || (dnstap.queue & (dnstap.queue - 1)) != 0)
-    throw std::invalid_argument("dnstap.queue must be a power of two in [2, 16384]");
+  if (dnstap.queue < 2 || dnstap.queue > DnstapConfig::kMaxQueue)
+    throw std::invalid_argument("dnstap.queue must be in [2, " + std::to_string(DnstapConfig::kMaxQueue) + "] frames");
   cache::SegmentLayout::compute(geometry);  // throws naming the bad parameter
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
   validate_tls(tls, listen);
@@ -537,7 +537,7 @@ ServeConfig load_serve_config(const std::string& path) {
     d.forwarder_response = s.boolean_or("forwarder_response", d.forwarder_response);
     d.identity = s.text_or("identity", d.identity);
     d.version = s.text_or("version", d.version);
-    d.queue = integer_or(s, "queue", d.queue, 16384);
+    d.queue = integer_or(s, "queue", d.queue, DnstapConfig::kMaxQueue);
   });
   c.log_level = r.text_or("log_level", c.log_level);
   r.finish();

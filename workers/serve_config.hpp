@@ -122,16 +122,16 @@
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
 //            forwarder_query: true, forwarder_response: true, identity: "", version: dnsarena,
-//            queue: 16384}
+//            queue: 65536}
 //                                  dnstap (https://dnstap.info) of client and upstream
 //                                  traffic, off unless socket or file is set (not both):
 //                                  socket, a Frame Streams reader's unix socket (every
 //                                  worker connects, and reconnects within 1 s when the
 //                                  reader restarts); file, one file per worker, FILE.<worker
 //                                  index>. identity "" = the host name. queue: frames per
-//                                  worker waiting for its writer thread (a power of two,
-//                                  2 .. 16384); when full a frame is dropped, never the
-//                                  answer (dnstap_writer.hpp)
+//                                  worker waiting for its writer thread (2 .. 1,048,576;
+//                                  at most 32 MiB of them); when full a frame is dropped,
+//                                  never the answer (dnstap_writer.hpp)
 //   log_level: info
 //
 // Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
@@ -242,7 +242,10 @@ struct DnstapConfig {
   bool forwarder_response = true;
   std::string identity;  // empty: the host name
   std::string version = "dnsarena";
-  unsigned queue = 16384;  // frames per worker between the worker and its writer thread (fstrm's maximum)
+  // Frames per worker waiting for its writer thread: up to 16,384 in fstrm's queue, the
+  // rest in the worker's backlog (dnstap_writer.hpp).
+  unsigned queue = 65536;
+  static constexpr unsigned kMaxQueue = 1u << 20;
   bool enabled() const { return !socket.empty() || !file.empty(); }
 };
 

@@ -141,6 +141,7 @@ public:
       int timeout = upstream_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
       if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
+      if (tap_ && tap_->drain_backlog()) timeout = std::min(timeout, DnstapWriter::kBacklogRetryMs);
       // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
       // datagrams say at least one more will arrive within the nap (rate x nap >= 1),
       // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.

@@ -16,6 +16,9 @@ struct PolicyConfig {
   std::vector<std::string> local_zones;  // "NAME TYPE" (local_zone.hpp)
   std::vector<std::string> local_data;   // one record each, zone file syntax
   std::vector<RpzZoneConfig> rpz;
+  // How often serve's supervisor looks at the RPZ files for a change to compile and swap
+  // in without a SIGHUP (zone_file_watch.hpp); 0: only on SIGHUP.
+  unsigned watch_interval_ms = 5000;
   bool empty() const { return local_zones.empty() && local_data.empty() && rpz.empty(); }
   bool operator==(const PolicyConfig&) const = default;
 };

@@ -403,6 +403,10 @@ void read_policy(MapReader& r, ServeConfig& c) {
     };
     strings("local_zone", c.policy.local_zones);
     strings("local_data", c.policy.local_data);
+    c.policy.watch_interval_ms =
+        static_cast<unsigned>(s.integer_or("watch_interval_ms", c.policy.watch_interval_ms, 0, 3'600'000));
+    if (c.policy.watch_interval_ms != 0 && c.policy.watch_interval_ms < 100)
+      s.fail("watch_interval_ms", "expected 0 (off) or at least 100");
     const YAML::Node rpz = s.raw("rpz");
     if (rpz.IsNull()) return;
     if (!rpz.IsSequence()) s.fail("rpz", "expected a list of {file: PATH, name: ZONE}");

@@ -92,7 +92,10 @@
 //            rpz: [{file: block.rpz, name: rpz.example.}]}   response policy before the cache
 //                                  (policy/): the local zone first, then each RPZ file in
 //                                  order; a relative file is relative to this config's
-//                                  directory; name: the zone's origin (default: its SOA owner)
+//                                  directory; name: the zone's origin (default: its SOA owner).
+//                                  watch_interval_ms (5000; 0 = off, else >= 100): how often
+//                                  the RPZ files are looked at; a changed one is compiled and
+//                                  swapped in as by a SIGHUP (policy/zone_file_watch.hpp)
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
 //   tls: {listen: [127.0.0.1:853], certificate: /etc/dnsarena/cert.pem, key: /etc/dnsarena/key.pem,

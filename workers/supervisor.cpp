@@ -22,6 +22,7 @@
 #include "common/process_limits.hpp"
 #include "policy/policy_config.hpp"
 #include "policy/sealed_image.hpp"
+#include "policy/zone_file_watch.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -82,6 +83,15 @@ std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfi
   spdlog::info("policy: {} rules in {} zones, image {} bytes, compiled in {:.3f} s", c.rules, c.zones.size(),
                c.image.size(), s);
   return image;
+}
+
+// A watch of the policy's RPZ files from what they look like now, to be taken before they
+// are read (a change during the compile is then seen); nullptr: no file, or watching off.
+std::unique_ptr<policy::ZoneFileWatch> watch_policy_files(const policy::PolicyConfig& cfg) {
+  std::vector<std::string> files;
+  for (const policy::RpzZoneConfig& z : cfg.rpz) files.push_back(z.file);
+  if (files.empty() || cfg.watch_interval_ms == 0) return nullptr;
+  return std::make_unique<policy::ZoneFileWatch>(std::move(files), cfg.watch_interval_ms);
 }
 
 // The tables every worker of the host shares (anonymous shared mappings made before the
@@ -238,6 +248,10 @@ private:
   // SIGHUP: reads and validates the new config; on success replaces the workers one by
   // one (reload_workers); on failure logs why and keeps everything as it is.
   void reload();
+  // A policy zone file changed (zone_file_watch.hpp): compiles the running config's policy
+  // again and, when it compiles, replaces the workers as a reload does; else logs why and
+  // keeps the running policy.
+  void reload_policy(const std::string& changed_file);
   void reload_workers();
   // SIGKILLs and reaps a worker retired by an earlier reload that still owns `row`.
   void end_retiring_on_row(unsigned row);
@@ -273,6 +287,7 @@ private:
   std::unique_ptr<TlsTicketKey> tls_ticket_key_;
   TlsServerSettings tls_settings_;
   std::shared_ptr<const policy::SealedImage> initial_policy_;  // compiled by run(), handed to host_
+  std::unique_ptr<policy::ZoneFileWatch> policy_watch_;         // the RPZ files as last compiled
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
@@ -544,9 +559,11 @@ void Supervisor::reload() {
     next.validate();
     // A policy that does not compile keeps the running config, policy included. The old
     // image stays mapped in the retiring workers until they exit (policy/sealed_image.hpp).
+    std::unique_ptr<policy::ZoneFileWatch> watch = watch_policy_files(next.policy);
     std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy);
     cfg_ = std::move(next);
     host_->policy = std::move(policy);
+    policy_watch_ = std::move(watch);
   } catch (const std::exception& e) {
     spdlog::error("reload: {}; keeping the running config", e.what());
     ServiceNotify::ready("reload failed; running config kept");
@@ -561,6 +578,22 @@ void Supervisor::reload() {
   reload_workers();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
+}
+
+void Supervisor::reload_policy(const std::string& changed_file) {
+  spdlog::info("policy: {} changed; compiling the policy again", changed_file);
+  ServiceNotify::reloading();
+  policy_watch_->mark_loaded();  // a broken file is not compiled again until it changes again
+  try {
+    host_->policy = load_policy(cfg_.policy);
+  } catch (const std::exception& e) {
+    spdlog::error("policy reload: {}; keeping the running policy", e.what());
+    ServiceNotify::ready("policy reload failed; running policy kept");
+    return;
+  }
+  reload_workers();
+  spdlog::info("reloaded: {} workers replaced with the new policy", workers_.size());
+  ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (policy reloaded)");
 }
 
 // Rolling replacement: for each index the new worker is forked on the same UDP socket
@@ -633,6 +666,7 @@ void Supervisor::supervise() {
     for (const auto& w : workers_)
       if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
     if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
+    if (policy_watch_) wait_ms = std::min(wait_ms, policy_watch_->ms_until_check(t));
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
     const int sig = ::sigtimedwait(&mask_, nullptr, &ts);
     if (sig == SIGTERM || sig == SIGINT) {
@@ -644,6 +678,8 @@ void Supervisor::supervise() {
       next_watchdog_ms_ = now_ms() + watchdog_ms;
     }
     if (sig == SIGHUP) reload();
+    else if (policy_watch_)
+      if (const std::string changed = policy_watch_->poll(now_ms()); !changed.empty()) reload_policy(changed);
     for (WorkerProc& old : retiring_)
       if (!old.killed_silent && now_ms() - old.restart_at_ms > cfg_.tcp_idle_timeout_ms + 5000) {
         spdlog::warn("replaced worker pid {} still running 5 s after its drain (tcp.idle_timeout_ms): SIGKILL", old.pid);
@@ -705,6 +741,7 @@ void Supervisor::close_everything() {
 int Supervisor::run() {
   cfg_.validate();
   try {
+    policy_watch_ = watch_policy_files(cfg_.policy);  // before reading them: a change during the compile is seen
     initial_policy_ = load_policy(cfg_.policy);
   } catch (const std::exception& e) {
     spdlog::error("cannot serve: policy: {}", e.what());

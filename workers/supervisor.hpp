@@ -36,6 +36,9 @@
 // ticket key is kept, so tickets stay valid. Settings the supervisor holds for
 // the service's life (listen, workers, segment and geometry, /metrics, socket buffers)
 // and tls.listen keep their running values, with a warning.
+// A changed RPZ file (policy.watch_interval_ms, policy/zone_file_watch.hpp) compiles the
+// running config's policy again and replaces the workers the same way; one that does not
+// compile keeps the running policy.
 // systemd: READY/RELOADING/STOPPING and watchdog pings (service_notify.hpp).
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.

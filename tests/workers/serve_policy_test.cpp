@@ -165,3 +165,41 @@ TEST_CASE("reloading the policy under load loses no query", "[serve][policy][rel
   CHECK(ask(s.port, 2, "other3.test.").rcode() == 3);
   CHECK(s.serve->stop() == 0);
 }
+
+TEST_CASE("a changed RPZ file is swapped in without a SIGHUP; a broken one keeps the running policy, logged once",
+          "[serve][policy][reload]") {
+  const std::string zone = write_zone("blocked.test CNAME .\n");
+  const std::string config = write_config("log_level: info\npolicy:\n  watch_interval_ms: 100\n"
+                                          "  rpz: [{file: " + zone + ", name: rpz.test.}]\n");
+  Service s({"--config", config});
+  REQUIRE(ask(s.port, 1, "a.test.").answers.size() == 2);  // cached now
+  REQUIRE(ask(s.port, 2, "blocked.test.").rcode() == 3);
+
+  // Renamed into place, as a feed updater writes it.
+  std::ofstream(zone + ".new") << kSoa << "blocked.test CNAME .\na.test CNAME .\n";
+  REQUIRE(::rename((zone + ".new").c_str(), zone.c_str()) == 0);
+  CHECK(eventually([&] { return s.serve->log().find("reloaded: 2 workers replaced with the new policy") != std::string::npos; }));
+  CHECK(s.serve->log().find(zone + " changed") != std::string::npos);
+  CHECK(eventually([&] { return ask(s.port, 3, "a.test.").rcode() == 3; }));
+  for (std::uint16_t id = 10; id < 20; ++id) CHECK(ask(s.port, id, "a.test.").rcode() == 3);  // every worker
+
+  // Broken, written in place: the running policy stays, and the error is logged once, not
+  // at every check.
+  std::ofstream(zone) << kSoa << "a.test CNAME .\nbad.test A 300.1.1.1\n";
+  CHECK(eventually([&] { return s.serve->log().find("keeping the running policy") != std::string::npos; }));
+  CHECK(s.serve->log().find(zone + ":5: ") != std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // six more checks
+  const std::string log = s.serve->log();
+  std::size_t failures = 0;
+  for (std::size_t at = log.find("keeping the running policy"); at != std::string::npos;
+       at = log.find("keeping the running policy", at + 1))
+    ++failures;
+  CHECK(failures == 1);
+  for (std::uint16_t id = 30; id < 40; ++id) CHECK(ask(s.port, id, "a.test.").rcode() == 3);
+
+  // Fixed: a.test no longer blocked answers from the cache again.
+  std::ofstream(zone) << kSoa << "blocked.test CNAME .\n";
+  CHECK(eventually([&] { return ask(s.port, 50, "a.test.").answers.size() == 2; }));
+  CHECK(ask(s.port, 51, "blocked.test.").rcode() == 3);
+  CHECK(s.serve->stop() == 0);
+}

@@ -353,3 +353,14 @@ TEST_CASE("upstream transport: udp by default, tcp and tls per zone, TLS needs a
   CHECK_THROWS_WITH(with("upstreams: [127.0.0.1:53]\nupstream_idle_timeout_ms: 0\n"),
                     Catch::Contains("upstream_idle_timeout_ms"));
 }
+
+TEST_CASE("policy.watch_interval_ms: 5000 by default, 0 turns it off, below 100 refused", "[serve][config][policy]") {
+  using dnsarena::workers::load_serve_config;
+  CHECK(load_serve_config(write_file("workers: 1\n")).policy.watch_interval_ms == 5000);
+  CHECK(load_serve_config(write_file("policy: {watch_interval_ms: 0}\n")).policy.watch_interval_ms == 0);
+  CHECK(load_serve_config(write_file("policy: {watch_interval_ms: 250}\n")).policy.watch_interval_ms == 250);
+  CHECK_THROWS_WITH(load_serve_config(write_file("policy: {watch_interval_ms: 50}\n")),
+                    Catch::Contains("policy.watch_interval_ms") && Catch::Contains("at least 100"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("policy: {watch_interval_ms: 3600001}\n")),
+                    Catch::Contains("policy.watch_interval_ms"));
+}

@@ -61,7 +61,7 @@ set(DNSARENA_ALLOWED_workers policy dns cache wire common)
 set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
-set(DNSARENA_ALLOWED_lab_bench workers traffic workload dns cache wire common)
+set(DNSARENA_ALLOWED_lab_bench workers policy traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_app bench workers policy admin dns cache wire common)
 set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.

@@ -31,6 +31,13 @@
 // bytes) as the server "dnsarena-dot": CPU per query over TLS beside UDP's, same worker.
 // --doh: the same over DNS over HTTPS (dnsperf -m doh -e -q 200: HTTP/2 GET on connections
 // established once) as the server "dnsarena-doh", beside UDP's and (with --dot) DoT's.
+// --rpz FILE / --rpz-rules N: after its plain runs each server is started again with the same
+// response policy zone loaded (serve's policy.rpz, Unbound's rpz: with module respip,
+// Knot Resolver's policy.rpz) and measured again as NAME-rpz: the CPU a loaded policy
+// adds per query, its memory, the time to start with it, and the NXDOMAIN share of its
+// answers (the same for every server that blocks the same names). --rpz-rules generates
+// a blocklist (rpz_blocklist.hpp) and asks for --rpz-blocked-percent of its names; both
+// the plain and the -rpz runs then use that query file.
 // One worker and no `sim load` beside dnsperf: on a 2-core machine a second worker or a
 // load client shares a core with dnsperf or the server, and its figures measure the
 // sharing, not the server.
@@ -59,6 +66,7 @@
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/dnsperf_stats.hpp"
+#include "bench/lab/rpz_blocklist.hpp"
 #include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "common/child_process.hpp"
@@ -87,13 +95,17 @@ struct BenchOptions {
   unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT, DoH at +0..+5
   bool dot = false;        // also measure serve over DNS over TLS
   bool doh = false;        // also measure serve over DNS over HTTPS
+  std::string rpz_file;    // --rpz: every server also runs with this RPZ loaded
+  std::size_t rpz_rules = 0;          // --rpz-rules: a generated blocklist instead
+  unsigned rpz_blocked_percent = 10;  // of the queries, names the generated list blocks
+  bool rpz() const { return !rpz_file.empty() || rpz_rules > 0; }
 };
 
 double status_mb(pid_t pid, const char* key) { return static_cast<double>(common::status_kib(pid, key)) / 1024.0; }
 
 struct PerfResult {
   double qps = 0, avg_latency_ms = 0, client_cpu_s = 0, wall_s = 0;
-  std::uint64_t sent = 0, completed = 0, lost = 0;
+  std::uint64_t sent = 0, completed = 0, lost = 0, nxdomain = 0;
   bool client_bound = false;
 };
 
@@ -114,6 +126,7 @@ PerfResult dnsperf(std::uint16_t port, const std::string& file, const std::vecto
   r.sent = stats.sent;
   r.completed = stats.completed;
   r.lost = stats.lost;
+  r.nxdomain = stats.nxdomain;
   r.qps = stats.qps;
   r.avg_latency_ms = stats.avg_latency_ms;
   if (r.sent == 0) throw std::runtime_error("dnsperf produced no statistics (see " + log + ")");
@@ -133,19 +146,28 @@ struct ServerRun {
   double user_ns_per_query = 0;       // serve only: TSC-timed user space (stat slots)
   double rss_mb_per_process = 0;      // VmRSS (includes the shared segment pages touched)
   double private_mb_per_process = 0;  // RssAnon
+  double startup_s = 0;               // from exec until it answered (with an RPZ: loading it)
+  std::uint64_t policy_blocked = 0;   // serve only: answers its policy blocked (stat counter)
+  double nxdomain_share() const {
+    return perf.completed ? static_cast<double>(perf.nxdomain) / static_cast<double>(perf.completed) : 0;
+  }
   std::string label() const { return server + (offered ? " @" + std::to_string(offered / 1000) + "k" : " sat"); }
 };
 
-// serve's user-space time so far: {user_ns, user_ns_queries} of all its stat slots.
-std::pair<std::uint64_t, std::uint64_t> user_time(const std::string& segment) {
-  if (segment.empty()) return {0, 0};
+// serve's counters so far, summed over all its stat slots (zeros for a peer).
+struct ServeCounters {
+  std::uint64_t user_ns = 0, user_ns_queries = 0, policy_blocked = 0;
+};
+ServeCounters serve_counters(const std::string& segment) {
+  if (segment.empty()) return {};
   try {
     cache::Segment seg = cache::Segment::attach(segment);
     cache::Cache c(seg, cache::SlotRole::tool);
     const workers::StatsReport rep = workers::collect_stats(c);
-    return {rep.total.get(cache::Counter::user_ns), rep.total.get(cache::Counter::user_ns_queries)};
+    return {rep.total.get(cache::Counter::user_ns), rep.total.get(cache::Counter::user_ns_queries),
+            rep.total.get(cache::Counter::policy_blocked)};
   } catch (const std::exception&) {
-    return {0, 0};
+    return {};
   }
 }
 
@@ -182,7 +204,7 @@ void measure_server(const std::string& server, std::uint16_t port, const std::ve
     run.offered = offered;
     double before = 0;
     for (pid_t p : pids) before += common::cpu_seconds(p);
-    const auto user0 = user_time(segment);
+    const ServeCounters before_run = serve_counters(segment);
     std::vector<std::string> args{"-l", std::to_string(o.duration), "-c", std::to_string(o.clients), "-q", "500"};
     if (offered) args.insert(args.end(), {"-Q", std::to_string(offered)});
     args.insert(args.end(), transport.begin(), transport.end());
@@ -192,14 +214,15 @@ void measure_server(const std::string& server, std::uint16_t port, const std::ve
       run.rss_mb_per_process += status_mb(p, "VmRSS") / static_cast<double>(pids.size());
       run.private_mb_per_process += status_mb(p, "RssAnon") / static_cast<double>(pids.size());
     }
-    const auto user1 = user_time(segment);
+    const ServeCounters after_run = serve_counters(segment);
     run.server_cpu_s -= before;
     run.cpu_us_per_query = run.perf.completed ? run.server_cpu_s * 1e6 / static_cast<double>(run.perf.completed) : 0;
     run.server_cpu_share = run.perf.wall_s > 0 ? run.server_cpu_s / run.perf.wall_s : 0;
     run.qps_per_cpu = run.server_cpu_s > 0 ? static_cast<double>(run.perf.completed) / run.server_cpu_s : 0;
-    if (user1.second > user0.second)
-      run.user_ns_per_query =
-          static_cast<double>(user1.first - user0.first) / static_cast<double>(user1.second - user0.second);
+    if (after_run.user_ns_queries > before_run.user_ns_queries)
+      run.user_ns_per_query = static_cast<double>(after_run.user_ns - before_run.user_ns) /
+                              static_cast<double>(after_run.user_ns_queries - before_run.user_ns_queries);
+    run.policy_blocked = after_run.policy_blocked - before_run.policy_blocked;
     runs.push_back(run);
   }
 }
@@ -219,6 +242,7 @@ struct BenchSetup {
   std::string seed;
   // --dot / --doh: the certificate every server presents (made by tls_arguments).
   std::string cert = dir + "/bench.dot-cert.pem", key = dir + "/bench.dot-key.pem";
+  RpzFile rpz;  // --rpz / --rpz-rules: the zone every server loads for its -rpz runs
   // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT,
   // 5 serve's DoH, 6 unbound's DoT, 7 unbound's DoH, 8 kresd's DoT, 9 kresd's DoH).
   std::uint16_t port(unsigned k) const {
@@ -238,15 +262,26 @@ bool write_query_file(const BenchSetup& s, const BenchOptions& o) {
 
 // Starts a server (argv, logging to DIR/NAME.log), waits until it accepts TCP on `port`.
 // Throws std::runtime_error with its log when it does not start.
+// `startup_s`: the time until it answered a query over UDP (with an RPZ to load, up to 10
+// minutes are waited).
 common::ChildProcess start_server(const BenchSetup& s, const std::string& name, const std::vector<std::string>& argv,
-                                  std::uint16_t port) {
+                                  std::uint16_t port, double* startup_s = nullptr) {
   const std::string log = s.dir + "/" + name + ".log";
+  const auto t0 = std::chrono::steady_clock::now();
   common::ChildProcess child = spawn_logged(argv, log);
-  if (!wait_tcp(port, child)) {
+  const int timeout_ms = name.ends_with("-rpz") ? 600'000 : 10'000;
+  if (!wait_tcp(port, child, timeout_ms) || (startup_s && !wait_udp_answer(port, child, timeout_ms))) {
     child.stop();
     throw std::runtime_error(name + " did not start: " + slurp(log));
   }
+  if (startup_s) *startup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return child;
+}
+
+// Sets startup_s on every run of `server`.
+void note_startup(std::vector<ServerRun>& runs, const std::string& server, double startup_s) {
+  for (ServerRun& r : runs)
+    if (r.server == server) r.startup_s = startup_s;
 }
 
 // --dot / --doh: a self-signed certificate in the scratch directory and a config file with
@@ -285,6 +320,19 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   if (o.doh)
     measure_server("dnsarena-doh", doh_port, pids, segment, o, s.file, s.dir, runs, {"-m", "doh", "-e", "-q", "200"});
   serve.stop();
+  if (!o.rpz()) return;
+  // The same worker with the RPZ: a config with only the policy section.
+  const std::string conf = s.dir + "/rpz.yaml";
+  std::ofstream(conf) << "policy:\n  rpz:\n    - {file: " << s.rpz.path << ", name: " << s.rpz.origin << "}\n";
+  for (std::size_t i = 0; i < argv.size(); ++i)
+    if (argv[i] == "--config") argv.erase(argv.begin() + static_cast<long>(i), argv.begin() + static_cast<long>(i) + 2);
+  argv.insert(argv.end(), {"--config", conf});
+  double startup_s = 0;
+  common::ChildProcess with_rpz = start_server(s, "dnsarena-rpz", argv, port, &startup_s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  measure_server("dnsarena-rpz", port, common::child_pids(with_rpz.pid()), segment, o, s.file, s.dir, runs);
+  note_startup(runs, "dnsarena-rpz", startup_s);
+  with_rpz.stop();
 }
 
 // A peer's ports: plain DNS, and (0: none) DNS over TLS and over HTTPS.
@@ -295,7 +343,8 @@ struct PeerPorts {
 // unbound as a forwarding cache to the synthetic upstream, one thread: its config. DoT
 // and DoH (tls-port, https-port: Debian's unbound has libnghttp2) with the bench's
 // certificate when their ports are set.
-std::string unbound_conf(const BenchSetup& s, const PeerPorts& ports) {
+// With `rpz`: the bench's RPZ (module respip before the iterator, as Unbound requires).
+std::string unbound_conf(const BenchSetup& s, const PeerPorts& ports, bool rpz) {
   std::ostringstream c;
   c << "server:\n  interface: 127.0.0.1\n  port: " << ports.dns << "\n  num-threads: 1";
   if (ports.dot) c << "\n  interface: 127.0.0.1@" << ports.dot << "\n  tls-port: " << ports.dot;
@@ -305,17 +354,19 @@ std::string unbound_conf(const BenchSetup& s, const PeerPorts& ports) {
   c
     << "\n  so-reuseport: yes\n  do-not-query-localhost: no\n  chroot: \"\"\n  username: \"\"\n"
     << "  directory: \"" << s.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  verbosity: 0\n"
-    << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
+    << "  do-ip6: no\n  module-config: \"" << (rpz ? "respip iterator" : "iterator") << "\"\n  qname-minimisation: no\n"
     << "  msg-cache-size: 64m\n  rrset-cache-size: 128m\n  access-control: 127.0.0.0/8 allow\n"
     << "  outgoing-range: 1024\n  num-queries-per-thread: 1024\n"
     << "forward-zone:\n  name: \".\"\n  forward-addr: " << "127.0.0.1@" << s.up_port << "\n";
+  if (rpz) c << "rpz:\n  name: \"" << s.rpz.origin << "\"\n  zonefile: \"" << s.rpz.path << "\"\n";
   return c.str();
 }
 
 // Knot Resolver (kresd, one process) forwarding everything to the synthetic upstream,
 // cache in the scratch directory, no DNSSEC (the synthetic zone is unsigned; the root
 // trust anchor would make it bogus), no background modules that query the Internet.
-std::string kresd_conf(const BenchSetup& s, const PeerPorts& ports) {
+// With `rpz`: the bench's RPZ, `CNAME .` answered NXDOMAIN (policy.DENY), file not watched.
+std::string kresd_conf(const BenchSetup& s, const PeerPorts& ports, bool rpz) {
   std::ostringstream c;
   c << "net.listen('127.0.0.1', " << ports.dns << ", { kind = 'dns' })\nnet.ipv6 = false\n";
   if (ports.dot || ports.doh) c << "net.tls('" << s.cert << "', '" << s.key << "')\n";
@@ -323,27 +374,41 @@ std::string kresd_conf(const BenchSetup& s, const PeerPorts& ports) {
   if (ports.doh) c << "net.listen('127.0.0.1', " << ports.doh << ", { kind = 'doh2' })\n";
   c
     << "cache.open(128 * MB, 'lmdb://" << s.dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
-    << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
-    << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
+    << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n";
+  if (rpz) c << "policy.add(policy.rpz(policy.DENY, '" << s.rpz.path << "', false))\n";
+  c << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
   return c.str();
 }
 
 // A peer server on free ports: `conf` written to DIR/NAME.conf, then `program` started
 // with `args`, where "{conf}" stands for that file; measured as serve is (over DoT and DoH
 // too, as NAME-dot and NAME-doh, when their ports are set), then stopped.
+// With --rpz / --rpz-rules, then once more with the RPZ loaded (plain DNS only), as NAME-rpz.
 void measure_peer(const BenchSetup& s, const BenchOptions& o, const std::string& name, const PeerPorts& ports,
-                  std::string (*conf)(const BenchSetup&, const PeerPorts&), std::vector<std::string> argv,
+                  std::string (*conf)(const BenchSetup&, const PeerPorts&, bool), const std::vector<std::string>& argv,
                   std::vector<ServerRun>& runs) {
-  const std::string path = s.dir + "/" + name + ".conf";
-  std::ofstream(path) << conf(s, ports);
-  for (std::string& a : argv)
-    if (a == "{conf}") a = path;
-  common::ChildProcess child = start_server(s, name, argv, ports.dns);
-  measure_server(name, ports.dns, {child.pid()}, "", o, s.file, s.dir, runs);
-  if (ports.dot) measure_server(name + "-dot", ports.dot, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "dot", "-e"});
-  if (ports.doh)
-    measure_server(name + "-doh", ports.doh, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "doh", "-e", "-q", "200"});
-  child.stop();
+  for (const bool rpz : {false, true}) {
+    if (rpz && !o.rpz()) break;
+    const std::string server = rpz ? name + "-rpz" : name;
+    const std::string path = s.dir + "/" + server + ".conf";
+    std::ofstream(path) << conf(s, rpz ? PeerPorts{ports.dns, 0, 0} : ports, rpz);
+    std::vector<std::string> args = argv;
+    for (std::string& a : args)
+      if (a == "{conf}") a = path;
+    double startup_s = 0;
+    common::ChildProcess child = start_server(s, server, args, ports.dns, &startup_s);
+    measure_server(server, ports.dns, {child.pid()}, "", o, s.file, s.dir, runs);
+    note_startup(runs, server, startup_s);
+    if (!rpz && ports.dot)
+      measure_server(name + "-dot", ports.dot, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "dot", "-e"});
+    if (!rpz && ports.doh)
+      measure_server(name + "-doh", ports.doh, {child.pid()}, "", o, s.file, s.dir, runs, {"-m", "doh", "-e", "-q", "200"});
+    child.stop();
+    if (name == "kresd") {
+      std::error_code ignored;
+      std::filesystem::remove_all(s.dir + "/kresd-cache", ignored);  // a 128 MiB LMDB file; fresh for the next start
+    }
+  }
 }
 
 const ServerRun* find_run(const std::vector<ServerRun>& runs, const std::string& server, unsigned offered) {
@@ -364,6 +429,38 @@ unsigned judged_load(const BenchOptions& o) {
     best = std::max(best, l);
   }
   return best;
+}
+
+// --rpz: per server X (dnsarena, unbound, kresd) at the judged load, X_rpz_*: CPU per
+// query with the RPZ loaded, what it adds to the same server's plain run, memory per
+// process, time to start (load the zone), NXDOMAIN share of the answers; and ours against
+// each peer's with the same RPZ.
+void summarize_rpz(const std::vector<ServerRun>& runs, unsigned at, const BenchOptions& o, nlohmann::json& j) {
+  j["rpz_rules"] = o.rpz_rules ? nlohmann::json(o.rpz_rules) : nlohmann::json(nullptr);
+  j["rpz_blocked_percent"] = o.rpz_rules ? nlohmann::json(o.rpz_blocked_percent) : nlohmann::json(nullptr);
+  const ServerRun* ours = find_run(runs, "dnsarena-rpz", at);
+  for (const std::string server : {"dnsarena", "unbound", "kresd"}) {
+    const ServerRun* plain = find_run(runs, server, at);
+    const ServerRun* rpz = find_run(runs, server + "-rpz", at);
+    const std::string k = server + "_rpz_";
+    j[k + "cpu_us_per_query"] = or_null(rpz, &ServerRun::cpu_us_per_query);
+    j[k + "added_cpu_us_per_query"] = rpz && plain ? nlohmann::json(rpz->cpu_us_per_query - plain->cpu_us_per_query)
+                                                   : nlohmann::json(nullptr);
+    j[k + "rss_mb"] = or_null(rpz, &ServerRun::rss_mb_per_process);
+    j[k + "private_mb"] = or_null(rpz, &ServerRun::private_mb_per_process);
+    j[k + "startup_s"] = or_null(rpz, &ServerRun::startup_s);
+    j[k + "nxdomain_share"] = rpz ? nlohmann::json(rpz->nxdomain_share()) : nlohmann::json(nullptr);
+    j[k + "lost"] = rpz ? nlohmann::json(rpz->perf.lost) : nlohmann::json(nullptr);
+    if (server == "dnsarena")  // from serve's own counter: the NXDOMAINs that were the policy's
+      j[k + "policy_blocked_share"] = rpz && rpz->perf.completed
+                                          ? nlohmann::json(static_cast<double>(rpz->policy_blocked) /
+                                                           static_cast<double>(rpz->perf.completed))
+                                          : nlohmann::json(nullptr);
+    if (server != "dnsarena")
+      j["rpz_cpu_ratio_vs_" + server] = ours && rpz && rpz->cpu_us_per_query > 0
+                                            ? nlohmann::json(ours->cpu_us_per_query / rpz->cpu_us_per_query)
+                                            : nlohmann::json(nullptr);
+  }
 }
 
 // The figures as one JSON object (the --json output; the table reads it too).
@@ -455,6 +552,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   const bool per_cpu = d_sat && d_sat->perf.client_bound;
   j["saturation_starved"] = d_sat && !d_sat->perf.client_bound && d_sat->server_cpu_share < 0.9;
   j["saturation_target_judged_on"] = per_cpu ? "qps_per_cpu_ratio_vs_unbound_saturated" : "qps_ratio_vs_unbound_saturated";
+  if (o.rpz()) summarize_rpz(runs, at, o, j);
   std::uint64_t lost = 0;
   for (const auto& r : runs)
     if (r.server == "dnsarena") lost += r.perf.lost;
@@ -469,7 +567,8 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
                          {"cpu_us_per_query", r.cpu_us_per_query}, {"user_ns_per_query", r.user_ns_per_query},
                          {"server_cpu_share", r.server_cpu_share}, {"qps_per_cpu", r.qps_per_cpu},
                          {"client_cpu_s", r.perf.client_cpu_s}, {"client_bound", r.perf.client_bound},
-                         {"rss_mb", r.rss_mb_per_process}, {"private_mb", r.private_mb_per_process}});
+                         {"rss_mb", r.rss_mb_per_process}, {"private_mb", r.private_mb_per_process},
+                         {"nxdomain", r.perf.nxdomain}, {"startup_s", r.startup_s}});
   return j;
 }
 
@@ -482,6 +581,40 @@ void print_target(const char* what, const nlohmann::json& ratio, bool at_most, d
   const double r = ratio.get<double>();
   const bool met = at_most ? r <= bound : r >= bound;
   std::printf("  %-52s %6.3fx  %s%s\n", what, r, met ? "met" : "missed", note);
+}
+
+// --rpz: one row per server with the RPZ loaded (the -rpz runs at the judged load).
+void print_rpz(const nlohmann::json& j) {
+  auto num = [](const nlohmann::json& v, const char* fmt) {
+    if (v.is_null()) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, fmt, v.get<double>());
+    return std::string(buf);
+  };
+  std::printf("with the RPZ loaded (%s rules%s), at %uk q/s:\n",
+              j["rpz_rules"].is_null() ? "the --rpz file's" : std::to_string(j["rpz_rules"].get<std::size_t>()).c_str(),
+              j["rpz_blocked_percent"].is_null()
+                  ? ""
+                  : (", " + std::to_string(j["rpz_blocked_percent"].get<unsigned>()) + "% of the queries blocked").c_str(),
+              j["judged_load_qps"].get<unsigned>() / 1000);
+  std::printf("  %-10s %10s %12s %10s %12s %10s %10s %7s\n", "server", "cpu us/q", "added us/q", "rss MB", "private MB",
+              "start s", "NXDOMAIN", "lost");
+  for (const char* server : {"dnsarena", "unbound", "kresd"}) {
+    const std::string k = std::string(server) + "_rpz_";
+    if (j[k + "cpu_us_per_query"].is_null()) continue;
+    std::printf("  %-10s %10s %12s %10s %12s %10s %9s%% %7s\n", server, num(j[k + "cpu_us_per_query"], "%.2f").c_str(),
+                num(j[k + "added_cpu_us_per_query"], "%+.2f").c_str(), num(j[k + "rss_mb"], "%.1f").c_str(),
+                num(j[k + "private_mb"], "%.1f").c_str(), num(j[k + "startup_s"], "%.2f").c_str(),
+                num(j[k + "nxdomain_share"].is_null() ? j[k + "nxdomain_share"]
+                                                      : nlohmann::json(100.0 * j[k + "nxdomain_share"].get<double>()),
+                    "%.1f")
+                    .c_str(),
+                num(j[k + "lost"], "%.0f").c_str());
+  }
+  for (const char* peer : {"unbound", "kresd"}) {
+    const nlohmann::json& r = j[std::string("rpz_cpu_ratio_vs_") + peer];
+    if (!r.is_null()) std::printf("  CPU/query with the RPZ, ours / %s's: %.3fx\n", peer, r.get<double>());
+  }
 }
 
 void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, const BenchOptions& o) {
@@ -517,6 +650,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
       std::printf(", %.2fx DoT's", j["doh_cpu_ratio_vs_dot"].get<double>());
     std::printf(" on the same worker\n");
   }
+  if (o.rpz()) print_rpz(j);
   std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
   for (const char* k : {"dot", "doh"}) {
     const std::string key = std::string(k) + "_cpu_ratio_vs_best_peer";
@@ -564,6 +698,21 @@ int run_bench(const BenchOptions& o) {
   s.upstream = "127.0.0.1:" + std::to_string(s.up_port);
   ::mkdir(s.dir.c_str(), 0700);
   if (!write_query_file(s, o)) return 1;
+  if (o.rpz()) {
+    try {
+      if (o.rpz_rules) {
+        s.rpz = write_rpz_blocklist(s.dir, o.rpz_rules);
+        const std::string mixed = s.dir + "/queries-rpz.txt";
+        mix_blocked_queries(s.file, mixed, o.rpz_rules, o.rpz_blocked_percent, o.seed);
+        s.file = mixed;
+      } else {
+        s.rpz = read_rpz_file(o.rpz_file);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "dnsarena-lab bench serve: --rpz: " << e.what() << "\n";
+      return 1;
+    }
+  }
   common::ChildProcess up = spawn_logged({s.exe, "sim", "upstream", "--port", std::to_string(s.up_port), "--seed", s.seed},
                                   s.dir + "/upstream.log");
   if (!wait_tcp(s.up_port, up)) {
@@ -583,8 +732,6 @@ int run_bench(const BenchOptions& o) {
       ::mkdir(rundir.c_str(), 0700);
       measure_peer(s, o, "kresd", {s.port(3), o.dot ? s.port(8) : std::uint16_t{0}, o.doh ? s.port(9) : std::uint16_t{0}},
                    kresd_conf, {"kresd", "-n", "-c", "{conf}", rundir}, runs);
-      std::error_code ignored;
-      std::filesystem::remove_all(s.dir + "/kresd-cache", ignored);  // a 128 MiB LMDB file
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -631,6 +778,18 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_flag("--realtime", o->realtime,
                 "run each server SCHED_FIFO (priority 1) on CPU 0 while measured: on a busy machine it then "
                 "wakes at once, as on an idle core (root or CAP_SYS_NICE)");
+  cmd->add_option("--rpz", o->rpz_file,
+                  "also run every server with this response policy zone loaded (serve policy.rpz, Unbound rpz:, "
+                  "kresd policy.rpz), as NAME-rpz: CPU per query, memory, start time, NXDOMAIN share")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--rpz-rules", o->rpz_rules,
+                  "as --rpz with a generated blocklist of N exact triggers (CNAME ., NXDOMAIN), of which "
+                  "--rpz-blocked-percent of the queries ask")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{50'000'000}))
+      ->excludes("--rpz");
+  cmd->add_option("--rpz-blocked-percent", o->rpz_blocked_percent,
+                  "with --rpz-rules: share of the queries replaced by blocked names (default 10)")
+      ->check(CLI::Range(0u, 100u));
   cmd->add_option("--segment", o->segment, "serve's segment name (default dnsarena-bench-serve-PID)");
   cmd->add_flag("--no-unbound", o->no_unbound, "skip the unbound comparison");
   cmd->add_flag("--no-kresd", o->no_kresd, "skip the Knot Resolver comparison");

@@ -9,6 +9,7 @@ namespace dnsarena::bench {
 
 struct DnsperfStats {
   std::uint64_t sent = 0, completed = 0, lost = 0;
+  std::uint64_t nxdomain = 0;  // answers with rcode NXDOMAIN ("Response codes:" line)
   double qps = 0;
   double avg_latency_ms = 0, max_latency_ms = 0;
 };

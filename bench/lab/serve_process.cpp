@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench/lab/serve_process.hpp"
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,13 +30,36 @@ common::ChildProcess spawn_logged(const std::vector<std::string>& argv, const st
   return common::ChildProcess(argv, {.log_path = log, .truncate_log = true, .search_path = true, .cpu = cpu});
 }
 
-bool wait_tcp(std::uint16_t port, common::ChildProcess& child) {
-  for (int i = 0; i < 500; ++i) {
+bool wait_tcp(std::uint16_t port, common::ChildProcess& child, int timeout_ms) {
+  for (int i = 0; i < timeout_ms / 20; ++i) {
     if (!child.running()) return false;
     if (common::accepts_tcp(port)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+bool wait_udp_answer(std::uint16_t port, common::ChildProcess& child, int timeout_ms) {
+  // "probe.zone. A", no EDNS.
+  static constexpr std::uint8_t kQuery[] = {0x5e, 0x11, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,  5,  'p', 'r', 'o',
+                                            'b',  'e',  4,    'z',  'o', 'n', 'e', 0, 0, 1, 0, 1};
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool answered = false;
+  for (int waited = 0; waited < timeout_ms && !answered && child.running(); waited += 50) {
+    ::sendto(fd, kQuery, sizeof kQuery, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) == 1) {
+      std::uint8_t reply[512];
+      answered = ::recv(fd, reply, sizeof reply, 0) >= 12 && reply[0] == kQuery[0] && reply[1] == kQuery[1];
+    }
+  }
+  ::close(fd);
+  return answered;
 }
 
 ServeProcess::ServeProcess(const ServeSpec& spec)

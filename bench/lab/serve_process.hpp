@@ -25,8 +25,13 @@ namespace dnsarena::bench {
 std::string slurp(const std::string& path);
 // fork + exec (PATH searched) with stdout and stderr to `log`, optionally pinned to one CPU.
 common::ChildProcess spawn_logged(const std::vector<std::string>& argv, const std::string& log, int cpu = -1);
-// Until something accepts TCP on 127.0.0.1:`port` (up to 10 s); false when `child` exits first.
-bool wait_tcp(std::uint16_t port, common::ChildProcess& child);
+// Until something accepts TCP on 127.0.0.1:`port` (up to `timeout_ms`); false when `child`
+// exits first or the time runs out.
+bool wait_tcp(std::uint16_t port, common::ChildProcess& child, int timeout_ms = 10'000);
+// Until a DNS query over UDP to 127.0.0.1:`port` gets any answer (asked every 50 ms, up to
+// `timeout_ms`): a server that accepts TCP may still be reading its config (the kernel
+// completes handshakes on a listening socket before the program runs its loop).
+bool wait_udp_answer(std::uint16_t port, common::ChildProcess& child, int timeout_ms);
 
 struct ServeSpec {
   std::string binary;          // the dnsarena program that has `serve` and `stats`

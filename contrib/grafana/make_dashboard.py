@@ -143,6 +143,13 @@ panels = [
            (f'sum(rate(dnsarena_dnstap_dropped_total{{{WI}}}[$__rate_interval]))', "dropped (queue full)")],
           "ops", 0, 86, description="dropped: the collector or the writer thread is slower than the traffic; "
                                     "answers are not affected (docs/operator-guide.md: dnstap)"),
+    panel(23, "Response policy: matches per second by action",
+          [(f'sum(rate(dnsarena_policy_blocked_total{{{WI}}}[$__rate_interval]))', "blocked (NXDOMAIN, NODATA, REFUSED)"),
+           (f'sum(rate(dnsarena_policy_local_data_total{{{WI}}}[$__rate_interval]))', "local data"),
+           (f'sum(rate(dnsarena_policy_passthru_total{{{WI}}}[$__rate_interval]))', "passthru"),
+           (f'sum(rate(dnsarena_policy_dropped_total{{{WI}}}[$__rate_interval]))', "dropped (no answer)")],
+          "reqps", 12, 86, description="queries a local zone, local data or RPZ rule matched, by what the rule did "
+                                       "(docs/operator-guide.md: Response policy)"),
 ]
 
 dashboard = {

@@ -192,6 +192,14 @@ bool DohServer::on_input(std::uint64_t conn_id, std::span<const std::uint8_t> by
 
 void DohServer::on_close(std::uint64_t conn_id) { sessions_.erase(conn_id); }
 
+void DohServer::stop_accepting() {
+  transport_.stop_accepting();
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, s] : sessions_) ids.push_back(id);
+  for (const std::uint64_t id : ids)  // by id: a failed write closes (erases) its session
+    if (Session* s = session(id); s && nghttp2_submit_shutdown_notice(s->h2) == 0) flush(*s);
+}
+
 bool DohServer::flush(Session& s) {
   const std::uint64_t conn_id = s.conn_id;
   out_.clear();

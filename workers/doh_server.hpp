@@ -33,6 +33,8 @@
 //             body, or only PINGs, is closed by the idle sweep.
 //   garbage   a connection that does not start with the HTTP/2 preface, or breaks the
 //             protocol, is closed (after nghttp2's GOAWAY, when it has one).
+// Reload: the retiring worker sends every connection a graceful GOAWAY (stop_accepting)
+// and answers what still comes until the client closes or the drain ends.
 //
 // Output: the frames one input produces leave in one transport write (TLS record). NOTE:
 // handing all the reads of one event to nghttp2 at once, so that their answers share one
@@ -84,7 +86,11 @@ public:
     transport_.on_event(conn_id, events, now_ms);
   }
   void sweep_idle(std::uint64_t now_ms) { transport_.sweep_idle(now_ms); }
-  void stop_accepting() { transport_.stop_accepting(); }
+  // A retiring worker (a reload): no more accepts, and on every connection the graceful
+  // GOAWAY of RFC 9113 6.8 (nghttp2's shutdown notice: last stream id 2^31-1, NO_ERROR),
+  // so the client opens its next connection, which reaches a new worker, while what it
+  // sends meanwhile on this one is still answered.
+  void stop_accepting();
   std::size_t connections() const { return transport_.connections(); }
   sockaddr_storage peer(std::uint64_t conn_id) const { return transport_.peer(conn_id); }
   // Streams open over all connections (requests not yet answered, or answers not yet sent).

@@ -347,6 +347,8 @@ TEST_CASE("DoH: SIGHUP keeps established connections answering, new ones reach t
     REQUIRE(c->wait(id));
     CHECK(c->response(id).status == 200);
     CHECK(id_of(c->response(id).body) == qid);
+    CHECK(c->goaway());  // and told each client, gracefully, to open its next connection
+    CHECK_FALSE(c->eof());
   }
   CHECK(kdig_records(d.doh_port, "a.test.", "A", "+https").find("192.0.2.1") != std::string::npos);
   CHECK(d.s().upstream.queries() == upstream);  // from the cache

@@ -166,7 +166,7 @@ TEST_CASE("reloading the policy under load loses no query", "[serve][policy][rel
   CHECK(s.serve->stop() == 0);
 }
 
-TEST_CASE("a changed RPZ file is swapped in without a SIGHUP; a broken one keeps the running policy, logged once",
+TEST_CASE("a changed RPZ file is swapped in without a SIGHUP, a broken one keeps the running policy (logged once)",
           "[serve][policy][reload]") {
   const std::string zone = write_zone("blocked.test CNAME .\n");
   const std::string config = write_config("log_level: info\npolicy:\n  watch_interval_ms: 100\n"

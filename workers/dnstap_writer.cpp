@@ -273,10 +273,14 @@ void DnstapWriter::forwarder_query(const sockaddr_storage& upstream, bool tcp, s
 }
 
 void DnstapWriter::forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
-                                      std::span<const std::uint8_t> wire) {
+                                      std::span<const std::uint8_t> wire, std::uint64_t sent_ago_us) {
   if (!forwarder_response_) return;
   Frame f(body_.data(), MessageType::forwarder_response, tcp, tap_address(upstream), zone);
-  f.response(wire, wall_now());
+  const timespec now = wall_now();
+  const std::int64_t sent_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec -
+                               static_cast<std::int64_t>(sent_ago_us) * 1000;
+  f.query_time(timespec{static_cast<time_t>(sent_ns / 1'000'000'000), static_cast<long>(sent_ns % 1'000'000'000)});
+  f.response(wire, now);
   submit(f);
 }
 

@@ -14,8 +14,8 @@
 //   FORWARDER_QUERY     a query to an upstream: response_address/port (the upstream),
 //                       protocol, query_time, query_message, query_zone (the forward zone)
 //   FORWARDER_RESPONSE  every reply read from an upstream (accepted or not): the same, with
-//                       response_time and response_message (no query_time: the upstream
-//                       client keeps the loop's time of the send, not the send's own)
+//                       query_time (the send's, as the upstream client's monotonic clock
+//                       places it before now), response_time and response_message
 //
 // Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O
 // thread, one per worker process, through a bounded single-producer queue
@@ -96,8 +96,9 @@ public:
   // `zone`: the forward zone's name in wire form (may be empty).
   void forwarder_query(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
                        std::span<const std::uint8_t> wire);
+  // `sent_ago_us`: how long ago the query was sent (its query_time is now minus that).
   void forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
-                          std::span<const std::uint8_t> wire);
+                          std::span<const std::uint8_t> wire, std::uint64_t sent_ago_us);
 
   static timespec wall_now();
 

@@ -445,7 +445,8 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
   if (tap_) {
     const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
-    tap_->forwarder_response(servers[p.upstream % servers.size()].addr, p.tcp, p.zone_name, {wire, len});
+    tap_->forwarder_response(servers[p.upstream % servers.size()].addr, p.tcp, p.zone_name, {wire, len},
+                             now_us > p.sent_us ? now_us - p.sent_us : 0);
   }
   if (p.probe) return take_probe_reply(p, wire, len, now_us);
   if (p.trial) return take_trial_reply(p, wire, len, now_us);

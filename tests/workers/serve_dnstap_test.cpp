@@ -145,6 +145,20 @@ TEST_CASE("dnstap to a unix socket: every client query and answer, one forwarder
   CHECK(yaml.find("identity: \"arena-test\"") != std::string::npos);
   CHECK(yaml.find("query_address: \"127.0.0.1\"") != std::string::npos);
   CHECK(yaml.find("response_port: " + std::to_string(s.upstream.port())) != std::string::npos);
+  // Every forwarder response carries the time its query was sent, as well as its own.
+  std::size_t responses = 0, with_query_time = 0;
+  for (std::size_t at = yaml.find("---"); at != std::string::npos;) {
+    const std::size_t next = yaml.find("---", at + 3);
+    const std::string frame = yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    if (frame.find("type: FORWARDER_RESPONSE") != std::string::npos) {
+      ++responses;
+      if (frame.find("query_time:") != std::string::npos && frame.find("response_time:") != std::string::npos)
+        ++with_query_time;
+    }
+    at = next;
+  }
+  CHECK(responses == kMisses);
+  CHECK(with_query_time == kMisses);
   std::filesystem::remove_all(dir);
 }
 

@@ -50,6 +50,7 @@ TapAddress tap_address(const sockaddr_storage& a) {
 }
 
 TapAddress tap_address(const TapLocal& local) {
+  if (local.socket) return tap_address(*local.socket);
   if (!local.listen) return {};
   TapAddress t = tap_address(local.listen->addr);
   if (local.pktinfo && local.pktinfo->family == AF_INET) {

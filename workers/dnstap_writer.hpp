@@ -5,9 +5,9 @@
 //
 // Message types and what each carries (the schema's Message fields):
 //   CLIENT_QUERY        a client's query: query_address/port (the client),
-//                       response_address/port (the address it asked: the listen address,
-//                       or over UDP on a wildcard the one it was sent to; over TCP the
-//                       listen address when serve listens on one, not a wildcard), socket_family,
+//                       response_address/port (the address it asked: over UDP the listen
+//                       address, on a wildcard the one the datagram was sent to; over TCP,
+//                       DoT and DoH the connection's local address), socket_family,
 //                       socket_protocol UDP|TCP, query_time, query_message
 //   CLIENT_RESPONSE     the answer sent to it: the same addresses, query_time when the
 //                       query came in the same batch, response_time, response_message
@@ -68,11 +68,13 @@ struct fstrm_iothr_queue;
 
 namespace dnsarena::workers {
 
-// The server side of a client's message: the listen address, and over UDP on a wildcard
-// the address the datagram was sent to (pktinfo; nullptr or AF_UNSPEC: none).
+// The server side of a client's message: over UDP the listen address, and on a wildcard
+// the address the datagram was sent to (pktinfo; nullptr or AF_UNSPEC: none); over a
+// stream (TCP, DoT, DoH) the connection's own local address (`socket`, getsockname).
 struct TapLocal {
   const Endpoint* listen = nullptr;
   const LocalAddress* pktinfo = nullptr;
+  const sockaddr_storage* socket = nullptr;
 };
 
 class DnstapWriter {

@@ -381,6 +381,14 @@ sockaddr_storage TcpServer::peer(std::uint64_t conn_id) const {
   return it == conns_.end() ? sockaddr_storage{} : it->second.peer;
 }
 
+sockaddr_storage TcpServer::local(std::uint64_t conn_id) const {
+  sockaddr_storage a{};
+  auto it = conns_.find(conn_id & kIdMask);
+  socklen_t len = sizeof a;
+  if (it == conns_.end() || ::getsockname(it->second.fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return {};
+  return a;
+}
+
 void TcpServer::sweep_idle(std::uint64_t now) {
   while (tls_ && !handshakes_.empty()) {
     const Conn& c = conns_.at(handshakes_.front());

@@ -150,6 +150,9 @@ public:
   std::size_t handshakes() const { return handshakes_.size(); }
   // The client's address (family AF_UNSPEC when the connection is gone).
   sockaddr_storage peer(std::uint64_t conn_id) const;
+  // The connection's local address, the one the client connected to (getsockname: a
+  // system call; family AF_UNSPEC when the connection is gone).
+  sockaddr_storage local(std::uint64_t conn_id) const;
 
 private:
   // A client address as counted by the per-client limit: IPv4 (also IPv4-mapped IPv6)

@@ -463,8 +463,12 @@ private:
   void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
-    if (tap_) tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr, tap_local(w.tcp, w.udp_socket, &w.local),
-                                    w.tcp, {out, n}, nullptr);
+    if (tap_) {
+      const sockaddr_storage stream_local = w.tcp ? local_of(w.conn_id, w.doh_stream) : sockaddr_storage{};
+      tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr,
+                            w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local), w.tcp,
+                            {out, n}, nullptr);
+    }
     if (w.tcp) {
       reply_stream(w.conn_id, w.doh_stream, {out, n});
       return;
@@ -485,10 +489,8 @@ private:
     ::sendmsg(fd, &h, 0);
   }
 
-  // dnstap: the server side of a client's message. Over TCP the listener is not known
-  // here: the listen address when there is one, else none.
-  TapLocal tap_local(bool tcp, unsigned udp_socket, const LocalAddress* local) const {
-    if (tcp) return {cfg_.listen.size() == 1 ? &cfg_.listen[0] : nullptr, nullptr};
+  // dnstap: the server side of a client's UDP message (streams: local_of).
+  TapLocal tap_local(unsigned udp_socket, const LocalAddress* local) const {
     return {&cfg_.listen[udp_socket], udp_[udp_socket].pktinfo ? local : nullptr};
   }
 
@@ -576,7 +578,7 @@ private:
       const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
       if (tap_ && tap_->client_queries())
         for (int i = 0; i < n; ++i)
-          tap_->client_query(peers_[i], tap_local(false, batch_socket_, &locals_[i]), false, {in_[i], msgs[i].msg_len},
+          tap_->client_query(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {in_[i], msgs[i].msg_len},
                              received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
@@ -623,7 +625,7 @@ private:
       if (tap_ && tap_->client_responses())
         for (int i = 0; i < n; ++i)
           if (sizes[i])
-            tap_->client_response(peers_[i], tap_local(false, batch_socket_, &locals_[i]), false, {out_[i], sizes[i]},
+            tap_->client_response(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {out_[i], sizes[i]},
                                   &received);
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
@@ -712,7 +714,8 @@ private:
     src.doh_stream = doh_stream;
     answered_later_ = false;
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
-    if (tap_) tap_->client_query(tcp_peer_, tap_local(true, 0, nullptr), true, {msg, len}, received);
+    const sockaddr_storage stream_local = tap_ ? local_of(conn_id, doh_stream) : sockaddr_storage{};
+    if (tap_) tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
@@ -722,7 +725,7 @@ private:
     reply_stream(conn_id, doh_stream, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
-    if (tap_) tap_->client_response(tcp_peer_, tap_local(true, 0, nullptr), true, {out, n}, &received);
+    if (tap_) tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {out, n}, &received);
   }
 
   // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from
@@ -744,6 +747,9 @@ private:
   TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
   sockaddr_storage peer_of(std::uint64_t conn_id, std::uint32_t doh_stream) const {
     return doh_stream ? doh_.peer(conn_id) : conn_id & kTlsConnBit ? tls_.peer(conn_id) : tcp_.peer(conn_id);
+  }
+  sockaddr_storage local_of(std::uint64_t conn_id, std::uint32_t doh_stream) const {
+    return doh_stream ? doh_.local(conn_id) : conn_id & kTlsConnBit ? tls_.local(conn_id) : tcp_.local(conn_id);
   }
   void reply_stream(std::uint64_t conn_id, std::uint32_t doh_stream, std::span<const std::uint8_t> answer) {
     if (doh_stream) doh_.send(conn_id, doh_stream, answer);

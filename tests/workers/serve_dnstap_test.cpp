@@ -147,7 +147,7 @@ TEST_CASE("dnstap to a unix socket: every client query and answer, one forwarder
   CHECK(yaml.find("response_port: " + std::to_string(s.upstream.port())) != std::string::npos);
   // Every forwarder response carries the time its query was sent, as well as its own.
   std::size_t responses = 0, with_query_time = 0;
-  for (std::size_t at = yaml.find("---"); at != std::string::npos;) {
+  for (std::size_t at = 0; at != std::string::npos;) {  // frames are separated by "---"
     const std::size_t next = yaml.find("---", at + 3);
     const std::string frame = yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
     if (frame.find("type: FORWARDER_RESPONSE") != std::string::npos) {
@@ -190,6 +190,24 @@ TEST_CASE("dnstap: DoH queries and answers are client messages over TCP, a miss 
   CHECK(count_kind(tap, "FQ") == kNames);
   const std::map<std::string, int> asked = names_of(tap, "CQ");
   for (int i = 0; i < kNames; ++i) CHECK(asked.count("doh" + std::to_string(i) + ".test.") == 1);
+  // The address each client message was sent to is the DoH listener's, port included
+  // (the connection's own local address, not the plain DNS listen address).
+  int status = 0;
+  const std::string yaml = dnsarena::common::run_and_capture({"dnstap-ldns", "-y", "-r", dir + "/tap.fstrm"}, status);
+  std::size_t client_messages = 0, at_doh_port = 0;
+  for (std::size_t at = 0; at != std::string::npos;) {  // frames are separated by "---"
+    const std::size_t next = yaml.find("---", at + 3);
+    const std::string frame = yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    if (frame.find("type: CLIENT_") != std::string::npos) {
+      ++client_messages;
+      if (frame.find("response_address: \"127.0.0.1\"") != std::string::npos &&
+          frame.find("response_port: " + std::to_string(doh_port) + "\n") != std::string::npos)
+        ++at_doh_port;
+    }
+    at = next;
+  }
+  CHECK(client_messages == 4 * kNames);
+  CHECK(at_doh_port == client_messages);
   std::filesystem::remove_all(dir);
 }
 

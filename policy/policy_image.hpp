@@ -13,7 +13,7 @@
 //   filter_off    8 x filter_words  Filter: per trigger two bits in one u64 word
 //                                 (name_hash.hpp: filter_word, filter_bits); a name
 //                                 whose word lacks either bit has no rule, and its slot
-//                                 is not read. 16..32 bits per trigger: ~1% pass falsely
+//                                 is not read. 8..16 bits per trigger: ~3..5% pass falsely
 //   records_off   ...             RuleRecord, one per trigger, 4-byte aligned
 //
 // ImageHeader (64 bytes):
@@ -49,7 +49,7 @@
 //
 // The hash of a name is computed over its labels from the root leftwards (name_hash.hpp),
 // so one pass over a query name yields the hash of every suffix: the exact trigger and
-// every `*.` parent cost one filter word each (2 bytes per trigger: in cache where the
+// every `*.` parent cost one filter word each (1 to 2 bytes per trigger: in cache where the
 // slot table is not), and a slot probe only when the filter passes; the label masks
 // above skip the label counts no trigger has.
 #pragma once

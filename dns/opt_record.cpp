@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dns/opt_record.hpp"
 
+#include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 
 namespace dnsarena::dns {
@@ -18,6 +19,55 @@ std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& 
   const std::size_t olen = ecs.present ? write_ecs_option(ecs, ecs_scope, out + kOptRecordBytes) : 0;
   put16(out + 9, static_cast<std::uint16_t>(olen));
   return kOptRecordBytes + olen;
+}
+
+namespace {
+
+// The offset just past the (possibly compressed) name at `pos`, or 0 when it runs past
+// the end or a label is of a reserved kind.
+std::size_t skip_name(std::span<const std::uint8_t> m, std::size_t pos) {
+  while (pos < m.size()) {
+    const std::uint8_t len = m[pos];
+    if (len == 0) return pos + 1;
+    if ((len & 0xC0) == 0xC0) return pos + 2 <= m.size() ? pos + 2 : 0;
+    if (len & 0xC0) return 0;
+    pos += 1u + len;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int read_tcp_keepalive(std::span<const std::uint8_t> m) {
+  if (m.size() < kHeaderBytes) return -1;
+  const unsigned questions = get16(m.data() + 4);
+  const unsigned records = get16(m.data() + 6) + get16(m.data() + 8) + get16(m.data() + 10);
+  const unsigned additional_from = get16(m.data() + 6) + get16(m.data() + 8);
+  std::size_t pos = kHeaderBytes;
+  for (unsigned q = 0; q < questions; ++q) {
+    pos = skip_name(m, pos);
+    if (pos == 0 || pos + 4 > m.size()) return -1;
+    pos += 4;
+  }
+  for (unsigned r = 0; r < records; ++r) {
+    pos = skip_name(m, pos);
+    if (pos == 0 || pos + 10 > m.size()) return -1;
+    const std::uint16_t type = get16(m.data() + pos);
+    const std::size_t rdlength = get16(m.data() + pos + 8);
+    pos += 10;
+    if (pos + rdlength > m.size()) return -1;
+    if (r >= additional_from && type == kTypeOpt) {
+      for (std::size_t o = pos; o + 4 <= pos + rdlength;) {
+        const std::uint16_t code = get16(m.data() + o), len = get16(m.data() + o + 2);
+        if (o + 4 + len > pos + rdlength) return -1;
+        if (code == kOptionTcpKeepalive) return len == 2 ? get16(m.data() + o + 4) : -1;
+        o += 4u + len;
+      }
+      return -1;
+    }
+    pos += rdlength;
+  }
+  return -1;
 }
 
 }  // namespace dnsarena::dns

@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "dns/ecs_option.hpp"
 
@@ -27,5 +28,11 @@ namespace dnsarena::dns {
 // REQUIRES: out has room for kOptRecordBytes + kMaxEcsOptionBytes (35) bytes.
 std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& ecs, std::uint8_t ecs_scope,
                              std::uint8_t* out);
+
+// The TIMEOUT of a response's edns-tcp-keepalive option (RFC 7828: how long the server
+// keeps an idle connection open, in units of 100 ms), or -1 when the message has none,
+// has it without a 2-byte TIMEOUT, or cannot be walked to its OPT record (truncated,
+// a name running past the end). Names may be compressed; nothing is decompressed.
+int read_tcp_keepalive(std::span<const std::uint8_t> message);
 
 }  // namespace dnsarena::dns

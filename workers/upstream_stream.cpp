@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "dns/opt_record.hpp"
 #include "wire/constants.hpp"
 #include "workers/tls_credentials.hpp"
 
@@ -56,6 +57,7 @@ void UpstreamStream::close_quietly() {
   }
   state_ = State::closed;
   watched_ = 0;
+  server_idle_us_ = -1;  // the next connection's server says its own
   out_.clear();
   out_done_ = 0;
   tls_retry_len_ = 0;
@@ -246,6 +248,8 @@ bool UpstreamStream::read(std::uint64_t now_us, Events& events) {
       }  // else: a query that ended already (timed out, answered elsewhere): dropped
       silent_timeouts_ = 0;
       last_active_us_ = now_us;
+      if (const int timeout = dns::read_tcp_keepalive({in_.data() + 2, want - 2}); timeout >= 0)
+        server_idle_us_ = static_cast<std::int64_t>(timeout) * 100'000;
       in_have_ = 0;
       if (++messages >= kMaxRepliesPerEvent && !(tls_ && gnutls_record_check_pending(tls_) > 0)) return true;
       if (tls_ && !resume_saved_ && (gnutls_session_get_flags(tls_) & GNUTLS_SFLAGS_SESSION_TICKET)) {
@@ -306,7 +310,9 @@ void UpstreamStream::on_event(std::uint32_t ev, std::uint64_t now_us, Events& ou
 
 std::uint64_t UpstreamStream::idle_deadline_us() const {
   if (state_ == State::closed || !by_id_.empty()) return 0;
-  return last_active_us_ + settings_.idle_timeout_us;
+  std::uint64_t idle = settings_.idle_timeout_us;
+  if (server_idle_us_ >= 0) idle = std::min(idle, static_cast<std::uint64_t>(server_idle_us_));
+  return last_active_us_ + idle;
 }
 
 void UpstreamStream::close_if_idle(std::uint64_t now_us) {

@@ -23,7 +23,10 @@
 // next send without delay. Either way the queries it carried are handed back as broken
 // (Events::broken) for their attempt to fail over. A ready connection with no query in
 // flight for `idle_timeout` is closed by us (close_if_idle), before common server idle
-// timeouts (Knot 10 s, Unbound 30 s) close it under a query. A ready connection whose
+// timeouts (Knot 10 s, Unbound 30 s) close it under a query; sooner when the server's
+// replies carry an edns-tcp-keepalive TIMEOUT (RFC 7828 3.2.2: the client closes an idle
+// connection by then; 0 closes it as soon as nothing is in flight). The last TIMEOUT
+// heard holds for the connection; a new connection starts without one. A ready connection whose
 // last two queries both timed out without any reply between them is closed too
 // (timed_out), so that a server that lost the connection's state (a restart behind a NAT,
 // a black hole) gets a new handshake instead of every later query's full timeout.
@@ -135,6 +138,7 @@ private:
   std::size_t in_have_ = 0;
   std::unordered_map<std::uint16_t, std::uint64_t> by_id_;  // queries in flight: ID -> token
   std::uint64_t last_active_us_ = 0;  // the last reply or send
+  std::int64_t server_idle_us_ = -1;  // the server's edns-tcp-keepalive TIMEOUT (-1: none heard)
   unsigned silent_timeouts_ = 0;      // timeouts since the last reply
   std::uint64_t retry_at_us_ = 0;     // closed after a failed connect: no new one before this
   std::uint64_t backoff_us_ = 0;

@@ -31,10 +31,13 @@ namespace {
 
 // A DNS-over-TCP upstream on a thread: it reads queries for "nK.rev.test." on any number
 // of connections and answers A 192.0.2.K. On each connection it holds the queries until
-// `batch` have come (or 300 ms passed) and answers them last-first.
+// `batch` have come (or 300 ms passed) and answers them last-first. With
+// `keepalive_units` >= 0 every answer carries an OPT record with that edns-tcp-keepalive
+// TIMEOUT (100 ms units).
 class ReverseOrderUpstream {
 public:
-  explicit ReverseOrderUpstream(std::size_t batch) : batch_(batch) {
+  explicit ReverseOrderUpstream(std::size_t batch, int keepalive_units = -1)
+      : batch_(batch), keepalive_units_(keepalive_units) {
     port_ = dnsarena::common::free_loopback_port();
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const int one = 1;
@@ -64,8 +67,8 @@ private:
     std::chrono::steady_clock::time_point first_held;
   };
 
-  static std::vector<std::uint8_t> answer(const std::vector<std::uint8_t>& q) {
-    // Header and question as asked (case too), QR RA, one A record, no OPT.
+  std::vector<std::uint8_t> answer(const std::vector<std::uint8_t>& q) const {
+    // Header and question as asked (case too), QR RA, one A record, OPT only with keepalive.
     std::size_t end = 12;
     while (end < q.size() && q[end] != 0) end += q[end] + 1u;
     end += 5;
@@ -76,6 +79,13 @@ private:
     const unsigned k = static_cast<unsigned>(std::atoi(reinterpret_cast<const char*>(q.data()) + 14));
     const std::uint8_t rr[] = {0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0x0E, 0x10, 0, 4, 192, 0, 2, static_cast<std::uint8_t>(k)};
     r.insert(r.end(), rr, rr + sizeof rr);
+    if (keepalive_units_ >= 0) {
+      r[11] = 1;
+      const std::uint8_t opt[] = {0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 6, 0, 11, 0, 2,
+                                  static_cast<std::uint8_t>(keepalive_units_ >> 8),
+                                  static_cast<std::uint8_t>(keepalive_units_)};
+      r.insert(r.end(), opt, opt + sizeof opt);
+    }
     return r;
   }
 
@@ -132,6 +142,7 @@ private:
   }
 
   std::size_t batch_;
+  int keepalive_units_;
   std::uint16_t port_ = 0;
   int listen_fd_ = -1;
   std::vector<Conn> conns_;  // loop thread only
@@ -269,6 +280,26 @@ TEST_CASE("upstream over TCP: misses pipelined on one kept connection, answers t
   // Cached: no more upstream queries.
   CHECK(udp_exchange(s.port, make_query(8, rev_name(1), 1)).answers == std::vector<std::string>{a_rdata(1)});
   CHECK(up.queries() == 7);
+}
+
+TEST_CASE("upstream over TCP: the server's edns-tcp-keepalive TIMEOUT closes the idle connection sooner than ours",
+          "[serve][upstream-stream]") {
+  // Our idle timeout is 8 s (the default); this server says 300 ms. A miss 1 s after the
+  // last reply finds the connection closed by us and opens a new one; without the option
+  // the same pause keeps the one connection.
+  for (const int units : {3, -1}) {
+    INFO("keepalive units " << units);
+    ReverseOrderUpstream up(1, units);
+    TempConfig cfg("forward_zones:\n  - {zone: \".\", upstreams: [127.0.0.1:" + std::to_string(up.port()) +
+                   "], transport: tcp}\n");
+    Service s({"--config", cfg.path(), "--upstream-timeout-ms", "2000"}, 1);
+    REQUIRE(udp_exchange(s.port, make_query(1, rev_name(1), 1)).answers == std::vector<std::string>{a_rdata(1)});
+    REQUIRE(up.connections() == 1);
+    std::this_thread::sleep_for(1000ms);
+    REQUIRE(udp_exchange(s.port, make_query(2, rev_name(2), 1)).answers == std::vector<std::string>{a_rdata(2)});
+    CHECK(up.connections() == (units >= 0 ? 2u : 1u));
+    CHECK(s.total("upstream_connections") == (units >= 0 ? 2u : 1u));
+  }
 }
 
 TEST_CASE("upstream over TCP: nobody listening fails fast to SERVFAIL and backs off, a server that comes is used",

@@ -8,6 +8,7 @@
 //           bit3 forward zone = the qname's parent (else the root), bit4 ask the qname
 //           with its case flipped (a 0x20 mismatch: must be ignored)
 //   byte 1: TTL floor (0-255 s); byte 2: negative ceiling (x 60 s)
+// Every reply also goes through dns::read_tcp_keepalive (in bounds, -1 or a 16-bit value).
 // Every accepted, cacheable answer must encode into an entry that decodes and walks
 // completely, or be refused by the encoder (too big): never a malformed entry.
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "cache/cache_key.hpp"
 #include "cache/entry_codec.hpp"
+#include "dns/opt_record.hpp"
 #include "workers/upstream_answer.hpp"
 
 using namespace dnsarena;
@@ -39,6 +41,10 @@ std::size_t wire_name_length(const std::uint8_t* p, std::size_t avail) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size >= 3) {  // a kept tcp/tls connection reads every reply's keepalive option first
+    const int keepalive = dns::read_tcp_keepalive({data + 3, size - 3});
+    if (keepalive < -1 || keepalive > 0xFFFF) std::abort();
+  }
   if (size < 3 + 12 + 1 + 4) return 0;
   const std::uint8_t ctl = data[0];
   const std::uint8_t* wire = data + 3;

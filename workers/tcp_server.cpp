@@ -187,9 +187,22 @@ void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint6
   if (!settle(id, *c)) return;  // output drained below the resume mark: read again now
   if (!c->paused && !c->eof) {
     c->resume_pending = false;  // the buffered input is handled right here
+    if (c->tls) tls_batch_id_ = id;
     read_input(id);
+    if (tls_batch_id_) flush_tls_batch();
   }
   if ((c = find(id))) settle(id, *c);
+}
+
+void TcpServer::flush_tls_batch() {
+  const std::uint64_t id = tls_batch_id_;
+  tls_batch_id_ = 0;
+  if (tls_batch_.empty()) return;
+  Conn* c = find(id);
+  const int written = c ? write_or_queue(id, *c, tls_batch_) : -1;
+  tls_batch_.clear();
+  if (tls_batch_.capacity() > 4 * kMaxMessage) tls_batch_.shrink_to_fit();
+  if (written == 1) progress(*c, now_ms());
 }
 
 void TcpServer::read_input(std::uint64_t id) {
@@ -471,6 +484,21 @@ void TcpServer::send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t
   }
   framed_[0] = static_cast<std::uint8_t>(n >> 8);
   framed_[1] = static_cast<std::uint8_t>(n);
+  if (id == tls_batch_id_) {  // answered while its input is read: written with the others
+    tls_batch_.insert(tls_batch_.end(), framed_.data(), framed_.data() + 2 + n);
+    if (tls_batch_.size() < kTlsBatchBytes) return;  // when the read is done (flush_tls_batch)
+    // A full record's worth: written now, so the output bound (kTcpOutputPause) sees it
+    // and can pause the reading as without batching.
+    const int written = write_or_queue(id, c, tls_batch_);
+    tls_batch_.clear();
+    if (written < 0) {
+      tls_batch_id_ = 0;  // closed
+      return;
+    }
+    if (written == 1) progress(c, now_ms());
+    settle(id, c);
+    return;
+  }
   const int written = write_or_queue(id, c, {framed_.data(), 2 + n});
   if (written < 0) return;
   if (written == 1) progress(c, now_ms());

@@ -55,8 +55,11 @@
 //     does for connections). A handshake that fails (not TLS, bad version) closes it.
 //   - pad answers (RFC 8467 block padding, dns/edns_padding.hpp) at send time.
 //   - have ids with kTlsConnBit set, so one handler can tell which server to answer on.
-//   - answer each message in one TLS record (no writev); queued output is resent from
-//     the same bytes, as GnuTLS requires after GNUTLS_E_AGAIN.
+//   - write the answers a read of the connection produces (hits of pipelined queries)
+//     together, once the read is done: one gnutls_record_send, so up to 16 KiB of answers
+//     share a TLS record and a system call (tls_batch_); an answer sent at another time (a
+//     miss) is written alone. Queued output is resent from the same bytes, as GnuTLS
+//     requires after GNUTLS_E_AGAIN.
 // GnuTLS may hold decrypted bytes the socket no longer signals: after kReadsPerEvent
 // reads, or on a resume, such a connection asks for EPOLLOUT as resume_pending does.
 //
@@ -192,6 +195,8 @@ private:
   void progress(Conn& c, std::uint64_t now_ms);
   // Reads and handles messages until EAGAIN, a pause or kReadsPerEvent reads.
   void read_input(std::uint64_t id);
+  // Writes (or queues) tls_batch_ on its connection and closes the batch.
+  void flush_tls_batch();
   // Hands complete buffered messages to the handler. False when the connection closed.
   bool process_input(std::uint64_t id);
   // Writes what the socket takes. False when the connection was closed.
@@ -219,6 +224,11 @@ private:
   TcpLimits limits_;
   Handler handler_;
   std::uint64_t next_id_ = 1;
+  // DoT: the framed answers written while one connection's input is read (on_event), sent
+  // in one write when the read is done; tls_batch_id_ is that connection (0: none).
+  std::vector<std::uint8_t> tls_batch_;
+  std::uint64_t tls_batch_id_ = 0;
+  static constexpr std::size_t kTlsBatchBytes = 16 * 1024;  // a TLS record's plaintext at most
   std::unordered_map<std::uint64_t, Conn> conns_;
   std::list<std::uint64_t> lru_;  // connection ids, least recent progress first
   std::unordered_map<ClientKey, unsigned, ClientKeyHash> per_client_;

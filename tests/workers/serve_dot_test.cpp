@@ -118,6 +118,40 @@ TEST_CASE("DoT: pipelined queries on one connection all answered, EDNS answers p
   CHECK_FALSE(has_padding(udp.wire));
 }
 
+TEST_CASE("DoT: the hits of one read are written together, in one TLS record, not one record each", "[serve][tls]") {
+  DotService d;
+  TlsClient c(d.tls_port);
+  REQUIRE(c.connected());
+  REQUIRE(c.send(make_query(1, "a.test.", 1, 1232)));
+  REQUIRE(!c.receive().empty());  // cached now
+  // Twenty queries in one TLS record: the server reads them in one go.
+  constexpr int kQueries = 20;
+  std::vector<std::uint8_t> batch;
+  for (int i = 0; i < kQueries; ++i) {
+    const std::vector<std::uint8_t> q = make_query(static_cast<std::uint16_t>(100 + i), "a.test.", 1, 1232);
+    batch.push_back(static_cast<std::uint8_t>(q.size() >> 8));
+    batch.push_back(static_cast<std::uint8_t>(q.size()));
+    batch.insert(batch.end(), q.begin(), q.end());
+  }
+  REQUIRE(c.send_raw(batch.data(), batch.size()));
+  // Each answer is padded to 468 bytes: 20 x 470 framed bytes fit one 16 KiB record.
+  std::vector<std::uint8_t> got;
+  int records = 0;
+  std::uint8_t buf[65536];
+  while (got.size() < kQueries * 470u) {
+    const long n = c.receive_raw(buf, sizeof buf, std::chrono::milliseconds(2000));
+    REQUIRE(n > 0);
+    got.insert(got.end(), buf, buf + n);
+    ++records;
+  }
+  CHECK(got.size() == kQueries * 470u);
+  CHECK(records <= 2);  // one, or two if the read was cut; one each before
+  std::set<std::uint16_t> ids;
+  for (std::size_t at = 0; at + 2 <= got.size(); at += 2 + ((got[at] << 8) | got[at + 1]))
+    ids.insert(static_cast<std::uint16_t>((got[at + 2] << 8) | got[at + 3]));
+  CHECK(ids.size() == kQueries);
+}
+
 TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms, garbage is closed, others unharmed",
           "[serve][tls][hostile][timing]") {
   DotService d(", handshake_timeout_ms: 1000", "tcp: {idle_timeout_ms: 30000}\n", 1);

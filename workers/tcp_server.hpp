@@ -60,8 +60,12 @@
 //     share a TLS record and a system call (tls_batch_); an answer sent at another time (a
 //     miss) is written alone. Queued output is resent from the same bytes, as GnuTLS
 //     requires after GNUTLS_E_AGAIN.
-// GnuTLS may hold decrypted bytes the socket no longer signals: after kReadsPerEvent
-// reads, or on a resume, such a connection asks for EPOLLOUT as resume_pending does.
+//   - read through tls_pull: one recv of up to 16 KiB hands GnuTLS what it asks for
+//     record by record (with GnuTLS's own pull, every record took two recv calls: its
+//     5-byte header, then its body); the bound per event is kReadsPerEvent x kReadSize
+//     bytes, as over TCP, not kReadsPerEvent records.
+// GnuTLS and tls_pull may hold bytes the socket no longer signals: after the bound, or on
+// a resume, such a connection asks for EPOLLOUT as resume_pending does.
 //
 // Protocols: with a StreamProtocol set (set_protocol; DNS over HTTPS, doh_server.hpp) the
 // connection's bytes go to the protocol as they arrive instead of being cut into
@@ -81,6 +85,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -184,12 +189,24 @@ private:
     bool eof = false;           // the client finished sending: close once output is out
     bool resume_pending = false;  // resumed with unprocessed input: EPOLLOUT wakes us
     gnutls_session_t tls = nullptr;  // TLS server only
+    // TLS: bytes read from the socket ahead of GnuTLS (tls_pull), [off, len) not yet
+    // handed to it; freed when empty, so an idle connection holds none.
+    std::unique_ptr<std::uint8_t[]> tls_ahead;
+    std::uint32_t tls_ahead_len = 0, tls_ahead_off = 0;
     bool handshaking = false;        // TLS: in handshakes_, not yet reading queries
     std::uint64_t accepted_ms = 0;
     std::list<std::uint64_t>::iterator hs;  // in handshakes_ while handshaking
   };
 
   static ClientKey client_key(const sockaddr_storage& peer);
+  // GnuTLS's transport for a connection (its pointer is the Conn): tls_pull reads up to
+  // kTlsReadAhead bytes per recv and hands them out as GnuTLS asks (a record's 5-byte
+  // header, then its body: two recv calls per record with GnuTLS's own pull, one per
+  // burst of records here); tls_push writes GnuTLS's vectors with one sendmsg.
+  static ssize_t tls_pull(void* conn, void* data, std::size_t len);
+  static int tls_pull_timeout(void* conn, unsigned ms);
+  static ssize_t tls_push(void* conn, const giovec_t* iov, int iovcnt);
+  static constexpr std::size_t kTlsReadAhead = 16 * 1024 + 64;  // a full record and its header
   Conn* find(std::uint64_t id);
   void close_conn(std::uint64_t id);
   void progress(Conn& c, std::uint64_t now_ms);
@@ -210,7 +227,9 @@ private:
   // recv/send on either transport, with their return and errno conventions.
   ssize_t stream_recv(Conn& c, std::uint8_t* buf, std::size_t n);
   ssize_t stream_send(Conn& c, const std::uint8_t* buf, std::size_t n);
-  bool tls_pending(const Conn& c) const { return c.tls && gnutls_record_check_pending(c.tls) > 0; }
+  bool tls_pending(const Conn& c) const {
+    return c.tls && (gnutls_record_check_pending(c.tls) > 0 || c.tls_ahead_off < c.tls_ahead_len);
+  }
   void send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t> msg);
   // Writes what the socket takes now and queues the rest. -1: closed, 0: queued, 1: all out.
   int write_or_queue(std::uint64_t id, Conn& c, std::span<const std::uint8_t> bytes);

@@ -23,18 +23,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 # The upstream: every query answered NOERROR with one A record 192.0.2.1, TTL 3600.
-python3 - "$port_up" <<'PY' &
-import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-while True:
-    q, a = s.recvfrom(4096)
-    end = 12
-    while q[end] != 0: end += q[end] + 1
-    end += 5
-    rr = b"\xc0\x0c\x00\x01\x00\x01" + struct.pack(">IH", 3600, 4) + bytes([192, 0, 2, 1])
-    s.sendto(q[:2] + b"\x84\x00\x00\x01\x00\x01\x00\x00\x00\x00" + q[12:end] + rr, a)
-PY
+python3 "$root/bench/answer_a_upstream.py" "$port_up" &
 pids+=($!)
 
 write_zone() {  # write_zone GENERATION: the triggers, plus one that names the generation

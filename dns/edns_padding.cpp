@@ -4,22 +4,11 @@
 #include <cstring>
 
 #include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::dns {
 
 namespace {
-
-// Offset just past the (possibly compressed) name at `at`, or 0 when it runs off the end.
-std::size_t skip_name(std::span<const std::uint8_t> m, std::size_t at) {
-  while (at < m.size()) {
-    const std::uint8_t len = m[at];
-    if (len == 0) return at + 1;
-    if ((len & 0xC0) == 0xC0) return at + 2 <= m.size() ? at + 2 : 0;
-    if (len & 0xC0) return 0;  // 0x40/0x80: extended label types, not in responses we write
-    at += 1 + len;
-  }
-  return 0;
-}
 
 std::uint16_t read16(std::span<const std::uint8_t> m, std::size_t at) {
   return static_cast<std::uint16_t>((m[at] << 8) | m[at + 1]);
@@ -33,13 +22,13 @@ std::size_t pad_response(std::span<const std::uint8_t> msg, std::size_t block, s
   const unsigned rrs = read16(msg, 6) + read16(msg, 8) + read16(msg, 10);
   std::size_t at = 12;
   for (unsigned i = 0; i < qd; ++i) {
-    at = skip_name(msg, at);
+    at = wire::skip_wire_name(msg, at);
     if (at == 0 || at + 4 > msg.size()) return 0;
     at += 4;
   }
   std::size_t rdlen_at = 0;  // of the OPT record
   for (unsigned i = 0; i < rrs; ++i) {
-    at = skip_name(msg, at);
+    at = wire::skip_wire_name(msg, at);
     if (at == 0 || at + 10 > msg.size()) return 0;
     const std::uint16_t type = read16(msg, at);
     const std::size_t rdlen = read16(msg, at + 8);

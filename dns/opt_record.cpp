@@ -3,6 +3,7 @@
 
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::dns {
 
@@ -21,23 +22,6 @@ std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& 
   return kOptRecordBytes + olen;
 }
 
-namespace {
-
-// The offset just past the (possibly compressed) name at `pos`, or 0 when it runs past
-// the end or a label is of a reserved kind.
-std::size_t skip_name(std::span<const std::uint8_t> m, std::size_t pos) {
-  while (pos < m.size()) {
-    const std::uint8_t len = m[pos];
-    if (len == 0) return pos + 1;
-    if ((len & 0xC0) == 0xC0) return pos + 2 <= m.size() ? pos + 2 : 0;
-    if (len & 0xC0) return 0;
-    pos += 1u + len;
-  }
-  return 0;
-}
-
-}  // namespace
-
 int read_tcp_keepalive(std::span<const std::uint8_t> m) {
   if (m.size() < kHeaderBytes) return -1;
   const unsigned questions = get16(m.data() + 4);
@@ -45,12 +29,12 @@ int read_tcp_keepalive(std::span<const std::uint8_t> m) {
   const unsigned additional_from = get16(m.data() + 6) + get16(m.data() + 8);
   std::size_t pos = kHeaderBytes;
   for (unsigned q = 0; q < questions; ++q) {
-    pos = skip_name(m, pos);
+    pos = skip_wire_name(m, pos);
     if (pos == 0 || pos + 4 > m.size()) return -1;
     pos += 4;
   }
   for (unsigned r = 0; r < records; ++r) {
-    pos = skip_name(m, pos);
+    pos = skip_wire_name(m, pos);
     if (pos == 0 || pos + 10 > m.size()) return -1;
     const std::uint16_t type = get16(m.data() + pos);
     const std::size_t rdlength = get16(m.data() + pos + 8);

@@ -16,6 +16,19 @@ inline constexpr std::size_t kMaxNameWire = 255;
 // name (label > 63, total > 255, runs past the end, or contains a compression pointer).
 std::size_t wire_name_length(std::span<const std::uint8_t> bytes);
 
+// The offset just past the (possibly compressed) name at `at` in message `m`, or 0 when it
+// runs off the end or uses a reserved label type (0x40, 0x80). Nothing is decompressed.
+inline std::size_t skip_wire_name(std::span<const std::uint8_t> m, std::size_t at) {
+  while (at < m.size()) {
+    const std::uint8_t len = m[at];
+    if (len == 0) return at + 1;
+    if ((len & 0xC0) == 0xC0) return at + 2 <= m.size() ? at + 2 : 0;
+    if (len & 0xC0) return 0;
+    at += 1u + len;
+  }
+  return 0;
+}
+
 inline std::uint8_t ascii_lower(std::uint8_t c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 
 // Lowercases the ASCII letters of eight bytes at once (SWAR): a byte gets 0x20 ORed in

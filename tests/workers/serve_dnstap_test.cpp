@@ -91,6 +91,17 @@ std::map<std::string, int> names_of(const std::vector<TapLine>& lines, const std
   return m;
 }
 
+// The frames of `dnstap-ldns -y` output, each one YAML document (separated by "---").
+std::vector<std::string> yaml_frames(const std::string& yaml) {
+  std::vector<std::string> frames;
+  for (std::size_t at = 0; at != std::string::npos;) {
+    const std::size_t next = yaml.find("---", at + 3);
+    frames.push_back(yaml.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  return frames;
+}
+
 std::size_t threads_of(pid_t pid) {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) ++n;
@@ -147,15 +158,11 @@ TEST_CASE("dnstap to a unix socket: every client query and answer, one forwarder
   CHECK(yaml.find("response_port: " + std::to_string(s.upstream.port())) != std::string::npos);
   // Every forwarder response carries the time its query was sent, as well as its own.
   std::size_t responses = 0, with_query_time = 0;
-  for (std::size_t at = 0; at != std::string::npos;) {  // frames are separated by "---"
-    const std::size_t next = yaml.find("---", at + 3);
-    const std::string frame = yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    if (frame.find("type: FORWARDER_RESPONSE") != std::string::npos) {
-      ++responses;
-      if (frame.find("query_time:") != std::string::npos && frame.find("response_time:") != std::string::npos)
-        ++with_query_time;
-    }
-    at = next;
+  for (const std::string& frame : yaml_frames(yaml)) {
+    if (frame.find("type: FORWARDER_RESPONSE") == std::string::npos) continue;
+    ++responses;
+    if (frame.find("query_time:") != std::string::npos && frame.find("response_time:") != std::string::npos)
+      ++with_query_time;
   }
   CHECK(responses == kMisses);
   CHECK(with_query_time == kMisses);
@@ -195,16 +202,12 @@ TEST_CASE("dnstap: DoH queries and answers are client messages over TCP, a miss 
   int status = 0;
   const std::string yaml = dnsarena::common::run_and_capture({"dnstap-ldns", "-y", "-r", dir + "/tap.fstrm"}, status);
   std::size_t client_messages = 0, at_doh_port = 0;
-  for (std::size_t at = 0; at != std::string::npos;) {  // frames are separated by "---"
-    const std::size_t next = yaml.find("---", at + 3);
-    const std::string frame = yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    if (frame.find("type: CLIENT_") != std::string::npos) {
-      ++client_messages;
-      if (frame.find("response_address: \"127.0.0.1\"") != std::string::npos &&
-          frame.find("response_port: " + std::to_string(doh_port) + "\n") != std::string::npos)
-        ++at_doh_port;
-    }
-    at = next;
+  for (const std::string& frame : yaml_frames(yaml)) {
+    if (frame.find("type: CLIENT_") == std::string::npos) continue;
+    ++client_messages;
+    if (frame.find("response_address: \"127.0.0.1\"") != std::string::npos &&
+        frame.find("response_port: " + std::to_string(doh_port) + "\n") != std::string::npos)
+      ++at_doh_port;
   }
   CHECK(client_messages == 4 * kNames);
   CHECK(at_doh_port == client_messages);

@@ -14,17 +14,11 @@ set -euo pipefail
 mode=${1:?usage: dnstap_cost.sh callgrind|dnsperf}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/dnsarena
-dir=$(mktemp -d /tmp/dnsarena-dnstap-cost.XXXXXX)
 port_up=${UPSTREAM_PORT:-5391}
 port=${PORT:-5392}
-cd "$dir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-
-# The upstream: every A query answered with 192.0.2.1, TTL 3600 (the run is all hits after one miss).
-python3 "$root/bench/answer_a_upstream.py" "$port_up" &
-pids+=($!)
+. "$root/bench/script_setup.sh"
+scratch_dir dnsarena-dnstap-cost
+start_answer_upstream "$port_up"  # every A query answered with 192.0.2.1: all hits after one miss
 echo "www.example.com A" > queries.txt
 
 config() {  # config WORKERS on|off [QUEUE]

@@ -14,17 +14,11 @@ rules=${RULES:-1000000}
 rate=${RATE:-20000}
 seconds=${SECONDS_RUN:-30}
 reloads=${RELOADS:-4}
-dir=$(mktemp -d /tmp/dnsarena-policy-reload.XXXXXX)
 port_up=${UPSTREAM_PORT:-5393}
 port=${PORT:-5394}
-cd "$dir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-
-# The upstream: every query answered NOERROR with one A record 192.0.2.1, TTL 3600.
-python3 "$root/bench/answer_a_upstream.py" "$port_up" &
-pids+=($!)
+. "$root/bench/script_setup.sh"
+scratch_dir dnsarena-policy-reload
+start_answer_upstream "$port_up"  # every query answered NOERROR with one A record
 
 write_zone() {  # write_zone GENERATION: the triggers, plus one that names the generation
   { echo '$ORIGIN rpz.bench.'; echo '$TTL 300'

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -171,8 +172,7 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
   fstrm_iothr_options_set_queue_model(iopt, FSTRM_IOTHR_QUEUE_MODEL_SPSC);
   // fstrm's queue: the largest power of two within dnstap.queue and fstrm's maximum; the
   // rest of dnstap.queue is the worker's backlog.
-  unsigned fstrm_queue = 2;
-  while (fstrm_queue * 2 <= std::min(cfg.queue, kFstrmQueueMax)) fstrm_queue *= 2;
+  const unsigned fstrm_queue = std::bit_floor(std::min(cfg.queue, kFstrmQueueMax));
   backlog_frames_max_ = cfg.queue - fstrm_queue;
   fstrm_iothr_options_set_input_queue_size(iopt, fstrm_queue);
   fstrm_iothr_options_set_reopen_interval(iopt, kReopenSeconds);

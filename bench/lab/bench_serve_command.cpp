@@ -303,9 +303,11 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   const std::uint16_t tls_port = o.dot ? s.port(4) : 0;
   const std::uint16_t doh_port = o.doh ? s.port(5) : 0;
   const std::string segment = o.segment.empty() ? "dnsarena-bench-serve-" + std::to_string(::getpid()) : o.segment;
-  std::vector<std::string> argv{s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port),
-                                "--upstream", s.upstream, "--segment", segment, "--no-metrics", "--log-level", "warn",
-                                "--remove-segment", "--reset-segment", "--max-entries", "200000", "--arena-bytes", "64M"};
+  const std::vector<std::string> base{s.daemon, "serve", "--workers", "1", "--listen", "127.0.0.1:" + std::to_string(port),
+                                      "--upstream", s.upstream, "--segment", segment, "--no-metrics", "--log-level",
+                                      "warn", "--remove-segment", "--reset-segment", "--max-entries", "200000",
+                                      "--arena-bytes", "64M"};
+  std::vector<std::string> argv = base;
   if (o.dot || o.doh) {
     const std::vector<std::string> extra = tls_arguments(s, tls_port, doh_port);
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -324,8 +326,7 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   // The same worker with the RPZ: a config with only the policy section.
   const std::string conf = s.dir + "/rpz.yaml";
   std::ofstream(conf) << "policy:\n  rpz:\n    - {file: " << s.rpz.path << ", name: " << s.rpz.origin << "}\n";
-  for (std::size_t i = 0; i < argv.size(); ++i)
-    if (argv[i] == "--config") argv.erase(argv.begin() + static_cast<long>(i), argv.begin() + static_cast<long>(i) + 2);
+  argv = base;
   argv.insert(argv.end(), {"--config", conf});
   double startup_s = 0;
   common::ChildProcess with_rpz = start_server(s, "dnsarena-rpz", argv, port, &startup_s);

@@ -14,6 +14,8 @@
 #include "cache/segment.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
+#include "dns/query_builder.hpp"
+#include "wire/dns_name.hpp"
 
 namespace dnsarena::bench {
 
@@ -40,9 +42,9 @@ bool wait_tcp(std::uint16_t port, common::ChildProcess& child, int timeout_ms) {
 }
 
 bool wait_udp_answer(std::uint16_t port, common::ChildProcess& child, int timeout_ms) {
-  // "probe.zone. A", no EDNS.
-  static constexpr std::uint8_t kQuery[] = {0x5e, 0x11, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,  5,  'p', 'r', 'o',
-                                            'b',  'e',  4,    'z',  'o', 'n', 'e', 0, 0, 1, 0, 1};
+  const auto qname = wire::name_to_wire("probe.zone.");
+  const common::Bytes query = dns::build_query({.id = 0x5e11, .qname = {qname.data(), qname.size()}, .qtype = 1,
+                                                .edns = false});
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in to{};
@@ -51,11 +53,11 @@ bool wait_udp_answer(std::uint16_t port, common::ChildProcess& child, int timeou
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   bool answered = false;
   for (int waited = 0; waited < timeout_ms && !answered && child.running(); waited += 50) {
-    ::sendto(fd, kQuery, sizeof kQuery, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    ::sendto(fd, query.data(), query.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) == 1) {
       std::uint8_t reply[512];
-      answered = ::recv(fd, reply, sizeof reply, 0) >= 12 && reply[0] == kQuery[0] && reply[1] == kQuery[1];
+      answered = ::recv(fd, reply, sizeof reply, 0) >= 12 && reply[0] == query[0] && reply[1] == query[1];
     }
   }
   ::close(fd);

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cache/entry_codec.hpp"
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 #include "workers/dnstap_writer.hpp"
@@ -117,14 +118,22 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
   return start(plain_key, ecs, std::move(dedup), &w, detail);
 }
 
-bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs) {
+bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs, std::uint32_t seen_expire) {
   std::string dedup = dedup_key(plain_key, ecs);
   if (by_key_.contains(dedup)) return false;
-  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr) == Forwarded::yes;
+  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, seen_expire) == Forwarded::yes;
+}
+
+bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t seen_expire) {
+  if (!recheck_copy_) recheck_copy_ = std::make_unique<cache::EntryCopy>();
+  if (cache_.peek(key, cache::wall_clock_now(), *recheck_copy_) == cache::LookupStatus::miss) return false;
+  const cache::EntryReader entry(recheck_copy_->span());
+  return entry.valid() && entry.expire() > seen_expire;
 }
 
 UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key, const EcsOption& ecs,
-                                                std::string dedup, Waiter* w, ForwardDetail* detail) {
+                                                std::string dedup, Waiter* w, ForwardDetail* detail,
+                                                std::uint32_t refresh_seen_expire) {
   ForwardDetail ignored;
   if (!detail) detail = &ignored;
   // The longest forward zone holding the name.
@@ -153,6 +162,12 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   auto unclaim = [&] {
     if (claims_ && claim.value) claims_->release(claim);
   };
+  // Another worker's refresh may have stored its answer and released its claim between
+  // this worker's lookup and the claim above: look once more before asking again.
+  if (!w && refresh_seen_expire && refreshed_since(plain_key, refresh_seen_expire)) {
+    unclaim();
+    return Forwarded::joined;
+  }
   // qtype, flags and qname: the ECS subnet aside.
   const std::uint32_t bucket = names_->bucket_of(name_hash);
   if (!names_->acquire(names_row_, bucket, cfg_.upstream_max_per_name)) {

@@ -233,9 +233,11 @@ public:
   Forwarded forward(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, Waiter& w,
                     ForwardDetail* detail = nullptr);
   // Starts a query with no client waiting (prefetch, a stale answer's refresh) unless
-  // one for the same question is in flight on this host or the name is in the failure
-  // cache. True when a query was started.
-  bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
+  // one for the same question is in flight on this host, the name is in the failure
+  // cache, or the cache already holds the key with an expiry after `seen_expire` (the
+  // expiry of the entry that prompted the refresh: another worker's refresh landed
+  // between this worker's lookup and its claim). True when a query was started.
+  bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::uint32_t seen_expire);
   // The longest a query can live (every attempt's timeout with backoff, TCP retries): a
   // host-wide claim older than this has an owner that died or forgot it.
   std::uint64_t max_query_ms() const;
@@ -252,9 +254,13 @@ public:
 private:
   // The in-flight key and its hash (qname, qtype, DO/CD, the ECS subnet sent).
   static std::string dedup_key(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
-  // Starts a new query for `plain_key`; `w` (nullable) is its first waiter.
+  // Starts a new query for `plain_key`; `w` (nullable) is its first waiter. A refresh
+  // (no `w`) passes the expiry it saw: once the question is claimed, a cached entry
+  // expiring later means the refresh is done already (returns joined, nothing sent).
   Forwarded start(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::string dedup, Waiter* w,
-                  ForwardDetail* detail);
+                  ForwardDetail* detail, std::uint32_t refresh_seen_expire = 0);
+  // Whether the cache holds `key` with an expiry after `seen_expire` (counters untouched).
+  bool refreshed_since(const cache::CacheKey& key, std::uint32_t seen_expire);
   void start_attempt(Pending& p, std::uint64_t now_us);
   // p's query (write_query: a fresh ID and case) over a fresh UDP socket connected to
   // `up`, watched for the reply. False (no socket left open) when any step fails.
@@ -299,6 +305,7 @@ private:
   std::unordered_map<std::string, std::uint64_t> by_key_;
   std::unique_ptr<InFlightNames> own_names_;  // when no shared table was given
   std::unique_ptr<FailureCache> own_failures_;
+  std::unique_ptr<cache::EntryCopy> recheck_copy_;  // refreshed_since()'s copy, made on first use
   InFlightNames* names_;
   unsigned names_row_;
   FailureCache* failures_;

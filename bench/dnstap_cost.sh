@@ -42,15 +42,6 @@ start_capture() {
   sleep 0.5
 }
 
-wait_answer() {
-  for _ in $(seq 1 60); do
-    kdig @127.0.0.1 -p "$port" www.example.com A +timeout=1 +retry=0 2>/dev/null | grep -q 192.0.2.1 && return 0
-    sleep 1
-  done
-  echo "serve did not answer" >&2
-  return 1
-}
-
 tap_counts() { dnstap-ldns -q -r tap.fstrm | awk '{print $3}' | sort | uniq -c | tr '\n' ' '; echo; }
 
 if [ "$mode" = callgrind ]; then
@@ -64,7 +55,7 @@ if [ "$mode" = callgrind ]; then
       valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$dir/cg.%p" \
         "$bin" serve -c serve.yaml --remove-segment > serve.log 2>&1 &
       serve=$!
-      wait_answer
+      wait_answer "$port" www.example.com
       dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -n $n -Q 2000 -c 1 > dnsperf.log 2>&1
       kill -TERM $serve; wait $serve || true
       [ $tap = on ] && { kill -TERM "$capture"; wait "$capture" || true; }
@@ -85,7 +76,7 @@ else
     [ $tap = on ] && start_capture
     "$bin" serve -c serve.yaml --remove-segment > serve.log 2>&1 &
     serve=$!
-    wait_answer
+    wait_answer "$port" www.example.com
     echo "== dnstap $tap$([ $tap = on ] && echo ", queue $run") (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
     dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -l 10 -Q 50000 -c 4 -q 2000 2>&1 |
       grep -E "Queries (sent|completed|lost)|Queries per second"

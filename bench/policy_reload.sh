@@ -46,10 +46,7 @@ EOF2
 "$bin" serve -c serve.yaml --remove-segment > serve.log 2>&1 &
 serve=$!
 pids+=($serve)
-for _ in $(seq 1 120); do
-  kdig @127.0.0.1 -p "$port" ok0.zone A +timeout=1 +retry=0 2>/dev/null | grep -q 192.0.2.1 && break
-  sleep 0.5
-done
+wait_answer "$port" ok0.zone
 dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -n 1 -c 4 -q 500 > /dev/null 2>&1  # warm
 echo "== $rules rules, $rate q/s for $seconds s, $reloads reloads (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -l "$seconds" -Q "$rate" -c 4 -q 2000 > dnsperf.log 2>&1 &

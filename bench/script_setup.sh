@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Sourced by the bench scripts (dnstap_cost.sh, policy_reload.sh), after they set $root:
+# Sourced by the bench scripts (dnstap_cost.sh, policy_reload.sh, dot_wakeups.sh), after they set $root:
 #   scratch_dir NAME             a new /tmp/NAME.XXXXXX as $dir, entered; at exit every
 #                                process in $pids is killed and $dir removed
 #   start_answer_upstream PORT   answer_a_upstream.py on 127.0.0.1:PORT (every query: one A)
+#   wait_answer PORT NAME        until NAME A is answered 192.0.2.1 on 127.0.0.1:PORT (60 s;
+#                                fails with a message after that)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 scratch_dir() {
@@ -13,4 +15,12 @@ scratch_dir() {
 start_answer_upstream() {
   python3 "$root/bench/answer_a_upstream.py" "$1" &
   pids+=($!)
+}
+wait_answer() {
+  for _ in $(seq 1 120); do
+    kdig @127.0.0.1 -p "$1" "$2" A +timeout=1 +retry=0 2>/dev/null | grep -q 192.0.2.1 && return 0
+    sleep 0.5
+  done
+  echo "nothing answers $2 on 127.0.0.1:$1" >&2
+  return 1
 }

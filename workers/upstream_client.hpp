@@ -234,9 +234,9 @@ public:
                     ForwardDetail* detail = nullptr);
   // Starts a query with no client waiting (prefetch, a stale answer's refresh) unless
   // one for the same question is in flight on this host, the name is in the failure
-  // cache, or the cache already holds the key with an expiry after `seen_expire` (the
-  // expiry of the entry that prompted the refresh: another worker's refresh landed
-  // between this worker's lookup and its claim). True when a query was started.
+  // cache, or the cache holds the key with an expiry after `seen_expire` (the prompting
+  // entry's expiry; now for an expired one answered stale): another worker's refresh
+  // landed between this worker's lookup and its claim. True when a query was started.
   bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::uint32_t seen_expire);
   // The longest a query can live (every attempt's timeout with backoff, TCP retries): a
   // host-wide claim older than this has an owner that died or forgot it.

@@ -24,8 +24,10 @@ struct DohClientCallbacks {
   }
   static int on_data(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* data, std::size_t len,
                      void* user) {
-    auto& body = client(user).responses_[id].body;
+    DohClient& c = client(user);
+    auto& body = c.responses_[id].body;
     body.insert(body.end(), data, data + len);
+    if (c.hold_window_) c.unconsumed_[id] += len;
     return 0;
   }
   static int on_close(nghttp2_session*, std::int32_t id, std::uint32_t code, void* user) {
@@ -51,8 +53,9 @@ struct DohClientCallbacks {
 
 std::string base64url(const std::vector<std::uint8_t>& bytes) { return workers::encode_base64url(bytes); }
 
-DohClient::DohClient(std::uint16_t port, std::chrono::milliseconds timeout)
-    : tls_(std::make_unique<TlsClient>(port, std::vector<std::uint8_t>{}, timeout, "h2")) {
+DohClient::DohClient(std::uint16_t port, std::chrono::milliseconds timeout, DohWindow window)
+    : tls_(std::make_unique<TlsClient>(port, std::vector<std::uint8_t>{}, timeout, "h2")),
+      hold_window_(window == DohWindow::held) {
   if (!tls_->connected() || tls_->alpn() != "h2") return;
   nghttp2_session_callbacks* cb = nullptr;
   nghttp2_session_callbacks_new(&cb);
@@ -65,6 +68,7 @@ DohClient::DohClient(std::uint16_t port, std::chrono::milliseconds timeout)
   nghttp2_option* opt = nullptr;
   nghttp2_option_new(&opt);
   nghttp2_option_set_peer_max_concurrent_streams(opt, 1000);
+  if (hold_window_) nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_session_client_new2(&h2_, cb, this, opt);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
@@ -142,6 +146,17 @@ bool DohClient::pump_until(const std::function<bool()>& done, std::chrono::milli
 
 bool DohClient::wait(std::int32_t id, std::chrono::milliseconds w) {
   return pump_until([&] { return responses_[id].closed; }, w);
+}
+
+std::size_t DohClient::held_window_bytes() const {
+  std::size_t n = 0;
+  for (const auto& [id, bytes] : unconsumed_) n += bytes;
+  return n;
+}
+
+void DohClient::release_window() {
+  for (const auto& [id, bytes] : unconsumed_) nghttp2_session_consume(h2_, id, bytes);
+  unconsumed_.clear();
 }
 
 std::uint32_t DohClient::server_max_streams() const {

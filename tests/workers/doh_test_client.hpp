@@ -31,9 +31,16 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 // base64url without padding (RFC 8484 4.1).
 std::string base64url(const std::vector<std::uint8_t>& bytes);
 
+// How the client gives back its flow-control window (RFC 9113 6.9) as it reads DATA.
+enum class DohWindow {
+  automatic,  // nghttp2's WINDOW_UPDATE once half a window is read, sent with the next pump
+  held,       // none until release_window(): what a client that stops writing does
+};
+
 class DohClient {
 public:
-  explicit DohClient(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+  explicit DohClient(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::milliseconds(3000),
+                     DohWindow window = DohWindow::automatic);
   ~DohClient();
   DohClient(const DohClient&) = delete;
   DohClient& operator=(const DohClient&) = delete;
@@ -60,6 +67,10 @@ public:
   bool eof() const { return eof_; }  // the server closed the connection
   bool goaway() const { return goaway_; }
   std::uint32_t server_max_streams() const;
+  // DohWindow::held: the DATA bytes read since the last release, and a WINDOW_UPDATE for
+  // all of them (connection and streams), sent with the next pump.
+  std::size_t held_window_bytes() const;
+  void release_window();
 
   struct Body;
 
@@ -69,6 +80,8 @@ private:
   bool ok_ = false, eof_ = false, goaway_ = false;
   std::map<std::int32_t, DohResponse> responses_;
   std::map<std::int32_t, std::unique_ptr<Body>> bodies_;
+  bool hold_window_ = false;
+  std::map<std::int32_t, std::size_t> unconsumed_;  // held: DATA bytes read per stream
   friend struct DohClientCallbacks;
 };
 

@@ -149,12 +149,10 @@ void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
     ++per_client_[key];
     if (session) {
       c.tls = session;
-      if (!protocol_) {  // DoT (see tcp_server.hpp: DoH keeps GnuTLS's own transport)
-        gnutls_transport_set_ptr(session, &c);  // conns_ is node-based: &c lives as long as c
-        gnutls_transport_set_pull_function(session, tls_pull);
-        gnutls_transport_set_pull_timeout_function(session, tls_pull_timeout);
-        gnutls_transport_set_vec_push_function(session, tls_push);
-      }
+      gnutls_transport_set_ptr(session, &c);  // conns_ is node-based: &c lives as long as c
+      gnutls_transport_set_pull_function(session, tls_pull);
+      gnutls_transport_set_pull_timeout_function(session, tls_pull_timeout);
+      gnutls_transport_set_vec_push_function(session, tls_push);
       c.handshaking = true;
       c.hs = handshakes_.insert(handshakes_.end(), id);
     }
@@ -220,7 +218,7 @@ void TcpServer::read_input(std::uint64_t id) {
     if (!process_input(id)) return;
     Conn* c = find(id);
     if (c->paused) return;
-    if (c->tls && !protocol_ ? bytes >= kReadsPerEvent * kReadSize : reads == kReadsPerEvent) {
+    if (c->tls ? bytes >= kReadsPerEvent * kReadSize : reads == kReadsPerEvent) {
       // A socket with more bytes fires again; bytes GnuTLS or tls_pull already hold do not.
       if (tls_pending(*c)) c->resume_pending = true;
       return;

@@ -60,13 +60,10 @@
 //     share a TLS record and a system call (tls_batch_); an answer sent at another time (a
 //     miss) is written alone. Queued output is resent from the same bytes, as GnuTLS
 //     requires after GNUTLS_E_AGAIN.
-//   - DoT (no StreamProtocol) reads through tls_pull: one recv of up to 16 KiB hands
-//     GnuTLS what it asks for record by record (with GnuTLS's own pull, every record took
-//     two recv calls: its 5-byte header, then its body); its bound per event is
-//     kReadsPerEvent x kReadSize bytes, as over TCP, not kReadsPerEvent records. DoH keeps
-//     GnuTLS's own transport and the 4-record bound: with both, dnsperf's DoH client
-//     (2.10) stalled (200 of 200 outstanding lost, 700 q/s) and no test of ours saw why,
-//     so it stays as measured good.
+//   - read through tls_pull (DoT and DoH alike): one recv of up to 16 KiB hands GnuTLS
+//     what it asks for record by record (with GnuTLS's own pull, every record took two
+//     recv calls: its 5-byte header, then its body); the bound per event is
+//     kReadsPerEvent x kReadSize bytes, as over TCP, not kReadsPerEvent records.
 // GnuTLS and tls_pull may hold bytes the socket no longer signals: after the bound, or on
 // a resume, such a connection asks for EPOLLOUT as resume_pending does.
 //
@@ -213,7 +210,8 @@ private:
   Conn* find(std::uint64_t id);
   void close_conn(std::uint64_t id);
   void progress(Conn& c, std::uint64_t now_ms);
-  // Reads and handles messages until EAGAIN, a pause or kReadsPerEvent reads.
+  // Reads and handles messages until EAGAIN, a pause or the bound per event
+  // (kReadsPerEvent reads; over TLS, kReadsPerEvent x kReadSize bytes).
   void read_input(std::uint64_t id);
   // Writes (or queues) tls_batch_ on its connection and closes the batch.
   void flush_tls_batch();

@@ -118,22 +118,22 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
   return start(plain_key, ecs, std::move(dedup), &w, detail);
 }
 
-bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs, std::uint32_t seen_expire) {
+bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs, std::uint32_t seen_inserted) {
   std::string dedup = dedup_key(plain_key, ecs);
   if (by_key_.contains(dedup)) return false;
-  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, seen_expire) == Forwarded::yes;
+  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, true, seen_inserted) == Forwarded::yes;
 }
 
-bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t seen_expire) {
+bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t seen_inserted) {
   if (!recheck_copy_) recheck_copy_ = std::make_unique<cache::EntryCopy>();
-  if (cache_.peek(key, cache::wall_clock_now(), *recheck_copy_) == cache::LookupStatus::miss) return false;
+  if (cache_.peek(key, cache::wall_clock_now(), *recheck_copy_) != cache::LookupStatus::hit) return false;
   const cache::EntryReader entry(recheck_copy_->span());
-  return entry.valid() && entry.expire() > seen_expire;
+  return entry.valid() && entry.inserted() > seen_inserted;
 }
 
 UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key, const EcsOption& ecs,
                                                 std::string dedup, Waiter* w, ForwardDetail* detail,
-                                                std::uint32_t refresh_seen_expire) {
+                                                bool refresh, std::uint32_t seen_inserted) {
   ForwardDetail ignored;
   if (!detail) detail = &ignored;
   // The longest forward zone holding the name.
@@ -164,7 +164,7 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   };
   // Another worker's refresh may have stored its answer and released its claim between
   // this worker's lookup and the claim above: look once more before asking again.
-  if (!w && refresh_seen_expire && refreshed_since(plain_key, refresh_seen_expire)) {
+  if (refresh && refreshed_since(plain_key, seen_inserted)) {
     unclaim();
     return Forwarded::joined;
   }

@@ -234,10 +234,11 @@ public:
                     ForwardDetail* detail = nullptr);
   // Starts a query with no client waiting (prefetch, a stale answer's refresh) unless
   // one for the same question is in flight on this host, the name is in the failure
-  // cache, or the cache holds the key with an expiry after `seen_expire` (the prompting
-  // entry's expiry; now for an expired one answered stale): another worker's refresh
-  // landed between this worker's lookup and its claim. True when a query was started.
-  bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::uint32_t seen_expire);
+  // cache, or the cache holds a fresh entry for the key inserted after `seen_inserted`
+  // (the insert time of the entry that prompted the refresh; 0 when an expired entry was
+  // answered stale, so any fresh one will do): another worker's refresh landed between
+  // this worker's lookup and its claim. True when a query was started.
+  bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::uint32_t seen_inserted);
   // The longest a query can live (every attempt's timeout with backoff, TCP retries): a
   // host-wide claim older than this has an owner that died or forgot it.
   std::uint64_t max_query_ms() const;
@@ -255,12 +256,14 @@ private:
   // The in-flight key and its hash (qname, qtype, DO/CD, the ECS subnet sent).
   static std::string dedup_key(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
   // Starts a new query for `plain_key`; `w` (nullable) is its first waiter. A refresh
-  // (no `w`) passes the expiry it saw: once the question is claimed, a cached entry
-  // expiring later means the refresh is done already (returns joined, nothing sent).
+  // (`refresh`, no `w`) passes the insert time it saw: once the question is claimed, a
+  // fresh entry inserted later means the refresh is done already (returns joined,
+  // nothing sent).
   Forwarded start(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::string dedup, Waiter* w,
-                  ForwardDetail* detail, std::uint32_t refresh_seen_expire = 0);
-  // Whether the cache holds `key` with an expiry after `seen_expire` (counters untouched).
-  bool refreshed_since(const cache::CacheKey& key, std::uint32_t seen_expire);
+                  ForwardDetail* detail, bool refresh = false, std::uint32_t seen_inserted = 0);
+  // Whether the cache holds a fresh entry for `key` inserted after `seen_inserted`
+  // (counters untouched).
+  bool refreshed_since(const cache::CacheKey& key, std::uint32_t seen_inserted);
   void start_attempt(Pending& p, std::uint64_t now_us);
   // p's query (write_query: a fresh ID and case) over a fresh UDP socket connected to
   // `up`, watched for the reply. False (no socket left open) when any step fails.

@@ -309,7 +309,7 @@ private:
         // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
         // and one background query refreshes it.
         if (const std::size_t n = answer_stale(q, ecs, c.flags, c.limit, !src.tcp, out, cap)) {
-          upstream_.refresh(plain, ecs, now_);  // a fresh entry by now: another worker refreshed it
+          upstream_.refresh(plain, ecs, 0);  // any fresh entry by now: another worker refreshed it
           return n;
         }
       }
@@ -375,7 +375,9 @@ private:
     if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
     // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
     if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
-    if (upstream_.refresh(plain_key, EcsOption{}, r.expire)) cache_.count(cache::Counter::prefetches);
+    // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
+    // when a caching upstream returned what is left of the same TTL (the same expiry).
+    if (upstream_.refresh(plain_key, EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
   }
 
   // The answer's options: ECS (scope `scope`) and the COOKIE (check()), written into

@@ -50,7 +50,7 @@
 //                                  answered at once (stale, else SERVFAIL) instead of
 //                                  waiting on a dead server
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
-//   udp: {coalesce_us: 100}        at a rate of at least one datagram per coalesce_us, a
+//   udp: {coalesce_us: 100}        at a rate of at least two datagrams per coalesce_us, a
 //                                  worker naps this long after a batch before waiting
 //                                  again, so one wakeup takes several datagrams (as a
 //                                  NIC's interrupt moderation); 0 = off, at most 1000.

@@ -143,10 +143,11 @@ public:
       if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
       if (tap_ && tap_->drain_backlog()) timeout = std::min(timeout, DnstapWriter::kBacklogRetryMs);
       // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
-      // datagrams say at least one more will arrive within the nap (rate x nap >= 1),
+      // datagrams say at least two more will arrive within the nap (rate x nap >= 2),
       // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.
+      // At one per nap the nap's own timer wakeup replaces the one it saves.
       if (cfg_.udp_coalesce_us && udp_last_batch_ > 0 && udp_last_batch_ < kBatch &&
-          std::uint64_t{udp_last_batch_} * cfg_.udp_coalesce_us >= wakeup_gap_us_) {
+          std::uint64_t{udp_last_batch_} * cfg_.udp_coalesce_us >= 2 * wakeup_gap_us_) {
         const timespec nap{0, static_cast<long>(cfg_.udp_coalesce_us) * 1000};
         ::clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
       }

@@ -24,6 +24,11 @@ port=${PORT:-5396}
 port_dot=${DOT_PORT:-5397}
 port_ub=${UNBOUND_PORT:-5398}
 port_ub_dot=${UNBOUND_DOT_PORT:-5399}
+for tool in perf dnsperf unbound certtool kdig python3 taskset; do
+  command -v "$tool" > /dev/null || { echo "dot_wakeups.sh: $tool is not installed" >&2; exit 2; }
+done
+[ -x "$bin" ] || { echo "dot_wakeups.sh: build $bin first" >&2; exit 2; }
+(( seconds >= 4 )) || { echo "dot_wakeups.sh: SECONDS_RUN must be at least 4 (1 s on each side of the window)" >&2; exit 2; }
 . "$root/bench/script_setup.sh"
 scratch_dir dnsarena-dot-wakeups
 start_answer_upstream "$port_up"  # every query answered NOERROR with one A record

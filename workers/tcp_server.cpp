@@ -203,11 +203,16 @@ void TcpServer::flush_tls_batch() {
   const std::uint64_t id = tls_batch_id_;
   tls_batch_id_ = 0;
   if (tls_batch_.empty()) return;
-  Conn* c = find(id);
-  const int written = c ? write_or_queue(id, *c, tls_batch_) : -1;
-  tls_batch_.clear();
+  if (Conn* c = find(id)) write_tls_batch(id, *c);
+  tls_batch_.clear();  // the connection is gone: nothing to write to
   if (tls_batch_.capacity() > 4 * kMaxMessage) tls_batch_.shrink_to_fit();
-  if (written == 1) progress(*c, now_ms());
+}
+
+int TcpServer::write_tls_batch(std::uint64_t id, Conn& c) {
+  const int written = write_or_queue(id, c, tls_batch_);
+  tls_batch_.clear();
+  if (written == 1) progress(c, now_ms());
+  return written;
 }
 
 void TcpServer::read_input(std::uint64_t id) {
@@ -539,13 +544,10 @@ void TcpServer::send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t
     if (tls_batch_.size() < kTlsBatchBytes) return;  // when the read is done (flush_tls_batch)
     // A full record's worth: written now, so the output bound (kTcpOutputPause) sees it
     // and can pause the reading as without batching.
-    const int written = write_or_queue(id, c, tls_batch_);
-    tls_batch_.clear();
-    if (written < 0) {
+    if (write_tls_batch(id, c) < 0) {
       tls_batch_id_ = 0;  // closed
       return;
     }
-    if (written == 1) progress(c, now_ms());
     settle(id, c);
     return;
   }

@@ -215,6 +215,8 @@ private:
   void read_input(std::uint64_t id);
   // Writes (or queues) tls_batch_ on its connection and closes the batch.
   void flush_tls_batch();
+  // Writes (or queues) tls_batch_ on connection `id` and empties it; write_or_queue's result.
+  int write_tls_batch(std::uint64_t id, Conn& c);
   // Hands complete buffered messages to the handler. False when the connection closed.
   bool process_input(std::uint64_t id);
   // Writes what the socket takes. False when the connection was closed.

@@ -121,7 +121,7 @@ UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_k
 bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& ecs, std::uint32_t seen_inserted) {
   std::string dedup = dedup_key(plain_key, ecs);
   if (by_key_.contains(dedup)) return false;
-  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, true, seen_inserted) == Forwarded::yes;
+  return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, seen_inserted) == Forwarded::yes;
 }
 
 bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t seen_inserted) {
@@ -133,7 +133,7 @@ bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t s
 
 UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key, const EcsOption& ecs,
                                                 std::string dedup, Waiter* w, ForwardDetail* detail,
-                                                bool refresh, std::uint32_t seen_inserted) {
+                                                std::uint32_t seen_inserted) {
   ForwardDetail ignored;
   if (!detail) detail = &ignored;
   // The longest forward zone holding the name.
@@ -164,7 +164,7 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   };
   // Another worker's refresh may have stored its answer and released its claim between
   // this worker's lookup and the claim above: look once more before asking again.
-  if (refresh && refreshed_since(plain_key, seen_inserted)) {
+  if (!w && refreshed_since(plain_key, seen_inserted)) {  // a refresh (refresh(): no waiter)
     unclaim();
     return Forwarded::joined;
   }

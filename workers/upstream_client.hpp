@@ -255,12 +255,12 @@ public:
 private:
   // The in-flight key and its hash (qname, qtype, DO/CD, the ECS subnet sent).
   static std::string dedup_key(const cache::CacheKey& plain_key, const dns::EcsOption& ecs);
-  // Starts a new query for `plain_key`; `w` (nullable) is its first waiter. A refresh
-  // (`refresh`, no `w`) passes the insert time it saw: once the question is claimed, a
-  // fresh entry inserted later means the refresh is done already (returns joined,
-  // nothing sent).
+  // Starts a new query for `plain_key`; `w` (nullable) is its first waiter. Without one it
+  // is a refresh, and `seen_inserted` the insert time it saw: once the question is
+  // claimed, a fresh entry inserted later means the refresh is done already (returns
+  // joined, nothing sent).
   Forwarded start(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::string dedup, Waiter* w,
-                  ForwardDetail* detail, bool refresh = false, std::uint32_t seen_inserted = 0);
+                  ForwardDetail* detail, std::uint32_t seen_inserted = 0);
   // Whether the cache holds a fresh entry for `key` inserted after `seen_inserted`
   // (counters untouched).
   bool refreshed_since(const cache::CacheKey& key, std::uint32_t seen_inserted);

@@ -48,21 +48,45 @@ DescriptorBudget current_descriptor_budget(unsigned tcp_max_connections, unsigne
                                 upstream_max_in_flight);
 }
 
+StreamPools split_stream_budget(const StreamPools& configured, unsigned budget) {
+  const std::uint64_t total = std::uint64_t{configured.tcp} + configured.tls + configured.https;
+  if (budget >= total) return configured;
+  // Each pool in proportion to its configured size, at least one connection when it listens.
+  auto share = [&](unsigned pool) -> unsigned {
+    if (pool == 0) return 0;
+    return static_cast<unsigned>(std::max<std::uint64_t>(1, std::uint64_t{pool} * budget / total));
+  };
+  return StreamPools{share(configured.tcp), share(configured.tls), share(configured.https)};
+}
+
 ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_index) {
-  // DoT and DoH connections are pools of tcp.max_connections of their own (tcp_server.hpp,
-  // doh_server.hpp): each is budgeted.
-  const unsigned pools = 1 + (config.tls.enabled() ? 1 : 0) + (config.https.enabled() ? 1 : 0);
-  const DescriptorBudget b = current_descriptor_budget(pools * config.tcp_max_connections, config.upstream_max_in_flight);
+  // DoT and DoH connections are pools of their own (tcp_server.hpp, doh_server.hpp), each
+  // with its bound: all are budgeted.
+  const StreamPools configured{config.tcp_max_connections,
+                               config.tls.enabled() ? config.tls_max_connections() : 0,
+                               config.https.enabled() ? config.https_max_connections() : 0};
+  const DescriptorBudget b =
+      current_descriptor_budget(configured.tcp + configured.tls + configured.https, config.upstream_max_in_flight);
+  const StreamPools pools = split_stream_budget(configured, b.tcp);
+  // With DoT or DoH, "TCP N" is the three pools together; the split follows it.
+  std::string said = b.describe();
+  if (configured.tls || configured.https) {
+    said += "; connections: plain " + std::to_string(pools.tcp);
+    if (configured.tls) said += ", DoT " + std::to_string(pools.tls);
+    if (configured.https) said += ", DoH " + std::to_string(pools.https);
+  }
   if (worker_index != 0)
-    spdlog::debug("worker {}: descriptors: {}", worker_index, b.describe());
+    spdlog::debug("worker {}: descriptors: {}", worker_index, said);
   else if (b.too_small)
-    spdlog::warn("descriptors per worker: {}: the limit cannot hold tcp.max_connections and {} upstream queries; "
-                 "raise RLIMIT_NOFILE (LimitNOFILE=) or lower them",
-                 b.describe(), std::min(kMinUpstream, b.upstream_configured));
+    spdlog::warn("descriptors per worker: {}: the limit cannot hold the connection bounds (tcp, tls, "
+                 "https.max_connections) and {} upstream queries; raise RLIMIT_NOFILE (LimitNOFILE=) or lower them",
+                 said, std::min(kMinUpstream, b.upstream_configured));
   else
-    spdlog::info("descriptors per worker: {}", b.describe());
+    spdlog::info("descriptors per worker: {}", said);
   ServeConfig capped = config;
-  capped.tcp_max_connections = std::max(1u, b.tcp / pools);
+  capped.tcp_max_connections = std::max(1u, pools.tcp);
+  capped.tls.max_connections = std::max(1u, pools.tls);
+  capped.https.max_connections = std::max(1u, pools.https);
   capped.upstream_max_in_flight = b.upstream;
   return capped;
 }

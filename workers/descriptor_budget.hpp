@@ -9,7 +9,8 @@
 //             pipe: each address listed adds two) + kDescriptorMargin for what it opens
 //             outside the two budgets below (a connection accepted before the
 //             longest-idle one is closed to make room, a log reopened)
-//   tcp       TCP client connections: tcp.max_connections
+//   tcp       stream client connections: tcp.max_connections, plus tls.max_connections
+//             and https.max_connections when DoT and DoH listen (each a pool of its own)
 //   upstream  upstream queries in flight, one socket each (a TCP retry replaces the UDP
 //             socket): what is left, capped by upstream_max_in_flight
 //
@@ -22,10 +23,12 @@
 // Too small: when what is left for upstream queries is under min(kMinUpstream,
 // upstream_max_in_flight), the limit cannot hold the configured TCP connections and a
 // useful number of upstream queries. The worker then says so (warning, with the numbers)
-// and splits what is above `fixed` in half: tcp = min(tcp.max_connections, half), the
-// rest to upstream (capped as above), at least one each, so TCP clients still get in;
-// what the upstream cap leaves of its half goes to TCP as well (limit 20,000 with DoT and
-// tcp.max_connections 10,000: TCP pools 18,930 = 2 x 9,465, upstream 1,024).
+// and splits what is above `fixed` in half: tcp = min(the pools, half), the rest to
+// upstream (capped as above), at least one each, so stream clients still get in; what the
+// upstream cap leaves of its half goes to the pools as well, which then share it in
+// proportion to their configured bounds (limit 20,000 with DoT, tcp.max_connections and
+// tls.max_connections 10,000 each: pools 18,930 = 2 x 9,465, upstream 1,024; with
+// tcp.max_connections 256 instead, all of it fits: 256 + 10,000).
 #pragma once
 #include <sys/resource.h>
 
@@ -57,11 +60,22 @@ struct DescriptorBudget {
 DescriptorBudget plan_descriptor_budget(rlim_t limit, unsigned open_now, unsigned tcp_max_connections,
                                         unsigned upstream_max_in_flight);
 
+// The connection bound of each stream pool: plain TCP, DoT, DoH (0: not listening).
+struct StreamPools {
+  unsigned tcp = 0;
+  unsigned tls = 0;
+  unsigned https = 0;
+};
+
+// `configured` shrunk to fit `budget` connections in all: unchanged when they fit, else
+// each listening pool in proportion to its bound, at least 1 (pure: unit-tested).
+StreamPools split_stream_budget(const StreamPools& configured, unsigned budget);
+
 // The split for this process now: RLIMIT_NOFILE and the descriptors open
 // (common/process_limits.hpp).
 DescriptorBudget current_descriptor_budget(unsigned tcp_max_connections, unsigned upstream_max_in_flight);
 
-// `config` with tcp_max_connections and upstream_max_in_flight capped by this process's
+// `config` with the three connection bounds and upstream_max_in_flight capped by this process's
 // budget, for worker `worker_index` at its start. Worker 0 logs the split ("descriptors
 // per worker: ..."; a warning with the numbers when the limit is too small), the others
 // at debug level: every worker finds the same.

@@ -337,6 +337,12 @@ T integer_or(MapReader& r, const std::string& key, T fallback, std::uint64_t max
   return static_cast<T>(r.integer_or(key, fallback, 0, max));
 }
 
+// A connection bound that, when absent, keeps `fallback` (0: inherit tcp.max_connections);
+// written, it is 1 .. 65,536 (0 would be no connections at all, not "inherit").
+unsigned positive_bound_or(MapReader& r, const std::string& key, unsigned fallback) {
+  return static_cast<unsigned>(r.integer_or(key, fallback, 1, 65536));
+}
+
 std::uint64_t size_or(MapReader& r, const std::string& key, std::uint64_t fallback) {
   const YAML::Node n = r.raw(key);  // marks the key as read; null when absent
   return n.IsNull() ? fallback : parsed(r, n, key, parse_size);
@@ -513,6 +519,7 @@ ServeConfig load_serve_config(const std::string& path) {
     c.tls.key = s.text_or("key", c.tls.key);
     c.tls.handshake_timeout_ms = integer_or(s, "handshake_timeout_ms", c.tls.handshake_timeout_ms, 600000);
     c.tls.max_handshakes = integer_or(s, "max_handshakes", c.tls.max_handshakes, 65536);
+    c.tls.max_connections = positive_bound_or(s, "max_connections", c.tls.max_connections);
   });
   read_section(r, "https", [&](MapReader& s) {
     if (const YAML::Node n = s.raw("listen"); !n.IsNull()) {
@@ -521,6 +528,7 @@ ServeConfig load_serve_config(const std::string& path) {
     }
     c.https.path = s.text_or("path", c.https.path);
     c.https.max_streams = integer_or(s, "max_streams", c.https.max_streams, 65536);
+    c.https.max_connections = positive_bound_or(s, "max_connections", c.https.max_connections);
   });
   read_section(r, "stats", [&](MapReader& s) {
     c.metrics_listen = s.text_or("metrics_listen", "");

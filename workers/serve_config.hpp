@@ -99,26 +99,30 @@
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
 //   tls: {listen: [127.0.0.1:853], certificate: /etc/dnsarena/cert.pem, key: /etc/dnsarena/key.pem,
-//         handshake_timeout_ms: 5000, max_handshakes: 64}
+//         handshake_timeout_ms: 5000, max_handshakes: 64, max_connections: 256}
 //                                  DNS over TLS (RFC 7858) on these addresses, answered by
 //                                  the same workers from the same cache; absent or an
 //                                  empty listen = no DoT. certificate: PEM chain, key: PEM
 //                                  private key, both read by the supervisor at start
 //                                  (a missing, unreadable or mismatched pair stops the
 //                                  start) and at each reload (a bad pair keeps the old one).
-//                                  DoT connections have the tcp: bounds above (a pool of
-//                                  their own), plus: a handshake not done within
+//                                  DoT connections are a pool of their own, bounded by
+//                                  max_connections per worker (default: tcp.max_connections;
+//                                  DoT clients keep connections open far longer than plain
+//                                  TCP ones, so the two often want different bounds), with
+//                                  tcp's idle timeout and per-client bound, plus: a handshake not done within
 //                                  handshake_timeout_ms closes the connection, and at most
 //                                  max_handshakes per worker are in progress (a new one
 //                                  closes the oldest). tls_server.hpp says the rest
-//   https: {listen: [127.0.0.1:443], path: /dns-query, max_streams: 100}
+//   https: {listen: [127.0.0.1:443], path: /dns-query, max_streams: 100, max_connections: 256}
 //                                  DNS over HTTPS (RFC 8484, HTTP/2 over TLS, ALPN h2) on
 //                                  these addresses, answered by the same workers from the
 //                                  same cache; absent or an empty listen = no DoH. It
 //                                  serves tls.certificate and tls.key (the tls: section
 //                                  names them even without tls.listen) with tls's
-//                                  handshake bounds, and has the tcp: bounds (a pool of
-//                                  its own). path: the one endpoint (GET ?dns= and POST);
+//                                  handshake bounds; its connections are a pool of their
+//                                  own, bounded as DoT's (max_connections, default
+//                                  tcp.max_connections). path: the one endpoint (GET ?dns= and POST);
 //                                  max_streams: SETTINGS_MAX_CONCURRENT_STREAMS per
 //                                  connection. doh_server.hpp says the rest
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
@@ -138,12 +142,14 @@
 //   log_level: info
 //
 // Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
-// its own at start: what it has open plus a margin of 32 first, then tcp.max_connections
-// for TCP clients, and what is left for upstream queries (one socket each), at most
+// its own at start: what it has open plus a margin of 32 first, then its stream connection
+// pools (tcp.max_connections, and tls.max_connections and https.max_connections when those
+// listen), and what is left for upstream queries (one socket each), at most
 // upstream_max_in_flight. Worker 0 logs the split once, e.g. "descriptors per worker:
 // limit 1024: 11 open + 32 margin, TCP 256, upstream 725 (of 1024 configured)". A limit
-// that cannot hold tcp.max_connections and 64 upstream queries is warned about with its
-// numbers and split in half between TCP and upstream, so TCP clients still get in.
+// that cannot hold the pools and 64 upstream queries is warned about with its numbers and
+// split in half between the pools (each shrunk in proportion) and upstream, so stream
+// clients still get in.
 //
 // Sizes accept K/M/G suffixes (powers of 1024). Loading is done once per start; cost is
 // irrelevant.
@@ -260,6 +266,7 @@ struct TlsConfig {
   std::string key;               // PEM private key file
   unsigned handshake_timeout_ms = 5000;
   unsigned max_handshakes = 64;  // per worker, in progress at once
+  unsigned max_connections = 0;  // per worker; 0: tcp.max_connections (ServeConfig::tls_max_connections)
   bool enabled() const { return !listen.empty(); }
 };
 
@@ -268,6 +275,7 @@ struct HttpsConfig {
   std::vector<Endpoint> listen;  // empty: no DoH
   std::string path = "/dns-query";
   unsigned max_streams = 100;    // per connection
+  unsigned max_connections = 0;  // per worker; 0: tcp.max_connections (ServeConfig::https_max_connections)
   bool enabled() const { return !listen.empty(); }
 };
 
@@ -348,6 +356,11 @@ struct ServeConfig {
   std::vector<ForwardZone> zones() const;
   unsigned attempts(const ForwardZone& zone) const {
     return upstream_attempts ? upstream_attempts : std::max(3u, static_cast<unsigned>(zone.upstreams.size()));
+  }
+  // The DoT and DoH connection bounds per worker: their own, else tcp.max_connections.
+  unsigned tls_max_connections() const { return tls.max_connections ? tls.max_connections : tcp_max_connections; }
+  unsigned https_max_connections() const {
+    return https.max_connections ? https.max_connections : tcp_max_connections;
   }
   // Throws std::invalid_argument naming the bad setting.
   void validate() const;

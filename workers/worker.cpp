@@ -82,11 +82,11 @@ public:
              TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }),
         tls_(epfd, std::move(tls), kTagTlsListen, kTagTlsConn,
-             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             TcpLimits{cfg.tls_max_connections(), cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }, tls_settings),
         doh_tls_(tls_settings ? *tls_settings : TlsServerSettings{}),
         doh_(epfd, std::move(doh), kTagDohListen, kTagDohConn,
-             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             TcpLimits{cfg.https_max_connections(), cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
              tls_settings ? &doh_tls_ : nullptr, DohSettings{cfg.https.path, cfg.https.max_streams},
              [this](std::uint64_t id, std::uint32_t stream, std::uint8_t* m, std::size_t n) {
                on_stream_message(id, stream, m, n);

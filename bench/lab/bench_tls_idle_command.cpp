@@ -4,8 +4,9 @@
 //
 // Steps (all on loopback; every child stopped at the end):
 //   1. `dnsarena-lab sim upstream`, a self-signed certificate (certtool, gnutls-bin) and a
-//      serve with --workers workers (default 1), DoT on, tcp.max_connections =
-//      --connections / --workers (rounded up: the bound is per worker), no per-client
+//      serve with --workers workers (default 1), DoT on, tls.max_connections =
+//      --connections / --workers (rounded up: the bound is per worker), plain TCP's
+//      tcp.max_connections at 64 (a DoT-heavy deployment's split), no per-client
 //      limit (every connection comes from 127.0.0.1), an idle timeout far longer than
 //      the run.
 //   2. This process opens --connections DoT connections one after another (TLS 1.3 full
@@ -17,11 +18,10 @@
 //   3. After --hold seconds, how many of them the server still holds (a connection it
 //      closed reads EOF).
 //   4. --extra more connections past the bound: the worker must close its least recently
-//      used ones (tcp.max_connections holds), so at the end at most the bound are open.
+//      used ones (tls.max_connections holds), so at the end at most the bound are open.
 // The RLIMIT_NOFILE soft limit of this process is raised to its hard limit; serve raises
-// its own at start (docs/operator-guide.md). A worker budgets two pools of
-// tcp.max_connections (plain TCP and DoT): 10,000 connections in one worker need a limit
-// above 20,000, which is why --workers exists.
+// its own at start (docs/operator-guide.md). A worker budgets its DoT pool, its plain TCP
+// pool and upstream sockets: 10,000 DoT connections in one worker fit a limit of 20,000.
 #include <gnutls/gnutls.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -53,6 +53,9 @@
 namespace dnsarena::bench {
 
 namespace {
+
+// Plain TCP's tcp.max_connections in the bench's serve: DoT has a bound of its own.
+constexpr unsigned kPlainTcpBound = 64;
 
 struct TlsIdleOptions {
   unsigned connections = 10000;
@@ -128,14 +131,15 @@ std::size_t count_open(const std::vector<std::unique_ptr<DotConnection>>& c) {
 }
 
 int run_tls_idle(const TlsIdleOptions& o) {
-  // This process holds every connection; serve (which inherits the limit) budgets two
-  // pools of tcp.max_connections (plain TCP and DoT) plus upstream sockets per worker. Both
+  // This process holds every connection; serve (which inherits the limit) budgets its DoT
+  // pool, its plain TCP pool and upstream sockets per worker. Both
   // need room: the limit is raised to what serve's budget needs when this process may
   // (root), else to the hard limit, and a short one is said.
   const std::uint64_t need = std::uint64_t{o.connections} + o.extra + 64;
   const unsigned bound = (o.connections + o.workers - 1) / o.workers;  // per worker
-  // serve's budget (descriptor_budget.hpp): the two pools, about 50 fixed, 64 upstream.
-  const std::uint64_t serve_need = 2ull * bound + 50 + 64;
+  // serve's budget (descriptor_budget.hpp): the DoT pool, the plain one, about 50 fixed,
+  // 64 upstream.
+  const std::uint64_t serve_need = std::uint64_t{bound} + kPlainTcpBound + 50 + 64;
   rlimit nofile{};
   ::getrlimit(RLIMIT_NOFILE, &nofile);
   const rlim_t want = static_cast<rlim_t>(std::max(need, serve_need));
@@ -151,7 +155,7 @@ int run_tls_idle(const TlsIdleOptions& o) {
   if (nofile.rlim_cur < serve_need)
     std::fprintf(stderr, "bench tls-idle: RLIMIT_NOFILE %llu is below serve's budget for %u DoT and %u TCP "
                          "connections per worker: it will hold fewer (its log says how many; try --workers)\n",
-                 static_cast<unsigned long long>(nofile.rlim_cur), bound, bound);
+                 static_cast<unsigned long long>(nofile.rlim_cur), bound, kPlainTcpBound);
   const std::string dir = "/tmp/dnsarena-bench-tls-idle-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   struct Cleanup {
@@ -170,7 +174,8 @@ int run_tls_idle(const TlsIdleOptions& o) {
   const auto [cert, key] = make_self_signed_certificate(dir, "idle.bench");
   const std::uint16_t dot_port = common::free_loopback_port();
   std::ofstream(dir + "/serve.yaml") << "tls: {listen: [127.0.0.1:" << dot_port << "], certificate: " << cert
-                                     << ", key: " << key << "}\ntcp: {max_connections: " << bound
+                                     << ", key: " << key << ", max_connections: " << bound
+                                     << "}\ntcp: {max_connections: " << kPlainTcpBound
                                      << ", max_connections_per_client: 0, idle_timeout_ms: 3600000}\n";
   ServeSpec spec;
   spec.binary = common::daemon_program();
@@ -246,7 +251,7 @@ int run_tls_idle(const TlsIdleOptions& o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("dnsarena-lab bench tls-idle: %u DoT connections to %u worker(s) (tcp.max_connections %u each), then "
+  std::printf("dnsarena-lab bench tls-idle: %u DoT connections to %u worker(s) (tls.max_connections %u each), then "
               "%u more\n",
               o.connections, o.workers, bound, o.extra);
   std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); workers' CPU %.0f us per connection\n",
@@ -268,10 +273,10 @@ void add_bench_tls_idle_command(CLI::App& bench) {
       "tls-idle",
       "Idle DNS-over-TLS connections held by serve's workers: --connections opened (a full handshake and one\n"
       "query each) and kept; handshakes per second, KiB per idle connection, how many are still held after\n"
-      "--hold seconds, and whether tcp.max_connections (--connections / --workers each) holds when --extra\n"
+      "--hold seconds, and whether tls.max_connections (--connections / --workers each) holds when --extra\n"
       "more arrive.");
   cmd->add_option("--workers", o->workers, "serve's workers")->check(CLI::Range(1u, 64u))->capture_default_str();
-  cmd->add_option("--connections", o->connections, "connections held; tcp.max_connections is this / --workers")
+  cmd->add_option("--connections", o->connections, "connections held; tls.max_connections is this / --workers")
       ->check(CLI::Range(10u, 100000u))
       ->capture_default_str();
   cmd->add_option("--extra", o->extra, "connections opened past the bound")->check(CLI::Range(0u, 100000u))->capture_default_str();

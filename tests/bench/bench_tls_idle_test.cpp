@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench tls-idle`, small: every DoT connection answered and held while idle,
-// and tcp.max_connections holds when more come (the least recently used are closed).
+// and tls.max_connections holds when more come (the least recently used are closed).
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>

@@ -10,6 +10,8 @@
 using dnsarena::workers::DescriptorBudget;
 using dnsarena::workers::kDescriptorMargin;
 using dnsarena::workers::plan_descriptor_budget;
+using dnsarena::workers::split_stream_budget;
+using dnsarena::workers::StreamPools;
 
 TEST_CASE("descriptor budget: listeners and margin first, then TCP, upstream gets the rest up to its cap",
           "[descriptors]") {
@@ -61,6 +63,36 @@ TEST_CASE("descriptor budget: a limit too small for the configured split is halv
   CHECK(none.too_small);
   CHECK(none.tcp == 1);
   CHECK(none.upstream == 1);
+}
+
+TEST_CASE("descriptor budget: stream pools keep their bounds when they fit, else shrink in proportion",
+          "[descriptors]") {
+  // Fits: unchanged, a pool that does not listen stays 0.
+  const StreamPools fit = split_stream_budget({256, 10000, 0}, 10256);
+  CHECK(fit.tcp == 256);
+  CHECK(fit.tls == 10000);
+  CHECK(fit.https == 0);
+  // 10,000 idle DoT connections beside a small plain TCP pool fit under a 20,000 limit,
+  // where two pools of 10,000 do not (the budget's documented example).
+  const DescriptorBudget small_tcp = plan_descriptor_budget(20000, 14, 256 + 10000, 1024);
+  CHECK_FALSE(small_tcp.too_small);
+  const StreamPools held = split_stream_budget({256, 10000, 0}, small_tcp.tcp);
+  CHECK(held.tls == 10000);
+  CHECK(held.tcp == 256);
+  const DescriptorBudget equal = plan_descriptor_budget(20000, 14, 20000, 1024);
+  const StreamPools halved = split_stream_budget({10000, 10000, 0}, equal.tcp);
+  CHECK(halved.tcp == 9465);
+  CHECK(halved.tls == 9465);
+  // Too small: each in proportion to its bound, never over the budget in all.
+  const StreamPools shrunk = split_stream_budget({100, 300, 600}, 500);
+  CHECK(shrunk.tcp == 50);
+  CHECK(shrunk.tls == 150);
+  CHECK(shrunk.https == 300);
+  // A listening pool keeps at least one connection, even if that passes the budget by one.
+  const StreamPools tiny = split_stream_budget({1000, 1, 1}, 100);
+  CHECK(tiny.tcp == 99);
+  CHECK(tiny.tls == 1);
+  CHECK(tiny.https == 1);
 }
 
 TEST_CASE("descriptor budget: this process's limit and open descriptors are read", "[descriptors]") {

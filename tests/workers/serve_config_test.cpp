@@ -150,6 +150,31 @@ TEST_CASE("tls: absent = no DoT, listen, files and bounds read, errors name the 
                     Catch::Contains("certificat"));
 }
 
+TEST_CASE("tls and https max_connections: tcp.max_connections unless set, 1 .. 65,536", "[serve][config][tls]") {
+  using dnsarena::workers::load_serve_config;
+  auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };
+  const std::string tls = "tls: {listen: [127.0.0.1:853], certificate: c, key: k";
+  const std::string https = "https: {listen: [127.0.0.1:443]";
+  // Unset: the plain TCP bound, whatever it is, in whichever order the sections come.
+  const auto inherit = load_serve_config(with_upstream(tls + "}\n" + https + "}\ntcp: {max_connections: 700}\n"));
+  CHECK(inherit.tls_max_connections() == 700);
+  CHECK(inherit.https_max_connections() == 700);
+  CHECK(load_serve_config(with_upstream(tls + "}\n")).tls_max_connections() == 256);
+  // Set: their own, apart from tcp's.
+  const auto own = load_serve_config(
+      with_upstream("tcp: {max_connections: 64}\n" + tls + ", max_connections: 10000}\n" + https + ", max_connections: 900}\n"));
+  CHECK(own.tcp_max_connections == 64);
+  CHECK(own.tls_max_connections() == 10000);
+  CHECK(own.https_max_connections() == 900);
+  CHECK_NOTHROW(own.validate());
+  CHECK_THROWS_WITH(load_serve_config(with_upstream(tls + ", max_connections: 0}\n")),
+                    Catch::Contains("max_connections") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(load_serve_config(with_upstream(https + ", max_connections: 65537}\n")),
+                    Catch::Contains("max_connections") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(load_serve_config(with_upstream(tls + ", max_connections: many}\n")),
+                    Catch::Contains("max_connections"));
+}
+
 TEST_CASE("https: absent = no DoH, defaults, the tls files, errors name the setting", "[serve][config][doh]") {
   using dnsarena::workers::load_serve_config;
   auto with_upstream = [](const std::string& yaml) { return write_file("upstreams: [127.0.0.1:5300]\n" + yaml); };

@@ -178,7 +178,8 @@ TEST_CASE("descriptors: a limit too small for the configured split is said at st
     const std::string log = serve.log();
     INFO(log);
     CHECK(log.find("descriptors per worker: limit 128:") != std::string::npos);
-    CHECK(log.find("the limit cannot hold tcp.max_connections and 64 upstream queries") != std::string::npos);
+    CHECK(log.find("the limit cannot hold the connection bounds (tcp, tls, https.max_connections) and 64 upstream "
+                   "queries") != std::string::npos);
     CHECK(log.find("(of 256 configured)") != std::string::npos);
     const DnsReply r = tcp_exchange(port, make_query(2, "a.test", 1));
     CHECK(r.answered);

@@ -229,6 +229,38 @@ TEST_CASE("DoT: the per-client connection limit holds over TLS", "[serve][tls][h
   CHECK(eventually([&] { return TlsClient(d.tls_port).connected(); }));
 }
 
+TEST_CASE("DoT: tls.max_connections bounds DoT apart from plain TCP's tcp.max_connections", "[serve][tls][hostile]") {
+  DotService d(", max_connections: 3", "tcp: {max_connections: 8, max_connections_per_client: 0, idle_timeout_ms: 30000}\n",
+               1);
+  // Six plain TCP connections: more than DoT's bound, within TCP's.
+  std::vector<int> plain;
+  for (int i = 0; i < 6; ++i) plain.push_back(connect_tcp(d.s().port));
+  std::vector<std::unique_ptr<TlsClient>> dot;
+  for (int i = 0; i < 3; ++i) {
+    dot.push_back(std::make_unique<TlsClient>(d.tls_port));
+    REQUIRE(dot.back()->connected());
+    REQUIRE(dot.back()->send(make_query(static_cast<std::uint16_t>(i), "a.test.", 1)));
+    REQUIRE(!dot.back()->receive().empty());
+  }
+  for (int fd : plain) CHECK_FALSE(closed_by_peer(fd, 50ms));
+  // A fourth DoT connection closes the least recently used DoT one, no plain one.
+  TlsClient fourth(d.tls_port);
+  REQUIRE(fourth.connected());
+  REQUIRE(fourth.send(make_query(9, "a.test.", 1)));
+  CHECK(!fourth.receive().empty());
+  CHECK(closed_by_peer(dot[0]->fd(), 2000ms));
+  for (std::size_t i = 1; i < dot.size(); ++i) {
+    REQUIRE(dot[i]->send(make_query(10, "a.test.", 1)));
+    CHECK(!dot[i]->receive().empty());
+  }
+  for (int fd : plain) CHECK_FALSE(closed_by_peer(fd, 50ms));
+  // Plain TCP has its own 8: three more make nine, the oldest plain one is closed.
+  for (int i = 0; i < 3; ++i) plain.push_back(connect_tcp(d.s().port));
+  CHECK(closed_by_peer(plain[0], 2000ms));
+  for (std::size_t i = 1; i < plain.size(); ++i) CHECK_FALSE(closed_by_peer(plain[i], 50ms));
+  for (int fd : plain) ::close(fd);
+}
+
 TEST_CASE("DoT: a session ticket from one worker resumes on any worker", "[serve][tls]") {
   DotService d;
   std::vector<std::uint8_t> ticket;

@@ -85,8 +85,8 @@ ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_in
     spdlog::info("descriptors per worker: {}", said);
   ServeConfig capped = config;
   capped.tcp_max_connections = std::max(1u, pools.tcp);
-  capped.tls.max_connections = std::max(1u, pools.tls);
-  capped.https.max_connections = std::max(1u, pools.https);
+  if (configured.tls) capped.tls.max_connections = std::max(1u, pools.tls);
+  if (configured.https) capped.https.max_connections = std::max(1u, pools.https);
   capped.upstream_max_in_flight = b.upstream;
   return capped;
 }

@@ -110,7 +110,8 @@
 //                                  max_connections per worker (default: tcp.max_connections;
 //                                  DoT clients keep connections open far longer than plain
 //                                  TCP ones, so the two often want different bounds), with
-//                                  tcp's idle timeout and per-client bound, plus: a handshake not done within
+//                                  tcp's idle timeout and per-client bound, plus: a
+//                                  handshake not done within
 //                                  handshake_timeout_ms closes the connection, and at most
 //                                  max_handshakes per worker are in progress (a new one
 //                                  closes the oldest). tls_server.hpp says the rest
@@ -122,7 +123,8 @@
 //                                  names them even without tls.listen) with tls's
 //                                  handshake bounds; its connections are a pool of their
 //                                  own, bounded as DoT's (max_connections, default
-//                                  tcp.max_connections). path: the one endpoint (GET ?dns= and POST);
+//                                  tcp.max_connections). path: the one endpoint (GET
+//                                  ?dns= and POST);
 //                                  max_streams: SETTINGS_MAX_CONCURRENT_STREAMS per
 //                                  connection. doh_server.hpp says the rest
 //   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint

@@ -162,7 +162,8 @@ TEST_CASE("tls and https max_connections: tcp.max_connections unless set, 1 .. 6
   CHECK(load_serve_config(with_upstream(tls + "}\n")).tls_max_connections() == 256);
   // Set: their own, apart from tcp's.
   const auto own = load_serve_config(
-      with_upstream("tcp: {max_connections: 64}\n" + tls + ", max_connections: 10000}\n" + https + ", max_connections: 900}\n"));
+      with_upstream("tcp: {max_connections: 64}\n" + tls + ", max_connections: 10000}\n" + https +
+                    ", max_connections: 900}\n"));
   CHECK(own.tcp_max_connections == 64);
   CHECK(own.tls_max_connections() == 10000);
   CHECK(own.https_max_connections() == 900);

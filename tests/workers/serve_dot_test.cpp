@@ -230,8 +230,8 @@ TEST_CASE("DoT: the per-client connection limit holds over TLS", "[serve][tls][h
 }
 
 TEST_CASE("DoT: tls.max_connections bounds DoT apart from plain TCP's tcp.max_connections", "[serve][tls][hostile]") {
-  DotService d(", max_connections: 3", "tcp: {max_connections: 8, max_connections_per_client: 0, idle_timeout_ms: 30000}\n",
-               1);
+  DotService d(", max_connections: 3",
+               "tcp: {max_connections: 8, max_connections_per_client: 0, idle_timeout_ms: 30000}\n", 1);
   // Six plain TCP connections: more than DoT's bound, within TCP's.
   std::vector<int> plain;
   for (int i = 0; i < 6; ++i) plain.push_back(connect_tcp(d.s().port));

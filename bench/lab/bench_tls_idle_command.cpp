@@ -39,11 +39,13 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
+#include "bench/lab/unbound_process.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
 #include "common/proc_stats.hpp"
@@ -56,12 +58,21 @@ namespace {
 
 // Plain TCP's tcp.max_connections in the bench's serve: DoT has a bound of its own.
 constexpr unsigned kPlainTcpBound = 64;
+// With --unbound, Unbound's incoming-num-tcp is this many times --connections. Unbound
+// shortens tcp-idle-timeout once fewer than 50% of its TCP buffers are free (to 1%, 0.2%,
+// then 0 of it, unbound.conf(5)), so it holds N idle connections only with 2N buffers:
+// with N it kept 101 of 200. Unbound also needs two descriptors per TCP buffer and about
+// 100 more ("cannot increase max open fds from 20000 to 40100" for 20,000 buffers), so
+// RLIMIT_NOFILE caps the buffers at (limit - kUnboundFixedFds) / 2.
+constexpr unsigned kUnboundBufferFactor = 2;
+constexpr unsigned kUnboundFixedFds = 128;
 
 struct TlsIdleOptions {
   unsigned connections = 10000;
   unsigned extra = 1000;
   unsigned workers = 1;
   double hold_s = 5;
+  bool unbound = false;  // then Unbound over DoT, the same way
   bool json = false;
 };
 
@@ -96,7 +107,11 @@ public:
     std::uint8_t in[4096];
     std::size_t have = 0;
     // A TLS 1.3 session ticket before the answer comes back as GNUTLS_E_AGAIN: read on.
+    // Each read acknowledges at once (TCP_QUICKACK does not stick): a server that leaves
+    // Nagle on (Unbound) would otherwise wait for this client's delayed ACK, 40 ms, before
+    // the answer that follows its session tickets.
     for (int again = 0; have < 2 || have < 2u + ((in[0] << 8) | in[1]);) {
+      ::setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
       const ssize_t n = gnutls_record_recv(tls_, in + have, sizeof in - have);
       if ((n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) && ++again < 8) continue;
       if (n <= 0) return;
@@ -128,6 +143,96 @@ std::size_t count_open(const std::vector<std::unique_ptr<DotConnection>>& c) {
   std::size_t n = 0;
   for (const auto& x : c) n += x->open() ? 1 : 0;
   return n;
+}
+
+// What one server did with the connections: set-up cost, memory, how many it kept.
+struct IdleRun {
+  std::size_t failed = 0;
+  double handshakes_per_s = 0;
+  double cpu_us_per_connection = 0;  // the server's CPU, the first connection not counted
+  std::uint64_t rss0 = 0, rss1 = 0, rss2 = 0;  // RssAnon KiB: before, held, after --extra
+  std::size_t held_at_rss1 = 0, held = 0, open_after = 0;
+  unsigned fds_held = 0;
+
+  // Per connection the server holds (the first, not counted, is among them).
+  double kib_per_connection() const {
+    return held_at_rss1 > 1 ? static_cast<double>(rss1 - rss0) / static_cast<double>(held_at_rss1 - 1) : 0;
+  }
+  // Full handshakes (each with its one query answered) per CPU-second of the server: what
+  // one core of it could accept, the client's share not counted.
+  double handshakes_per_cpu_s() const { return cpu_us_per_connection > 0 ? 1e6 / cpu_us_per_connection : 0; }
+
+  nlohmann::json json(unsigned bound) const {
+    return {{"failed", failed},
+            {"handshakes_per_s", handshakes_per_s},
+            {"worker_cpu_us_per_connection", cpu_us_per_connection},
+            {"handshakes_per_worker_cpu_s", handshakes_per_cpu_s()},
+            {"rss_anon_kib_before", rss0},
+            {"rss_anon_kib_held", rss1},
+            {"rss_anon_kib_after_extra", rss2},
+            {"kib_per_idle_connection", kib_per_connection()},
+            {"held_after_setup", held_at_rss1},
+            {"held_after_hold", held},
+            {"worker_open_fds_held", fds_held},
+            {"open_after_extra", open_after},
+            {"bound", bound},
+            {"bound_held", open_after <= bound}};
+  }
+
+  void print(const char* who, const TlsIdleOptions& o, unsigned bound) const {
+    std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); %s CPU %.0f us per connection "
+                "(%.0f handshakes per CPU-second)\n",
+                failed, handshakes_per_s, who, cpu_us_per_connection, handshakes_per_cpu_s());
+    std::printf("  memory:   %s RssAnon %.1f -> %.1f MiB with %zu held: %.1f KiB per idle connection\n", who,
+                rss0 / 1024.0, rss1 / 1024.0, held_at_rss1, kib_per_connection());
+    std::printf("  held:     %zu of %u open after %.0f s idle (%s descriptors %u)\n", held, o.connections, o.hold_s, who,
+                fds_held);
+    std::printf("  bound:    %zu open after %u more (at most %u: %s); RssAnon %.1f MiB\n", open_after, o.extra, bound,
+                open_after <= bound ? "held" : "EXCEEDED", rss2 / 1024.0);
+  }
+};
+
+// Opens o.connections DoT connections to `port` one after another and keeps them, waits
+// o.hold_s, then opens o.extra more; `pids` are the server's processes, measured.
+IdleRun measure_idle(std::uint16_t port, const std::vector<pid_t>& pids, const TlsIdleOptions& o,
+                     gnutls_certificate_credentials_t cred) {
+  auto rss_kib = [&] {
+    std::uint64_t k = 0;
+    for (pid_t p : pids) k += common::status_kib(p, "RssAnon");
+    return k;
+  };
+  auto cpu_s = [&] {
+    double c = 0;
+    for (pid_t p : pids) c += common::cpu_seconds(p);
+    return c;
+  };
+  IdleRun r;
+  std::vector<std::unique_ptr<DotConnection>> conns;
+  conns.reserve(o.connections + o.extra);
+  conns.push_back(std::make_unique<DotConnection>(port, cred));  // GnuTLS set-up and the cache entry: not counted
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  r.rss0 = rss_kib();
+  const double cpu0 = cpu_s();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (unsigned i = 1; i < o.connections; ++i) {
+    conns.push_back(std::make_unique<DotConnection>(port, cred));
+    r.failed += conns.back()->answered() ? 0 : 1;
+  }
+  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double setup_cpu = cpu_s() - cpu0;
+  r.handshakes_per_s = setup_s > 0 ? (o.connections - 1) / setup_s : 0.0;
+  r.cpu_us_per_connection = o.connections > 1 ? setup_cpu * 1e6 / (o.connections - 1) : 0.0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  r.rss1 = rss_kib();
+  r.held_at_rss1 = count_open(conns);
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
+  r.held = count_open(conns);
+  for (pid_t p : pids) r.fds_held += common::open_fds(p);
+  for (unsigned i = 0; i < o.extra; ++i) conns.push_back(std::make_unique<DotConnection>(port, cred));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  r.open_after = count_open(conns);
+  r.rss2 = rss_kib();
+  return r;
 }
 
 int run_tls_idle(const TlsIdleOptions& o) {
@@ -183,70 +288,56 @@ int run_tls_idle(const TlsIdleOptions& o) {
   spec.tag = "tls-idle";
   spec.workers = o.workers;
   spec.args = {"--config", dir + "/serve.yaml", "--upstream", "127.0.0.1:" + std::to_string(up_port)};
-  ServeProcess serve(spec);
-  if (serve.workers().size() != o.workers) throw std::runtime_error("serve's workers did not start:\n" + slurp(serve.log()));
-  const std::vector<pid_t> workers = serve.workers();
-  auto rss_kib = [&] {
-    std::uint64_t k = 0;
-    for (pid_t w : workers) k += common::status_kib(w, "RssAnon");
-    return k;
-  };
-  auto cpu_s = [&] {
-    double c = 0;
-    for (pid_t w : workers) c += common::cpu_seconds(w);
-    return c;
-  };
+  std::optional<ServeProcess> serve(std::in_place, spec);
+  if (serve->workers().size() != o.workers)
+    throw std::runtime_error("serve's workers did not start:\n" + slurp(serve->log()));
+  const std::vector<pid_t> workers = serve->workers();
 
   gnutls_certificate_credentials_t cred = nullptr;
   gnutls_certificate_allocate_credentials(&cred);
-  std::vector<std::unique_ptr<DotConnection>> conns;
-  conns.reserve(o.connections + o.extra);
-  conns.push_back(std::make_unique<DotConnection>(dot_port, cred));  // GnuTLS set-up and the cache entry: not counted
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const std::uint64_t rss0 = rss_kib();
-  const double cpu0 = cpu_s();
-  const auto t0 = std::chrono::steady_clock::now();
-  std::size_t failed = 0;
-  for (unsigned i = 1; i < o.connections; ++i) {
-    conns.push_back(std::make_unique<DotConnection>(dot_port, cred));
-    failed += conns.back()->answered() ? 0 : 1;
-  }
-  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double setup_cpu = cpu_s() - cpu0;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::uint64_t rss1 = rss_kib();
-  const std::size_t held_at_rss1 = count_open(conns);
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
-  const std::size_t held = count_open(conns);
-  unsigned fds_held = 0;
-  for (pid_t w : workers) fds_held += common::open_fds(w);
-  for (unsigned i = 0; i < o.extra; ++i) conns.push_back(std::make_unique<DotConnection>(dot_port, cred));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::size_t open_after = count_open(conns);
-  const std::uint64_t rss2 = rss_kib();
-  conns.clear();
-  gnutls_certificate_free_credentials(cred);
+  struct FreeCred {
+    gnutls_certificate_credentials_t c;
+    ~FreeCred() { gnutls_certificate_free_credentials(c); }
+  } free_cred{cred};
+  const IdleRun served = measure_idle(dot_port, workers, o, cred);
+  nlohmann::json j = served.json(bound * o.workers);
+  j["connections"] = o.connections;
+  j["workers"] = o.workers;
+  j["bound_per_worker"] = bound;
+  j["extra"] = o.extra;
+  j["hold_s"] = o.hold_s;
+  serve.reset();  // stopped: the peer runs alone
 
-  // Per connection the worker holds (the first, not counted, is among them).
-  const double per_conn_kib = held_at_rss1 > 1 ? static_cast<double>(rss1 - rss0) / static_cast<double>(held_at_rss1 - 1) : 0;
-  nlohmann::json j{{"connections", o.connections},
-                   {"workers", o.workers},
-                   {"bound_per_worker", bound},
-                   {"extra", o.extra},
-                   {"hold_s", o.hold_s},
-                   {"failed", failed},
-                   {"handshakes_per_s", setup_s > 0 ? (o.connections - 1) / setup_s : 0.0},
-                   {"worker_cpu_us_per_connection", o.connections > 1 ? setup_cpu * 1e6 / (o.connections - 1) : 0.0},
-                   {"rss_anon_kib_before", rss0},
-                   {"rss_anon_kib_held", rss1},
-                   {"rss_anon_kib_after_extra", rss2},
-                   {"kib_per_idle_connection", per_conn_kib},
-                   {"held_after_setup", held_at_rss1},
-                   {"held_after_hold", held},
-                   {"worker_open_fds_held", fds_held},
-                   {"open_after_extra", open_after},
-                   {"bound", bound * o.workers},
-                   {"bound_held", open_after <= bound * o.workers}};
+  // Unbound (one thread) holding the same connections over its DoT listener: the same
+  // client, the same certificate, incoming-num-tcp as kUnboundBufferFactor says.
+  std::optional<IdleRun> peer;
+  unsigned unbound_buffers = 0;
+  if (o.unbound) {
+    const std::uint16_t peer_dot = common::free_loopback_port();
+    unbound_buffers = static_cast<unsigned>(std::min<std::uint64_t>(
+        std::uint64_t{kUnboundBufferFactor} * o.connections,
+        nofile.rlim_cur > kUnboundFixedFds ? (nofile.rlim_cur - kUnboundFixedFds) / 2 : 1));
+    UnboundSpec u;
+    u.dir = dir;
+    u.tag = "tls-idle";
+    u.threads = 1;
+    u.forward_addrs = {"127.0.0.1@" + std::to_string(up_port)};
+    u.server_lines = {"interface: 127.0.0.1@" + std::to_string(peer_dot),
+                      "tls-port: " + std::to_string(peer_dot),
+                      "tls-service-key: \"" + key + "\"",
+                      "tls-service-pem: \"" + cert + "\"",
+                      "incoming-num-tcp: " + std::to_string(unbound_buffers),
+                      "tcp-idle-timeout: 3600000",
+                      "outgoing-range: 64"};
+    UnboundProcess unbound(u);
+    // Started: its plain DNS port listens; its DoT listener opens with it.
+    if (!common::accepts_tcp(peer_dot)) throw std::runtime_error("unbound does not listen for DoT on " + std::to_string(peer_dot));
+    peer = measure_idle(peer_dot, {unbound.pid()}, o, cred);
+    j["unbound"] = peer->json(unbound_buffers);
+    j["unbound"]["incoming_num_tcp"] = unbound_buffers;
+    j["unbound"]["version"] = unbound_version();
+  }
+
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -254,14 +345,13 @@ int run_tls_idle(const TlsIdleOptions& o) {
   std::printf("dnsarena-lab bench tls-idle: %u DoT connections to %u worker(s) (tls.max_connections %u each), then "
               "%u more\n",
               o.connections, o.workers, bound, o.extra);
-  std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); workers' CPU %.0f us per connection\n",
-              failed, j["handshakes_per_s"].get<double>(), j["worker_cpu_us_per_connection"].get<double>());
-  std::printf("  memory:   workers' RssAnon %.1f -> %.1f MiB with %zu held: %.1f KiB per idle connection\n",
-              rss0 / 1024.0, rss1 / 1024.0, held_at_rss1, per_conn_kib);
-  std::printf("  held:     %zu of %u open after %.0f s idle (workers' descriptors %u)\n", held, o.connections, o.hold_s,
-              fds_held);
-  std::printf("  bound:    %zu open after %u more (at most %u: %s); RssAnon %.1f MiB\n", open_after, o.extra,
-              bound * o.workers, open_after <= bound * o.workers ? "held" : "EXCEEDED", rss2 / 1024.0);
+  served.print("workers'", o, bound * o.workers);
+  if (peer) {
+    std::printf("unbound %s, 1 thread, the same connections (incoming-num-tcp %u%s, tcp-idle-timeout 3600 s):\n",
+                unbound_version().c_str(), unbound_buffers,
+                unbound_buffers < kUnboundBufferFactor * o.connections ? ", capped by RLIMIT_NOFILE" : "");
+    peer->print("unbound's", o, unbound_buffers);
+  }
   return 0;
 }
 
@@ -283,6 +373,9 @@ void add_bench_tls_idle_command(CLI::App& bench) {
   cmd->add_option("--hold", o->hold_s, "seconds the connections stay idle before they are counted")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  cmd->add_flag("--unbound", o->unbound,
+                "then the same connections to Unbound's DoT listener (one thread, incoming-num-tcp = --connections), "
+                "measured the same way (JSON: \"unbound\")");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
     const int rc = run_tls_idle(*o);

@@ -34,6 +34,7 @@ public:
   UnboundProcess& operator=(const UnboundProcess&) = delete;
 
   std::uint16_t port() const { return port_; }
+  pid_t pid() const { return child_.pid(); }
   const std::string& config_text() const { return config_; }
   // `unbound-control stats_noreset` as {"total.num.queries": 12, ...} (numbers only), {}
   // when it cannot be read.

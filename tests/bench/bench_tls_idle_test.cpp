@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench tls-idle`, small: every DoT connection answered and held while idle,
-// and tls.max_connections holds when more come (the least recently used are closed).
+// and tls.max_connections holds when more come (the least recently used are closed);
+// Unbound measured the same way beside it (--unbound).
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -13,7 +14,8 @@
 TEST_CASE("bench tls-idle --json: connections held while idle, the bound holds past it", "[bench][tls-idle][process]") {
   int status = 0;
   const std::string out = dnsarena::common::run_and_capture(
-      {DNSARENA_BIN, "bench", "tls-idle", "--connections", "200", "--extra", "50", "--hold", "0.5", "--json"}, status,
+      {DNSARENA_BIN, "bench", "tls-idle", "--connections", "200", "--extra", "50", "--hold", "0.5", "--unbound", "--json"},
+      status,
       std::chrono::seconds(75));
   INFO(out);
   REQUIRE(WIFEXITED(status));
@@ -25,4 +27,17 @@ TEST_CASE("bench tls-idle --json: connections held while idle, the bound holds p
   CHECK(j["bound_held"] == true);
   CHECK(j["kib_per_idle_connection"].get<double>() > 0);
   CHECK(j["handshakes_per_s"].get<double>() > 0);
+  // The per-core rate is the worker's CPU per connection turned around.
+  const double cpu_us = j["worker_cpu_us_per_connection"].get<double>();
+  REQUIRE(cpu_us > 0);
+  CHECK(j["handshakes_per_worker_cpu_s"].get<double>() == Approx(1e6 / cpu_us));
+  // Unbound measured the same way, over its own DoT listener, with twice the buffers (it
+  // shortens its idle timeout once half are taken): it answers and holds them too.
+  const nlohmann::json& u = j["unbound"];
+  REQUIRE(u.is_object());
+  CHECK(u["incoming_num_tcp"] == 400);
+  CHECK(u["failed"] == 0);
+  CHECK(u["held_after_hold"] == 200);
+  CHECK(u["kib_per_idle_connection"].get<double>() > 0);
+  CHECK(u["worker_cpu_us_per_connection"].get<double>() > 0);
 }

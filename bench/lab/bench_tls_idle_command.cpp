@@ -19,6 +19,8 @@
 //      closed reads EOF).
 //   4. --extra more connections past the bound: the worker must close its least recently
 //      used ones (tls.max_connections holds), so at the end at most the bound are open.
+//   5. With --unbound, then --kresd: serve stopped, the peer's DoT listener takes steps 2-4
+//      from the same client with the same certificate, measured the same way.
 // The RLIMIT_NOFILE soft limit of this process is raised to its hard limit; serve raises
 // its own at start (docs/operator-guide.md). A worker budgets its DoT pool, its plain TCP
 // pool and upstream sockets: 10,000 DoT connections in one worker fit a limit of 20,000.
@@ -73,6 +75,7 @@ struct TlsIdleOptions {
   unsigned workers = 1;
   double hold_s = 5;
   bool unbound = false;  // then Unbound over DoT, the same way
+  bool kresd = false;    // then Knot Resolver
   bool json = false;
 };
 
@@ -162,6 +165,7 @@ struct IdleRun {
   // one core of it could accept, the client's share not counted.
   double handshakes_per_cpu_s() const { return cpu_us_per_connection > 0 ? 1e6 / cpu_us_per_connection : 0; }
 
+  // bound 0: the server has none (JSON null).
   nlohmann::json json(unsigned bound) const {
     return {{"failed", failed},
             {"handshakes_per_s", handshakes_per_s},
@@ -175,10 +179,11 @@ struct IdleRun {
             {"held_after_hold", held},
             {"worker_open_fds_held", fds_held},
             {"open_after_extra", open_after},
-            {"bound", bound},
-            {"bound_held", open_after <= bound}};
+            {"bound", bound ? nlohmann::json(bound) : nlohmann::json(nullptr)},
+            {"bound_held", bound ? nlohmann::json(open_after <= bound) : nlohmann::json(nullptr)}};
   }
 
+  // bound 0: the server has none.
   void print(const char* who, const TlsIdleOptions& o, unsigned bound) const {
     std::printf("  set up:   %zu failed; %.0f handshakes/s (one client, sequential); %s CPU %.0f us per connection "
                 "(%.0f handshakes per CPU-second)\n",
@@ -187,8 +192,12 @@ struct IdleRun {
                 rss0 / 1024.0, rss1 / 1024.0, held_at_rss1, kib_per_connection());
     std::printf("  held:     %zu of %u open after %.0f s idle (%s descriptors %u)\n", held, o.connections, o.hold_s, who,
                 fds_held);
-    std::printf("  bound:    %zu open after %u more (at most %u: %s); RssAnon %.1f MiB\n", open_after, o.extra, bound,
-                open_after <= bound ? "held" : "EXCEEDED", rss2 / 1024.0);
+    if (bound == 0)
+      std::printf("  bound:    %zu open after %u more (no connection bound); RssAnon %.1f MiB\n", open_after, o.extra,
+                  rss2 / 1024.0);
+    else
+      std::printf("  bound:    %zu open after %u more (at most %u: %s); RssAnon %.1f MiB\n", open_after, o.extra, bound,
+                  open_after <= bound ? "held" : "EXCEEDED", rss2 / 1024.0);
   }
 };
 
@@ -338,6 +347,28 @@ int run_tls_idle(const TlsIdleOptions& o) {
     j["unbound"]["version"] = unbound_version();
   }
 
+  // Knot Resolver (kresd, one process) the same way: its DoT listener, tcp_in_idle at an
+  // hour; it has no connection bound of its own.
+  std::optional<IdleRun> kresd_run;
+  if (o.kresd) {
+    const std::uint16_t dns_port = common::free_loopback_port();
+    const std::uint16_t kresd_dot = common::free_loopback_port();
+    const std::string conf = dir + "/kresd.conf";
+    std::ofstream(conf) << "net.listen('127.0.0.1', " << dns_port << ", { kind = 'dns' })\nnet.ipv6 = false\n"
+                        << "net.tls('" << cert << "', '" << key << "')\nnet.listen('127.0.0.1', " << kresd_dot
+                        << ", { kind = 'tls' })\nnet.tcp_in_idle(3600000)\n"
+                        << "cache.open(32 * MB, 'lmdb://" << dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
+                        << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
+                        << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << up_port << "')))\n";
+    const std::string rundir = dir + "/kresd";
+    std::filesystem::create_directories(rundir);
+    common::ChildProcess kresd = spawn_logged({"kresd", "-n", "-c", conf, rundir}, dir + "/kresd.log");
+    if (!wait_tcp(kresd_dot, kresd)) throw std::runtime_error("kresd did not listen for DoT:\n" + slurp(dir + "/kresd.log"));
+    kresd_run = measure_idle(kresd_dot, {kresd.pid()}, o, cred);
+    j["kresd"] = kresd_run->json(0);
+    kresd.stop();
+  }
+
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -351,6 +382,10 @@ int run_tls_idle(const TlsIdleOptions& o) {
                 unbound_version().c_str(), unbound_buffers,
                 unbound_buffers < kUnboundBufferFactor * o.connections ? ", capped by RLIMIT_NOFILE" : "");
     peer->print("unbound's", o, unbound_buffers);
+  }
+  if (kresd_run) {
+    std::printf("kresd, 1 process, the same connections (net.tcp_in_idle 3600 s):\n");
+    kresd_run->print("kresd's", o, 0);
   }
   return 0;
 }
@@ -374,8 +409,11 @@ void add_bench_tls_idle_command(CLI::App& bench) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--unbound", o->unbound,
-                "then the same connections to Unbound's DoT listener (one thread, incoming-num-tcp = --connections), "
-                "measured the same way (JSON: \"unbound\")");
+                "then the same connections to Unbound's DoT listener (one thread, incoming-num-tcp 2 x --connections, "
+                "capped by RLIMIT_NOFILE), measured the same way (JSON: \"unbound\")");
+  cmd->add_flag("--kresd", o->kresd,
+                "then the same connections to Knot Resolver's DoT listener (kresd, one process, tcp_in_idle an hour), "
+                "measured the same way (JSON: \"kresd\")");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
     const int rc = run_tls_idle(*o);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab bench tls-idle`, small: every DoT connection answered and held while idle,
 // and tls.max_connections holds when more come (the least recently used are closed);
-// Unbound measured the same way beside it (--unbound).
+// Unbound and Knot Resolver measured the same way beside it (--unbound --kresd).
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -14,7 +14,8 @@
 TEST_CASE("bench tls-idle --json: connections held while idle, the bound holds past it", "[bench][tls-idle][process]") {
   int status = 0;
   const std::string out = dnsarena::common::run_and_capture(
-      {DNSARENA_BIN, "bench", "tls-idle", "--connections", "200", "--extra", "50", "--hold", "0.5", "--unbound", "--json"},
+      {DNSARENA_BIN, "bench", "tls-idle", "--connections", "200", "--extra", "50", "--hold", "0.5", "--unbound", "--kresd",
+       "--json"},
       status,
       std::chrono::seconds(75));
   INFO(out);
@@ -40,4 +41,12 @@ TEST_CASE("bench tls-idle --json: connections held while idle, the bound holds p
   CHECK(u["held_after_hold"] == 200);
   CHECK(u["kib_per_idle_connection"].get<double>() > 0);
   CHECK(u["worker_cpu_us_per_connection"].get<double>() > 0);
+  // Knot Resolver too; it has no connection bound, so the 50 more are all open.
+  const nlohmann::json& k = j["kresd"];
+  REQUIRE(k.is_object());
+  CHECK(k["failed"] == 0);
+  CHECK(k["held_after_hold"] == 200);
+  CHECK(k["open_after_extra"] == 250);
+  CHECK(k["bound"].is_null());
+  CHECK(k["kib_per_idle_connection"].get<double>() > 0);
 }

@@ -62,6 +62,11 @@ constexpr std::size_t kMaxQuery = 4096;
 // The EDNS options an answer carries: ECS and COOKIE at their largest.
 constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns::kMaxCookieOptionBytes;
 
+// A stream listener's bounds: its own connection bound, tcp's per-client bound and idle timeout.
+TcpLimits stream_limits(const ServeConfig& cfg, unsigned max_connections) {
+  return TcpLimits{max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms};
+}
+
 volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
 volatile sig_atomic_t g_retire = 0;  // kRetireSignal: a reload replaced this worker
@@ -79,14 +84,14 @@ public:
         epfd_(epfd),
         udp_(std::move(udp)),
         tcp_(epfd, std::move(tcp), kTagTcpListen, kTagTcpConn,
-             TcpLimits{cfg.tcp_max_connections, cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             stream_limits(cfg, cfg.tcp_max_connections),
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }),
         tls_(epfd, std::move(tls), kTagTlsListen, kTagTlsConn,
-             TcpLimits{cfg.tls_max_connections(), cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             stream_limits(cfg, cfg.tls_max_connections()),
              [this](std::uint64_t id, std::uint8_t* m, std::size_t n) { on_stream_message(id, 0, m, n); }, tls_settings),
         doh_tls_(tls_settings ? *tls_settings : TlsServerSettings{}),
         doh_(epfd, std::move(doh), kTagDohListen, kTagDohConn,
-             TcpLimits{cfg.https_max_connections(), cfg.tcp_max_connections_per_client, cfg.tcp_idle_timeout_ms},
+             stream_limits(cfg, cfg.https_max_connections()),
              tls_settings ? &doh_tls_ : nullptr, DohSettings{cfg.https.path, cfg.https.max_streams},
              [this](std::uint64_t id, std::uint32_t stream, std::uint8_t* m, std::size_t n) {
                on_stream_message(id, stream, m, n);

@@ -66,6 +66,7 @@
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/dnsperf_stats.hpp"
+#include "bench/lab/kresd_config.hpp"
 #include "bench/lab/rpz_blocklist.hpp"
 #include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
@@ -324,8 +325,6 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   const std::vector<pid_t> pids = common::child_pids(serve.pid());
   measure_server("dnsarena", port, pids, segment, o, s.file, s.dir, runs);
   if (o.dot) measure_server("dnsarena-dot", tls_port, pids, segment, o, s.file, s.dir, runs, {"-m", "dot", "-e"});
-  // -q 200 (50 streams per connection): dnsperf's DoH client (2.10) stalls with more
-  // outstanding at once, against Knot Resolver's doh2 as against ours.
   if (o.doh)
     measure_server("dnsarena-doh", doh_port, pids, segment, o, s.file, s.dir, runs, kDohDnsperf);
   serve.stop();
@@ -370,22 +369,17 @@ std::string unbound_conf(const BenchSetup& s, const PeerPorts& ports, bool rpz) 
   return c.str();
 }
 
-// Knot Resolver (kresd, one process) forwarding everything to the synthetic upstream,
-// cache in the scratch directory, no DNSSEC (the synthetic zone is unsigned; the root
-// trust anchor would make it bogus), no background modules that query the Internet.
-// With `rpz`: the bench's RPZ, `CNAME .` answered NXDOMAIN (policy.DENY), file not watched.
+// Knot Resolver (kresd, one process; kresd_config.hpp) forwarding everything to the
+// synthetic upstream. With `rpz`: the bench's RPZ.
 std::string kresd_conf(const BenchSetup& s, const PeerPorts& ports, bool rpz) {
-  std::ostringstream c;
-  c << "net.listen('127.0.0.1', " << ports.dns << ", { kind = 'dns' })\nnet.ipv6 = false\n";
-  if (ports.dot || ports.doh) c << "net.tls('" << s.cert << "', '" << s.key << "')\n";
-  if (ports.dot) c << "net.listen('127.0.0.1', " << ports.dot << ", { kind = 'tls' })\n";
-  if (ports.doh) c << "net.listen('127.0.0.1', " << ports.doh << ", { kind = 'doh2' })\n";
-  c
-    << "cache.open(128 * MB, 'lmdb://" << s.dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
-    << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n";
-  if (rpz) c << "policy.add(policy.rpz(policy.DENY, '" << s.rpz.path << "', false))\n";
-  c << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << s.up_port << "')))\n";
-  return c.str();
+  return kresd_config_text({.dir = s.dir,
+                            .dns_port = ports.dns,
+                            .dot_port = ports.dot,
+                            .doh_port = ports.doh,
+                            .cert = s.cert,
+                            .key = s.key,
+                            .upstream_port = s.up_port,
+                            .rpz_path = rpz ? s.rpz.path : std::string()});
 }
 
 // A peer server on free ports: `conf` written to DIR/NAME.conf, then `program` started

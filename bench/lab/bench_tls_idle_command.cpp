@@ -45,6 +45,7 @@
 #include <thread>
 
 #include "bench/lab/commands.hpp"
+#include "bench/lab/kresd_config.hpp"
 #include "bench/lab/self_signed_certificate.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "bench/lab/unbound_process.hpp"
@@ -354,12 +355,14 @@ int run_tls_idle(const TlsIdleOptions& o) {
     const std::uint16_t dns_port = common::free_loopback_port();
     const std::uint16_t kresd_dot = common::free_loopback_port();
     const std::string conf = dir + "/kresd.conf";
-    std::ofstream(conf) << "net.listen('127.0.0.1', " << dns_port << ", { kind = 'dns' })\nnet.ipv6 = false\n"
-                        << "net.tls('" << cert << "', '" << key << "')\nnet.listen('127.0.0.1', " << kresd_dot
-                        << ", { kind = 'tls' })\nnet.tcp_in_idle(3600000)\n"
-                        << "cache.open(32 * MB, 'lmdb://" << dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
-                        << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n"
-                        << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << up_port << "')))\n";
+    std::ofstream(conf) << kresd_config_text({.dir = dir,
+                                              .cache_mib = 32,
+                                              .dns_port = dns_port,
+                                              .dot_port = kresd_dot,
+                                              .cert = cert,
+                                              .key = key,
+                                              .upstream_port = up_port,
+                                              .extra = {"net.tcp_in_idle(3600000)"}});
     const std::string rundir = dir + "/kresd";
     std::filesystem::create_directories(rundir);
     common::ChildProcess kresd = spawn_logged({"kresd", "-n", "-c", conf, rundir}, dir + "/kresd.log");

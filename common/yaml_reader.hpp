@@ -20,12 +20,9 @@
 #include <string_view>
 #include <vector>
 
-namespace dnsarena::common {
+#include "common/config_error.hpp"
 
-class ConfigError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
+namespace dnsarena::common {
 
 // Loads a YAML file; throws ConfigError naming the file (and the position of a syntax error).
 YAML::Node load_yaml_file(const std::string& path);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/latency_histogram.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace dnsarena::workers {
 
 std::uint64_t LatencyCounts::count() const {

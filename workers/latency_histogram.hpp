@@ -30,7 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace dnsarena::workers {
 

@@ -168,7 +168,7 @@
 #include <vector>
 
 #include "cache/segment.hpp"
-#include "common/yaml_reader.hpp"
+#include "common/config_error.hpp"
 #include "policy/policy_config.hpp"
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"

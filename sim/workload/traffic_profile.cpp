@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/yaml_reader.hpp"
+
 namespace dnsarena::sim {
 
 using common::ConfigError;

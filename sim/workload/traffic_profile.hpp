@@ -36,7 +36,11 @@
 #include <string_view>
 #include <vector>
 
-#include "common/yaml_reader.hpp"
+#include "common/config_error.hpp"
+
+namespace dnsarena::common {
+class MapReader;  // common/yaml_reader.hpp
+}
 
 namespace dnsarena::sim {
 

@@ -211,7 +211,7 @@ TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors
   CHECK(d.rtt_band_ms == 400);
   CHECK(d.down_after_timeouts == 3);
   CHECK(d.down_backoff_initial_ms == 1000);
-  CHECK(d.down_backoff_max_ms == 30000);
+  CHECK(d.down_backoff_max_ms == 5000);
   const auto shipped = load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml").upstream_health;
   CHECK(shipped.rtt_band_ms == d.rtt_band_ms);
   CHECK(shipped.down_after_timeouts == d.down_after_timeouts);

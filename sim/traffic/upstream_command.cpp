@@ -34,6 +34,7 @@ struct UpstreamArgs {
   std::string profile;
   std::string zone = "zone.";
   std::uint64_t seed = 1;
+  double ttl_scale = 1.0;
   std::string write_names;
   bool silent = false;
   traffic::UpstreamOptions server;
@@ -45,7 +46,7 @@ TrafficProfile profile_from(const std::string& path) {
 
 void run_upstream(const UpstreamArgs& a) {
   const TrafficProfile profile = profile_from(a.profile);
-  const traffic::UpstreamZone zone(profile, a.seed, a.zone);
+  const traffic::UpstreamZone zone(profile, a.seed, a.zone, a.ttl_scale);
   if (!a.write_names.empty()) {
     std::ofstream out(a.write_names, std::ios::trunc);
     if (!out) throw std::runtime_error(a.write_names + ": cannot write");
@@ -61,7 +62,8 @@ void run_upstream(const UpstreamArgs& a) {
   install_silence_signals();
   std::cout << "dnsarena-lab sim upstream: zone " << wire::wire_to_text(zone.zone_wire()) << ", " << zone.size()
             << " names, seed " << a.seed << ", listening on " << a.server.listen << " port " << server.port()
-            << " (udp+tcp)" << (a.silent ? ", silent until SIGUSR2" : "") << std::endl;
+            << " (udp+tcp)" << (a.ttl_scale != 1.0 ? ", TTLs x " + std::to_string(a.ttl_scale) : "")
+            << (a.silent ? ", silent until SIGUSR2" : "") << std::endl;
   server.run(g_stop, g_silent);
   std::cout << "dnsarena-lab sim upstream: stopped; counters " << server.stats().to_json().dump() << std::endl;
 }
@@ -87,6 +89,11 @@ void add_upstream_command(CLI::App& sim) {
   cmd->add_option("--zone", args->zone, "Zone apex; names are <generated labels>.<zone>")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the names and answers (sim load needs the same)")
       ->capture_default_str();
+  cmd->add_option("--ttl-scale", args->ttl_scale,
+                  "Serve every TTL (and the SOA minimum) x this factor, rounded, at least 1 s: a compressed clock "
+                  "(sim validate --minute-seconds)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
   cmd->add_option("--delay-ms", args->server.delay_ms, "Delay every response by this many milliseconds")
       ->capture_default_str()
       ->check(CLI::Range(0u, 60000u));

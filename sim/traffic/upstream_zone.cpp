@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "dns/opt_record.hpp"
@@ -72,8 +73,11 @@ constexpr std::uint64_t kMaxUpstreamNames = 100'000'000;
 
 }  // namespace
 
-UpstreamZone::UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, std::string_view zone_text)
-    : profile_(profile), seed_(seed), gen_(profile, seed), names_(profile.names) {
+UpstreamZone::UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, std::string_view zone_text,
+                           double ttl_scale)
+    : profile_(profile), seed_(seed), ttl_scale_(ttl_scale), gen_(profile, seed), names_(profile.names) {
+  if (!(ttl_scale > 0 && ttl_scale <= 1))
+    throw std::invalid_argument("TTL scale " + std::to_string(ttl_scale) + " is outside (0, 1]");
   // NOTE: the name index below costs 16 B per name; the profile schema allows fleet-sized
   // universes that only the model (sim/fleet) can afford.
   if (profile.names > kMaxUpstreamNames)
@@ -110,7 +114,13 @@ Bytes UpstreamZone::name_wire(std::uint64_t i) const {
 
 std::string UpstreamZone::name_text(std::uint64_t i) const { return wire::wire_to_text(name_wire(i)); }
 
+std::uint32_t UpstreamZone::served_ttl(std::uint32_t ttl) const {
+  if (ttl_scale_ == 1.0) return ttl;
+  return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::llround(ttl * ttl_scale_)));
+}
+
 void UpstreamZone::write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const {
+  ttl = served_ttl(ttl);
   put_pointer(out, zone_offset);
   put16(out, wire::kTypeSoa);
   put16(out, 1);
@@ -205,7 +215,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
     put_pointer(out, owner_offset);
     put16(out, type);
     put16(out, 1);
-    put32(out, ttl);
+    put32(out, served_ttl(ttl));
   };
   auto negative = [&](std::uint16_t code, std::uint32_t ttl) {
     rcode = code;

@@ -25,6 +25,12 @@
 // Responses are written as wire bytes: the question copied as received (case kept),
 // owners compressed to the question name, AA set, TC with an empty answer when the
 // response exceeds the client's UDP size (512 without EDNS).
+//
+// TTL scale (0 < scale <= 1, default 1): every TTL served, and the SOA minimum, is the
+// entry's TTL x scale rounded to the nearest second (at least 1). What is drawn (names,
+// types, rdata, the TTL before scaling) does not change. A compressed clock for `sim
+// validate --minute-seconds`: a run whose simulated minute lasts scale x 60 real seconds
+// sees every entry live for the same share of a minute.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -50,8 +56,9 @@ struct ResponseInfo {
 
 class UpstreamZone {
 public:
-  // Throws std::invalid_argument for a bad zone name or a profile whose names do not fit.
-  UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, std::string_view zone_text);
+  // Throws std::invalid_argument for a bad zone name, a profile whose names do not fit, or
+  // a TTL scale outside (0, 1].
+  UpstreamZone(const TrafficProfile& profile, std::uint64_t seed, std::string_view zone_text, double ttl_scale = 1.0);
 
   // Response to a parsed query. Over UDP the response is truncated (TC) beyond the
   // client's EDNS payload size (512 without EDNS); over TCP beyond 65535 bytes.
@@ -70,6 +77,8 @@ public:
   const Bytes& zone_wire() const { return zone_; }
   std::uint64_t size() const { return names_; }
   const TrafficProfile& profile() const { return profile_; }
+  // A TTL as served: `ttl` x the TTL scale, rounded, at least 1 (`ttl` itself at scale 1).
+  std::uint32_t served_ttl(std::uint32_t ttl) const;
 
 private:
   void write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const;
@@ -78,6 +87,7 @@ private:
 
   TrafficProfile profile_;
   std::uint64_t seed_;
+  double ttl_scale_;
   EntryGenerator gen_;
   Bytes zone_;  // lowercase wire form
   std::uint64_t names_;

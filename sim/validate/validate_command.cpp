@@ -15,6 +15,12 @@
 // minute), ending before the plateau minutes (the last third) so that the hit-rate
 // comparison stays on minutes after it. By default T is the latest that allows, and the
 // outage is left out, with a note, when the run is too short for one (under 4 minutes).
+//
+// A compressed clock (--minute-seconds S < 60): every time on the command line and in the
+// report is simulated; a simulated minute lasts S real seconds, the upstream serves TTLs
+// x S/60, serve's waits that span minutes are x S/60, and the model runs at the achieved
+// rate x S/60 per simulated second (validate_service.hpp). The real-time run (S = 60) is the reference; the compressed
+// one is the same comparison in a fraction of the time.
 #include <signal.h>
 #include <unistd.h>
 
@@ -44,6 +50,7 @@ struct ValidateArgs {
   std::uint64_t capacity = 50'000;  // at 20,000 the workers' own heap growth under load (~0.7 MiB) is 10% of the service's memory
   unsigned workers = 2;
   std::uint32_t sample_every_s = 10;
+  std::uint32_t minute_seconds = 60;
   std::uint64_t seed = 1;
   std::uint64_t calibration_entries = 100'000;
   std::uint32_t sample_entries = FleetConfig{}.sample_entries;  // the fleet model's default
@@ -110,6 +117,7 @@ void run(const ValidateArgs& a) {
   setup.target_rate = a.rate;
   setup.duration_s = a.duration_s;
   setup.sample_every_s = a.sample_every_s;
+  setup.minute_seconds = a.minute_seconds;
   setup.capacity = a.capacity;
   setup.workers = a.workers;
   setup.ecs_forward = profile.ecs_subnets > 0;
@@ -120,6 +128,13 @@ void run(const ValidateArgs& a) {
   setup.outage_at_s = outage.at_s;
   setup.outage_s = outage.seconds;
   const TrafficProfile traffic = served_traffic(profile, &setup.notes);
+  const double scale = a.minute_seconds / 60.0;
+  if (a.minute_seconds != 60)
+    setup.notes.push_back("compressed clock: a simulated minute lasts " + std::to_string(a.minute_seconds) +
+                          " real seconds; the upstream serves TTLs x " + std::to_string(scale).substr(0, 5) +
+                          " (whole seconds, at least 1), serve's stale window, probe interval and failure cache x " +
+                          std::to_string(scale).substr(0, 5) + ", and the model runs at the achieved rate x " +
+                          std::to_string(scale).substr(0, 5) + " per simulated second");
 
   say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");
   Calibration cal("", layouts_measurer(), a.calibration_entries, a.seed);
@@ -136,6 +151,7 @@ void run(const ValidateArgs& a) {
   so.rate = a.rate;
   so.duration_s = a.duration_s;
   so.sample_every_s = a.sample_every_s;
+  so.minute_s = a.minute_seconds;
   so.workers = a.workers;
   so.capacity = a.capacity;
   so.arena_bytes = setup.arena_bytes;
@@ -157,11 +173,12 @@ void run(const ValidateArgs& a) {
     }
   }
 
-  say("running the model at " + std::to_string(run.achieved_qps) + " q/s");
+  setup.model_qps = run.achieved_qps * scale;  // queries per simulated second
+  say("running the model at " + std::to_string(setup.model_qps) + " q/s");
   PredictRequest pr;
   pr.traffic = &traffic;
   pr.capacity = a.capacity;
-  pr.rate_qps = run.achieved_qps;
+  pr.rate_qps = setup.model_qps;
   pr.arena_bytes_per_entry = setup.arena_bytes_per_entry;
   pr.process_bytes = static_cast<double>(run.before_load.memory_bytes());
   pr.sample_entries = a.sample_entries;
@@ -206,6 +223,11 @@ void add_validate_command(CLI::App& sim) {
   c->add_option("--sample-every", args->sample_every_s, "Seconds between samples of the service (divides 60)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 60u));
+  c->add_option("--minute-seconds", args->minute_seconds,
+                "Real seconds a simulated minute lasts (60: real time; less compresses the run: TTLs and the "
+                "model's rate scale by it, every time given or reported stays simulated)")
+      ->capture_default_str()
+      ->check(CLI::Range(10u, 60u));
   add_seed_option(*c, args->seed, "Seed of the names (upstream and load) and of the model's trace");
   c->add_option("--calibration-entries", args->calibration_entries, "Entries per layout in the bytes/entry calibration")
       ->capture_default_str()

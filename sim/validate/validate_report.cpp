@@ -163,7 +163,9 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
       {"profile", s.profile},
       {"scale",
        {{"names", s.names}, {"target_qps", s.target_rate}, {"achieved_qps", run.achieved_qps},
-        {"duration_s", s.duration_s}, {"sample_every_s", s.sample_every_s}, {"capacity", s.capacity},
+        {"duration_s", s.duration_s}, {"sample_every_s", s.sample_every_s},
+        {"minute_seconds", s.minute_seconds}, {"model_qps", s.model_qps},
+        {"capacity", s.capacity},
         {"workers", s.workers}, {"arena_bytes", s.arena_bytes}, {"region_bytes", s.region_bytes},
         {"segment_bytes", run.segment_bytes}, {"index_bytes", run.index_bytes},
         {"ecs_policy", s.ecs_forward ? "forward" : "off"}}},
@@ -223,7 +225,11 @@ std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Pr
   std::ostringstream o;
   o << "dnsarena-lab sim validate: " << s.profile << "\n"
     << "scale: " << s.names << " names, " << fmt("%.0f", run.achieved_qps) << " q/s achieved (target "
-    << fmt("%.0f", s.target_rate) << ") for " << s.duration_s << " s, capacity " << s.capacity << " entries, "
+    << fmt("%.0f", s.target_rate) << ") for " << s.duration_s << " s"
+    << (s.minute_seconds != 60 ? " simulated (a minute lasts " + std::to_string(s.minute_seconds) + " s; model at " +
+                                     fmt("%.0f", s.model_qps) + " q/s)"
+                               : std::string())
+    << ", capacity " << s.capacity << " entries, "
     << s.workers << " workers, arena " << fmt("%.2f", mib(double(s.arena_bytes))) << " MiB in "
     << s.region_bytes / 1024 << " KiB regions, ECS " << (s.ecs_forward ? "forward" : "off") << "\n"
     << "calibration: " << fmt("%.1f", s.arena_bytes_per_entry) << " segment bytes/entry (" << s.calibration_entries

@@ -42,7 +42,9 @@ struct ValidateSetup {
   std::string profile;  // path, or "(embedded seed)"
   std::uint64_t names = 0;
   double target_rate = 0;
-  std::uint32_t duration_s = 0, sample_every_s = 0;
+  std::uint32_t duration_s = 0, sample_every_s = 0;  // simulated seconds
+  std::uint32_t minute_seconds = 60;                 // real seconds per simulated minute
+  double model_qps = 0;                              // the model's rate: achieved x minute_seconds / 60
   std::uint64_t capacity = 0;
   unsigned workers = 0;
   std::uint64_t arena_bytes = 0;

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -16,6 +18,7 @@
 
 #include "cache/cache.hpp"
 #include "validate_process.hpp"
+#include "workers/serve_config.hpp"
 #include "workers/stats_report.hpp"
 #include "common/child_process.hpp"
 #include "common/loopback.hpp"
@@ -150,6 +153,8 @@ ServiceRun run_service(const ServiceOptions& o) {
   auto say = [&](const std::string& s) {
     if (o.progress) o.progress(s);
   };
+  if (o.minute_s < 1 || o.minute_s > 60) throw std::invalid_argument("minute_s must be 1..60 real seconds");
+  const double scale = o.minute_s / 60.0;  // real seconds per simulated second
   static unsigned counter = 0;
   ServiceRun run;
   run.segment = "dnsarena-validate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
@@ -164,13 +169,19 @@ ServiceRun run_service(const ServiceOptions& o) {
   const std::uint16_t up_port = common::free_loopback_port();
   std::vector<std::string> up_argv = {o.program, "sim", "upstream", "--port", std::to_string(up_port), "--seed", seed};
   up_argv.insert(up_argv.end(), profile_args.begin(), profile_args.end());
+  if (o.minute_s != 60) {
+    up_argv.push_back("--ttl-scale");
+    up_argv.push_back(std::to_string(scale));
+  }
   common::ChildProcess upstream(up_argv, {.log_path = o.work_dir + "/upstream.log", .die_with_parent = true});
   wait_listening(upstream, up_port, "sim upstream", std::chrono::seconds(60));
   say("sim upstream on 127.0.0.1:" + std::to_string(up_port));
 
   // 2. The service.
   const std::string config = o.work_dir + "/serve.yaml";
-  const std::string stale_key = "stale: {max_age_s: " + std::to_string(o.stale_max_age_s) + "}";
+  const std::uint32_t stale_max_age_s =
+      std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::llround(o.stale_max_age_s * scale)));
+  const std::string stale_key = "stale: {max_age_s: " + std::to_string(stale_max_age_s) + "}";
   const std::string upstream_address = "127.0.0.1:" + std::to_string(up_port);
   // The probe itself: a config without the keys must pass, else the probes say nothing.
   const std::string plain = check_serve_config(o.daemon, o.work_dir + "/serve-probe.yaml", "", upstream_address);
@@ -183,10 +194,27 @@ ServiceRun run_service(const ServiceOptions& o) {
       check_serve_config(o.daemon, o.work_dir + "/serve-prefetch-probe.yaml", prefetch_key, upstream_address);
   run.serve_knows_prefetch = run.prefetch_rejected.empty();
   if (!run.serve_knows_prefetch) say("serve rejects `" + prefetch_key + "` (no prefetch in this build): left out");
+  // A compressed clock compresses serve's own waits that span minutes too: how often a
+  // down upstream is probed (so the service comes back as soon after the outage, in
+  // minutes, as it would in real time) and how long a failing name is left alone.
+  std::string clock_keys;
+  if (o.minute_s != 60) {
+    const workers::UpstreamHealthConfig h;
+    const workers::ServeConfig defaults;
+    auto scaled = [&](double v) { return std::to_string(std::max<long long>(1, std::llround(v * scale))); };
+    clock_keys = "upstream_health: {down_backoff_initial_ms: " + scaled(h.down_backoff_initial_ms) +
+                 ", down_backoff_max_ms: " + scaled(h.down_backoff_max_ms) + "}\nfailure_cache: {min_s: 1, max_s: " +
+                 scaled(defaults.failure_max_s) + "}";
+    const std::string rejected =
+        check_serve_config(o.daemon, o.work_dir + "/serve-clock-probe.yaml", clock_keys, upstream_address);
+    if (!rejected.empty())
+      throw std::runtime_error("serve rejects the compressed clock's keys (run with --minute-seconds 60): " + rejected);
+  }
   {
     std::ofstream c(config);
     c << "# written by dnsarena-lab sim validate: the fleet model's region size (serve has no flag)\n"
       << "cache:\n  region_bytes: " << o.region_bytes << "\n";
+    if (!clock_keys.empty()) c << "# the compressed clock (a minute lasts " << o.minute_s << " s)\n" << clock_keys << "\n";
     if (run.serve_knows_stale) c << "# the model's stale window\n" << stale_key << "\n";
     if (run.serve_knows_prefetch) c << "# the model's prefetch\n" << prefetch_key << "\n";
     if (!c) throw std::runtime_error("cannot write " + config);
@@ -227,9 +255,10 @@ ServiceRun run_service(const ServiceOptions& o) {
       std::to_string(run.before_load.memory_bytes() >> 10) + " KiB anon+shmem before load");
 
   // 3. The load, and time 0 at the first query counted.
+  const double load_real_s = o.duration_s * scale;
   std::vector<std::string> load_argv = {o.program, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port),
                                         "--rate", std::to_string(o.rate), "--duration",
-                                        std::to_string(o.duration_s), "--seed", seed, "--json"};
+                                        std::to_string(load_real_s), "--seed", seed, "--json"};
   load_argv.insert(load_argv.end(), profile_args.begin(), profile_args.end());
   common::ChildProcess load(load_argv, {.log_path = o.work_dir + "/load.log", .die_with_parent = true});
   const auto first_deadline = Clock::now() + std::chrono::seconds(60);
@@ -242,16 +271,20 @@ ServiceRun run_service(const ServiceOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const auto t0 = Clock::now() - std::chrono::milliseconds(25);  // the poll's mean delay
-  say("load started: " + std::to_string(o.rate) + " q/s for " + std::to_string(o.duration_s) + " s");
+  say("load started: " + std::to_string(o.rate) + " q/s for " + std::to_string(o.duration_s) + " s" +
+      (o.minute_s != 60 ? " simulated (" + std::to_string(load_real_s) + " s real: a minute lasts " +
+                              std::to_string(o.minute_s) + " s)"
+                        : std::string()));
   for (std::uint32_t k = 0; k * o.sample_every_s <= o.duration_s; ++k) {
-    const auto at = t0 + std::chrono::seconds(k * o.sample_every_s);
+    const auto at = t0 + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(k * o.sample_every_s * scale));
     while (Clock::now() < at) {
       check_interrupted();
       std::this_thread::sleep_for(std::min<Clock::duration>(at - Clock::now(), std::chrono::milliseconds(100)));
     }
     require_running(serve, "dnsarena serve");
     ServiceSample s = take_sample(*cache, serve.pid(), run.segment);
-    s.t_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    s.t_s = std::chrono::duration<double>(Clock::now() - t0).count() / scale;
     run.samples.push_back(s);
     if (o.outage_s > 0 && k * o.sample_every_s == o.outage_at_s) {
       switch_upstream(upstream, SIGUSR1, "stop answering");
@@ -269,7 +302,7 @@ ServiceRun run_service(const ServiceOptions& o) {
   // The load ends after its timeout for the last queries (2 s) and prints its report.
   while (!load.wait_exit(std::chrono::milliseconds(200))) {
     check_interrupted();
-    if (Clock::now() - t0 > std::chrono::seconds(o.duration_s + 120))
+    if (Clock::now() - t0 > std::chrono::duration<double>(load_real_s + 120))
       throw std::runtime_error("sim load did not finish 120 s after its duration; log:\n" + load.log_tail());
   }
   if (load.exit_code() != 0)

@@ -3,7 +3,8 @@
 //
 // Steps (all children of this process, on 127.0.0.1, stopped and reaped at the end or
 // on error or interruption; the segment is removed):
-//   1. `dnsarena-lab sim upstream --port U --seed S [--profile P]` (the synthetic authoritative);
+//   1. `dnsarena-lab sim upstream --port U --seed S [--profile P] [--ttl-scale F]` (the
+//      synthetic authoritative; F = minute_s / 60 when the clock is compressed);
 //   2. `dnsarena serve` on a fresh, uniquely named segment (--reset-segment,
 //      `stale: {max_age_s}` and `prefetch: {percent}` in its config when this serve knows
 //      the keys (each probed with `serve --check-config`: a serve without the feature
@@ -18,6 +19,14 @@
 //      Time 0 is the first query the service counted (polled every 50 ms), so the
 //      samples line up with the load's own clock within that; then every
 //      `sample_every_s` a sample until D, and the load's JSON report at its end;
+//   Times in the options and the samples are simulated seconds: with minute_s < 60 a
+//   simulated minute lasts minute_s real seconds (F = minute_s / 60): the load runs
+//   duration_s x F real seconds at `rate` real q/s, samples are taken every
+//   sample_every_s x F real seconds, the upstream serves TTLs x F, serve's stale window
+//   is stale_max_age_s x F, and serve's waits that span minutes are x F too (the probe
+//   interval of a down upstream, upstream_health.down_backoff_*_ms, and failure_cache.max_s;
+//   each at least 1 of its unit). A key's chance of a hit depends on its queries per TTL, which
+//   this keeps; the model is run at rate x F queries per simulated second.
 //   5. with an outage (outage_s > 0): right after the sample at outage_at_s the upstream
 //      is sent SIGUSR1 (`sim upstream`'s black-hole switch: it reads and drops every
 //      query) and right after the sample at outage_at_s + outage_s SIGUSR2 (it answers
@@ -57,8 +66,9 @@ struct ServiceOptions {
   std::string work_dir;       // logs and the serve config go here (must exist)
   std::uint64_t seed = 1;     // names of upstream and load
   double rate = 2000;         // queries per second
-  std::uint32_t duration_s = 300;
+  std::uint32_t duration_s = 300;      // simulated seconds, as every time below
   std::uint32_t sample_every_s = 10;
+  std::uint32_t minute_s = 60;         // real seconds per simulated minute (60: real time)
   unsigned workers = 2;
   std::uint64_t capacity = 20'000;  // serve --max-entries
   std::uint64_t arena_bytes = 0;    // serve --arena-bytes
@@ -71,7 +81,7 @@ struct ServiceOptions {
 };
 
 struct ServiceSample {
-  double t_s = 0;                   // seconds since the first query (negative: before load)
+  double t_s = 0;                   // simulated seconds since the first query (negative: before load)
   std::uint64_t entries = 0;        // live entries
   std::uint64_t queries = 0, hits = 0, lookups = 0, servfail = 0;  // cumulative
   std::uint64_t inserts = 0, second_chances = 0;                   // cumulative

@@ -40,11 +40,15 @@ struct Fixture {
 
   dns::Message ask(const Bytes& qname, std::uint16_t qtype, bool edns = true, const dns::EcsOption& ecs = {},
               bool udp = true) const {
+    return ask_of(zone, qname, qtype, edns, ecs, udp);
+  }
+  static dns::Message ask_of(const UpstreamZone& z, const Bytes& qname, std::uint16_t qtype, bool edns = true,
+                             const dns::EcsOption& ecs = {}, bool udp = true) {
     const Bytes q = dns::build_query({.id = 0x1234, .qname = qname, .qtype = qtype, .edns = edns, .ecs = ecs});
     dns::Message query;
     REQUIRE(dns::parse_message(q, query) == dns::ParseStatus::ok);
     Bytes wire;
-    zone.respond(query, udp, wire);
+    z.respond(query, udp, wire);
     dns::Message r;
     REQUIRE(dns::parse_message(wire, r, true) == dns::ParseStatus::ok);
     CHECK(r.id == 0x1234);
@@ -238,4 +242,33 @@ TEST_CASE_METHOD(Fixture, "the question's case is preserved", "[traffic][zone]")
   const dns::Message r = ask(upper, wire::kTypeA);
   CHECK(r.qname == upper);
   CHECK(r.answer.size() == zone.entry(i).rdatas.size());
+}
+
+TEST_CASE_METHOD(Fixture, "a TTL scale serves every TTL and the SOA minimum scaled, the rest as drawn",
+                 "[traffic][zone]") {
+  const UpstreamZone half(profile, 42, "zone.", 0.5);
+  CHECK(half.served_ttl(30) == 15);
+  CHECK(half.served_ttl(31) == 16);  // rounded to the nearest second
+  CHECK(half.served_ttl(1) == 1);    // never 0: a TTL 0 answer would not be cached at all
+  CHECK(zone.served_ttl(31) == 31);  // scale 1: as drawn
+  const std::uint64_t i = find([](const GeneratedEntry& e) { return plain(e) && e.qtype == wire::kTypeA; });
+  const dns::Message full = ask(zone.name_wire(i), wire::kTypeA);
+  const dns::Message scaled = ask_of(half, half.name_wire(i), wire::kTypeA);
+  REQUIRE(scaled.answer.size() == full.answer.size());
+  for (std::size_t k = 0; k < full.answer.size(); ++k) {
+    CHECK(scaled.answer[k].rdata == full.answer[k].rdata);
+    CHECK(scaled.answer[k].ttl == half.served_ttl(full.answer[k].ttl));
+  }
+  // NXDOMAIN: the SOA's TTL and its minimum (the negative TTL a resolver caches) alike.
+  const dns::Message nx = ask_of(half, wire::name_to_wire("nx1.zone."), wire::kTypeA);
+  REQUIRE(nx.authority.size() == 1);
+  const std::uint32_t want = half.served_ttl(profile.negative_ttl);
+  CHECK(nx.authority[0].ttl == want);
+  const Bytes& soa = nx.authority[0].rdata;
+  REQUIRE(soa.size() >= 4);
+  const std::size_t m = soa.size() - 4;
+  CHECK((std::uint32_t{soa[m]} << 24 | std::uint32_t{soa[m + 1]} << 16 | std::uint32_t{soa[m + 2]} << 8 | soa[m + 3]) ==
+        want);
+  CHECK_THROWS_AS(UpstreamZone(profile, 42, "zone.", 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(UpstreamZone(profile, 42, "zone.", 1.5), std::invalid_argument);
 }

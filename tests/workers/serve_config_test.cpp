@@ -269,7 +269,11 @@ TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][sta
   nlohmann::json row;
   for (int i = 0; i < 30 && row.is_null(); ++i) {  // published once a second
     const auto stats = serve_stats(s.segment);
-    if (stats.contains("upstreams") && !stats["upstreams"].empty() && stats["upstreams"][0]["queries"] == 1)
+    // The query is counted when it leaves and its round trip when the reply is taken: a
+    // snapshot between the two has queries 1 and no RTT yet, so wait for the reply's (a
+    // row that never gets one fails the REQUIRE below).
+    if (stats.contains("upstreams") && !stats["upstreams"].empty() && stats["upstreams"][0]["queries"] == 1 &&
+        stats["upstreams"][0]["rtt"]["count"] == 1 && stats["upstreams"][0]["srtt_ms"].is_number())
       row = stats["upstreams"][0];
     else std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -11,12 +11,7 @@ namespace dnsarena::cache {
 
 namespace {
 
-inline void put32(std::uint8_t* p, std::uint32_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 24);
-  p[1] = static_cast<std::uint8_t>(v >> 16);
-  p[2] = static_cast<std::uint8_t>(v >> 8);
-  p[3] = static_cast<std::uint8_t>(v);
-}
+using wire::put32;
 
 // The first RRset of the answer section (its owner and type; RRSIGs covering it go with
 // it), for ResponseOptions::one_answer_rrset.

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <string_view>
 
+#include "common/monotonic_clock.hpp"
 #include "dns/edns_padding.hpp"
 
 namespace dnsarena::workers {
@@ -15,11 +16,7 @@ namespace dnsarena::workers {
 namespace {
 constexpr std::size_t kOutGather = 64 * 1024;  // frames gathered before a transport write
 
-std::uint64_t now_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
-}
+using common::monotonic_ms;
 
 nghttp2_nv header(std::string_view name, std::string_view value) {
   return {reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
@@ -234,7 +231,7 @@ void DohServer::respond(Session& s, std::int32_t stream_id, Stream& st, DohStatu
     data.read_callback = Callbacks::read_answer;
     nghttp2_submit_response(s.h2, stream_id, nva, std::size(nva), &data);
   }
-  transport_.mark_progress(s.conn_id, now_ms());
+  transport_.mark_progress(s.conn_id, monotonic_ms());
   if (!s.reading) flush(s);
 }
 
@@ -248,7 +245,7 @@ void DohServer::complete(Session& s, std::int32_t stream_id, Stream& st) {
   st.handed = true;
   st.body.clear();
   st.body.shrink_to_fit();
-  transport_.mark_progress(s.conn_id, now_ms());
+  transport_.mark_progress(s.conn_id, monotonic_ms());
   handler_(s.conn_id, static_cast<std::uint32_t>(stream_id), msg_.data(), msg_.size());
 }
 

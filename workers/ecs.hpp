@@ -27,7 +27,8 @@
 // both a tailored and a shared entry alive, i.e. when its authoritative changed its mind.
 // The reply carries the scope of the entry that answered (0 for the shared key).
 // Costs: one lookup for clients without ECS (policy off); two for an ECS hit on an
-// untailored name; up to 1 + P for a miss (then an upstream round trip that is far larger).#pragma once
+// untailored name; up to 1 + P for a miss (then an upstream round trip that is far larger).
+#pragma once
 #include <sys/socket.h>
 
 #include "cache/cache_key.hpp"

@@ -15,28 +15,22 @@ using common::fmix64;
 
 namespace {
 
-constexpr unsigned kTagShift = 40;
+constexpr unsigned kFailureTagShift = 40;
 constexpr unsigned kLevelShift = 36;
 constexpr unsigned kKindShift = 34;
 constexpr std::uint64_t kUntilMask = (1ull << 34) - 1;
 constexpr unsigned kMaxLevel = 15;
 
-std::uint64_t tag_of(std::uint64_t s) { return s >> kTagShift; }
+std::uint64_t tag_of(std::uint64_t s) { return s >> kFailureTagShift; }
 unsigned level_of(std::uint64_t s) { return static_cast<unsigned>(s >> kLevelShift) & 0xF; }
 FailureKind kind_of(std::uint64_t s) { return static_cast<FailureKind>((s >> kKindShift) & 0x3); }
 std::uint64_t until_of(std::uint64_t s) { return s & kUntilMask; }
 std::uint64_t make_slot(std::uint64_t tag, unsigned level, FailureKind kind, std::uint64_t until) {
-  return tag << kTagShift | std::uint64_t{level} << kLevelShift |
+  return tag << kFailureTagShift | std::uint64_t{level} << kLevelShift |
          std::uint64_t{static_cast<std::uint8_t>(kind)} << kKindShift | (until & kUntilMask);
 }
 
 }  // namespace
-
-std::uint64_t monotonic_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000u;
-}
 
 FailureCache::FailureCache(std::uint32_t buckets, bool shared) {
   buckets = std::clamp<std::uint32_t>(buckets, 1, 1u << 24);
@@ -54,7 +48,7 @@ FailureCache::~FailureCache() = default;
 
 FailureCache::Place FailureCache::place_of(std::uint64_t name_hash) const {
   const std::uint64_t m = fmix64(name_hash ^ header_->seed);
-  std::uint64_t tag = m >> kTagShift;
+  std::uint64_t tag = m >> kFailureTagShift;
   if (tag == 0) tag = 1;
   return {slots_ + (m & (header_->buckets - 1)) * kSlotsPerBucket, tag};
 }

@@ -51,6 +51,7 @@
 // 32,768 names).
 #pragma once
 #include "common/anonymous_mapping.hpp"
+#include "common/monotonic_clock.hpp"
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -114,7 +115,7 @@ private:
   std::atomic<std::uint64_t>* slots_ = nullptr;
 };
 
-// CLOCK_MONOTONIC in milliseconds: the failure cache's clock, the same in every process.
-std::uint64_t monotonic_ms();
+// The failure cache's clock (the same in every process).
+using common::monotonic_ms;
 
 }  // namespace dnsarena::workers

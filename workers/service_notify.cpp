@@ -1,31 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/service_notify.hpp"
 
-#include <time.h>
-
 #ifdef DNSARENA_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
+
+#include "common/monotonic_clock.hpp"
 
 namespace dnsarena::workers {
 
 #ifdef DNSARENA_HAVE_SYSTEMD
 
-namespace {
-
+void ServiceNotify::ready(const std::string& status) { sd_notifyf(0, "READY=1\nSTATUS=%s", status.c_str()); }
 // MONOTONIC_USEC accompanies RELOADING=1 (systemd 253's Type=notify-reload asks for it;
 // older managers ignore it).
-std::uint64_t monotonic_usec() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
-}
-
-}  // namespace
-
-void ServiceNotify::ready(const std::string& status) { sd_notifyf(0, "READY=1\nSTATUS=%s", status.c_str()); }
 void ServiceNotify::reloading() {
-  sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", static_cast<unsigned long long>(monotonic_usec()));
+  sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", static_cast<unsigned long long>(common::monotonic_us()));
 }
 void ServiceNotify::stopping() { sd_notify(0, "STOPPING=1"); }
 void ServiceNotify::watchdog() { sd_notify(0, "WATCHDOG=1"); }

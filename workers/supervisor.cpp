@@ -49,8 +49,6 @@ struct WorkerProc {
   unsigned in_flight_row = 0;       // its row of the in-flight names table (WorkerSockets)
 };
 
-std::uint64_t now_ms() { return monotonic_us() / 1000; }
-
 // The descriptor ceiling we raise the soft limit to (never above the hard limit). Each
 // worker holds up to tcp.max_connections client sockets plus one socket per upstream
 // query in flight; 65,536 is far above both at their defaults while keeping a runaway
@@ -164,7 +162,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
   if (w.beat_fd >= 0) ::close(w.beat_fd);
   w.beat_fd = beat[0];
   w.pid = pid;
-  w.started_ms = w.last_beat_ms = now_ms();
+  w.started_ms = w.last_beat_ms = common::monotonic_ms();
   w.killed_silent = false;
 }
 
@@ -173,7 +171,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
 // replacement resumes the same UDP socket. Returns how many were killed.
 unsigned check_heartbeats(const ServeConfig& cfg, std::vector<WorkerProc>& workers) {
   unsigned killed = 0;
-  const std::uint64_t t = now_ms();
+  const std::uint64_t t = common::monotonic_ms();
   for (unsigned i = 0; i < workers.size(); ++i) {
     WorkerProc& w = workers[i];
     if (w.pid <= 0 || w.beat_fd < 0) continue;
@@ -416,7 +414,7 @@ void Supervisor::add_upstream_rows() {
 }
 
 void Supervisor::publish_upstream_snapshot(bool now) {
-  const std::uint64_t t = now_ms();
+  const std::uint64_t t = common::monotonic_ms();
   if (!now && t < next_snapshot_ms_) return;
   next_snapshot_ms_ = t + 1000;
   if (!write_upstream_snapshot(cfg_.segment, *upstream_health_))
@@ -489,13 +487,13 @@ bool Supervisor::reap_workers() {
         keep_running = false;
         break;
       }
-      const std::uint64_t ran = now_ms() - w.started_ms;
+      const std::uint64_t ran = common::monotonic_ms() - w.started_ms;
       if (ran > 10000 || w.killed_silent) w.backoff_ms = cfg_.backoff_initial_ms;
       if (cache::StatSlot* s = slot_of(*seg_, i, pid)) s->add(cache::Counter::restarts);
       else cache_->my_stats().add(cache::Counter::restarts);
       spdlog::warn("worker {} (pid {}) {} after {} ms; restarting in {} ms", i, pid, describe_status(status), ran,
                    w.backoff_ms);
-      w.restart_at_ms = now_ms() + w.backoff_ms;
+      w.restart_at_ms = common::monotonic_ms() + w.backoff_ms;
       w.backoff_ms = std::min(w.backoff_ms * 2, cfg_.backoff_max_ms);
     }
     if (!keep_running) break;
@@ -506,7 +504,7 @@ bool Supervisor::reap_workers() {
 void Supervisor::restart_due_workers() {
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
-    if (w.pid == 0 && now_ms() >= w.restart_at_ms) {
+    if (w.pid == 0 && common::monotonic_ms() >= w.restart_at_ms) {
       spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       spdlog::info("worker {} restarted as pid {}", i, w.pid);
     }
@@ -650,7 +648,7 @@ void Supervisor::reload_workers() {
       w.in_flight_row = free_row(i, old.in_flight_row);
       spawn(cfg_, i, old_mask_, listen_, *host_, tls_settings(), w);
       ::kill(old.pid, kRetireSignal);  // drains its connections, then exits (worker.hpp)
-      old.restart_at_ms = now_ms();  // for a retiring worker: when it was told to stop
+      old.restart_at_ms = common::monotonic_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
     }
     w.backoff_ms = cfg_.backoff_initial_ms;
@@ -662,7 +660,7 @@ void Supervisor::supervise() {
   for (;;) {
     // Sleep until a signal, the next scheduled restart or the next watchdog ping.
     std::uint64_t wait_ms = cfg_.heartbeat_timeout_ms ? kHeartbeatMs : 1000;
-    const std::uint64_t t = now_ms();
+    const std::uint64_t t = common::monotonic_ms();
     for (const auto& w : workers_)
       if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
     if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
@@ -673,15 +671,15 @@ void Supervisor::supervise() {
       spdlog::info("signal {}: stopping", strsignal(sig));
       return;
     }
-    if (watchdog_ms && now_ms() >= next_watchdog_ms_) {
+    if (watchdog_ms && common::monotonic_ms() >= next_watchdog_ms_) {
       ServiceNotify::watchdog();
-      next_watchdog_ms_ = now_ms() + watchdog_ms;
+      next_watchdog_ms_ = common::monotonic_ms() + watchdog_ms;
     }
     if (sig == SIGHUP) reload();
     else if (policy_watch_)
-      if (const std::string changed = policy_watch_->poll(now_ms()); !changed.empty()) reload_policy(changed);
+      if (const std::string changed = policy_watch_->poll(common::monotonic_ms()); !changed.empty()) reload_policy(changed);
     for (WorkerProc& old : retiring_)
-      if (!old.killed_silent && now_ms() - old.restart_at_ms > cfg_.tcp_idle_timeout_ms + 5000) {
+      if (!old.killed_silent && common::monotonic_ms() - old.restart_at_ms > cfg_.tcp_idle_timeout_ms + 5000) {
         spdlog::warn("replaced worker pid {} still running 5 s after its drain (tcp.idle_timeout_ms): SIGKILL", old.pid);
         ::kill(old.pid, SIGKILL);
         old.killed_silent = true;
@@ -701,7 +699,7 @@ void Supervisor::stop_workers() {
   retiring_.clear();
   for (const auto& w : workers_)
     if (w.pid > 0) ::kill(w.pid, SIGTERM);
-  const std::uint64_t deadline = now_ms() + 5000;
+  const std::uint64_t deadline = common::monotonic_ms() + 5000;
   for (;;) {
     bool any = false;
     for (auto& w : workers_) {
@@ -712,7 +710,7 @@ void Supervisor::stop_workers() {
       else any = true;
     }
     if (!any) break;
-    if (now_ms() > deadline) {
+    if (common::monotonic_ms() > deadline) {
       for (auto& w : workers_)
         if (w.pid > 0) {
           spdlog::warn("worker pid {} ignored SIGTERM for 5 s: SIGKILL", w.pid);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 
+#include "common/monotonic_clock.hpp"
 #include "dns/edns_padding.hpp"
 
 namespace dnsarena::workers {
@@ -26,11 +27,7 @@ constexpr int kReadsPerEvent = 4;  // then back to the loop: one client cannot h
 constexpr int kMaxIov = 64;
 constexpr std::size_t kMaxMessage = 65535;
 
-std::uint64_t now_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
-}
+using common::monotonic_ms;
 }  // namespace
 
 std::size_t TcpServer::ClientKeyHash::operator()(const ClientKey& k) const {
@@ -211,7 +208,7 @@ void TcpServer::flush_tls_batch() {
 int TcpServer::write_tls_batch(std::uint64_t id, Conn& c) {
   const int written = write_or_queue(id, c, tls_batch_);
   tls_batch_.clear();
-  if (written == 1) progress(c, now_ms());
+  if (written == 1) progress(c, monotonic_ms());
   return written;
 }
 
@@ -271,7 +268,7 @@ bool TcpServer::process_input(std::uint64_t id) {
     // A copy: the handler may close this connection (a failed send) and free `in`.
     std::memcpy(msg_.data(), in.data() + c->in_off + 2, len);
     c->in_off += 2 + len;
-    progress(*c, now_ms());
+    progress(*c, monotonic_ms());
     if (++c->in_flight >= kTcpMaxPipeline) c->paused = true;  // the handler's answer may resume it
     handler_(id, msg_.data(), len);
   }
@@ -304,7 +301,7 @@ void TcpServer::send(std::uint64_t conn_id, std::span<const std::uint8_t> msg) {
     }
     done = w > 0 ? static_cast<std::size_t>(w) : 0;
     if (done == 2 + msg.size()) {
-      progress(*c, now_ms());
+      progress(*c, monotonic_ms());
       settle(id, *c);
       return;
     }
@@ -338,7 +335,7 @@ bool TcpServer::flush(std::uint64_t id, Conn& c) {
     if (c.out_off == front.size()) {
       c.out.pop_front();
       c.out_off = 0;
-      if (!protocol_) progress(c, now_ms());
+      if (!protocol_) progress(c, monotonic_ms());
     }
   }
   while (c.out_bytes) {
@@ -372,7 +369,7 @@ bool TcpServer::flush(std::uint64_t id, Conn& c) {
       c.out_off = 0;
       answered = true;
     }
-    if (answered && !protocol_) progress(c, now_ms());
+    if (answered && !protocol_) progress(c, monotonic_ms());
   }
   return true;
 }
@@ -553,7 +550,7 @@ void TcpServer::send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t
   }
   const int written = write_or_queue(id, c, {framed_.data(), 2 + n});
   if (written < 0) return;
-  if (written == 1) progress(c, now_ms());
+  if (written == 1) progress(c, monotonic_ms());
   settle(id, c);
 }
 

@@ -2,6 +2,7 @@
 #include "workers/upstream_claims.hpp"
 
 #include "common/mix_hash.hpp"
+#include "common/monotonic_clock.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -17,7 +18,7 @@ using common::fmix64;
 
 namespace {
 
-constexpr unsigned kTagShift = 40;
+constexpr unsigned kClaimTagShift = 40;
 constexpr unsigned kRowShift = 32;
 
 }  // namespace
@@ -29,9 +30,7 @@ UpstreamClaims::UpstreamClaims(unsigned rows, std::uint32_t slots, bool shared) 
   map_ = common::AnonymousMapping(sizeof(Header) + std::size_t{slots} * sizeof(Slot), shared, "upstream claims table");
   header_ = static_cast<Header*>(map_.data());
   arc4random_buf(&header_->seed, sizeof header_->seed);
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  header_->base_ms = static_cast<std::uint64_t>(ts.tv_sec) * 1000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000u;
+  header_->base_ms = common::monotonic_ms();
   header_->slots = slots;
   header_->rows = rows;
   slots_ = reinterpret_cast<Slot*>(static_cast<std::uint8_t*>(map_.data()) + sizeof(Header));
@@ -63,14 +62,14 @@ UpstreamClaims::Outcome UpstreamClaims::claim(std::uint64_t question_hash, unsig
   if (row >= std::min(header_->rows, kMaxRows)) return Outcome::unavailable;
   const std::uint64_t m = fmix64(question_hash ^ header_->seed);
   const std::uint32_t i = static_cast<std::uint32_t>(m) & (header_->slots - 1);
-  std::uint64_t tag = m >> kTagShift;
+  std::uint64_t tag = m >> kClaimTagShift;
   if (tag == 0) tag = 1;
   Slot& s = slots_[i];
-  const std::uint64_t mine = tag << kTagShift | std::uint64_t{row} << kRowShift | (relative(now_ms) & 0xFFFFFFFFull);
+  const std::uint64_t mine = tag << kClaimTagShift | std::uint64_t{row} << kRowShift | (relative(now_ms) & 0xFFFFFFFFull);
   std::uint64_t seen = s.claim.load();
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (live(seen, now_ms, max_life_ms)) {
-      if ((seen >> kTagShift) != tag) return Outcome::unavailable;
+      if ((seen >> kClaimTagShift) != tag) return Outcome::unavailable;
       *out = {i, seen};
       return Outcome::held;
     }

@@ -28,12 +28,6 @@ constexpr std::uint64_t kTokenMask = (1ull << 48) - 1;
 constexpr std::uint64_t kStreamFlag = 1ull << 48;  // an epoll event of a kept connection, not of a query
 }
 
-std::uint64_t monotonic_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
-}
-
 UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                                Completion done, DeadlinePassed deadline_passed, HostTables host)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)),

@@ -101,6 +101,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "common/monotonic_clock.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
 #include "workers/failure_cache.hpp"
@@ -372,6 +373,6 @@ private:
   void init_streams();
 };
 
-std::uint64_t monotonic_us();
+using common::monotonic_us;
 
 }  // namespace dnsarena::workers

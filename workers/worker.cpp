@@ -44,16 +44,16 @@ using wire::kRcodeNoError, wire::kRcodeFormErr, wire::kRcodeServFail, wire::kRco
 
 namespace {
 
-constexpr std::uint64_t kTagShift = 56;
-constexpr std::uint64_t kTagUdp = 1ull << kTagShift;
-constexpr std::uint64_t kTagTcpListen = 2ull << kTagShift;
-constexpr std::uint64_t kTagTcpConn = 3ull << kTagShift;
-constexpr std::uint64_t kTagUpstream = 4ull << kTagShift;
-constexpr std::uint64_t kTagWake = 5ull << kTagShift;  // this row's eventfd: a claim we wait on ended
-constexpr std::uint64_t kTagTlsListen = 6ull << kTagShift;
-constexpr std::uint64_t kTagTlsConn = 7ull << kTagShift;
-constexpr std::uint64_t kTagDohListen = 8ull << kTagShift;
-constexpr std::uint64_t kTagDohConn = 9ull << kTagShift;
+constexpr std::uint64_t kEventTagShift = 56;
+constexpr std::uint64_t kTagUdp = 1ull << kEventTagShift;
+constexpr std::uint64_t kTagTcpListen = 2ull << kEventTagShift;
+constexpr std::uint64_t kTagTcpConn = 3ull << kEventTagShift;
+constexpr std::uint64_t kTagUpstream = 4ull << kEventTagShift;
+constexpr std::uint64_t kTagWake = 5ull << kEventTagShift;  // this row's eventfd: a claim we wait on ended
+constexpr std::uint64_t kTagTlsListen = 6ull << kEventTagShift;
+constexpr std::uint64_t kTagTlsConn = 7ull << kEventTagShift;
+constexpr std::uint64_t kTagDohListen = 8ull << kEventTagShift;
+constexpr std::uint64_t kTagDohConn = 9ull << kEventTagShift;
 // kTagUdp and the listen tags carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
@@ -165,7 +165,7 @@ public:
       now_ = cache::wall_clock_now();
       for (int i = 0; i < n; ++i) {
         const std::uint64_t d = events[i].data.u64;
-        const std::uint64_t tag = d & (0xFFull << kTagShift);
+        const std::uint64_t tag = d & (0xFFull << kEventTagShift);
         if (tag == kTagUdp) on_udp_readable(d & kListenerMask);
         else if (tag == kTagTcpListen) tcp_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagTcpConn) tcp_.on_event(d, events[i].events, now_us / 1000);

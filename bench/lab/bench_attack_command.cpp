@@ -18,6 +18,7 @@
 
 #include "bench/lab/attack_scenarios.hpp"
 #include "bench/lab/commands.hpp"
+#include "bench/lab/lab_interrupt.hpp"
 #include "common/process_limits.hpp"
 #include "common/sibling_program.hpp"
 
@@ -25,15 +26,12 @@ namespace dnsarena::bench {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-void on_interrupt(int) { g_interrupted = true; }
-
 struct Scenario {
   const char* name;  // --only's argument
   std::vector<AttackRow> (*run)(const AttackContext&);
 };
 // In the order they run.
-constexpr Scenario kScenarios[] = {
+constexpr Scenario kAttackScenarios[] = {
     {"tcp-pipeline", run_tcp_pipeline_scenario}, {"tcp-slow", run_tcp_slow_scenario},
     {"flood", run_flood_scenario},               {"spoof", run_spoof_scenario},
     {"fill", run_fill_scenario},                 {"cpu-per-hit", run_cpu_per_hit_scenario},
@@ -50,7 +48,7 @@ void print_json(const AttackOptions& o, const AttackResult& res) {
   nlohmann::json j;
   j["quick"] = o.quick;
   j["seconds"] = res.seconds;
-  j["interrupted"] = g_interrupted.load();
+  j["interrupted"] = g_lab_interrupted.load();
   if (!res.error.empty()) j["error"] = res.error;
   j["rows"] = nlohmann::json::array();
   for (const AttackRow& r : res.rows)
@@ -67,19 +65,19 @@ void print_table(const AttackOptions& o, const AttackResult& res, const std::str
     std::printf("%-13s %-5s %-34s %s\n", r.scenario.c_str(), !r.met ? "-" : *r.met ? "yes" : "NO", r.target.c_str(),
                 r.figure.c_str());
   if (!res.error.empty()) std::printf("stopped: %s\n", res.error.c_str());
-  if (g_interrupted) std::printf("interrupted: the remaining scenarios were skipped\n");
+  if (g_lab_interrupted) std::printf("interrupted: the remaining scenarios were skipped\n");
 }
 
 int run_attack(const AttackOptions& o) {
-  common::install_stop_signals(on_interrupt);
+  install_lab_interrupt();
   common::raise_nofile_soft_limit(o.slow_clients + 1024);
   const AttackContext ctx{o, common::daemon_program(), "/tmp/dnsarena-bench-attack-" + std::to_string(::getpid()),
-                          g_interrupted};
+                          g_lab_interrupted};
   ::mkdir(ctx.dir.c_str(), 0700);
   AttackResult res;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const Scenario& s : kScenarios) {
-    if (g_interrupted || (!o.only.empty() && o.only != s.name)) continue;
+  for (const Scenario& s : kAttackScenarios) {
+    if (g_lab_interrupted || (!o.only.empty() && o.only != s.name)) continue;
     try {
       for (AttackRow& r : s.run(ctx)) res.rows.push_back(std::move(r));
     } catch (const std::exception& e) {
@@ -93,7 +91,7 @@ int run_attack(const AttackOptions& o) {
     if (r.timing_free && r.met == false) check_failed = true;
   if (o.json) print_json(o, res);
   else print_table(o, res, ctx.dir);
-  if (!res.error.empty() || g_interrupted) return 1;
+  if (!res.error.empty() || g_lab_interrupted) return 1;
   return o.check && check_failed ? 1 : 0;
 }
 

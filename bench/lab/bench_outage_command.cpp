@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/lab/commands.hpp"
+#include "bench/lab/lab_interrupt.hpp"
 #include "bench/lab/outage_resolvers.hpp"
 #include "bench/lab/outage_scenarios.hpp"
 #include "bench/lab/unbound_process.hpp"
@@ -36,9 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<bool> g_interrupted{false};
-void on_interrupt(int) { g_interrupted = true; }
-
 struct OutageCommand {
   OutageOptions options;
   bool quick = false, json = false, check = false, no_unbound = false;
@@ -47,7 +45,7 @@ struct OutageCommand {
   std::string serve_keys = "auto";
 };
 
-const char* const kScenarios[] = {"outage", "dead-first", "join", "prefetch"};
+const char* const kOutageScenarios[] = {"outage", "dead-first", "join", "prefetch"};
 
 using ScenarioFn = ScenarioRun (*)(const OutageContext&, const ResolverKind&);
 ScenarioFn scenario_fn(const std::string& name) {
@@ -80,7 +78,7 @@ nlohmann::json options_json(const OutageOptions& o) {
 }
 
 int run_outage_bench(const OutageCommand& c) {
-  common::install_stop_signals(on_interrupt);
+  install_lab_interrupt();
   common::raise_nofile_soft_limit(c.options.join_clients + 1024);
   const std::string lab = common::self_executable();  // dnsarena-lab: sim upstream, sim load
   const std::string serve_bin = c.serve_binary.empty() ? common::daemon_program() : c.serve_binary;
@@ -96,14 +94,14 @@ int run_outage_bench(const OutageCommand& c) {
   else if (!have_unbound) unbound_note = "not installed (apt-get install unbound)";
   else kinds.push_back(unbound_kind(dir, c.options.response_timer_ms));
 
-  const OutageContext ctx{lab, dir, c.options, g_interrupted};
+  const OutageContext ctx{lab, dir, c.options, g_lab_interrupted};
   std::vector<OutageRow> rows;
   nlohmann::json details = nlohmann::json::object();
   std::vector<std::string> errors;
-  for (const char* scenario : kScenarios) {
+  for (const char* scenario : kOutageScenarios) {
     if (!c.only.empty() && c.only != scenario) continue;
     for (const ResolverKind& kind : kinds) {
-      if (g_interrupted) break;
+      if (g_lab_interrupted) break;
       try {
         ScenarioRun run = scenario_fn(scenario)(ctx, kind);
         for (OutageRow& r : run.rows) rows.push_back(std::move(r));
@@ -127,7 +125,7 @@ int run_outage_bench(const OutageCommand& c) {
     j["quick"] = c.quick;
     j["seed"] = c.options.seed;
     j["seconds"] = seconds;
-    j["interrupted"] = g_interrupted.load();
+    j["interrupted"] = g_lab_interrupted.load();
     double load[3] = {0, 0, 0};
     if (::getloadavg(load, 3) == 3) j["load_average"] = {load[0], load[1], load[2]};
     j["options"] = options_json(c.options);
@@ -161,9 +159,9 @@ int run_outage_bench(const OutageCommand& c) {
     for (const OutageRow& r : rows)
       std::printf("%-16s %-9s %-4s %-44s %s\n", r.scenario.c_str(), r.server.c_str(),
                   !r.met ? "-" : *r.met ? "yes" : "NO", r.target.c_str(), r.figure.c_str());
-    if (g_interrupted) std::printf("interrupted: the remaining scenarios were skipped\n");
+    if (g_lab_interrupted) std::printf("interrupted: the remaining scenarios were skipped\n");
   }
-  if (!errors.empty() || g_interrupted) return 1;
+  if (!errors.empty() || g_lab_interrupted) return 1;
   return c.check && missed ? 1 : 0;
 }
 

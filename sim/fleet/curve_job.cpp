@@ -21,8 +21,8 @@ public:
   }
 };
 
-LocalCurveRunner g_local;
-CurveRunner* g_current = &g_local;
+LocalCurveRunner g_local_curve_runner;
+CurveRunner* g_current_curve_runner = &g_local_curve_runner;
 
 }  // namespace
 
@@ -72,9 +72,9 @@ double estimated_cost(const CurveJob& job) {
   return job.rate_qps * r * job.max_days;
 }
 
-CurveRunner& curve_runner() { return *g_current; }
+CurveRunner& curve_runner() { return *g_current_curve_runner; }
 
-ScopedCurveRunner::ScopedCurveRunner(CurveRunner& runner) : previous_(g_current) { g_current = &runner; }
-ScopedCurveRunner::~ScopedCurveRunner() { g_current = previous_; }
+ScopedCurveRunner::ScopedCurveRunner(CurveRunner& runner) : previous_(g_current_curve_runner) { g_current_curve_runner = &runner; }
+ScopedCurveRunner::~ScopedCurveRunner() { g_current_curve_runner = previous_; }
 
 }  // namespace dnsarena::sim::fleet

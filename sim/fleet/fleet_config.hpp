@@ -29,6 +29,9 @@
 
 namespace dnsarena::sim::fleet {
 
+// Bytes in the GB of the fleet file's and the reports' memory figures (*_gb): 10^9.
+inline constexpr double kGB = 1e9;
+
 // A datacenter's traffic is the one traffic model (sim/workload/traffic_profile.hpp).
 using sim::TrafficProfile;
 using sim::TtlBucket;

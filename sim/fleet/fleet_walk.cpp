@@ -15,7 +15,6 @@ namespace dnsarena::sim::fleet {
 
 namespace {
 
-constexpr double kGB = 1e9;
 constexpr std::int64_t kNoEvent = std::numeric_limits<std::int64_t>::max();
 
 // One instance while a span is walked.

@@ -19,8 +19,6 @@ namespace dnsarena::sim::fleet {
 
 namespace {
 
-constexpr double kGB = 1e9;
-
 struct Event {
   std::int64_t minute;  // since sim start; may be negative (initial uptime)
   std::uint8_t version; // 0 from, 1 to

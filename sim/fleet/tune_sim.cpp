@@ -14,7 +14,6 @@ namespace dnsarena::sim::fleet {
 
 namespace {
 
-constexpr double kGB = 1e9;
 constexpr double kZ99 = 2.3263478740408408;  // standard normal 99th percentile
 
 double peak_rss(const Datacenter& dc, const LayoutMemory& m, std::uint64_t cap, const OccupancyCurve& c) {

@@ -11,9 +11,7 @@ namespace dnsarena::sim::layouts {
 
 namespace {
 using wire::put16;
-inline void put32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-}
+using wire::put32;
 std::size_t opt_size(const cache::ResponseOptions& o) { return o.edns ? 11 + o.edns_options.size() : 0; }
 }  // namespace
 

@@ -191,7 +191,7 @@ struct RdataWire {
   static std::uint8_t* write(const typename M::Soa& s, std::uint8_t* p) {
     using namespace rdata_detail;
     p = put_bytes(put_bytes(p, bytes_of(s.mname)), bytes_of(s.rname));
-    for (std::uint32_t v : {s.serial, s.refresh, s.retry, s.expire, s.minimum}) p = put32(p, v);
+    for (std::uint32_t v : {s.serial, s.refresh, s.retry, s.expire, s.minimum}) p = rdata_detail::put32(p, v);
     return p;
   }
   static std::uint8_t* write(const typename M::Txt& t, std::uint8_t* p) {
@@ -203,7 +203,7 @@ struct RdataWire {
   }
   static std::uint8_t* write(const typename M::Naptr& n, std::uint8_t* p) {
     using namespace rdata_detail;
-    p = put16(put16(p, n.order), n.preference);
+    p = rdata_detail::put16(rdata_detail::put16(p, n.order), n.preference);
     for (const auto* s : {&n.flags, &n.services, &n.regexp}) {
       *p++ = static_cast<std::uint8_t>(s->size());
       p = put_bytes(p, bytes_of(*s));

@@ -10,6 +10,7 @@
 
 #include "cache/test_hooks.hpp"
 #include "sim/workload/entry_generator.hpp"
+#include "hash_choices.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 
@@ -20,14 +21,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-struct HashChoice {
-  const char* name;
-  HashOverride hash;  // empty: the real hash
-};
-// All keys in the same two buckets (tags still differ); all keys one value (same tag).
-std::uint64_t two_buckets(const CacheKey& k) { return 0xFFFFFFFF00000000ULL | (k.hash() & 0x00FFFFFF); }
-std::uint64_t one_value(const CacheKey&) { return 0x12345; }
-const HashChoice kHashes[3] = {{"real", {}}, {"two buckets", two_buckets}, {"one value", one_value}};
 
 // The seed's mix (A, AAAA, TXT, CNAME chains, NXDOMAIN/NODATA with SOA), numbered entries.
 struct Population {
@@ -122,13 +115,13 @@ void compare_lookups(std::uint64_t seed, std::uint32_t regions, const HashChoice
 TEST_CASE("lookup_responses: the same statuses, bytes and counters as lookup_response", "[batch]") {
   const std::uint32_t regions = GENERATE(3u, 8u);
   const int hash_index = GENERATE(0, 1, 2);
-  for (std::uint64_t seed : {1ull, 2ull, 3ull}) compare_lookups(seed * 31 + regions, regions, kHashes[hash_index]);
+  for (std::uint64_t seed : {1ull, 2ull, 3ull}) compare_lookups(seed * 31 + regions, regions, kHashChoices[hash_index]);
 }
 
 TEST_CASE("insert_batch: the same cache as the inserts one by one", "[batch]") {
   const std::uint32_t regions = GENERATE(3u, 5u);
   const int hash_index = GENERATE(0, 1, 2);
-  const HashChoice& hc = kHashes[hash_index];
+  const HashChoice& hc = kHashChoices[hash_index];
   INFO(regions << " regions, hash " << hc.name);
   const Geometry g = tiny_geometry(30, 2048, regions);
   TestSegment one_ts(g, "single"), batch_ts(g, "batched");

@@ -17,7 +17,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 // Encodes, checks the entry header fields against the diagram, decodes and compares.
 std::vector<std::uint8_t> round_trip(const CacheKey& key, const Answer& a) {

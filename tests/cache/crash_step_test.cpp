@@ -58,11 +58,11 @@ unsigned used_slots(const Segment& seg, std::uint64_t bucket) {
 // Keys 0-7 own bucket 1 alone; keys 8-15 hash to buckets (0, 3) and split between them;
 // keys 16-19 own bucket 0 alone, filling it. Key 20 hashes to (0, 1), both full: its
 // insert must displace key 8 (bucket 0, slot 0) into bucket 3.
-constexpr std::uint32_t kDisplaced = 8, kNewKey = 20, kKeys = 21;
+constexpr std::uint32_t kDisplaced = 8, kNewKey = 20, kStepKeys = 21;
 
 HashOverride displacement_hashes(std::uint64_t buckets) {
   auto table = std::make_shared<std::map<std::string, std::uint64_t>>();
-  for (std::uint32_t k = 0; k < kKeys; ++k) {
+  for (std::uint32_t k = 0; k < kStepKeys; ++k) {
     const std::uint32_t salt = k * 7 + 1;
     const std::uint64_t h = k < 8 ? hash_to(1, 1, buckets, salt)
                             : k < 16 ? hash_to(0, 3, buckets, salt)
@@ -122,7 +122,7 @@ TEST_CASE("a writer killed at each step of a cuckoo displacement leaves at worst
   check_invariants(c);
   // Every other key: exact bytes or a miss; those the dead writer did not touch: exact.
   std::uint64_t hits = 0;
-  for (std::uint32_t k = 0; k < kKeys; ++k) {
+  for (std::uint32_t k = 0; k < kStepKeys; ++k) {
     if (k == kDisplaced) continue;
     const LookupStatus st = c.lookup(verifiable_key(k), now, copy);
     if (st == LookupStatus::hit) {

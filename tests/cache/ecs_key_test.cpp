@@ -11,7 +11,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 EcsTag v4(int a, int b, int c, int d, std::uint8_t prefix) {
   EcsTag t;

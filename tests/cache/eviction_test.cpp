@@ -12,7 +12,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 CacheKey key_of(std::uint32_t i) { return CacheKey(wire_name("e" + std::to_string(i) + ".evict.test"), kA); }
 

@@ -23,7 +23,7 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'000'000;
+constexpr std::uint32_t kReadNow = 1'000'000;
 
 void count_walks(void* arg) { ++*static_cast<std::uint64_t*>(arg); }
 
@@ -54,7 +54,7 @@ TEST_CASE("fused read: lookup_response and lookup_responses give write_response(
   for (std::uint64_t i = 0; i < 2000; ++i) {
     entries.push_back(gen.generate(i));
     keys.push_back(entries.back().key());
-    REQUIRE(c.insert(keys.back(), entries.back().answer(recs), kNow) != InsertStatus::rejected);
+    REQUIRE(c.insert(keys.back(), entries.back().answer(recs), kReadNow) != InsertStatus::rejected);
   }
   sim::SplitMix64 rng(9);
   std::uint64_t compared = 0;
@@ -77,7 +77,7 @@ TEST_CASE("fused read: lookup_response and lookup_responses give write_response(
       batched[j].assign(capacity, 0x55);
       batch[j] = {&keys[first + j], &queries[j], &options[j], batched[j].data(), capacity};
     }
-    const std::uint32_t now = kNow + static_cast<std::uint32_t>(rng.next() % 3000);  // TTLs count down
+    const std::uint32_t now = kReadNow + static_cast<std::uint32_t>(rng.next() % 3000);  // TTLs count down
     c.lookup_responses(batch, now);
     for (std::size_t j = 0; j < 50; ++j) {
       INFO("entry " << first + j);
@@ -126,7 +126,7 @@ void recycle_under_reader(void* arg) {
   std::vector<RecordData> recs;
   for (int tries = 0; tries < 20000 && !r.recycled; ++tries) {
     const sim::GeneratedEntry e = r.gen->generate(r.next_entry++);
-    r.writer->insert(e.key(), e.answer(recs), kNow);
+    r.writer->insert(e.key(), e.answer(recs), kReadNow);
     r.recycled = true;
     for (std::uint32_t i = 0; i < n; ++i) r.recycled = r.recycled && r.seg->regions()[i].generation.load() != before[i];
   }
@@ -147,7 +147,7 @@ TEST_CASE("fused read: a region recycled between the walk and the re-check is ne
   sim::GeneratedEntry target = gen.generate(index);
   while (target.qtype != kA) target = gen.generate(++index);
   const CacheKey key = target.key();
-  REQUIRE(writer.insert(key, target.answer(recs), kNow) != InsertStatus::rejected);
+  REQUIRE(writer.insert(key, target.answer(recs), kReadNow) != InsertStatus::rejected);
   QueryInfo q;
   q.id = 0x4242;
   q.flags = kFlagRd;
@@ -162,17 +162,17 @@ TEST_CASE("fused read: a region recycled between the walk and the re-check is ne
   LookupStatus st;
   if (batched) {
     ResponseLookup one{&key, &q, &o, out.data(), out.size()};
-    reader.lookup_responses({&one, 1}, kNow);
+    reader.lookup_responses({&one, 1}, kReadNow);
     got = one.response;
     st = one.status;
   } else {
-    got = reader.lookup_response(key, q, kNow, o, out.data(), out.size(), &st);
+    got = reader.lookup_response(key, q, kReadNow, o, out.data(), out.size(), &st);
   }
   REQUIRE(r.calls >= 1);
   REQUIRE(r.recycled);
   // What the cache now says about the key, through the copying path and the general writer.
   CacheTestHooks::set_after_arena_walk(reader, nullptr, nullptr);
-  const std::vector<std::uint8_t> want = general_response(reader, key, q, kNow, o, out.size());
+  const std::vector<std::uint8_t> want = general_response(reader, key, q, kReadNow, o, out.size());
   if (st == LookupStatus::hit) {
     REQUIRE(got.size == want.size());
     REQUIRE(std::memcmp(out.data(), want.data(), want.size()) == 0);

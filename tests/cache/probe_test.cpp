@@ -16,7 +16,6 @@ using namespace dnsarena::cache;
 using namespace dnsarena::test;
 
 namespace {
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 OwnedAnswer answer_with_ttl(std::uint32_t ttl, std::uint8_t last_octet, std::size_t txt_bytes = 0) {
   OwnedAnswer a;

@@ -13,6 +13,7 @@
 
 #include "cache/test_hooks.hpp"
 #include "sim/workload/entry_generator.hpp"
+#include "hash_choices.hpp"
 #include "test_answers.hpp"
 #include "test_segment.hpp"
 
@@ -59,16 +60,6 @@ bool same_entry(const EntryCopy& copy, const std::vector<std::uint8_t>& want) {
   const std::size_t len = std::size_t{want[0]} | (std::size_t{want[1]} << 8);
   return copy.length == len && std::memcmp(copy.bytes.data(), want.data(), len) == 0;
 }
-
-struct HashChoice {
-  const char* name;
-  HashOverride hash;  // empty: the real hash
-};
-
-// All keys land in the same two buckets (first and last); the tags still differ.
-std::uint64_t two_buckets(const CacheKey& k) { return 0xFFFFFFFF00000000ULL | (k.hash() & 0x00FFFFFF); }
-// All keys land in bucket 0 twice over, with the same tag: every lookup compares keys.
-std::uint64_t one_value(const CacheKey&) { return 0x12345; }
 
 void run_model(std::uint64_t seed, std::uint32_t regions, const HashChoice& hc, int batches, int ops_per_batch) {
   INFO("seed " << seed << ", " << regions << " regions, hash " << hc.name);
@@ -138,18 +129,17 @@ void run_model(std::uint64_t seed, std::uint32_t regions, const HashChoice& hc, 
 TEST_CASE("reference model: random operations agree with std::unordered_map", "[model]") {
   const std::uint32_t regions = GENERATE(3u, 4u, 6u);
   const int hash_index = GENERATE(0, 1, 2);
-  const HashChoice hashes[3] = {{"real", {}}, {"two buckets", two_buckets}, {"one value", one_value}};
-  for (std::uint64_t seed : {1ull, 2ull, 3ull}) run_model(seed * 7919 + regions, regions, hashes[hash_index], 40, 250);
+  for (std::uint64_t seed : {1ull, 2ull, 3ull}) run_model(seed * 7919 + regions, regions, kHashChoices[hash_index], 40, 250);
 }
 
 TEST_CASE("the bad hashes really are bad", "[model]") {
   const Geometry g = tiny_geometry(50, 1024, 4);
   const SegmentLayout l = SegmentLayout::compute(g);
   for (std::uint32_t k = 0; k < 50; ++k) {
-    const IndexPosition p = index_position(two_buckets(model_key(k)), l.bucket_count);
+    const IndexPosition p = index_position(two_buckets_hash(model_key(k)), l.bucket_count);
     REQUIRE(p.bucket1 == 0);
     REQUIRE(p.bucket2 == l.bucket_count - 1);
-    const IndexPosition q = index_position(one_value(model_key(k)), l.bucket_count);
+    const IndexPosition q = index_position(one_value_hash(model_key(k)), l.bucket_count);
     REQUIRE(q.bucket1 == 0);
     REQUIRE(q.bucket2 == 0);
   }

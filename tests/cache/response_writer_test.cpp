@@ -15,7 +15,6 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 struct Built {
   std::vector<std::uint8_t> entry;

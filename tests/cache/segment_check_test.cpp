@@ -12,23 +12,22 @@ using namespace dnsarena::test;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'700'000'000;
 constexpr std::uint32_t kEntries = 20;
 
-CacheKey key_of(std::uint32_t i) { return CacheKey(wire_name("c" + std::to_string(i) + ".check.test"), kA); }
+CacheKey check_key(std::uint32_t i) { return CacheKey(wire_name("c" + std::to_string(i) + ".check.test"), kA); }
 
-// key_of(0) .. key_of(kEntries - 1), one A record each.
+// check_key(0) .. check_key(kEntries - 1), one A record each.
 void insert_entries(Cache& c) {
   for (std::uint32_t i = 0; i < kEntries; ++i) {
     OwnedAnswer a;
     a.add(kAnswer, {}, kA, 3600, bytes_of({10, 0, 0, int(i)}));
-    REQUIRE(c.insert(key_of(i), a.answer(), kNow) == InsertStatus::inserted);
+    REQUIRE(c.insert(check_key(i), a.answer(), kNow) == InsertStatus::inserted);
   }
 }
 
-// The index slot that links key_of(i), found through the key's own buckets and tag.
+// The index slot that links check_key(i), found through the key's own buckets and tag.
 std::atomic<std::uint64_t>& slot_of(const Segment& seg, std::uint32_t i) {
-  const IndexPosition pos = index_position(key_of(i).hash(), seg.layout().bucket_count);
+  const IndexPosition pos = index_position(check_key(i).hash(), seg.layout().bucket_count);
   for (std::uint64_t b : {pos.bucket1, pos.bucket2})
     for (auto& s : seg.buckets()[b].slots) {
       const std::uint64_t v = s.load();
@@ -140,7 +139,7 @@ TEST_CASE("the invariant walker names each kind of damage", "[segment_check]") {
     expected = {": hash tag differs from the entry's key"};
   }
   SECTION("a slot in a bucket the key does not hash to") {
-    const IndexPosition pos = index_position(key_of(0).hash(), l.bucket_count);
+    const IndexPosition pos = index_position(check_key(0).hash(), l.bucket_count);
     std::atomic<std::uint64_t>* other = nullptr;
     for (std::uint64_t b = 0; b < l.bucket_count && other == nullptr; ++b)
       if (b != pos.bucket1 && b != pos.bucket2) other = empty_slot(seg, b);
@@ -151,7 +150,7 @@ TEST_CASE("the invariant walker names each kind of damage", "[segment_check]") {
     expected = {": entry's key hashes to other buckets"};
   }
   SECTION("two slots for one key") {
-    const IndexPosition pos = index_position(key_of(0).hash(), l.bucket_count);
+    const IndexPosition pos = index_position(check_key(0).hash(), l.bucket_count);
     std::atomic<std::uint64_t>* twin = empty_slot(seg, pos.bucket1);
     if (twin == nullptr) twin = empty_slot(seg, pos.bucket2);
     REQUIRE(twin != nullptr);

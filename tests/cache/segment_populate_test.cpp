@@ -28,7 +28,7 @@ bool kernel_populates() {
 #endif
 }
 
-constexpr std::uint32_t kNow = 1'800'000'000;
+constexpr std::uint32_t kPopulateNow = 1'800'000'000;
 
 }  // namespace
 
@@ -64,7 +64,7 @@ TEST_CASE("populate on an attached segment changes nothing: the same entries hit
   {
     Cache writer(t.seg);
     std::vector<RecordData> recs;
-    for (const auto& e : entries) REQUIRE(writer.insert(e.key(), e.answer(recs), kNow) == InsertStatus::inserted);
+    for (const auto& e : entries) REQUIRE(writer.insert(e.key(), e.answer(recs), kPopulateNow) == InsertStatus::inserted);
   }
   Segment attached = Segment::attach(t.name());
   const std::vector<std::uint8_t> image(attached.base(), attached.base() + attached.size());
@@ -72,6 +72,6 @@ TEST_CASE("populate on an attached segment changes nothing: the same entries hit
   REQUIRE(std::equal(image.begin(), image.end(), attached.base()));
   Cache reader(attached);
   EntryCopy copy;
-  for (const auto& e : entries) REQUIRE(reader.lookup(e.key(), kNow, copy) == LookupStatus::hit);
+  for (const auto& e : entries) REQUIRE(reader.lookup(e.key(), kPopulateNow, copy) == LookupStatus::hit);
   check_invariants(reader);
 }

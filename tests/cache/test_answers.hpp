@@ -58,6 +58,9 @@ inline Bytes txt_rdata(std::string_view text) {
   return b + text_bytes(text);
 }
 
+// The fixed clock (seconds) of tests that insert and read at one time.
+inline constexpr std::uint32_t kNow = 1'700'000'000;
+
 inline constexpr std::uint16_t kA = 1, kNS = 2, kCNAME = 5, kSOA = 6, kMX = 15, kTXT = 16, kAAAA = 28, kSRV = 33;
 
 // An Answer whose records own their bytes (cache::Answer only holds spans).

@@ -24,7 +24,6 @@ using namespace dnsarena::cache;
 using namespace dnsarena::test;
 
 namespace {
-constexpr std::uint32_t kNow = 1'700'000'000;
 
 // Keys of every form the simulator builds, and short ones (blob < 8 bytes: the copying
 // probe) and ECS ones.

@@ -9,7 +9,6 @@ using namespace dnsarena::cache;
 using namespace dnsarena::test;
 
 namespace {
-constexpr std::uint32_t kNow = 1'700'000'000;
 }
 
 TEST_CASE("an entry is a hit before its expiry and expired from then on", "[ttl]") {

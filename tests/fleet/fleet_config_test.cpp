@@ -6,17 +6,19 @@
 
 #include "sim/fleet/fleet_config.hpp"
 #include "common/yaml_reader.hpp"
+#include "tests/fleet/fleet_test_dir.hpp"
 
 using namespace dnsarena::sim::fleet;
 using dnsarena::common::ConfigError;
 
+using dnsarena::test::kFleetTestDir;
+
 namespace {
-const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 const std::string kConfigs = DNSARENA_CONFIGS_DIR;
 
 std::string fleet_error(const std::string& file) {
   try {
-    load_fleet(kDir + "/bad/" + file);
+    load_fleet(kFleetTestDir + "/bad/" + file);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -24,9 +26,9 @@ std::string fleet_error(const std::string& file) {
 }
 
 std::string plan_error(const std::string& file) {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
   try {
-    load_plan(kDir + "/bad/" + file, f);
+    load_plan(kFleetTestDir + "/bad/" + file, f);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -96,9 +98,9 @@ TEST_CASE("stray queries: parsed, and an impossible share is rejected", "[fleet]
 }
 
 TEST_CASE("a plan's upgrade is warm or cold (cold by default), anything else is rejected", "[fleet][config]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
-  CHECK_FALSE(load_plan(kDir + "/data/tiny_plan.yaml", f).warm_upgrade);
-  CHECK(load_plan(kDir + "/data/tiny_plan_warm.yaml", f).warm_upgrade);
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
+  CHECK_FALSE(load_plan(kFleetTestDir + "/data/tiny_plan.yaml", f).warm_upgrade);
+  CHECK(load_plan(kFleetTestDir + "/data/tiny_plan_warm.yaml", f).warm_upgrade);
   const std::string m = plan_error("plan_bad_upgrade.yaml");
   CHECK(m.find("plan_bad_upgrade.yaml:5:") != std::string::npos);
   CHECK(m.find("expected warm or cold") != std::string::npos);

@@ -15,14 +15,16 @@
 #include "sim/fleet/rollout_sim.hpp"
 #include "tests/fleet/fixed_calibration.hpp"
 #include "sim/fleet/tune_sim.hpp"
+#include "tests/fleet/fleet_test_dir.hpp"
 
 using namespace dnsarena::sim::fleet;
 using dnsarena::test::file_text;
 using dnsarena::test::fixed_measurer;
 using dnsarena::common::ConfigError;
 
+using dnsarena::test::kFleetTestDir;
+
 namespace {
-const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 
 // 50,000 names, Zipf 0.9, TTLs 60 s and 600 s: a cache of a few thousand entries fills
 // and evicts, and most of what it holds expires within a 30-minute outage.
@@ -51,8 +53,8 @@ double mean(const std::vector<float>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-std::string plan_error(const std::string& yaml) {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+std::string outage_plan_error(const std::string& yaml) {
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
   const std::string path = (std::filesystem::temp_directory_path() / "dnsarena_outage_plan.yaml").string();
   std::ofstream(path) << "from: v0\nto: arena\nstart: 2026-05-03\nend: 2026-05-04\nsim_start: 2026-05-02\n"
                          "sim_end: 2026-05-05\nwaves:\n  - {date: 2026-05-04, share: 1.0}\n"
@@ -141,32 +143,32 @@ TEST_CASE("prefetch: refreshes cost upstream queries and keep popular names from
 }
 
 TEST_CASE("plan outages: strict YAML with clear errors", "[fleet][config][outage]") {
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-03T12:00, minutes: 30}\n") == "no error");
-  CHECK(plan_error("outages:\n  - {datacenter: nowhere, at: 2026-05-03, minutes: 30}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-03T12:00, minutes: 30}\n") == "no error");
+  CHECK(outage_plan_error("outages:\n  - {datacenter: nowhere, at: 2026-05-03, minutes: 30}\n").find(
             "outages[0].datacenter': not a datacenter of fleet 'tiny': 'nowhere'") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-03T25:00, minutes: 30}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-03T25:00, minutes: 30}\n").find(
             "outages[0].at': expected a time YYYY-MM-DDTHH:MM") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-13-03, minutes: 30}\n").find("outages[0].at'") !=
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-13-03, minutes: 30}\n").find("outages[0].at'") !=
         std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 0}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 0}\n").find(
             "outages[0].minutes'") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-04T23:50, minutes: 30}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-04T23:50, minutes: 30}\n").find(
             "must lie within the simulated span") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 30}\n"
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 30}\n"
                    "  - {datacenter: small, at: 2026-05-03T00:20, minutes: 5}\n")
             .find("outages[1].at': overlaps another outage of datacenter 'small'") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 30, mins: 3}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, at: 2026-05-03, minutes: 30, mins: 3}\n").find(
             "unknown key") != std::string::npos);
-  CHECK(plan_error("outages:\n  - {datacenter: small, minutes: 30}\n").find("outages[0].at'") != std::string::npos);
-  CHECK(plan_error("outages: {datacenter: small}\n").find("outages") != std::string::npos);
+  CHECK(outage_plan_error("outages:\n  - {datacenter: small, minutes: 30}\n").find("outages[0].at'") != std::string::npos);
+  CHECK(outage_plan_error("outages: {datacenter: small}\n").find("outages") != std::string::npos);
   // Errors name the file and position.
-  CHECK(plan_error("outages:\n  - {datacenter: nowhere, at: 2026-05-03, minutes: 30}\n").find(
+  CHECK(outage_plan_error("outages:\n  - {datacenter: nowhere, at: 2026-05-03, minutes: 30}\n").find(
             "dnsarena_outage_plan.yaml:10:") != std::string::npos);
-  CHECK(plan_error("published: {p90_before_gb: 6.5}\n").find("needs both") != std::string::npos);
+  CHECK(outage_plan_error("published: {p90_before_gb: 6.5}\n").find("needs both") != std::string::npos);
 }
 
 TEST_CASE("datacenter stale and prefetch keys", "[fleet][config][outage]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
   CHECK(f.datacenters[0].stale_max_age_s == 86'400);
   CHECK(f.datacenters[0].prefetch_percent == 0);
   const std::string path = (std::filesystem::temp_directory_path() / "dnsarena_outage_fleet.yaml").string();
@@ -182,8 +184,8 @@ TEST_CASE("datacenter stale and prefetch keys", "[fleet][config][outage]") {
 // DNSARENA_UPDATE_GOLDEN=1 ./fleet_tests "[golden]"); the outage shares are nonzero and
 // grow with the stale window.
 TEST_CASE("tiny fleet with outages: stale and failed shares, golden CSV", "[fleet][outage][golden]") {
-  FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
-  const RolloutPlan p = load_plan(kDir + "/data/tiny_plan_outage.yaml", f);
+  FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
+  const RolloutPlan p = load_plan(kFleetTestDir + "/data/tiny_plan_outage.yaml", f);
   REQUIRE(p.outages.size() == 2);
   auto run = [&](const FleetConfig& fleet) {
     Calibration cal("", fixed_measurer(), fleet.calibration_entries, fleet.seed);
@@ -216,7 +218,7 @@ TEST_CASE("tiny fleet with outages: stale and failed shares, golden CSV", "[flee
   write_rollout_csv(r, path);
   const std::string csv = file_text(path);
   CHECK(csv.find(",upstream_qps,stale_share,failed_share\n") != std::string::npos);
-  const std::string golden = kDir + "/golden/tiny_rollout_outage.csv";
+  const std::string golden = kFleetTestDir + "/golden/tiny_rollout_outage.csv";
   const char* update = std::getenv("DNSARENA_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
     std::ofstream(golden) << csv;
@@ -231,8 +233,8 @@ TEST_CASE("tiny fleet with outages: stale and failed shares, golden CSV", "[flee
 }
 
 TEST_CASE("process memory fitted to the published before-state", "[fleet][fit]") {
-  FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
-  RolloutPlan p = load_plan(kDir + "/data/tiny_plan.yaml", f);
+  FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
+  RolloutPlan p = load_plan(kFleetTestDir + "/data/tiny_plan.yaml", f);
   RolloutResult r;
   r.p90_before = 0.5 + 2.0, r.p99_before = 0.5 + 3.0;  // cache parts 2 and 3 GB over P0 = 0.5
   r.p90_after = 0.5 + 1.0, r.p99_after = 0.5 + 1.5;

@@ -7,15 +7,17 @@
 #include <map>
 
 #include "sim/fleet/tune_sim.hpp"
+#include "tests/fleet/fleet_test_dir.hpp"
 
 using namespace dnsarena::sim::fleet;
 
+using dnsarena::test::kFleetTestDir;
+
 namespace {
-const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 
 // Fixed bytes per entry (test data; `sim tune` itself always measures): the arena is
 // far smaller per entry than v0.
-LayoutMeasurer fixed_measurer() {
+LayoutMeasurer tune_measurer() {
   return [](const dnsarena::sim::TrafficProfile&, std::uint64_t, std::uint64_t) {
     return std::vector<LayoutBytes>{{"v0", 950, 1100}, {"arena", 190, 190}};
   };
@@ -30,8 +32,8 @@ std::map<std::string, TuneRow> rows_of(const TuneResult& r, const std::string& l
 }  // namespace
 
 TEST_CASE("sim tune: fits the budget, shrinks the tight cache, grows the roomy one", "[fleet][tune]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tune_fleet.yaml");
-  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tune_fleet.yaml");
+  Calibration cal("", tune_measurer(), f.calibration_entries, f.seed);
   const TuneResult r = run_tune(f, cal, 0.1, "v0", "arena");
   const auto v0 = rows_of(r, "v0");
   const auto arena = rows_of(r, "arena");
@@ -85,8 +87,8 @@ TEST_CASE("sim tune: fits the budget, shrinks the tight cache, grows the roomy o
 }
 
 TEST_CASE("sim tune: more headroom, smaller capacity", "[fleet][tune]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tune_fleet.yaml");
-  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tune_fleet.yaml");
+  Calibration cal("", tune_measurer(), f.calibration_entries, f.seed);
   const auto loose = rows_of(run_tune(f, cal, 0.05, "v0", ""), "v0");
   const auto strict = rows_of(run_tune(f, cal, 0.3, "v0", ""), "v0");
   for (const auto& [name, row] : loose) {
@@ -97,8 +99,8 @@ TEST_CASE("sim tune: more headroom, smaller capacity", "[fleet][tune]") {
 }
 
 TEST_CASE("sim tune: capacity for an outage goal", "[fleet][tune][outage]") {
-  const FleetConfig f = load_fleet(kDir + "/data/tune_fleet.yaml");
-  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tune_fleet.yaml");
+  Calibration cal("", tune_measurer(), f.calibration_entries, f.seed);
   // Out of reach: names first asked during the outage are never answered.
   const auto strict = rows_of(run_tune(f, cal, 0.1, "v0", "", {30, 0.999}), "v0");
   REQUIRE(strict.size() == 2);

@@ -8,23 +8,25 @@
 #include <cmath>
 
 #include "sim/fleet/rollout_sim.hpp"
+#include "tests/fleet/fleet_test_dir.hpp"
 
 using namespace dnsarena::sim::fleet;
 
+using dnsarena::test::kFleetTestDir;
+
 namespace {
-const std::string kDir = DNSARENA_FLEET_TEST_DIR;
 
 // Fixed bytes (test data), as in rollout_golden_test.cpp.
-LayoutMeasurer fixed_measurer() {
+LayoutMeasurer warm_upgrade_measurer() {
   return [](const dnsarena::sim::TrafficProfile&, std::uint64_t, std::uint64_t) {
     return std::vector<LayoutBytes>{{"v0", 950, 1100, 1.2}, {"arena", 190, 190}};
   };
 }
 
 RolloutResult run(const std::string& plan_file) {
-  const FleetConfig f = load_fleet(kDir + "/data/tiny_fleet.yaml");
-  const RolloutPlan p = load_plan(kDir + "/data/" + plan_file, f);
-  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/tiny_fleet.yaml");
+  const RolloutPlan p = load_plan(kFleetTestDir + "/data/" + plan_file, f);
+  Calibration cal("", warm_upgrade_measurer(), f.calibration_entries, f.seed);
   return run_rollout(f, p, cal);
 }
 }  // namespace

@@ -22,12 +22,12 @@
 #include <thread>
 
 #include "tests/interop/interop_rig.hpp"
+#include "wire/constants.hpp"
 
 using namespace dnsarena::interop;
+using namespace dnsarena::wire;
 
 namespace {
-
-constexpr std::uint16_t kA = 1, kTxt = 16, kDs = 43, kAny = 255;
 
 void check_empty(const MismatchTable& t, const std::string& title) {
   std::cout << t.render(title) << std::flush;
@@ -56,11 +56,11 @@ TEST_CASE("interop: the comparison finds planted differences (knotd against itse
     const auto q = build_query(7, name, type, shape);
     return std::pair{q, rig.query_knot(q, shape)};
   };
-  const auto [q, same] = ask("a-0.sig.test.", kA);
+  const auto [q, same] = ask("a-0.sig.test.", kTypeA);
   REQUIRE(same.parsed);
   CHECK(compare_replies(q, shape, same, same, same).empty());
   // Another name's NODATA reply: its question, records and signatures all differ.
-  const auto [q2, nodata] = ask("aaaa-0.sig.test.", kA);
+  const auto [q2, nodata] = ask("aaaa-0.sig.test.", kTypeA);
   MismatchTable t;
   for (const Mismatch& m : compare_replies(q, shape, same, same, nodata)) t.add(m.category, m.detail);
   CHECK(t.rows().count("question not echoed byte-exact") == 1);
@@ -69,7 +69,7 @@ TEST_CASE("interop: the comparison finds planted differences (knotd against itse
   CHECK(t.rows().count("authority (positive) NSEC extra") == 1);
   CHECK(t.rows().count("authority (positive) RRSIG(NSEC) extra") == 1);
   // An NXDOMAIN reply: the rcode pair names the category.
-  const auto [q3, nx] = ask("nx-none.sig.test.", kA);
+  const auto [q3, nx] = ask("nx-none.sig.test.", kTypeA);
   const auto rc = compare_replies(q, shape, same, same, nx);
   CHECK(std::any_of(rc.begin(), rc.end(),
                     [](const Mismatch& m) { return m.category == "rcode: knot NOERROR, dnsarena NXDOMAIN"; }));
@@ -81,7 +81,7 @@ TEST_CASE("interop: the comparison finds planted differences (knotd against itse
   CHECK(ttl[0].category == "TTL above knot's");
   // An additional record knotd never sent.
   Reply poisoned = same;
-  poisoned.additional.push_back(Record{"evil.example.", kA, 0, 300, "192.0.2.66"});
+  poisoned.additional.push_back(Record{"evil.example.", kTypeA, 0, 300, "192.0.2.66"});
   const auto extra = compare_replies(q, shape, same, same, poisoned);
   REQUIRE(extra.size() == 1);
   CHECK(extra[0].category == "additional records extra");
@@ -97,25 +97,25 @@ TEST_CASE("interop: dnsarena answers like knotd for every kind of name and query
   // wildcard, a name that does not exist, an empty non-terminal), an unknown type, DS at a
   // delegation (answered by the parent), CD set.
   const QueryShape plain{true, 1232, false}, v1{true, 1232, false, 1};
-  rig.ask({"a-0.diff.test.", kA, "edns-version-1"}, v1, table);
-  rig.ask({"a-0.sig.test.", kA, "edns-version-1"}, v1, table);
+  rig.ask({"a-0.diff.test.", kTypeA, "edns-version-1"}, v1, table);
+  rig.ask({"a-0.sig.test.", kTypeA, "edns-version-1"}, v1, table);
   for (const QueryShape& s : {QueryShape{}, plain}) rig.ask({"a-0.diff.test.", 0, "qtype-0"}, s, table);
   for (const QueryShape& s : udp_shapes()) {
-    rig.ask({"multi-0.diff.test.", kAny, "any"}, s, table);
-    rig.ask({"multi-0.sig.test.", kAny, "any"}, s, table);
+    rig.ask({"multi-0.diff.test.", kTypeAny, "any"}, s, table);
+    rig.ask({"multi-0.sig.test.", kTypeAny, "any"}, s, table);
     rig.ask({"a-0.nsec3.test.", 65280, "unknown-type"}, s, table);
     for (const char* zone : {"diff.test.", "sig.test.", "nsec3.test."}) {
       const std::string z = zone;
-      rig.ask({"cn-0." + z, kAny, "any-cname"}, s, table);
-      rig.ask({"cnx-0." + z, kAny, "any-cname-out"}, s, table);
-      rig.ask({"x.wild-0." + z, kAny, "any-wildcard"}, s, table);
-      rig.ask({"nx-any." + z, kAny, "any-nxdomain"}, s, table);
-      rig.ask({"mid.ent-0." + z, kAny, "any-ent"}, s, table);
-      rig.ask({"sub-0." + z, kDs, "ds-at-delegation"}, s, table);
+      rig.ask({"cn-0." + z, kTypeAny, "any-cname"}, s, table);
+      rig.ask({"cnx-0." + z, kTypeAny, "any-cname-out"}, s, table);
+      rig.ask({"x.wild-0." + z, kTypeAny, "any-wildcard"}, s, table);
+      rig.ask({"nx-any." + z, kTypeAny, "any-nxdomain"}, s, table);
+      rig.ask({"mid.ent-0." + z, kTypeAny, "any-ent"}, s, table);
+      rig.ask({"sub-0." + z, kTypeDs, "ds-at-delegation"}, s, table);
       QueryShape cd = s;
       cd.cd = true;
-      rig.ask({"a-0." + z, kA, "cd"}, cd, table);
-      rig.ask({"nx-cd." + z, kA, "cd-nxdomain"}, cd, table);
+      rig.ask({"a-0." + z, kTypeA, "cd"}, cd, table);
+      rig.ask({"nx-cd." + z, kTypeA, "cd-nxdomain"}, cd, table);
     }
   }
   // Payloads outside the usual: under 512 (means 512, RFC 6891 6.2.5) and the maximum.
@@ -144,7 +144,7 @@ TEST_CASE("interop: no record outlives its TTL through the cache and TTL 0 is ne
   std::string error;
   REQUIRE(rig.knot().replace_records("diff.test.", changes, error));
   // Wait until knotd answers with the new data (commit is applied by a background worker).
-  const auto q0 = build_query(1, records.back().qname, kA, shape);
+  const auto q0 = build_query(1, records.back().qname, kTypeA, shape);
   bool knot_changed = false;
   for (int i = 0; i < 100 && !knot_changed; ++i) {
     const Reply r = rig.query_knot(q0, shape);

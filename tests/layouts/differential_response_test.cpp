@@ -15,7 +15,7 @@ using namespace dnsarena::sim::layouts;
 
 namespace {
 
-constexpr std::uint32_t kNow = 1'767'225'600;
+constexpr std::uint32_t kResponseNow = 1'767'225'600;
 
 std::vector<std::unique_ptr<Layout>> all_layouts(std::uint64_t entries, double mean_padded) {
   std::vector<std::unique_ptr<Layout>> v;
@@ -50,7 +50,7 @@ TEST_CASE("every layout writes the same response bytes as the arena", "[layouts]
     const sim::GeneratedEntry e = gen.generate(i);
     const cache::Answer a = e.answer(records);
     const EntryInput in{e.qname, e.qtype, 0, e.ecs, &a};
-    for (auto& l : layouts) REQUIRE(l->insert(in, kNow));
+    for (auto& l : layouts) REQUIRE(l->insert(in, kResponseNow));
   }
 
   struct Variant {
@@ -65,9 +65,9 @@ TEST_CASE("every layout writes the same response bytes as the arena", "[layouts]
   edns.max_size = 1232;
   cache::ResponseOptions tiny;  // forces TC on most entries
   tiny.max_size = 80;
-  const Variant variants[] = {{"plain", {}, wire::kFlagRd, kNow + 7},
-                              {"edns+do, cd, later clock", edns, wire::kFlagRd | wire::kFlagCd, kNow + 55},
-                              {"80-byte limit", tiny, wire::kFlagRd, kNow + 1}};
+  const Variant variants[] = {{"plain", {}, wire::kFlagRd, kResponseNow + 7},
+                              {"edns+do, cd, later clock", edns, wire::kFlagRd | wire::kFlagCd, kResponseNow + 55},
+                              {"80-byte limit", tiny, wire::kFlagRd, kResponseNow + 1}};
 
   std::uint64_t negatives = 0, cnames = 0, truncated = 0, compared = 0;
   std::vector<std::uint8_t> expect(65535), got(65535);
@@ -111,7 +111,7 @@ TEST_CASE("a missing or expired key gives no response in every layout", "[layout
   std::vector<cache::RecordData> records;
   const sim::GeneratedEntry e = gen.generate(0);
   const cache::Answer a = e.answer(records);
-  for (auto& l : layouts) REQUIRE(l->insert({e.qname, e.qtype, 0, e.ecs, &a}, kNow));
+  for (auto& l : layouts) REQUIRE(l->insert({e.qname, e.qtype, 0, e.ecs, &a}, kResponseNow));
   std::vector<std::uint8_t> out(4096);
   const sim::GeneratedEntry other = gen.generate(1);
   for (auto& l : layouts) {
@@ -119,13 +119,13 @@ TEST_CASE("a missing or expired key gives no response in every layout", "[layout
     LookupInput hit;
     hit.query.qname = e.qname;
     hit.query.qtype = e.qtype;
-    CHECK(l->lookup_response(hit, kNow + e.ttl - 1, {}, out.data(), out.size()).size > 0);
-    CHECK(l->lookup_response(hit, kNow + e.ttl, {}, out.data(), out.size()).size == 0);  // expired
+    CHECK(l->lookup_response(hit, kResponseNow + e.ttl - 1, {}, out.data(), out.size()).size > 0);
+    CHECK(l->lookup_response(hit, kResponseNow + e.ttl, {}, out.data(), out.size()).size == 0);  // expired
     LookupInput miss = hit;
     miss.query.qname = other.qname;
-    CHECK(l->lookup_response(miss, kNow, {}, out.data(), out.size()).size == 0);
+    CHECK(l->lookup_response(miss, kResponseNow, {}, out.data(), out.size()).size == 0);
     LookupInput wrong_type = hit;
     wrong_type.query.qtype = e.qtype == 1 ? 28 : 1;
-    CHECK(l->lookup_response(wrong_type, kNow, {}, out.data(), out.size()).size == 0);
+    CHECK(l->lookup_response(wrong_type, kResponseNow, {}, out.data(), out.size()).size == 0);
   }
 }

@@ -24,7 +24,7 @@ using namespace dnsarena::sim;
 
 namespace {
 
-constexpr std::uint64_t kSeed = 3;
+constexpr std::uint64_t kBlackholeSeed = 3;
 
 struct SilentUpstream {
   std::string stats_path = "/tmp/traffic_test_blackhole_" + std::to_string(::getpid()) + ".json";
@@ -33,9 +33,9 @@ struct SilentUpstream {
 
   explicit SilentUpstream(bool start_silent) {
     const TrafficProfile profile = default_traffic_profile();
-    const traffic::UpstreamZone zone(profile, kSeed, "zone.");
+    const traffic::UpstreamZone zone(profile, kBlackholeSeed, "zone.");
     query = dns::build_query({.id = 4242, .qname = zone.name_wire(0), .qtype = zone.entry(0).qtype});
-    std::vector<std::string> args{"--seed", std::to_string(kSeed), "--stats-file", stats_path};
+    std::vector<std::string> args{"--seed", std::to_string(kBlackholeSeed), "--stats-file", stats_path};
     if (start_silent) args.push_back("--silent");
     proc = std::make_unique<test::UpstreamProcess>(args);
   }

@@ -25,7 +25,7 @@ using dnsarena::cache::EcsFamily;
 
 namespace {
 
-constexpr std::uint64_t kSeed = 5;
+constexpr std::uint64_t kUpstreamSeed = 5;
 
 // The same zone the child serves (small profile), for the expected answers.
 // The embedded default (configs/profiles/seed.yaml) with a small name universe.
@@ -47,9 +47,9 @@ struct Child {
     ::close(fd);
     profile_path = tmpl;
     profile = load_traffic_profile(profile_path);
-    zone = std::make_unique<UpstreamZone>(profile, kSeed, "zone.");
+    zone = std::make_unique<UpstreamZone>(profile, kUpstreamSeed, "zone.");
     proc = std::make_unique<test::UpstreamProcess>(
-        std::vector<std::string>{"--profile", profile_path, "--seed", std::to_string(kSeed)});
+        std::vector<std::string>{"--profile", profile_path, "--seed", std::to_string(kUpstreamSeed)});
   }
   ~Child() {
     proc.reset();

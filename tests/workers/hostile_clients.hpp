@@ -41,6 +41,12 @@ bool raw_udp_send(std::uint16_t src_port, std::uint16_t dst_port, const std::vec
 
 // /proc/<pid>/status VmRSS in KiB (0 when unreadable).
 std::uint64_t vm_rss_kib(pid_t pid);
+
+// Milliseconds on the steady clock since `since`.
+inline std::uint64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count());
+}
 // utime + stime of `pid` in clock ticks.
 std::uint64_t cpu_ticks(pid_t pid);
 // Open descriptors of `pid` (entries of /proc/<pid>/fd).

@@ -62,10 +62,6 @@ struct DohService {
   Service& s() { return *service; }
 };
 
-std::uint16_t id_of(const std::vector<std::uint8_t>& m) {
-  return m.size() >= 2 ? static_cast<std::uint16_t>((m[0] << 8) | m[1]) : 0;
-}
-
 // The answer's question name as the harness spells it ("a.test.").
 std::string first_answer_owner(const DnsReply& r) { return r.records.empty() ? "" : r.records.front().owner; }
 
@@ -126,7 +122,7 @@ TEST_CASE("DoH: a miss is answered once the upstream replies: 200, media type, m
   const std::int32_t hit = c.post(make_query(4321, "txt.test.", 16));
   REQUIRE(c.wait(hit));
   REQUIRE(c.response(hit).status == 200);
-  CHECK(id_of(c.response(hit).body) == 4321);
+  CHECK(message_id(c.response(hit).body) == 4321);
   CHECK(d.s().upstream.queries() == 1);
   // No EDNS: no OPT, no padding.
   const std::int32_t plain = c.get(make_query(0, "txt.test.", 16, 0));
@@ -310,7 +306,7 @@ TEST_CASE("DoH: streams over max_streams are refused, huge headers reset, garbag
   const std::int32_t again = good.post(make_query(9, "aaaa.test.", 28));
   REQUIRE(good.wait(again));
   CHECK(good.response(again).status == 200);
-  CHECK(id_of(good.response(again).body) == 9);
+  CHECK(message_id(good.response(again).body) == 9);
   CHECK(kdig_records(d.doh_port, "a.test.", "A", "+https").find("192.0.2.1") != std::string::npos);
 }
 

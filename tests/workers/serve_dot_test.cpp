@@ -40,19 +40,10 @@ struct DotService {
   Service& s() { return *service; }
 };
 
-std::uint16_t id_of(const std::vector<std::uint8_t>& m) {
-  return m.size() >= 2 ? static_cast<std::uint16_t>((m[0] << 8) | m[1]) : 0;
-}
-
 bool has_padding(const std::vector<std::uint8_t>& wire) {
   for (const auto& [code, len] : opt_options(wire))
     if (code == 12) return true;
   return false;
-}
-
-std::uint64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
 }  // namespace
@@ -96,7 +87,7 @@ TEST_CASE("DoT: pipelined queries on one connection all answered, EDNS answers p
   for (int i = 0; i < 60; ++i) {
     const std::vector<std::uint8_t> r = c.receive();
     REQUIRE(!r.empty());
-    const std::uint16_t id = id_of(r);
+    const std::uint16_t id = message_id(r);
     got.insert(id);
     if (id == 1059) {  // no EDNS in the query: no OPT, no padding
       CHECK(opt_options(r).empty());
@@ -192,7 +183,7 @@ TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms, garbage is
   REQUIRE(good.send(make_query(2, "aaaa.test.", 28)));
   const std::vector<std::uint8_t> r = good.receive();
   REQUIRE(!r.empty());
-  CHECK(id_of(r) == 2);
+  CHECK(message_id(r) == 2);
   CHECK(kdig_records(d.tls_port, "a.test.", "A", "+tls").find("192.0.2.1") != std::string::npos);
 }
 
@@ -319,7 +310,7 @@ TEST_CASE("DoT: SIGHUP serves a new certificate to new handshakes, keeps the cac
     CHECK(c->peer_fingerprint() == old_fp);
     REQUIRE(c->send(make_query(++id, "a.test.", 1)));
     const std::vector<std::uint8_t> r = c->receive();
-    CHECK(id_of(r) == id);
+    CHECK(message_id(r) == id);
   }
   const std::vector<std::uint8_t> q = tcp_framed(make_query(200, "a.test.", 1));
   REQUIRE(::send(plain, q.data(), q.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(q.size()));

@@ -48,7 +48,7 @@ struct Name {
   std::uint16_t qtype;
   unsigned rcode;
 };
-const Name kNames[] = {{"a.test", 1, 0}, {"aaaa.test", 28, 0}, {"txt.test", 16, 0}, {"nodata.test", 28, 0},
+const Name kStaleNames[] = {{"a.test", 1, 0}, {"aaaa.test", 28, 0}, {"txt.test", 16, 0}, {"nodata.test", 28, 0},
                        {"gone.test", 1, 3}};
 
 }  // namespace
@@ -56,26 +56,26 @@ const Name kNames[] = {{"a.test", 1, 0}, {"aaaa.test", 28, 0}, {"txt.test", 16, 
 TEST_CASE("expired entries are answered stale, TTL 30 with EDE 3 or 19, when the upstream is a black hole",
           "[serve][stale][timing]") {
   Service s({"-c", write_config("ttl:\n  ceiling: 1\nstale:\n  client_timeout_ms: 600\n"), "--upstream-attempts", "1"});
-  std::size_t answers[std::size(kNames)];
-  for (std::size_t i = 0; i < std::size(kNames); ++i) {
-    const Asked a = ask(s.port, kNames[i].name, kNames[i].qtype);
+  std::size_t answers[std::size(kStaleNames)];
+  for (std::size_t i = 0; i < std::size(kStaleNames); ++i) {
+    const Asked a = ask(s.port, kStaleNames[i].name, kStaleNames[i].qtype);
     REQUIRE(a.reply.answered);
-    REQUIRE(a.reply.rcode() == kNames[i].rcode);
+    REQUIRE(a.reply.rcode() == kStaleNames[i].rcode);
     CHECK(a.reply.ede == -1);
     answers[i] = a.reply.records.size();
     for (const ReplyRecord& rec : a.reply.records) CHECK(rec.ttl <= 1);
   }
   std::this_thread::sleep_for(2200ms);  // every entry expired (TTL capped at 1 s)
   s.upstream.set_mode(UpstreamMode::silent);
-  for (std::size_t i = 0; i < std::size(kNames); ++i) {
-    INFO(kNames[i].name);
-    const Asked a = ask(s.port, kNames[i].name, kNames[i].qtype);
+  for (std::size_t i = 0; i < std::size(kStaleNames); ++i) {
+    INFO(kStaleNames[i].name);
+    const Asked a = ask(s.port, kStaleNames[i].name, kStaleNames[i].qtype);
     REQUIRE(a.reply.answered);
     CHECK(a.took < 1500ms);  // the response deadline (600 ms) at the latest, plus scheduling
-    CHECK(a.reply.rcode() == kNames[i].rcode);
+    CHECK(a.reply.rcode() == kStaleNames[i].rcode);
     CHECK(a.reply.records.size() == answers[i]);
     for (const ReplyRecord& rec : a.reply.records) CHECK(rec.ttl == 30);
-    CHECK(a.reply.ede == static_cast<int>(kNames[i].rcode == 3 ? kEdeStaleNxdomain : kEdeStale));
+    CHECK(a.reply.ede == static_cast<int>(kStaleNames[i].rcode == 3 ? kEdeStaleNxdomain : kEdeStale));
   }
   // A client without EDNS gets the same stale records, and no OPT to carry an EDE.
   const Asked plain = ask(s.port, "a.test", 1, 0);
@@ -83,7 +83,7 @@ TEST_CASE("expired entries are answered stale, TTL 30 with EDE 3 or 19, when the
   CHECK(plain.reply.rcode() == 0);
   CHECK_FALSE(plain.reply.has_opt);
   CHECK(plain.reply.records.size() == answers[0]);
-  CHECK(s.total("stale_answers") >= std::size(kNames) + 1);
+  CHECK(s.total("stale_answers") >= std::size(kStaleNames) + 1);
 
   // The upstream back: once the failure window (1 s) ends, fresh answers again.
   s.upstream.set_mode(UpstreamMode::normal);

@@ -21,11 +21,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::uint64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count());
-}
-
 // Sends as much of `data` as the socket takes within `budget`; returns the bytes sent.
 std::size_t send_for(int fd, const std::vector<std::uint8_t>& data, std::chrono::milliseconds budget) {
   const auto start = std::chrono::steady_clock::now();

@@ -191,6 +191,10 @@ std::vector<std::uint8_t> TlsClient::receive() {
   return msg;
 }
 
+std::uint16_t message_id(const std::vector<std::uint8_t>& wire) {
+  return wire.size() >= 2 ? static_cast<std::uint16_t>((wire[0] << 8) | wire[1]) : 0;
+}
+
 std::vector<std::pair<std::uint16_t, std::uint16_t>> opt_options(const std::vector<std::uint8_t>& w) {
   auto u16 = [&](std::size_t at) { return static_cast<std::uint16_t>((w[at] << 8) | w[at + 1]); };
   auto skip_name = [&](std::size_t at) {

@@ -73,6 +73,9 @@ private:
 // A plain TCP connection to 127.0.0.1:port (no TLS), or -1.
 int connect_tcp(std::uint16_t port);
 
+// A DNS message's ID (its first two bytes), 0 for a message shorter than that.
+std::uint16_t message_id(const std::vector<std::uint8_t>& wire);
+
 // The EDNS options of a reply's OPT record: (code, length) pairs in order.
 std::vector<std::pair<std::uint16_t, std::uint16_t>> opt_options(const std::vector<std::uint8_t>& wire);
 

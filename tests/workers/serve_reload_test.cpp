@@ -45,12 +45,22 @@ int tcp_ask(int fd, std::uint16_t id) {
 
 TEST_CASE("SIGHUP twice within one drain: the first retired worker still answers its connection",
           "[serve][reload]") {
-  Service s({"--config", write_config("tcp: {idle_timeout_ms: 20000}\n")}, 1);
+  // Debug logs: a retired worker says when it stopped accepting ("retired: draining").
+  Service s({"--config", write_config("tcp: {idle_timeout_ms: 20000}\n"), "--log-level", "debug"}, 1);
+  const auto draining = [&] {
+    const std::string log = s.serve->log();
+    std::size_t n = 0;
+    for (std::size_t at = log.find("retired: draining"); at != std::string::npos; at = log.find("retired: draining", at + 1)) ++n;
+    return n;
+  };
   const int first = connect_tcp(s.port);  // held by generation 1
   REQUIRE(first >= 0);
   REQUIRE(tcp_ask(first, 1) == 1);
   REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
   REQUIRE(eventually([&] { return s.serve->log().find("reloaded: 1 workers replaced") != std::string::npos; }));
+  // Until generation 1 has stopped accepting, it may take the next connection itself
+  // (on a loaded machine it can be a while); then generation 2 would drain at once.
+  REQUIRE(eventually([&] { return draining() == 1; }));
   const int second = connect_tcp(s.port);  // held by generation 2
   REQUIRE(second >= 0);
   REQUIRE(tcp_ask(second, 2) == 2);
@@ -59,6 +69,7 @@ TEST_CASE("SIGHUP twice within one drain: the first retired worker still answers
     const std::string log = s.serve->log();
     return log.find("reloaded: 1 workers replaced") != log.rfind("reloaded: 1 workers replaced");
   }));
+  REQUIRE(eventually([&] { return draining() == 2; }));
   CHECK(tcp_ask(first, 3) == 3);
   CHECK(tcp_ask(second, 4) == 4);
   CHECK(udp_exchange(s.port, make_query(5, "a.test.", 1)).answered);  // generation 3

@@ -33,7 +33,8 @@ struct Service {
   void start(std::vector<std::string> extra = {}, unsigned workers = 2) {
     auto has = [&](const std::string& flag) { return std::find(extra.begin(), extra.end(), flag) != extra.end(); };
     std::vector<std::string> args{"--segment", segment, "--workers", std::to_string(workers), "--max-entries", "10000",
-                                  "--arena-bytes", "8M", "--log-level", "info"};
+                                  "--arena-bytes", "8M"};
+    if (!has("--log-level")) args.insert(args.end(), {"--log-level", "info"});
     // `extra`'s own --listen addresses replace 127.0.0.1:port (one of them must take TCP
     // on 127.0.0.1:port, which wait_ready asks).
     if (!has("--listen")) args.insert(args.end(), {"--listen", "127.0.0.1:" + std::to_string(port)});

@@ -59,13 +59,16 @@ TEST_CASE("validate: arena size is the memory model's, in whole regions", "[flee
 }
 
 // One minute of load at 1,500 q/s on a 4,000-entry cache (the published profile's 100,000
-// names: it fills within seconds and evicts for the rest of the minute).
+// names: it fills within seconds and evicts for the rest of the minute), on the compressed
+// clock (a minute lasts 30 s: TTLs halved, the model at 750 q/s per simulated second), as
+// the outage run is. The same run in real time (--minute-seconds 60): hit rate error -0.44
+// points against -0.67 compressed, the resident error the same (-5.55%).
 TEST_CASE("validate: a real short run, hit rate and cache memory within the targets", "[fleet][validate][multiprocess][timing]") {
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   const std::string out = dnsarena::test::command_output(std::string(DNSARENA_LAB_BINARY) +
                                          " sim validate --duration 60 --rate 1500 --capacity 4000 --workers 2"
-                                         " --sample-every 10 --calibration-entries 20000 --json 2>&1",
+                                         " --sample-every 10 --calibration-entries 20000 --minute-seconds 30 --json 2>&1",
                                      &status);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   WARN("sim validate took " << wall << " s");
@@ -98,7 +101,8 @@ TEST_CASE("validate: a real short run, hit rate and cache memory within the targ
   for (const auto& s : samples) CHECK(s["entries"].get<double>() <= 4000);
   // The service answered the load (else the hit rate would measure losses, not the cache).
   CHECK(j["load"]["answered_the_load"].get<bool>());
-  CHECK(j["load"]["sent"].get<double>() > 0.95 * 1500 * 60);
+  CHECK(j["scale"]["minute_seconds"].get<int>() == 30);
+  CHECK(j["load"]["sent"].get<double>() > 0.95 * 1500 * 30);  // the simulated minute's 30 real seconds
   // Against the targets. Hit rate: 5 points. Memory: the cache's part (memory model vs
   // the segment's resident bytes) within 10%. The whole service's RSS is NOT held to 10%
   // at this scale, and that is a finding, not noise: the cache is 0.75 MiB here and the

@@ -19,8 +19,8 @@
 // A compressed clock (--minute-seconds S < 60): every time on the command line and in the
 // report is simulated; a simulated minute lasts S real seconds, the upstream serves TTLs
 // x S/60, serve's waits that span minutes are x S/60, and the model runs at the achieved
-// rate x S/60 per simulated second (validate_service.hpp). The real-time run (S = 60) is the reference; the compressed
-// one is the same comparison in a fraction of the time.
+// rate x S/60 per simulated second (validate_service.hpp). The real-time run (S = 60) is
+// the reference; the compressed one is the same comparison in a fraction of the time.
 #include <signal.h>
 #include <unistd.h>
 
@@ -129,12 +129,13 @@ void run(const ValidateArgs& a) {
   setup.outage_s = outage.seconds;
   const TrafficProfile traffic = served_traffic(profile, &setup.notes);
   const double scale = a.minute_seconds / 60.0;
-  if (a.minute_seconds != 60)
+  if (a.minute_seconds != 60) {
+    const std::string x = std::to_string(scale).substr(0, 5);
     setup.notes.push_back("compressed clock: a simulated minute lasts " + std::to_string(a.minute_seconds) +
-                          " real seconds; the upstream serves TTLs x " + std::to_string(scale).substr(0, 5) +
+                          " real seconds; the upstream serves TTLs x " + x +
                           " (whole seconds, at least 1), serve's stale window, probe interval and failure cache x " +
-                          std::to_string(scale).substr(0, 5) + ", and the model runs at the achieved rate x " +
-                          std::to_string(scale).substr(0, 5) + " per simulated second");
+                          x + ", and the model runs at the achieved rate x " + x + " per simulated second");
+  }
 
   say("calibrating the arena layout on the profile's mix (" + std::to_string(a.calibration_entries) + " entries)");
   Calibration cal("", layouts_measurer(), a.calibration_entries, a.seed);

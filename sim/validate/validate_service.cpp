@@ -155,6 +155,8 @@ ServiceRun run_service(const ServiceOptions& o) {
   };
   if (o.minute_s < 1 || o.minute_s > 60) throw std::invalid_argument("minute_s must be 1..60 real seconds");
   const double scale = o.minute_s / 60.0;  // real seconds per simulated second
+  // A wait that spans minutes on the compressed clock: whole units, at least 1.
+  auto scaled = [&](double v) { return std::max<long long>(1, std::llround(v * scale)); };
   static unsigned counter = 0;
   ServiceRun run;
   run.segment = "dnsarena-validate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
@@ -179,9 +181,7 @@ ServiceRun run_service(const ServiceOptions& o) {
 
   // 2. The service.
   const std::string config = o.work_dir + "/serve.yaml";
-  const std::uint32_t stale_max_age_s =
-      std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::llround(o.stale_max_age_s * scale)));
-  const std::string stale_key = "stale: {max_age_s: " + std::to_string(stale_max_age_s) + "}";
+  const std::string stale_key = "stale: {max_age_s: " + std::to_string(scaled(o.stale_max_age_s)) + "}";
   const std::string upstream_address = "127.0.0.1:" + std::to_string(up_port);
   // The probe itself: a config without the keys must pass, else the probes say nothing.
   const std::string plain = check_serve_config(o.daemon, o.work_dir + "/serve-probe.yaml", "", upstream_address);
@@ -201,10 +201,9 @@ ServiceRun run_service(const ServiceOptions& o) {
   if (o.minute_s != 60) {
     const workers::UpstreamHealthConfig h;
     const workers::ServeConfig defaults;
-    auto scaled = [&](double v) { return std::to_string(std::max<long long>(1, std::llround(v * scale))); };
-    clock_keys = "upstream_health: {down_backoff_initial_ms: " + scaled(h.down_backoff_initial_ms) +
-                 ", down_backoff_max_ms: " + scaled(h.down_backoff_max_ms) + "}\nfailure_cache: {min_s: 1, max_s: " +
-                 scaled(defaults.failure_max_s) + "}";
+    clock_keys = "upstream_health: {down_backoff_initial_ms: " + std::to_string(scaled(h.down_backoff_initial_ms)) +
+                 ", down_backoff_max_ms: " + std::to_string(scaled(h.down_backoff_max_ms)) +
+                 "}\nfailure_cache: {min_s: 1, max_s: " + std::to_string(scaled(defaults.failure_max_s)) + "}";
     const std::string rejected =
         check_serve_config(o.daemon, o.work_dir + "/serve-clock-probe.yaml", clock_keys, upstream_address);
     if (!rejected.empty())

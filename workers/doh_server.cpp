@@ -15,6 +15,7 @@ namespace dnsarena::workers {
 
 namespace {
 constexpr std::size_t kOutGather = 64 * 1024;  // frames gathered before a transport write
+constexpr std::size_t kFrameHeader = 9;         // RFC 9113 4.1: length (3), type, flags, stream id (4)
 
 using common::monotonic_ms;
 
@@ -200,14 +201,30 @@ void DohServer::stop_accepting() {
 bool DohServer::flush(Session& s) {
   const std::uint64_t conn_id = s.conn_id;
   out_.clear();
+  std::size_t scanned = 0;  // out_'s bytes up to here are whole frames, none ending an answer
+  // Writes out_'s first `n` bytes (one TLS record, or several past 16 KiB) and keeps the rest.
+  // After a write `s` may be gone (a write error closes the connection).
+  auto write = [&](std::size_t n) {
+    if (n > 0 && !transport_.write(conn_id, {out_.data(), n})) return false;
+    out_.erase(out_.begin(), out_.begin() + static_cast<long>(n));
+    scanned = 0;
+    return true;
+  };
   for (;;) {
     const std::uint8_t* data = nullptr;
     const ssize_t n = nghttp2_session_mem_send(s.h2, &data);
     if (n > 0) out_.insert(out_.end(), data, data + n);
+    // Every answer ends its TLS record (see the header): after each DATA frame with
+    // END_STREAM, what is gathered is written.
+    while (scanned + kFrameHeader <= out_.size()) {
+      const std::uint8_t* h = out_.data() + scanned;
+      const std::size_t end = scanned + kFrameHeader + (std::size_t{h[0]} << 16 | std::size_t{h[1]} << 8 | h[2]);
+      if (end > out_.size()) break;
+      scanned = end;
+      if (h[3] == NGHTTP2_DATA && (h[4] & NGHTTP2_FLAG_END_STREAM) && !write(end)) return false;
+    }
     if (n <= 0 || out_.size() >= kOutGather) {
-      // After this write `s` may be gone (a write error closes the connection).
-      if (!out_.empty() && !transport_.write(conn_id, out_)) return false;
-      out_.clear();
+      if (!write(out_.size())) return false;
       if (n <= 0) return true;
     }
   }

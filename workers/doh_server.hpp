@@ -36,10 +36,17 @@
 // Reload: the retiring worker sends every connection a graceful GOAWAY (stop_accepting)
 // and answers what still comes until the client closes or the drain ends.
 //
-// Output: the frames one input produces leave in one transport write (TLS record). NOTE:
-// handing all the reads of one event to nghttp2 at once, so that their answers share one
-// write, was tried and rejected: dnsperf -m doh (2.10) takes one DNS answer per TLS record
-// and, with two queries in flight on a connection, got the first answer and no other.
+// Output: the frames of one input, or of one submitted answer, are gathered and written
+// together, except that every answer ends its TLS record: after a DATA frame with
+// END_STREAM, what is gathered is written. dnsperf -m doh (2.10; src/net_doh.c) reads one
+// record at a time and assembles one answer at a time: when a second answer's DATA comes
+// in the record after a first one completed, its data-chunk callback returns
+// NGHTTP2_ERR_PAUSE and keeps nothing, although nghttp2 counts that chunk delivered; the
+// pending END_STREAM then completes an empty answer, whose effect repeats for every later
+// answer on that connection. A record with two answers (two requests in one input, or
+// answers that waited for flow-control window resumed together) so lost every query
+// outstanding on the connection until dnsperf's timeout. Handing all the reads of one
+// event to nghttp2 at once (their answers in one record) fails the same way.
 //
 // Not thread-safe: one DohServer per worker, used by its event loop only.
 #pragma once

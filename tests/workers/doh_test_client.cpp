@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tests/workers/doh_test_client.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "workers/doh_request.hpp"
@@ -38,6 +39,7 @@ struct DohClientCallbacks {
   }
   static int on_frame(nghttp2_session*, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type == NGHTTP2_GOAWAY) client(user).goaway_ = true;
+    if (frame->hd.type == NGHTTP2_DATA && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) ++client(user).record_answers_;
     return 0;
   }
   static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
@@ -118,15 +120,18 @@ void DohClient::ping() {
 bool DohClient::pump_until(const std::function<bool()>& done, std::chrono::milliseconds wait) {
   const auto end = std::chrono::steady_clock::now() + wait;
   std::uint8_t buf[16384];
+  std::vector<std::uint8_t> out;
   while (ok_) {
+    out.clear();  // what is pending goes in one write: requests made together share records
     for (;;) {
       const std::uint8_t* data = nullptr;
       const ssize_t n = nghttp2_session_mem_send(h2_, &data);
       if (n <= 0) break;
-      if (!tls_->send_raw(data, static_cast<std::size_t>(n))) {
-        eof_ = true;
-        return done();
-      }
+      out.insert(out.end(), data, data + n);
+    }
+    if (!out.empty() && !tls_->send_raw(out.data(), out.size())) {
+      eof_ = true;
+      return done();
     }
     if (done()) return true;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
@@ -136,10 +141,12 @@ bool DohClient::pump_until(const std::function<bool()>& done, std::chrono::milli
       eof_ = true;
       return done();
     }
+    record_answers_ = 0;  // receive_raw returns one TLS record's bytes
     if (r > 0 && nghttp2_session_mem_recv(h2_, buf, static_cast<std::size_t>(r)) < 0) {
       eof_ = true;
       return done();
     }
+    max_record_answers_ = std::max(max_record_answers_, record_answers_);
   }
   return false;
 }

@@ -71,6 +71,8 @@ public:
   // all of them (connection and streams), sent with the next pump.
   std::size_t held_window_bytes() const;
   void release_window();
+  // The most answers (DATA frames ending a stream) one TLS record from the server held.
+  std::size_t max_answers_per_record() const { return max_record_answers_; }
 
   struct Body;
 
@@ -82,6 +84,7 @@ private:
   std::map<std::int32_t, std::unique_ptr<Body>> bodies_;
   bool hold_window_ = false;
   std::map<std::int32_t, std::size_t> unconsumed_;  // held: DATA bytes read per stream
+  std::size_t record_answers_ = 0, max_record_answers_ = 0;
   friend struct DohClientCallbacks;
 };
 

@@ -31,6 +31,10 @@
 // bytes) as the server "dnsarena-dot": CPU per query over TLS beside UDP's, same worker.
 // --doh: the same over DNS over HTTPS (dnsperf -m doh -e -q 100: HTTP/2 GET on connections
 // established once) as the server "dnsarena-doh", beside UDP's and (with --dot) DoT's.
+// With --dot or --doh (unless --no-floor), the floor: `bench floor-server`, a responder that
+// answers each query as it comes and does nothing else (floor_responder.hpp), measured as
+// "floor" (UDP) and "floor-tcp" (dnsperf -m tcp -e) at the same loads. The DoT and DoH
+// targets (<= 0.7x the better peer) are also shown in microseconds beside the TCP floor.
 // --rpz FILE / --rpz-rules N: after its plain runs each server is started again with the same
 // response policy zone loaded (serve's policy.rpz, Unbound's rpz: with module respip,
 // Knot Resolver's policy.rpz) and measured again as NAME-rpz: the CPU a loaded policy
@@ -96,6 +100,7 @@ struct BenchOptions {
   unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT, DoH at +0..+5
   bool dot = false;        // also measure serve over DNS over TLS
   bool doh = false;        // also measure serve over DNS over HTTPS
+  bool no_floor = false;   // with --dot / --doh: skip the floor responder's runs
   std::string rpz_file;    // --rpz: every server also runs with this RPZ loaded
   std::size_t rpz_rules = 0;          // --rpz-rules: a generated blocklist instead
   unsigned rpz_blocked_percent = 10;  // of the queries, names the generated list blocks
@@ -252,7 +257,8 @@ struct BenchSetup {
   std::string cert = dir + "/bench.dot-cert.pem", key = dir + "/bench.dot-key.pem";
   RpzFile rpz;  // --rpz / --rpz-rules: the zone every server loads for its -rpz runs
   // The port of the k-th program (0 upstream, 1 serve, 2 unbound, 3 kresd, 4 serve's DoT,
-  // 5 serve's DoH, 6 unbound's DoT, 7 unbound's DoH, 8 kresd's DoT, 9 kresd's DoH).
+  // 5 serve's DoH, 6 unbound's DoT, 7 unbound's DoH, 8 kresd's DoT, 9 kresd's DoH, 10 the
+  // floor responder).
   std::uint16_t port(unsigned k) const {
     return port_base ? static_cast<std::uint16_t>(port_base + k) : common::free_loopback_port();
   }
@@ -340,6 +346,19 @@ void measure_dnsarena(const BenchSetup& s, const BenchOptions& o, std::vector<Se
   measure_server("dnsarena-rpz", port, common::child_pids(with_rpz.pid()), segment, o, s.file, s.dir, runs);
   note_startup(runs, "dnsarena-rpz", startup_s);
   with_rpz.stop();
+}
+
+// The floor (with --dot / --doh, unless --no-floor): `bench floor-server`, a responder that
+// only answers (floor_responder.hpp), pinned and loaded as the servers are, as "floor" over
+// UDP and "floor-tcp" over TCP (dnsperf -m tcp -e: the queries DoT sends, without TLS).
+// What a query answered at once costs the kernel and an event loop alone at each load.
+void measure_floor(const BenchSetup& s, const BenchOptions& o, std::vector<ServerRun>& runs) {
+  const std::uint16_t port = s.port(10);
+  common::ChildProcess floor =
+      start_server(s, "floor", {s.exe, "bench", "floor-server", "--port", std::to_string(port)}, port);
+  measure_server("floor", port, {floor.pid()}, "", o, s.file, s.dir, runs);
+  measure_server("floor-tcp", port, {floor.pid()}, "", o, s.file, s.dir, runs, {"-m", "tcp", "-e"});
+  floor.stop();
 }
 
 // A peer's ports: plain DNS, and (0: none) DNS over TLS and over HTTPS.
@@ -474,6 +493,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
   const ServerRun* u_sat = find_run(runs, "unbound", 0);
   const ServerRun* k_at = find_run(runs, "kresd", at);
   const ServerRun* k_sat = find_run(runs, "kresd", 0);
+  const ServerRun* floor_tcp = find_run(runs, "floor-tcp", at);
   nlohmann::json j;
   double load[3] = {0, 0, 0};
   if (::getloadavg(load, 3) == 3) j["load_average"] = {load[0], load[1], load[2]};
@@ -523,7 +543,20 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
     j[k + "_cpu_ratio_vs_best_peer"] = ours && best ? nlohmann::json(ours->cpu_us_per_query / best->cpu_us_per_query)
                                                     : nlohmann::json(nullptr);
     j[k + "_best_peer"] = best ? nlohmann::json(best->server) : nlohmann::json(nullptr);
+    // The target in microseconds beside the floor over TCP: what it leaves for TLS, HTTP/2
+    // and the answer once the kernel and the loop are paid.
+    if (!floor_tcp || !best) return;
+    const double target = 0.7 * best->cpu_us_per_query;
+    j[k + "_target_cpu_us_per_query"] = target;
+    j[k + "_target_minus_tcp_floor_us"] = target - floor_tcp->cpu_us_per_query;
+    j[k + "_cpu_over_tcp_floor_us"] =
+        ours ? nlohmann::json(ours->cpu_us_per_query - floor_tcp->cpu_us_per_query) : nlohmann::json(nullptr);
   };
+  if (const ServerRun* f = find_run(runs, "floor", at)) {
+    j["floor_cpu_us_per_query"] = f->cpu_us_per_query;
+    j["floor_tcp_cpu_us_per_query"] = or_null(floor_tcp, &ServerRun::cpu_us_per_query);
+    j["cpu_over_floor_us"] = d_at ? nlohmann::json(d_at->cpu_us_per_query - f->cpu_us_per_query) : nlohmann::json(nullptr);
+  }
   if (o.dot) versus_peers("dot");
   if (o.doh) versus_peers("doh");
   // Targets: CPU per query at 60k <= 0.7 x Unbound's; saturation >= 2 x Unbound's q/s.
@@ -652,6 +685,16 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
       std::printf(", %.2fx DoT's", j["doh_cpu_ratio_vs_dot"].get<double>());
     std::printf(" on the same worker\n");
   }
+  if (j.contains("floor_cpu_us_per_query")) {
+    std::printf("floor (bench floor-server: answers each query as it comes, nothing else) CPU/query at %uk q/s: "
+                "UDP %.2f us",
+                j["judged_load_qps"].get<unsigned>() / 1000, j["floor_cpu_us_per_query"].get<double>());
+    if (!j["floor_tcp_cpu_us_per_query"].is_null())
+      std::printf(", TCP %.2f us", j["floor_tcp_cpu_us_per_query"].get<double>());
+    if (!j["cpu_over_floor_us"].is_null())
+      std::printf("; serve's UDP is %+.2f us over it", j["cpu_over_floor_us"].get<double>());
+    std::printf("\n");
+  }
   if (o.rpz()) print_rpz(j);
   std::printf("targets (serve against Unbound on one core: CPU per query, q/s at saturation):\n");
   for (const char* k : {"dot", "doh"}) {
@@ -662,6 +705,11 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
     const nlohmann::json& best = j[std::string(k) + "_best_peer"];
     const std::string note = best.is_null() ? "" : " (the better: " + best.get<std::string>() + ")";
     print_target(label.c_str(), j[key], true, 0.7, note.c_str());
+    const std::string target = std::string(k) + "_target_cpu_us_per_query";
+    if (j.contains(target) && !j[std::string(k) + "_cpu_over_tcp_floor_us"].is_null())
+      std::printf("  %-52s %.2f us, %+.2f us from the TCP floor; serve's is %+.2f us from it\n", "  (the target in us)",
+                  j[target].get<double>(), j[std::string(k) + "_target_minus_tcp_floor_us"].get<double>(),
+                  j[std::string(k) + "_cpu_over_tcp_floor_us"].get<double>());
   }
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
@@ -726,6 +774,7 @@ int run_bench(const BenchOptions& o) {
   std::string error;
   try {
     measure_dnsarena(s, o, runs);
+    if ((o.dot || o.doh) && !o.no_floor) measure_floor(s, o, runs);
     if (!o.no_unbound && have_program("unbound"))
       measure_peer(s, o, "unbound", {s.port(2), o.dot ? s.port(6) : std::uint16_t{0}, o.doh ? s.port(7) : std::uint16_t{0}},
                    unbound_conf, {"unbound", "-d", "-c", "{conf}"}, runs);
@@ -768,15 +817,19 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--seed", o->seed, "seed of the upstream's names (default 1)");
   cmd->add_option("--clients", o->clients, "dnsperf -c (default 4)")->check(CLI::Range(1u, 256u));
   cmd->add_option("--port-base", o->port_base,
-                  "fixed ports: the upstream, serve, unbound, kresd, serve's DoT and DoH on N..N+5 (default: free "
-                  "ports)")
-      ->check(CLI::Range(1024u, 65530u));
+                  "fixed ports: the upstream, serve, unbound, kresd, serve's DoT and DoH on N..N+5, the peers' DoT "
+                  "and DoH on N+6..N+9, the floor on N+10 (default: free ports)")
+      ->check(CLI::Range(1024u, 65525u));
   cmd->add_flag("--dot", o->dot,
                 "also measure serve over DNS over TLS (dnsperf -m dot -e, connections kept open) after its UDP "
                 "runs, as the server dnsarena-dot (needs certtool from gnutls-bin)");
   cmd->add_flag("--doh", o->doh,
                 "also measure serve over DNS over HTTPS (dnsperf -m doh -e, HTTP/2 GET, connections kept open) "
                 "after its UDP runs, as the server dnsarena-doh (needs certtool from gnutls-bin)");
+  cmd->add_flag("--no-floor", o->no_floor,
+                "with --dot / --doh: skip the floor runs (bench floor-server, a responder that only answers, over "
+                "UDP and TCP at the same loads: what the kernel and an event loop alone cost per query; the DoT and "
+                "DoH targets are shown in microseconds beside it)");
   cmd->add_flag("--realtime", o->realtime,
                 "run each server SCHED_FIFO (priority 1) on CPU 0 while measured: on a busy machine it then "
                 "wakes at once, as on an idle core (root or CAP_SYS_NICE)");

@@ -19,5 +19,8 @@ void add_bench_outage_command(CLI::App& bench);
 void add_bench_upstream_command(CLI::App& bench);
 // `dnsarena-lab bench tls-idle`: idle DoT connections held by one worker, within its bound.
 void add_bench_tls_idle_command(CLI::App& bench);
+// `dnsarena-lab bench floor-server`: a responder that only answers, the floor bench serve
+// measures the servers against.
+void add_bench_floor_command(CLI::App& bench);
 
 }  // namespace dnsarena::bench

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <spdlog/spdlog.h>
 #include <string_view>
@@ -230,20 +231,24 @@ bool DohServer::flush(Session& s) {
   }
 }
 
-void DohServer::respond(Session& s, std::int32_t stream_id, Stream& st, DohStatus status,
-                        std::span<const std::uint8_t> body) {
+void DohServer::respond(Session& s, std::int32_t stream_id, Stream& st, DohStatus status) {
   st.responded = true;
-  const std::string code = std::to_string(static_cast<unsigned>(status));
-  if (body.empty()) {
-    const nghttp2_nv nva[] = {header(":status", code), header("content-length", "0")};
+  char code[8], length[24], cache[32];
+  const auto text = [](char* first, char* last, std::uint64_t v) {
+    return std::string_view(first, static_cast<std::size_t>(std::to_chars(first, last, v).ptr - first));
+  };
+  const std::string_view code_text = text(code, code + sizeof code, static_cast<unsigned>(status));
+  if (st.body.empty()) {
+    const nghttp2_nv nva[] = {header(":status", code_text), header("content-length", "0")};
     nghttp2_submit_response(s.h2, stream_id, nva, std::size(nva), nullptr);
   } else {
-    st.body.assign(body.begin(), body.end());
     st.sent = 0;
-    const std::string length = std::to_string(body.size());
-    const std::string cache = "max-age=" + std::to_string(min_ttl(body));
-    const nghttp2_nv nva[] = {header(":status", code), header("content-type", kDohMediaType),
-                              header("content-length", length), header("cache-control", cache)};
+    constexpr std::string_view kMaxAge = "max-age=";
+    std::memcpy(cache, kMaxAge.data(), kMaxAge.size());
+    const std::string_view age = text(cache + kMaxAge.size(), cache + sizeof cache, min_ttl(st.body));
+    const nghttp2_nv nva[] = {header(":status", code_text), header("content-type", kDohMediaType),
+                              header("content-length", text(length, length + sizeof length, st.body.size())),
+                              header("cache-control", {cache, kMaxAge.size() + age.size()})};
     nghttp2_data_provider data{};
     data.read_callback = Callbacks::read_answer;
     nghttp2_submit_response(s.h2, stream_id, nva, std::size(nva), &data);
@@ -256,7 +261,8 @@ void DohServer::complete(Session& s, std::int32_t stream_id, Stream& st) {
   const DohRequest req{st.method, st.path, st.content_type, st.body, st.too_large};
   const DohStatus status = check_request(req, settings_.path, msg_);
   if (status != DohStatus::ok) {
-    respond(s, stream_id, st, status, {});
+    st.body.clear();  // an error has no body
+    respond(s, stream_id, st, status);
     return;
   }
   st.handed = true;
@@ -271,13 +277,17 @@ void DohServer::send(std::uint64_t conn_id, std::uint32_t stream, std::span<cons
   if (!s) return;
   auto it = s->streams.find(static_cast<std::int32_t>(stream));
   if (it == s->streams.end() || it->second.responded) return;
-  std::uint8_t padded[kDohMaxMessage];
-  std::size_t n = dns::pad_response(msg, dns::kResponsePaddingBlock, padded, sizeof padded);
+  // Padded straight into the stream's buffer: the answer with a Padding option (4 bytes of
+  // option header) grows by less than one block.
+  std::vector<std::uint8_t>& body = it->second.body;
+  body.resize(std::min(kDohMaxMessage, msg.size() + 4 + dns::kResponsePaddingBlock));
+  std::size_t n = dns::pad_response(msg, dns::kResponsePaddingBlock, body.data(), body.size());
   if (n == 0) {  // no EDNS in the answer, or no room: as it is
-    n = std::min(msg.size(), sizeof padded);
-    std::memcpy(padded, msg.data(), n);
+    n = std::min(msg.size(), kDohMaxMessage);
+    body.assign(msg.begin(), msg.begin() + static_cast<long>(n));
   }
-  respond(*s, it->first, it->second, DohStatus::ok, {padded, n});
+  body.resize(n);
+  respond(*s, it->first, it->second, DohStatus::ok);
 }
 
 void DohServer::fail(std::uint64_t conn_id, std::uint32_t stream, DohStatus status) {
@@ -285,7 +295,8 @@ void DohServer::fail(std::uint64_t conn_id, std::uint32_t stream, DohStatus stat
   if (!s) return;
   auto it = s->streams.find(static_cast<std::int32_t>(stream));
   if (it == s->streams.end() || it->second.responded) return;
-  respond(*s, it->first, it->second, status, {});
+  it->second.body.clear();  // an error has no body
+  respond(*s, it->first, it->second, status);
 }
 
 }  // namespace dnsarena::workers

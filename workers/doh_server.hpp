@@ -113,9 +113,9 @@ private:
   Session* session(std::uint64_t conn_id);
   // Writes every frame nghttp2 has ready. False when the connection closed meanwhile.
   bool flush(Session& s);
-  // The response headers (and `body`, when not empty) of `stream_id`; then flushed unless
-  // nghttp2 is reading (frames go out when its input is done).
-  void respond(Session& s, std::int32_t stream_id, Stream& st, DohStatus status, std::span<const std::uint8_t> body);
+  // The response headers of `stream_id`, and the answer in `st.body` when not empty; then
+  // flushed unless nghttp2 is reading (frames go out when its input is done).
+  void respond(Session& s, std::int32_t stream_id, Stream& st, DohStatus status);
   // A stream's request is complete: its status, or the handler.
   void complete(Session& s, std::int32_t stream_id, Stream& st);
 

@@ -48,6 +48,20 @@ TEST_CASE("doh_request: base64url round trip over random lengths, padding and ot
   CHECK_FALSE(decode_base64url("AB", out));  // 'B' leaves a non-zero bit after the byte
   CHECK(decode_base64url("AA", out));
   CHECK(out == std::vector<std::uint8_t>{0});
+  CHECK_FALSE(decode_base64url("AAAAAAB", out));  // two bytes after a block, and 2 bits left over
+  CHECK(decode_base64url("AAAAAAA", out));
+  CHECK(out == std::vector<std::uint8_t>{0, 0, 0, 0, 0});
+  // A character outside the alphabet anywhere, in a block of four or in the tail, is refused.
+  for (int n = 1; n < 24; ++n) {
+    const std::string text = encode_base64url(std::vector<std::uint8_t>(static_cast<std::size_t>(n), 0xA5));
+    for (std::size_t at = 0; at < text.size(); ++at)
+      for (const char bad : {'=', '+', '/', '.', '\0', '\x80'}) {
+        std::string t = text;
+        t[at] = bad;
+        INFO(n << " bytes, '" << bad << "' at " << at);
+        CHECK_FALSE(decode_base64url(t, out));
+      }
+  }
 }
 
 TEST_CASE("doh_request: statuses in order 404, 405, 413, 415, 400, 200", "[doh]") {

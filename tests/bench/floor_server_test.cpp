@@ -96,7 +96,7 @@ struct FloorServer {
 
 }  // namespace
 
-TEST_CASE("bench floor-server: each query comes back as its answer over UDP and TCP; garbage is dropped",
+TEST_CASE("bench floor-server: each query comes back as its answer over UDP and TCP and garbage is dropped",
           "[bench][floor][process]") {
   FloorServer f;
   REQUIRE(f.child.running());

@@ -130,7 +130,7 @@ public:
     if (it == conns_.end()) return;
     std::vector<std::uint8_t>& rest = it->second;
     const std::size_t had = rest.size();  // < kMaxFramed: less than one message
-    std::memcpy(stream_.data(), rest.data(), had);
+    if (had) std::memcpy(stream_.data(), rest.data(), had);  // an empty vector's data() may be null
     const ssize_t r = ::recv(fd, stream_.data() + had, kTcpRead, 0);
     if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (r <= 0) {

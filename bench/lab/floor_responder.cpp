@@ -96,7 +96,8 @@ public:
         ++counters.dropped;
       }
     }
-    if (answers && ::sendmmsg(udp_, out.data(), answers, MSG_DONTWAIT) > 0) counters.udp_answers += answers;
+    if (const int sent = answers ? ::sendmmsg(udp_, out.data(), answers, MSG_DONTWAIT) : 0; sent > 0)
+      counters.udp_answers += static_cast<unsigned>(sent);
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {  // ready for the next recvmmsg
       iov_[i].iov_len = datagrams_[i].size();
       msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena-lab bench serve --dot --doh`, small: the floor responder is measured beside the
-// servers over UDP and TCP, and the DoT and DoH targets are reported in microseconds against
-// its TCP figure, from the same runs; --no-floor leaves it out.
+// `dnsarena-lab bench serve --dot`, small: the floor responder is measured beside the
+// servers over UDP and TCP, and the DoT target is reported in microseconds against its TCP
+// figure, from the same runs (DoH's uses the same code); --no-floor leaves it out.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -16,7 +16,7 @@
 namespace {
 
 nlohmann::json bench_serve(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv{DNSARENA_BIN, "bench", "serve", "--queries", "2000", "--duration", "1",
+  std::vector<std::string> argv{DNSARENA_BIN, "bench", "serve", "--queries", "2000", "--duration", "0.5",
                                 "--loads",    "2000",       "--no-kresd", "--json"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   int status = 0;
@@ -35,18 +35,18 @@ const nlohmann::json* find_run(const nlohmann::json& j, const std::string& serve
 
 }  // namespace
 
-TEST_CASE("bench serve --dot --doh --json: the floor beside the servers and the targets in microseconds",
+TEST_CASE("bench serve --dot --json: the floor beside the servers and the target in microseconds",
           "[bench][floor][process]") {
   if (!dnsarena::common::find_program("dnsperf") || !dnsarena::common::find_program("unbound") ||
       !dnsarena::common::find_program("certtool")) {
     FAIL("dnsperf, unbound and certtool are installed by .ci/install-deps");
   }
-  const nlohmann::json j = bench_serve({"--dot", "--doh"});
+  const nlohmann::json j = bench_serve({"--dot"});
   for (const char* server : {"floor", "floor-tcp"}) {
     INFO(server);
     const nlohmann::json* r = find_run(j, server, 2000);
     REQUIRE(r);
-    CHECK((*r)["completed"].get<unsigned>() >= 1900);  // 2,000 q/s for 1 s
+    CHECK((*r)["completed"].get<unsigned>() >= 950);  // 2,000 q/s for 0.5 s
     CHECK((*r)["lost"] == 0);
     CHECK((*r)["cpu_us_per_query"].get<double>() > 0);
     CHECK(find_run(j, server, 0));  // and at saturation
@@ -56,8 +56,8 @@ TEST_CASE("bench serve --dot --doh --json: the floor beside the servers and the 
   CHECK(floor_tcp == (*find_run(j, "floor-tcp", 2000))["cpu_us_per_query"].get<double>());
   CHECK(j["cpu_over_floor_us"].get<double>() ==
         Approx(j["cpu_us_per_query"].get<double>() - j["floor_cpu_us_per_query"].get<double>()));
-  for (const std::string k : {"dot", "doh"}) {
-    INFO(k);
+  {
+    const std::string k = "dot";
     // Unbound is the only peer here, so the better one.
     CHECK(j[k + "_best_peer"] == "unbound-" + k);
     const double target = j[k + "_target_cpu_us_per_query"].get<double>();
@@ -67,6 +67,7 @@ TEST_CASE("bench serve --dot --doh --json: the floor beside the servers and the 
   }
 
   const nlohmann::json without = bench_serve({"--dot", "--no-unbound", "--no-floor"});
+  CHECK_FALSE(without.contains("dot_target_cpu_us_per_query"));
   CHECK_FALSE(without.contains("floor_cpu_us_per_query"));
   CHECK_FALSE(find_run(without, "floor", 2000));
   CHECK(find_run(without, "dnsarena-dot", 2000));

@@ -183,6 +183,7 @@ void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint6
     close_conn(id);
     return;
   }
+  c->drained = false;
   if (c->handshaking && (!handshake(id, *c, now) || c->handshaking)) return;
   c->resume_pending = false;
   if (c->out_bytes && !flush(id, *c)) return;
@@ -470,12 +471,22 @@ bool TcpServer::handshake(std::uint64_t id, Conn& c, std::uint64_t now) {
   return true;
 }
 
+ssize_t TcpServer::recv_once(Conn& c, void* data, std::size_t len) {
+  if (c.drained) {
+    errno = EAGAIN;
+    return -1;
+  }
+  const ssize_t n = ::recv(c.fd, data, len, 0);
+  if (n > 0 && static_cast<std::size_t>(n) < len) c.drained = true;
+  return n;
+}
+
 ssize_t TcpServer::tls_pull(void* conn, void* data, std::size_t len) {
   Conn& c = *static_cast<Conn*>(conn);
   if (c.tls_ahead_off == c.tls_ahead_len) {
-    if (len >= kTlsReadAhead) return ::recv(c.fd, data, len, 0);
+    if (len >= kTlsReadAhead) return recv_once(c, data, len);
     if (!c.tls_ahead) c.tls_ahead.reset(new std::uint8_t[kTlsReadAhead]);
-    const ssize_t n = ::recv(c.fd, c.tls_ahead.get(), kTlsReadAhead, 0);
+    const ssize_t n = recv_once(c, c.tls_ahead.get(), kTlsReadAhead);
     if (n <= 0) {
       const int saved = errno;
       c.tls_ahead.reset();
@@ -512,7 +523,7 @@ ssize_t TcpServer::tls_push(void* conn, const giovec_t* iov, int iovcnt) {
 }
 
 ssize_t TcpServer::stream_recv(Conn& c, std::uint8_t* buf, std::size_t n) {
-  if (!c.tls) return ::recv(c.fd, buf, n, 0);
+  if (!c.tls) return recv_once(c, buf, n);
   const ssize_t r = gnutls_record_recv(c.tls, buf, n);
   if (r >= 0) return r;  // 0: close_notify
   // A TCP close without close_notify, a renegotiation attempt or a bad record: no more input.

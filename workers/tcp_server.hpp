@@ -188,6 +188,10 @@ private:
     bool paused = false;        // output over kTcpOutputPause or pipeline full: not read
     bool eof = false;           // the client finished sending: close once output is out
     bool resume_pending = false;  // resumed with unprocessed input: EPOLLOUT wakes us
+    // A recv of this event came back short of what it asked: the socket was empty then, so
+    // the next recv of the same event would only say EAGAIN; it is skipped. Epoll is
+    // level-triggered: bytes that come later are reported by the next epoll_wait.
+    bool drained = false;
     gnutls_session_t tls = nullptr;  // TLS server only
     // TLS: bytes read from the socket ahead of GnuTLS (tls_pull), [off, len) not yet
     // handed to it; freed when empty, so an idle connection holds none.
@@ -204,6 +208,8 @@ private:
   // header, then its body: two recv calls per record with GnuTLS's own pull, one per
   // burst of records here); tls_push writes GnuTLS's vectors with one sendmsg.
   static ssize_t tls_pull(void* conn, void* data, std::size_t len);
+  // recv(2) of up to `len` bytes, or EAGAIN without a system call when `c` is drained.
+  static ssize_t recv_once(Conn& c, void* data, std::size_t len);
   static int tls_pull_timeout(void* conn, unsigned ms);
   static ssize_t tls_push(void* conn, const giovec_t* iov, int iovcnt);
   static constexpr std::size_t kTlsReadAhead = 16 * 1024 + 64;  // a full record and its header

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/ip_address.hpp"
 #include "common/yaml_reader.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/upstream_stream.hpp"
@@ -36,19 +37,8 @@ Endpoint Endpoint::parse(const std::string& s) {
   char* end = nullptr;
   const unsigned long p = std::strtoul(port.c_str(), &end, 10);
   if (port.empty() || *end != '\0' || p > 65535) throw std::invalid_argument("'" + s + "': bad port '" + port + "'");
-  auto* a4 = reinterpret_cast<sockaddr_in*>(&e.addr);
-  auto* a6 = reinterpret_cast<sockaddr_in6*>(&e.addr);
-  if (inet_pton(AF_INET, host.c_str(), &a4->sin_addr) == 1) {
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons(static_cast<std::uint16_t>(p));
-    e.len = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, host.c_str(), &a6->sin6_addr) == 1) {
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons(static_cast<std::uint16_t>(p));
-    e.len = sizeof(sockaddr_in6);
-  } else {
-    throw std::invalid_argument("'" + s + "': '" + host + "' is not an IPv4 or IPv6 address");
-  }
+  e.len = common::ip_socket_address(host, static_cast<std::uint16_t>(p), e.addr);
+  if (e.len == 0) throw std::invalid_argument("'" + s + "': '" + host + "' is not an IPv4 or IPv6 address");
   return e;
 }
 

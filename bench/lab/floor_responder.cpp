@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench/lab/floor_responder.hpp"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "bench/lab/lab_interrupt.hpp"
+#include "common/ip_address.hpp"
 
 namespace dnsarena::bench {
 
@@ -35,24 +35,6 @@ struct Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
 };
-
-sockaddr_storage parse_address(const std::string& address, std::uint16_t port, socklen_t& len) {
-  sockaddr_storage ss{};
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    len = sizeof(sockaddr_in);
-  } else if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    len = sizeof(sockaddr_in6);
-  } else {
-    throw std::runtime_error("not an IPv4 or IPv6 address: " + address);
-  }
-  return ss;
-}
 
 int bound_socket(const sockaddr_storage& at, socklen_t len, int type) {
   const int fd = ::socket(at.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -186,8 +168,9 @@ private:
 }  // namespace
 
 FloorCounters run_floor_responder(const std::string& address, std::uint16_t port) {
-  socklen_t len = 0;
-  const sockaddr_storage at = parse_address(address, port, len);
+  sockaddr_storage at{};
+  const socklen_t len = common::ip_socket_address(address, port, at);
+  if (len == 0) throw std::runtime_error("not an IPv4 or IPv6 address: " + address);
   const Fd udp(bound_socket(at, len, SOCK_DGRAM));
   const Fd tcp(bound_socket(at, len, SOCK_STREAM));
   const Fd ep(::epoll_create1(EPOLL_CLOEXEC));

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sim/traffic/load_client.hpp"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -18,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/ip_address.hpp"
 #include "dns/message.hpp"
 #include "dns/query_builder.hpp"
 #include "wire/dns_name.hpp"
@@ -47,20 +47,8 @@ struct InFlight {
 
 int connect_udp(const std::string& host, std::uint16_t port) {
   sockaddr_storage ss{};
-  socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    len = sizeof *v4;
-  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    len = sizeof *v6;
-  } else {
-    throw std::invalid_argument("--server: not an IPv4 or IPv6 address: '" + host + "'");
-  }
+  const socklen_t len = common::ip_socket_address(host, port, ss);
+  if (len == 0) throw std::invalid_argument("--server: not an IPv4 or IPv6 address: '" + host + "'");
   const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   int buf = 4 << 20;

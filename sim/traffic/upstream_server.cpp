@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "common/ip_address.hpp"
 #include "dns/message.hpp"
 #include "wire/constants.hpp"
 #include "wire/dns_name.hpp"
@@ -35,20 +36,9 @@ constexpr auto kStatsFilePeriod = std::chrono::milliseconds(200);
 
 // Parses "127.0.0.1" or "::1" into a sockaddr with `port`.
 socklen_t make_address(const std::string& host, std::uint16_t port, sockaddr_storage& ss) {
-  std::memset(&ss, 0, sizeof ss);
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    return sizeof(sockaddr_in);
-  }
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    return sizeof(sockaddr_in6);
-  }
-  throw std::invalid_argument("--listen: not an IPv4 or IPv6 address: '" + host + "'");
+  const socklen_t len = common::ip_socket_address(host, port, ss);
+  if (len == 0) throw std::invalid_argument("--listen: not an IPv4 or IPv6 address: '" + host + "'");
+  return len;
 }
 
 std::uint16_t port_of(int fd) {

@@ -97,7 +97,7 @@ struct BenchOptions {
   bool no_kresd = false;
   std::string segment;     // serve's segment; empty: dnsarena-bench-serve-PID
   bool realtime = false;   // each server SCHED_FIFO while measured (wakes at once on a busy machine)
-  unsigned port_base = 0;  // 0: free ports from the kernel; else upstream, serve, unbound, kresd, DoT, DoH at +0..+5
+  unsigned port_base = 0;  // 0: free ports from the kernel; else BenchSetup::port(k) is port_base + k (k <= 10)
   bool dot = false;        // also measure serve over DNS over TLS
   bool doh = false;        // also measure serve over DNS over HTTPS
   bool no_floor = false;   // with --dot / --doh: skip the floor responder's runs
@@ -199,6 +199,10 @@ void pin_to_cpu0(const std::vector<pid_t>& pids, bool realtime) {
 // answers padded to 468 bytes are 47.7 KB of DATA, under the 64 KiB window (Knot Resolver's
 // doh2 listener lost whole runs to dnsperf at 200; its cause there was not examined).
 const std::vector<std::string> kDohDnsperf{"-m", "doh", "-e", "-q", "100"};
+
+// The CPU-per-query targets: serve's at most this share of the peer's (Unbound's; over DoT
+// and DoH, the better of Unbound and kresd). Also the target in microseconds beside the floor.
+constexpr double kCpuRatioTarget = 0.7;
 
 // Warms `port` with one pass of the file, pins `pids` to CPU 0, then one dnsperf run on
 // CPU 1 per offered load and one at saturation. `segment`: serve's, for user ns/query.
@@ -546,7 +550,7 @@ nlohmann::json summarize(const std::vector<ServerRun>& runs, const BenchOptions&
     // The target in microseconds beside the floor over TCP: what it leaves for TLS, HTTP/2
     // and the answer once the kernel and the loop are paid.
     if (!floor_tcp || !best) return;
-    const double target = 0.7 * best->cpu_us_per_query;
+    const double target = kCpuRatioTarget * best->cpu_us_per_query;
     j[k + "_target_cpu_us_per_query"] = target;
     j[k + "_target_minus_tcp_floor_us"] = target - floor_tcp->cpu_us_per_query;
     j[k + "_cpu_over_tcp_floor_us"] =
@@ -704,7 +708,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
                               " CPU/query <= 0.7x the better of Unbound's and kresd's";
     const nlohmann::json& best = j[std::string(k) + "_best_peer"];
     const std::string note = best.is_null() ? "" : " (the better: " + best.get<std::string>() + ")";
-    print_target(label.c_str(), j[key], true, 0.7, note.c_str());
+    print_target(label.c_str(), j[key], true, kCpuRatioTarget, note.c_str());
     const std::string target = std::string(k) + "_target_cpu_us_per_query";
     if (j.contains(target) && !j[std::string(k) + "_cpu_over_tcp_floor_us"].is_null())
       std::printf("  %-52s %.2f us, %+.2f us from the TCP floor; serve's is %+.2f us from it\n", "  (the target in us)",
@@ -713,7 +717,7 @@ void print_table(const std::vector<ServerRun>& runs, const nlohmann::json& j, co
   }
   const std::string at = "CPU/query at " + std::to_string(j["judged_load_qps"].get<unsigned>() / 1000) +
                          "k q/s <= 0.7x Unbound's";
-  print_target(at.c_str(), j["cpu_ratio_vs_unbound_at_60k"], true, 0.7, "");
+  print_target(at.c_str(), j["cpu_ratio_vs_unbound_at_60k"], true, kCpuRatioTarget, "");
   std::printf("  (q/s/cpu: answered per server CPU-second, i.e. q/s divided by the server's share of its core)\n");
   if (!j["client_bound"].get<bool>()) {
     print_target("q/s at saturation on one core >= 2x Unbound's", j["qps_ratio_vs_unbound_saturated"], false, 2.0,

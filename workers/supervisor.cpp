@@ -26,6 +26,7 @@
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
+#include "workers/retirement_wait.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
@@ -135,7 +136,11 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
   spdlog::default_logger()->flush();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    // The retire signal stays blocked until the worker's loop waits for it (worker.hpp):
+    // a reload right after this fork cannot end the worker before its handler is set.
+    sigset_t worker_mask = old_mask;
+    ::sigaddset(&worker_mask, kRetireSignal);
+    ::sigprocmask(SIG_SETMASK, &worker_mask, nullptr);
     std::vector<UdpListener> udp;
     for (std::size_t a = 0; a < listen.udp.size(); ++a) {
       for (unsigned i = 0; i < listen.udp[a].size(); ++i)
@@ -636,6 +641,8 @@ unsigned Supervisor::free_row(unsigned index, unsigned current) {
 }
 
 void Supervisor::reload_workers() {
+  std::vector<pid_t> retired;
+  std::vector<int> retired_beats;
   for (unsigned i = 0; i < workers_.size(); ++i) {
     WorkerProc& w = workers_[i];
     if (w.pid > 0) {
@@ -650,9 +657,16 @@ void Supervisor::reload_workers() {
       ::kill(old.pid, kRetireSignal);  // drains its connections, then exits (worker.hpp)
       old.restart_at_ms = common::monotonic_ms();  // for a retiring worker: when it was told to stop
       retiring_.push_back(old);
+      retired.push_back(old.pid);
+      retired_beats.push_back(old.beat_fd);
     }
     w.backoff_ms = cfg_.backoff_initial_ms;
   }
+  // Reported done only when no old worker reads the sockets any more (retirement_wait.hpp).
+  for (std::size_t k : await_stopped_reading(retired_beats, kRetireAckTimeoutMs))
+    spdlog::warn("replaced worker pid {} has not stopped reading its sockets {} ms after it was told to; until it "
+                 "does it may answer with the previous config",
+                 retired[k], kRetireAckTimeoutMs);
 }
 
 void Supervisor::supervise() {

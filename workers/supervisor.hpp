@@ -31,7 +31,9 @@
 // one by one, each new worker forked on the same socket before the old one is retired
 // (it drains its TCP and DoT connections, then exits: worker.hpp, kRetireSignal), so
 // the cache stays warm, no socket goes unread and no established connection is dropped
-// (supervisor.cpp, reload_workers, says why not an in-place reload). DoT's certificate
+// (supervisor.cpp, reload_workers, says why not an in-place reload). The reload is
+// logged and reported READY only once every retired worker has stopped reading its
+// sockets, or 2 s passed (retirement_wait.hpp). DoT's certificate
 // and key are read again (a pair that fails keeps the running one, logged); its session
 // ticket key is kept, so tickets stay valid. Settings the supervisor holds for
 // the service's life (listen, workers, segment and geometry, /metrics, socket buffers)

@@ -71,6 +71,12 @@ volatile sig_atomic_t g_stop = 0;
 void on_stop_signal(int) { g_stop = 1; }
 volatile sig_atomic_t g_retire = 0;  // kRetireSignal: a reload replaced this worker
 void on_retire_signal(int) { g_retire = 1; }
+void block_retire_signal() {
+  sigset_t retire;
+  ::sigemptyset(&retire);
+  ::sigaddset(&retire, kRetireSignal);
+  ::pthread_sigmask(SIG_BLOCK, &retire, nullptr);
+}
 
 class Worker {
 public:
@@ -106,6 +112,8 @@ public:
         heartbeat_fd_(heartbeat_fd),
         answers_(answer_metrics, host.row) {
     scratch_.reserve(4096);
+    ::pthread_sigmask(SIG_SETMASK, nullptr, &wait_mask_);
+    ::sigdelset(&wait_mask_, kRetireSignal);
     doh_tls_.alpn = kDohAlpn;
     std::memset(in_msgs_, 0, sizeof in_msgs_);
     for (std::size_t i = 0; i < kBatch; ++i) {
@@ -157,7 +165,7 @@ public:
         ::clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
       }
       udp_last_batch_ = 0;
-      const int n = ::epoll_wait(epfd_, events, 64, timeout);
+      const int n = ::epoll_pwait(epfd_, events, 64, timeout, &wait_mask_);
       recv_hist_.wakeup();
       now_us = monotonic_us();
       wakeup_gap_us_ = now_us - last_wakeup_us_;
@@ -183,8 +191,7 @@ public:
       if (!parked_.empty() && (parked_woken_ || monotonic_us() >= parked_next_scan_us_)) resume_parked(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
         last_beat_ms_ = now_us / 1000;
-        const char beat = 1;
-        [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &beat, 1);  // full pipe: fine
+        [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &kBeatAlive, 1);  // full pipe: fine
       }
       if (now_us / 1000 - last_sweep_ms >= 1000) {
         last_sweep_ms = now_us / 1000;
@@ -747,6 +754,10 @@ private:
     doh_.stop_accepting();
     spdlog::debug("worker: retired: draining {} TCP, {} DoT and {} DoH connections", tcp_.connections(),
                   tls_.connections(), doh_.connections());
+    // The supervisor waits for this before it reports the reload done. Only a full pipe
+    // (a supervisor that has not read for 16 s of beats) loses it: it then stops waiting
+    // at its bound.
+    if (heartbeat_fd_ >= 0) [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &kBeatRetired, 1);
     return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
   }
 
@@ -832,6 +843,7 @@ private:
   RateLimiter rate_limiter_;
   const dns::CookieSecrets cookie_secrets_;  // the supervisor's, copied at fork (server_cookies.hpp)
   int heartbeat_fd_;
+  sigset_t wait_mask_;  // this thread's signal mask without kRetireSignal: epoll_pwait's
   std::uint64_t last_beat_ms_ = 0;
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;
@@ -911,6 +923,7 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   common::install_stop_signals(on_stop_signal);
   ::signal(kRetireSignal, on_retire_signal);
+  block_retire_signal();  // spawn() forks with it blocked; callers that did not, too
   if (::getppid() == 1) return kWorkerExitOk;  // the supervisor died before PDEATHSIG was set
 
   std::unique_ptr<cache::Segment> seg;

@@ -106,10 +106,19 @@ struct WorkerSockets {
   std::vector<int> doh;
 };
 inline constexpr unsigned kHeartbeatMs = 250;
+// The bytes a worker writes on its heartbeat pipe: kBeatAlive every kHeartbeatMs;
+// kBeatRetired once, when a retired worker has stopped reading its sockets (from then on
+// only its successor answers new queries, so the supervisor reports a reload done only
+// after every retired worker has sent it: supervisor.cpp, await_retirements).
+inline constexpr char kBeatAlive = 1;
+inline constexpr char kBeatRetired = 2;
 // A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its
 // sockets (its successor reads them), answers its open TCP, DoT and DoH connections and
 // upstream queries until they end or tcp.idle_timeout_ms passes, then exits. So a reload
 // (a new certificate, say) drops no established connection. SIGTERM still stops at once.
+// The signal stays blocked in a worker except inside its epoll_pwait (it is blocked from
+// fork on), so it always ends that wait at once and can never arrive unhandled or in the
+// gap between the loop's check and the wait.
 inline constexpr int kRetireSignal = SIGUSR1;
 
 // Runs until SIGTERM/SIGINT. Returns a process exit code.

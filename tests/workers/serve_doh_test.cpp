@@ -432,8 +432,9 @@ TEST_CASE("DoH: SIGHUP keeps established connections answering, new ones reach t
     REQUIRE(c->wait(id));
     CHECK(c->response(id).status == 200);
     CHECK(message_id(c->response(id).body) == qid);
-    // and told each client, gracefully, to open its next connection (the GOAWAY can
-    // follow the answer: the worker may take the request before the retire signal)
+    // and told each client, gracefully, to open its next connection (the GOAWAY went out
+    // when the worker was retired, before the reload was logged; the client may read it
+    // after the answer)
     CHECK(c->pump_until([&] { return c->goaway(); }, std::chrono::milliseconds(3000)));
     CHECK_FALSE(c->eof());
   }

@@ -95,11 +95,20 @@ TEST_CASE("SIGHUP: a new access_control takes effect, the cache stays warm, a br
   const auto entries_before = serve_stats(s.segment)["entries"].get<std::uint64_t>();
   const auto pids_before = s.serve->children();
 
+  // "reloaded" is logged once no old worker reads the socket any more: from then on every
+  // answer is the new config's, at once.
+  const auto reloads = [&] {
+    const std::string log = s.serve->log();
+    std::size_t n = 0;
+    for (std::size_t at = log.find("reloaded: 2 workers replaced"); at != std::string::npos;
+         at = log.find("reloaded: 2 workers replaced", at + 1))
+      ++n;
+    return n;
+  };
   std::ofstream(path) << "access_control: [\"127.0.0.0/8 refuse\"]\nlog_level: info\n";
   REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
-  CHECK(eventually([&] { return rcode_of(s.port, 2) == 5; }));  // REFUSED
-  CHECK(eventually([&] { return s.serve->log().find("reloaded: 2 workers replaced") != std::string::npos; }));
-  for (std::uint16_t id = 3; id < 13; ++id) CHECK(rcode_of(s.port, id) == 5);  // every worker has it
+  REQUIRE(eventually([&] { return reloads() == 1; }));
+  for (std::uint16_t id = 2; id < 22; ++id) CHECK(rcode_of(s.port, id) == 5);  // REFUSED, by every worker
   CHECK(serve_stats(s.segment)["entries"].get<std::uint64_t>() >= entries_before);  // warm
   const auto pids_after = s.serve->children();
   for (pid_t p : pids_before) CHECK(std::find(pids_after.begin(), pids_after.end(), p) == pids_after.end());
@@ -107,8 +116,10 @@ TEST_CASE("SIGHUP: a new access_control takes effect, the cache stays warm, a br
   // Back to allow: the answer comes from the cache the old workers filled.
   std::ofstream(path) << "access_control: [\"127.0.0.0/8 allow\"]\nlog_level: info\n";
   REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
-  CHECK(eventually([&] { return rcode_of(s.port, 20) == 0; }));
+  REQUIRE(eventually([&] { return reloads() == 2; }));
+  for (std::uint16_t id = 22; id < 30; ++id) CHECK(rcode_of(s.port, id) == 0);
   CHECK(s.upstream.queries() == upstream_before);
+  CHECK(s.serve->log().find("has not stopped reading") == std::string::npos);
 
   // A broken file: logged with its reason, the running config (allow) stays.
   std::ofstream(path) << "access_control: [\"127.0.0.0/8 refuse\"]\nno_such_key: 1\n";
@@ -121,6 +132,32 @@ TEST_CASE("SIGHUP: a new access_control takes effect, the cache stays warm, a br
   REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
   CHECK(eventually([&] { return s.serve->log().find("udp buffers changed; it needs a restart") != std::string::npos; }));
   CHECK(rcode_of(s.port, 41) == 0);
+  CHECK(s.serve->stop() == 0);
+}
+
+TEST_CASE("SIGHUP with the old worker stopped: the reload goes on after its bound, named in the log",
+          "[serve][reload]") {
+  const std::string path = write_config("access_control: [\"127.0.0.0/8 allow\"]\nlog_level: info\n");
+  Service s({"--config", path}, 1);
+  REQUIRE(rcode_of(s.port, 1) == 0);
+  const auto before = s.serve->children();
+  REQUIRE(before.size() == 1);
+  REQUIRE(::kill(before[0], SIGSTOP) == 0);  // it cannot take its retire signal
+  std::ofstream(path) << "access_control: [\"127.0.0.0/8 refuse\"]\nlog_level: info\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  CHECK(eventually([&] {
+    return s.serve->log().find("replaced worker pid " + std::to_string(before[0]) + " has not stopped reading") !=
+           std::string::npos;
+  }));
+  CHECK(eventually([&] { return s.serve->log().find("reloaded: 1 workers replaced") != std::string::npos; }));
+  // The stopped worker reads nothing: every answer is the successor's.
+  for (std::uint16_t id = 2; id < 10; ++id) CHECK(rcode_of(s.port, id) == 5);
+  REQUIRE(::kill(before[0], SIGCONT) == 0);  // it then retires and, with nothing to drain, exits
+  CHECK(eventually([&] {
+    const auto now = s.serve->children();
+    return std::find(now.begin(), now.end(), before[0]) == now.end();
+  }));
+  CHECK(rcode_of(s.port, 10) == 5);
   CHECK(s.serve->stop() == 0);
 }
 

@@ -755,8 +755,8 @@ private:
     spdlog::debug("worker: retired: draining {} TCP, {} DoT and {} DoH connections", tcp_.connections(),
                   tls_.connections(), doh_.connections());
     // The supervisor waits for this before it reports the reload done. Only a full pipe
-    // (a supervisor that has not read for 16 s of beats) loses it: it then stops waiting
-    // at its bound.
+    // (64 KiB of unread beats: hours of a supervisor not reading) loses it; the supervisor
+    // then stops waiting at its bound.
     if (heartbeat_fd_ >= 0) [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &kBeatRetired, 1);
     return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
   }

@@ -109,7 +109,7 @@ inline constexpr unsigned kHeartbeatMs = 250;
 // The bytes a worker writes on its heartbeat pipe: kBeatAlive every kHeartbeatMs;
 // kBeatRetired once, when a retired worker has stopped reading its sockets (from then on
 // only its successor answers new queries, so the supervisor reports a reload done only
-// after every retired worker has sent it: supervisor.cpp, await_retirements).
+// after every retired worker has sent it: retirement_wait.hpp).
 inline constexpr char kBeatAlive = 1;
 inline constexpr char kBeatRetired = 2;
 // A reload's retirement (supervisor.cpp, reload_workers): the worker stops reading its

@@ -202,12 +202,7 @@ TEST_CASE("SIGHUP keeps the secret, a new cookie_secret rolls over, the previous
   auto reload = [&](const std::string& text, int nth) {
     std::ofstream(path) << text;
     REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
-    REQUIRE(eventually([&] {
-      const std::string log = s.serve->log();
-      std::size_t n = 0;
-      for (std::size_t at = log.find("reloaded:"); at != std::string::npos; at = log.find("reloaded:", at + 1)) ++n;
-      return n >= static_cast<std::size_t>(nth);
-    }));
+    REQUIRE(eventually([&] { return occurrences(s.serve->log(), "reloaded:") >= static_cast<std::size_t>(nth); }));
   };
   // The random secret made at start survives a reload that does not name one.
   const std::vector<std::uint8_t> c0 = learn_cookie(s.port, 2);

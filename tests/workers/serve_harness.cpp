@@ -289,6 +289,12 @@ DnsReply tcp_exchange_at(const std::string& server, const std::vector<std::uint8
 
 std::string run_command(const std::string& cmd, int* status) { return command_output(cmd, status); }
 
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 int connected_udp_socket(std::uint16_t port) {
   sockaddr_in to{};
   to.sin_family = AF_INET;

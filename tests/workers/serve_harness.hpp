@@ -111,6 +111,8 @@ DnsReply parse_reply(const std::vector<std::uint8_t>& wire);
 
 // Runs a command, returns its stdout (exit code in *status when given).
 std::string run_command(const std::string& cmd, int* status = nullptr);
+// How many times `what` occurs in `text` (a log line counted across reloads, say).
+std::size_t occurrences(const std::string& text, const std::string& what);
 // A non-blocking UDP socket connected to 127.0.0.1:`port` (its own source port), or -1.
 int connected_udp_socket(std::uint16_t port);
 // Waits (up to 10 s, looking every 50 ms) until `pred()`; false when it never held.

@@ -132,6 +132,18 @@ std::string kdig_records(std::uint16_t port, const std::string& name, const std:
 // `dnsarena stats --segment S --json --interval 0`.
 nlohmann::json serve_stats(const std::string& segment);
 
+// Events a test waits for (with eventually()) instead of sleeping:
+// Entries of `segment` not expired now (the $ENTRY blocks of `dnsarena dump`): 0 once
+// every entry's TTL has run out.
+std::size_t live_cache_entries(const std::string& segment);
+// TCP connections on this host to 127.0.0.1:`port` whose local end is still open
+// (ESTABLISHED, or CLOSE_WAIT: the peer closed, this end not yet), from /proc/net/tcp:
+// 0 once the connecting side closed them all.
+std::size_t tcp_connections_to(std::uint16_t port);
+// How many times process `pid`'s main thread went to sleep and woke (voluntary context
+// switches, /proc/PID/status): a supervisor's timed checks each add one.
+std::uint64_t voluntary_switches(pid_t pid);
+
 std::string dnsarena_binary();
 
 }  // namespace dnsarena::test

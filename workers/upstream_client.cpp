@@ -44,6 +44,7 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
     failures_ = own_failures_.get();
   }
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
+  answer_.set_private_addresses(&config.private_addresses);
   zones_ = config.zones();
   init_health(host.health);
   init_streams();

@@ -52,7 +52,13 @@ std::string unique_segment(const std::string& tag) {
   return "dnsarena-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
 }
 
+void forward_test_zone(std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "--local-zone") == args.end())
+    args.insert(args.end(), {"--local-zone", "test. nodefault"});
+}
+
 ServeProcess::ServeProcess(std::vector<std::string> args, std::uint16_t port) : port_(port) {
+  forward_test_zone(args);
   static int n = 0;
   log_path_ = "/tmp/dnsarena-serve-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log";
   std::vector<std::string> argv{dnsarena_binary(), "serve"};

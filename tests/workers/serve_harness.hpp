@@ -25,8 +25,14 @@ std::string write_config(const std::string& text);
 // A segment name unique to this test process.
 std::string unique_segment(const std::string& tag);
 
-// `dnsarena serve ARGS...`, output to a log file. The destructor stops it (SIGTERM, then
-// SIGKILL after 5 s).
+// The tests' upstreams serve names under test., a default local zone that serve answers
+// itself (RFC 6761; policy/default_local_zones.hpp): every serve a test starts forwards
+// it, as an operator forwards a zone of their own, by `--local-zone "test. nodefault"`
+// appended to `args`, unless the test gives --local-zone itself.
+void forward_test_zone(std::vector<std::string>& args);
+
+// `dnsarena serve ARGS...` (with forward_test_zone), output to a log file. The destructor
+// stops it (SIGTERM, then SIGKILL after 5 s).
 class ServeProcess {
 public:
   ServeProcess(std::vector<std::string> args, std::uint16_t port);

@@ -288,7 +288,7 @@ private:
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
     c.limit = client_limit(q, src.tcp);
-    if (policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size)) return {false, c.size};
+    if (policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size, tap_.get())) return {false, c.size};
     return c;
   }
 
@@ -444,6 +444,7 @@ private:
       if (r.size == 0) return 0;
       if (r.truncated) cache_.count(cache::Counter::truncated);
       cache_.count(stale ? cache::Counter::stale_answers : cache::Counter::hits);
+      if (stale && tap_) tap_->mark_stale(out, q.id);
       return r.size;
     };
     try {
@@ -481,8 +482,8 @@ private:
     if (tap_) {
       const sockaddr_storage stream_local = w.tcp ? local_of(w.conn_id, w.doh_stream) : sockaddr_storage{};
       tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr,
-                            w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local), w.tcp,
-                            {out, n}, nullptr);
+                            w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local),
+                            w.tcp ? stream_protocol(w.conn_id, w.doh_stream) : TapProtocol::udp, {out, n}, nullptr);
     }
     if (w.tcp) {
       reply_stream(w.conn_id, w.doh_stream, {out, n});
@@ -593,7 +594,7 @@ private:
       const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
       if (tap_ && tap_->client_queries())
         for (int i = 0; i < n; ++i)
-          tap_->client_query(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {in_[i], msgs[i].msg_len},
+          tap_->client_query(peers_[i], tap_local(batch_socket_, &locals_[i]), TapProtocol::udp, {in_[i], msgs[i].msg_len},
                              received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
@@ -640,7 +641,7 @@ private:
       if (tap_ && tap_->client_responses())
         for (int i = 0; i < n; ++i)
           if (sizes[i])
-            tap_->client_response(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {out_[i], sizes[i]},
+            tap_->client_response(peers_[i], tap_local(batch_socket_, &locals_[i]), TapProtocol::udp, {out_[i], sizes[i]},
                                   &received);
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
@@ -718,6 +719,11 @@ private:
     }
   }
 
+  // dnstap's protocol of a stream message: DoH (`doh_stream` != 0), DoT, or plain TCP.
+  static TapProtocol stream_protocol(std::uint64_t conn_id, std::uint32_t doh_stream) {
+    return doh_stream ? TapProtocol::doh : (conn_id & kTlsConnBit) ? TapProtocol::dot : TapProtocol::tcp;
+  }
+
   // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and
   // DoT and DoH each in their own counter too.
   void on_stream_message(std::uint64_t conn_id, std::uint32_t doh_stream, std::uint8_t* msg, std::size_t len) {
@@ -730,7 +736,9 @@ private:
     answered_later_ = false;
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
     const sockaddr_storage stream_local = tap_ ? local_of(conn_id, doh_stream) : sockaddr_storage{};
-    if (tap_) tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {msg, len}, received);
+    if (tap_)
+      tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, stream_protocol(conn_id, doh_stream),
+                         {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = handle(msg, len, src, out, sizeof out);
@@ -740,7 +748,9 @@ private:
     reply_stream(conn_id, doh_stream, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
-    if (tap_) tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {out, n}, &received);
+    if (tap_)
+      tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, stream_protocol(conn_id, doh_stream),
+                            {out, n}, &received);
   }
 
   // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from

@@ -5,6 +5,7 @@
 // the view's top-level-label filter that lets a name under none of them skip the lookup.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 

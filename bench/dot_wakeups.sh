@@ -45,6 +45,7 @@ upstreams: [127.0.0.1:$port_up]
 cache: {segment: dnsarena-dot-wakeups, max_entries: 100000, arena_bytes: 32M, reset_on_mismatch: true}
 stats: {metrics_listen: ""}
 tls: {listen: [127.0.0.1:$port_dot], certificate: $dir/cert.pem, key: $dir/key.pem}
+policy: {local_zone: ["test. nodefault"]}  # a default local zone (RFC 6761): forwarded here, as by the Unbound beside it
 EOF
 cat > unbound.conf <<EOF
 server:

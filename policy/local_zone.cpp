@@ -47,9 +47,9 @@ const ZoneType* zone_of(const std::map<WireName, const ZoneType*>& zones, const 
 
 }  // namespace
 
-void read_local_config(const std::vector<std::string>& local_zones, const std::vector<std::string>& local_data,
-                       RuleSet& rules) {
-  rules.begin_zone("local", "config");
+void read_local_config(const std::string& zone, const std::string& source, const std::vector<std::string>& local_zones,
+                       const std::vector<std::string>& local_data, RuleSet& rules) {
+  rules.begin_zone(zone, source);
   std::map<WireName, const ZoneType*> zones;
   for (std::size_t i = 0; i < local_zones.size(); ++i) {
     const std::string where = "local_zone[" + std::to_string(i) + "] '" + local_zones[i] + "'";
@@ -57,9 +57,9 @@ void read_local_config(const std::vector<std::string>& local_zones, const std::v
     std::string name, type, extra;
     if (!(in >> name >> type) || (in >> extra)) throw PolicyError(where + ": expected \"NAME TYPE\"");
     const ZoneType* t = zone_type(type);
-    if (!t)
+    if (!t && type != "nodefault")
       throw PolicyError(where + ": unknown type (static, transparent, refuse, deny, redirect, always_nxdomain, "
-                                "always_nodata, always_refuse, always_deny)");
+                                "always_nodata, always_refuse, always_deny, nodefault)");
     WireName apex;
     try {
       const auto w = wire::name_to_wire(name);
@@ -67,6 +67,7 @@ void read_local_config(const std::vector<std::string>& local_zones, const std::v
     } catch (const std::exception& e) {
       throw PolicyError(where + ": " + e.what());
     }
+    if (!t) continue;  // nodefault: drops a default zone, adds none
     wire::lowercase_copy(apex.data(), {apex.data(), apex.size()});
     if (!zones.emplace(apex, t).second) throw PolicyError(where + ": the zone is given twice");
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The config's local_zone and local_data entries (Unbound's local-zone: / local-data:)
-// as one policy zone, the first: it is consulted before every RPZ file.
+// as one policy zone, the first: it is consulted before the default local zones
+// (default_local_zones.hpp, read by the same code) and every RPZ file.
 //
 //   local_zone "NAME TYPE"   rules for NAME and every name below it:
 //     static           local data answers; any other name below: NXDOMAIN (NODATA for a
@@ -16,7 +17,9 @@
 //   local_data "RR"          a record in zone file syntax ("www.example. 300 A 192.0.2.1");
 //                            a name with local data but no local_zone is transparent, as
 //                            in Unbound.
-// Any other type (typetransparent, inform, nodefault, ...) is refused with the entry.
+//   local_zone "NAME nodefault"  no zone here: it drops the default local zone NAME
+//                            (default_local_zones.hpp, which checks the name).
+// Any other type (typetransparent, inform, ...) is refused with the entry.
 #pragma once
 #include <string>
 #include <vector>
@@ -25,9 +28,9 @@
 
 namespace dnsarena::policy {
 
-// Opens the "local" policy zone in `rules` and adds the entries. Throws PolicyError
-// "local_zone[i]: ..." / "local_data[i]:1: ...".
-void read_local_config(const std::vector<std::string>& local_zones, const std::vector<std::string>& local_data,
-                       RuleSet& rules);
+// Opens the policy zone `zone` (the config's: "local", from `source` "config") in `rules`
+// and adds the entries. Throws PolicyError "local_zone[i]: ..." / "local_data[i]:1: ...".
+void read_local_config(const std::string& zone, const std::string& source, const std::vector<std::string>& local_zones,
+                       const std::vector<std::string>& local_data, RuleSet& rules);
 
 }  // namespace dnsarena::policy

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The `policy:` section of the serve config (workers/serve_config.hpp reads the YAML) and
-// the one function that turns it into an image: the config's local zone first, then each
-// RPZ file in the order given (the first zone that matches a name wins).
+// the one function that turns it into an image: the config's local zone first, then the
+// default local zones the config leaves (default_local_zones.hpp), then each RPZ file in
+// the order given (the first zone that matches a name wins).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,7 +20,9 @@ struct PolicyConfig {
   // How often serve's supervisor looks at the RPZ files for a change to compile and swap
   // in without a SIGHUP (zone_file_watch.hpp); 0: only on SIGHUP.
   unsigned watch_interval_ms = 5000;
-  bool empty() const { return local_zones.empty() && local_data.empty() && rpz.empty(); }
+  // Leaves out the AS112 default local zones (default_local_zones.hpp), as Unbound's
+  // unblock-lan-zones: their names are forwarded as any other.
+  bool unblock_lan_zones = false;
   bool operator==(const PolicyConfig&) const = default;
 };
 bool operator==(const RpzZoneConfig& a, const RpzZoneConfig& b);

@@ -31,6 +31,60 @@ PolicyView::PolicyView(std::span<const std::uint8_t> image) {
   mask_ = h->slot_count - 1;
   filter_ = slots_ + h->slot_count;
   filter_words_ = h->filter_words;
+  collect_top_labels();
+}
+
+void PolicyView::collect_top_labels() {
+  top_count_ = 0;
+  top_any_ = false;
+  for (std::uint64_t i = 0; i <= mask_ && !top_any_; ++i) {
+    const std::uint64_t slot = slots_[i];
+    if (slot == 0) continue;
+    const std::uint8_t* rec = base_ + (slot >> 32) * kRecordAlign;
+    const std::uint8_t* name = rec + sizeof(RuleRecordHead);
+    const std::size_t len = rec[0];
+    // The last label before the root (records hold lowercase names).
+    std::size_t at = 0, last = len;
+    while (at < len && name[at] != 0) {
+      last = at;
+      at += name[at] + 1u;
+    }
+    if (last == len) {  // the root itself: every name is below it
+      top_any_ = true;
+      break;
+    }
+    const std::uint8_t l = name[last];
+    bool known = false;
+    for (unsigned t = 0; t < top_count_ && !known; ++t)
+      known = top_[t].len == l && std::memcmp(top_[t].text, name + last + 1, l) == 0;
+    if (known) continue;
+    if (top_count_ == kMaxTopLabels) {
+      top_any_ = true;
+      break;
+    }
+    top_[top_count_].len = l;
+    std::memcpy(top_[top_count_].text, name + last + 1, l);
+    ++top_count_;
+  }
+}
+
+bool PolicyView::may_match(std::span<const std::uint8_t> qname) const {
+  if (top_any_) return true;
+  std::size_t at = 0, last = qname.size();
+  while (at < qname.size() && qname[at] != 0) {
+    last = at;
+    at += qname[at] + 1u;
+  }
+  if (last >= qname.size()) return false;  // the root: no trigger is there
+  const std::uint8_t l = qname[last];
+  if (last + 1u + l > qname.size()) return true;  // malformed: let the full lookup decide
+  for (unsigned t = 0; t < top_count_; ++t) {
+    if (top_[t].len != l) continue;
+    unsigned k = 0;
+    while (k < l && wire::ascii_lower(qname[last + 1 + k]) == top_[t].text[k]) ++k;
+    if (k == l) return true;
+  }
+  return false;
 }
 
 const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len,
@@ -49,7 +103,7 @@ const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint
 }
 
 Match PolicyView::find(std::span<const std::uint8_t> qname) const {
-  if (!header_ || header_->rule_count == 0 || qname.empty()) return {};
+  if (!header_ || header_->rule_count == 0 || qname.empty() || !may_match(qname)) return {};
   std::uint8_t name[wire::kMaxNameWire + 8];
   std::memset(name + qname.size(), 0, 8);
   wire::lowercase_copy(name, qname);

@@ -10,6 +10,12 @@
 // word is read first (all prefetched together); only a candidate the filter passes has
 // its slot read, so a name no rule matches rarely touches the slot table. The winner: the
 // lowest zone; in one zone the exact trigger, else the longest `*.` parent.
+//
+// Before that, when every trigger lies under a few top-level labels (the default local
+// zones alone: arpa, localhost, test, onion, invalid), a name under none of them has no
+// rule and is answered after one walk of its labels, without hashing: the view reads
+// the top-level labels of every record once, when it is made (kMaxTopLabels; more, or a
+// trigger at the root, and every name takes the full lookup).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -51,12 +57,25 @@ public:
 
 private:
   const std::uint8_t* find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len, bool wildcard) const;
+  // Reads the top-level labels of every record into top_ (or sets top_any_).
+  void collect_top_labels();
+  // False when `qname`'s top-level label is none of top_ (it then has no rule).
+  bool may_match(std::span<const std::uint8_t> qname) const;
+
+  static constexpr unsigned kMaxTopLabels = 8;
+  struct TopLabel {
+    std::uint8_t len = 0;
+    std::uint8_t text[63] = {};  // lowercase
+  };
   const std::uint8_t* base_ = nullptr;
   const ImageHeader* header_ = nullptr;
   const std::uint64_t* slots_ = nullptr;
   const std::uint64_t* filter_ = nullptr;
   std::uint64_t mask_ = 0;
   std::uint32_t filter_words_ = 0;
+  TopLabel top_[kMaxTopLabels];
+  unsigned top_count_ = 0;
+  bool top_any_ = true;  // some trigger is the root, or too many top-level labels
 };
 
 template <class F>

@@ -22,14 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "workers/subnet.hpp"
+
 namespace dnsarena::workers {
 
 enum class AccessAction : std::uint8_t { allow, refuse, deny };
 
 struct AccessRule {
-  int family = 0;                     // AF_INET or AF_INET6
-  std::array<std::uint8_t, 16> net{};  // network byte order, bits past prefix zero
-  std::uint8_t prefix = 0;
+  Subnet subnet;
   AccessAction action = AccessAction::allow;
   // Parses "SUBNET ACTION". Throws std::invalid_argument saying what is wrong.
   static AccessRule parse(const std::string& text);

@@ -12,7 +12,8 @@ void ClientReplies::send(const Waiter& w, const std::uint8_t* out, std::size_t n
   if (tap_) {
     const sockaddr_storage stream_local = w.tcp ? local_of(w.conn_id, w.doh_stream) : sockaddr_storage{};
     tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr,
-                          w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local), w.tcp,
+                          w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local),
+                          w.tcp ? stream_protocol(w.conn_id, w.doh_stream) : TapProtocol::udp,
                           {out, n}, nullptr);
   }
   if (w.tcp) {

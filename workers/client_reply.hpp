@@ -28,6 +28,12 @@
 
 namespace dnsarena::workers {
 
+// The dnstap protocol of a stream message: DoH when it came on an HTTP/2 stream, DoT when
+// its connection is a TLS one (kTlsConnBit), else TCP.
+inline TapProtocol stream_protocol(std::uint64_t conn_id, std::uint32_t doh_stream) {
+  return doh_stream ? TapProtocol::doh : conn_id & kTlsConnBit ? TapProtocol::dot : TapProtocol::tcp;
+}
+
 class ClientReplies {
 public:
   // The worker's transports; `tap` (nullable) is read at each reply, so it may be set

@@ -30,12 +30,18 @@ namespace message_field {
 inline constexpr unsigned type = 1, socket_family = 2, socket_protocol = 3, query_address = 4, response_address = 5,
                           query_port = 6, response_port = 7, query_time_sec = 8, query_time_nsec = 9,
                           query_message = 10, query_zone = 11, response_time_sec = 12, response_time_nsec = 13,
-                          response_message = 14;
+                          response_message = 14, policy = 15;
 }  // namespace message_field
+namespace policy_field {
+inline constexpr unsigned type = 1, rule = 2, action = 3, match = 4, value = 5;
+inline constexpr std::uint64_t match_qname = 1;  // Policy.Match.QNAME
+}  // namespace policy_field
 // Enum values of dnstap.proto.
 enum class MessageType : std::uint64_t { client_query = 5, client_response = 6, forwarder_query = 7, forwarder_response = 8 };
 enum class SocketFamily : std::uint64_t { inet = 1, inet6 = 2 };
-enum class SocketProtocol : std::uint64_t { udp = 1, tcp = 2 };
+enum class SocketProtocol : std::uint64_t { udp = 1, tcp = 2, dot = 3, doh = 4 };
+// Policy.Action (REFUSED has none: such a policy answer carries no action).
+enum class PolicyAction : std::uint64_t { nxdomain = 1, nodata = 2, pass = 3, drop = 4, truncate = 5, local_data = 6 };
 
 inline constexpr unsigned kWireVarint = 0, kWireBytes = 2, kWireFixed32 = 5;
 inline constexpr std::size_t kMaxVarint = 10;

@@ -26,9 +26,12 @@ namespace {
 
 constexpr std::string_view kContentType = "protobuf:dnstap.Dnstap";
 constexpr unsigned kReopenSeconds = 1;  // fstrm's minimum
+// A Policy's bytes at most: its type ("policy zone 255" / "serve-stale", 16), the rule (257)
+// and the value (255), and the keys, lengths and enums around them (5 fields, 11 bytes each).
+constexpr std::size_t kMaxPolicyBytes = 16 + 257 + 255 + 5 * 11;
 // A Message's bytes at most: a DNS message (65535), a zone name (255), two IPv6 addresses,
-// and the keys, lengths, ports, times and enums around them (14 fields, 11 bytes each).
-constexpr std::size_t kMaxMessageBytes = 65535 + 255 + 2 * 16 + 14 * 11;
+// a Policy, and the keys, lengths, ports, times and enums around them (15 fields, 11 bytes each).
+constexpr std::size_t kMaxMessageBytes = 65535 + 255 + 2 * 16 + kMaxPolicyBytes + 15 * 11;
 
 // A socket address's IP bytes and port in the schema's terms.
 struct TapAddress {
@@ -79,14 +82,14 @@ struct DnstapWriter::Frame {
   Writer w;
   bool has_family = false;
 
-  Frame(std::uint8_t* body, MessageType type, bool tcp) : w(body) {
+  Frame(std::uint8_t* body, MessageType type, TapProtocol protocol) : w(body) {
     w.uint_field(message_field::type, static_cast<std::uint64_t>(type));
-    w.uint_field(message_field::socket_protocol,
-                 static_cast<std::uint64_t>(tcp ? SocketProtocol::tcp : SocketProtocol::udp));
+    w.uint_field(message_field::socket_protocol, static_cast<std::uint64_t>(protocol));  // the schema's values
   }
   // An upstream message: the server side is the upstream, and its forward zone.
-  Frame(std::uint8_t* body, MessageType type, bool tcp, const TapAddress& upstream, std::span<const std::uint8_t> zone)
-      : Frame(body, type, tcp) {
+  Frame(std::uint8_t* body, MessageType type, TapProtocol protocol, const TapAddress& upstream,
+        std::span<const std::uint8_t> zone)
+      : Frame(body, type, protocol) {
     response_side(upstream);
     if (!zone.empty()) w.bytes_field(message_field::query_zone, zone);
   }
@@ -121,6 +124,22 @@ struct DnstapWriter::Frame {
     w.fixed32_field(message_field::response_time_nsec, static_cast<std::uint32_t>(t.tv_nsec));
     w.bytes_field(message_field::response_message, wire);
   }
+  // The Policy message of a marked answer (dnstap_writer.hpp).
+  void policy(const Mark& m) {
+    std::uint8_t buf[kMaxPolicyBytes];
+    Writer p(buf);
+    char type[24];
+    const int n = m.stale ? std::snprintf(type, sizeof type, "serve-stale")
+                          : std::snprintf(type, sizeof type, "policy zone %u", m.zone);
+    p.bytes_field(policy_field::type, {reinterpret_cast<const std::uint8_t*>(type), static_cast<std::size_t>(n)});
+    if (!m.stale) {
+      p.bytes_field(policy_field::rule, {m.rule, m.rule_len});
+      if (m.action) p.uint_field(policy_field::action, m.action);
+      p.uint_field(policy_field::match, policy_field::match_qname);
+      p.bytes_field(policy_field::value, {m.qname, m.qname_len});
+    }
+    w.bytes_field(message_field::policy, {buf, p.size()});
+  }
 };
 
 DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache::Cache& cache)
@@ -130,7 +149,8 @@ DnstapWriter::DnstapWriter(const DnstapConfig& cfg, unsigned worker_index, cache
       client_query_(cfg.client_query),
       client_response_(cfg.client_response),
       forwarder_query_(cfg.forwarder_query),
-      forwarder_response_(cfg.forwarder_response) {
+      forwarder_response_(cfg.forwarder_response),
+      marks_(cfg.client_response ? kMarks : 0) {
   if (identity_.empty()) {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) identity_ = host;
@@ -244,39 +264,86 @@ void DnstapWriter::submit(Frame& f) {
   cache_.count(cache::Counter::dnstap_dropped);
 }
 
-void DnstapWriter::client_query(const sockaddr_storage& client, TapLocal local, bool tcp,
+DnstapWriter::Mark& DnstapWriter::new_mark(const std::uint8_t* answer, std::uint16_t id) {
+  Mark& m = marks_[next_mark_];
+  next_mark_ = (next_mark_ + 1) % kMarks;
+  if (!m.answer) ++marks_waiting_;  // else an older mark whose answer was never tapped
+  m.answer = answer;
+  m.id = id;
+  return m;
+}
+
+DnstapWriter::Mark* DnstapWriter::take_mark(std::span<const std::uint8_t> answer) {
+  if (marks_waiting_ == 0 || answer.size() < 2) return nullptr;
+  const std::uint16_t id = static_cast<std::uint16_t>(answer[0] << 8 | answer[1]);
+  for (Mark& m : marks_)
+    if (m.answer == answer.data() && m.id == id) {
+      m.answer = nullptr;
+      --marks_waiting_;
+      return &m;
+    }
+  return nullptr;
+}
+
+void DnstapWriter::mark_policy(const std::uint8_t* answer, std::uint16_t id, unsigned zone, std::uint8_t action,
+                               std::span<const std::uint8_t> trigger, bool wildcard,
+                               std::span<const std::uint8_t> qname) {
+  if (!client_response_ || trigger.size() > 255 || qname.size() > 255) return;
+  Mark& m = new_mark(answer, id);
+  m.stale = false;
+  m.zone = zone;
+  m.action = action;
+  std::size_t at = 0;
+  if (wildcard) {
+    m.rule[at++] = 1;
+    m.rule[at++] = '*';
+  }
+  std::memcpy(m.rule + at, trigger.data(), trigger.size());
+  m.rule_len = static_cast<std::uint8_t>(std::min<std::size_t>(at + trigger.size(), 255));
+  std::memcpy(m.qname, qname.data(), qname.size());
+  m.qname_len = static_cast<std::uint8_t>(qname.size());
+}
+
+void DnstapWriter::mark_stale(const std::uint8_t* answer, std::uint16_t id) {
+  if (!client_response_) return;
+  new_mark(answer, id).stale = true;
+}
+
+void DnstapWriter::client_query(const sockaddr_storage& client, TapLocal local, TapProtocol protocol,
                                 std::span<const std::uint8_t> wire, const timespec& received) {
   if (!client_query_) return;
-  Frame f(body_.data(), MessageType::client_query, tcp);
+  Frame f(body_.data(), MessageType::client_query, protocol);
   f.query_side(tap_address(client));
   f.response_side(tap_address(local));
   f.query(wire, received);
   submit(f);
 }
 
-void DnstapWriter::client_response(const sockaddr_storage& client, TapLocal local, bool tcp,
+void DnstapWriter::client_response(const sockaddr_storage& client, TapLocal local, TapProtocol protocol,
                                    std::span<const std::uint8_t> wire, const timespec* received) {
   if (!client_response_) return;
-  Frame f(body_.data(), MessageType::client_response, tcp);
+  Frame f(body_.data(), MessageType::client_response, protocol);
   f.query_side(tap_address(client));
   f.response_side(tap_address(local));
   if (received) f.query_time(*received);
   f.response(wire, wall_now());
+  if (const Mark* m = take_mark(wire)) f.policy(*m);
   submit(f);
 }
 
-void DnstapWriter::forwarder_query(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
-                                   std::span<const std::uint8_t> wire) {
+void DnstapWriter::forwarder_query(const sockaddr_storage& upstream, TapProtocol protocol,
+                                   std::span<const std::uint8_t> zone, std::span<const std::uint8_t> wire) {
   if (!forwarder_query_) return;
-  Frame f(body_.data(), MessageType::forwarder_query, tcp, tap_address(upstream), zone);
+  Frame f(body_.data(), MessageType::forwarder_query, protocol, tap_address(upstream), zone);
   f.query(wire, wall_now());
   submit(f);
 }
 
-void DnstapWriter::forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
-                                      std::span<const std::uint8_t> wire, std::uint64_t sent_ago_us) {
+void DnstapWriter::forwarder_response(const sockaddr_storage& upstream, TapProtocol protocol,
+                                      std::span<const std::uint8_t> zone, std::span<const std::uint8_t> wire,
+                                      std::uint64_t sent_ago_us) {
   if (!forwarder_response_) return;
-  Frame f(body_.data(), MessageType::forwarder_response, tcp, tap_address(upstream), zone);
+  Frame f(body_.data(), MessageType::forwarder_response, protocol, tap_address(upstream), zone);
   const timespec now = wall_now();
   const std::int64_t sent_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec -
                                static_cast<std::int64_t>(sent_ago_us) * 1000;

@@ -8,14 +8,29 @@
 //                       response_address/port (the address it asked: over UDP the listen
 //                       address, on a wildcard the one the datagram was sent to; over TCP,
 //                       DoT and DoH the connection's local address), socket_family,
-//                       socket_protocol UDP|TCP, query_time, query_message
+//                       socket_protocol UDP|TCP|DOT|DOH, query_time, query_message
 //   CLIENT_RESPONSE     the answer sent to it: the same addresses, query_time when the
-//                       query came in the same batch, response_time, response_message
+//                       query came in the same batch, response_time, response_message,
+//                       and policy when the answer was one (below)
 //   FORWARDER_QUERY     a query to an upstream: response_address/port (the upstream),
-//                       protocol, query_time, query_message, query_zone (the forward zone)
+//                       protocol (UDP, TCP, or DOT for a zone's tls transport), query_time,
+//                       query_message, query_zone (the forward zone)
 //   FORWARDER_RESPONSE  every reply read from an upstream (accepted or not): the same, with
 //                       query_time (the send's, as the upstream client's monotonic clock
 //                       places it before now), response_time and response_message
+//
+// Policy (the schema's Policy message, field 15 of a CLIENT_RESPONSE):
+//   a policy answer     type "policy zone N" (N: the policy zone's index, in the order
+//                       serve logs them: the config's local zone, the default local
+//                       zones, then each RPZ file), rule: the trigger in wire form ("*."
+//                       first for a wildcard trigger), action NXDOMAIN, NODATA or
+//                       LOCAL_DATA (none for REFUSED, which the schema lacks), match QNAME,
+//                       value: the query name as asked
+//   a stale answer      type "serve-stale" (RFC 8767: an expired entry answered), nothing
+//                       else
+// The worker marks an answer when it writes one (mark_policy, mark_stale: the answer's
+// buffer and DNS ID); client_response() takes the mark that names its bytes. Marks wait in
+// a ring of kMarks (a batch's worth): one whose answer is never tapped is overwritten.
 //
 // Threads: the worker's loop encodes a frame (one malloc) and submits it to fstrm's I/O
 // thread, one per worker process, through a bounded single-producer queue
@@ -77,6 +92,9 @@ struct TapLocal {
   const sockaddr_storage* socket = nullptr;
 };
 
+// The schema's SocketProtocol values.
+enum class TapProtocol : std::uint8_t { udp = 1, tcp = 2, dot = 3, doh = 4 };
+
 class DnstapWriter {
 public:
   // Starts the I/O thread, writing to cfg.socket or to cfg.file + "." + worker index.
@@ -90,17 +108,26 @@ public:
   bool client_queries() const { return client_query_; }
   bool client_responses() const { return client_response_; }
 
-  void client_query(const sockaddr_storage& client, TapLocal local, bool tcp, std::span<const std::uint8_t> wire,
-                    const timespec& received);
+  void client_query(const sockaddr_storage& client, TapLocal local, TapProtocol protocol,
+                    std::span<const std::uint8_t> wire, const timespec& received);
   // `received`: when the query came in (nullptr: not known here).
-  void client_response(const sockaddr_storage& client, TapLocal local, bool tcp, std::span<const std::uint8_t> wire,
-                       const timespec* received);
+  void client_response(const sockaddr_storage& client, TapLocal local, TapProtocol protocol,
+                       std::span<const std::uint8_t> wire, const timespec* received);
   // `zone`: the forward zone's name in wire form (may be empty).
-  void forwarder_query(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
+  void forwarder_query(const sockaddr_storage& upstream, TapProtocol protocol, std::span<const std::uint8_t> zone,
                        std::span<const std::uint8_t> wire);
   // `sent_ago_us`: how long ago the query was sent (its query_time is now minus that).
-  void forwarder_response(const sockaddr_storage& upstream, bool tcp, std::span<const std::uint8_t> zone,
+  void forwarder_response(const sockaddr_storage& upstream, TapProtocol protocol, std::span<const std::uint8_t> zone,
                           std::span<const std::uint8_t> wire, std::uint64_t sent_ago_us);
+
+  // The answer written at `answer` for DNS ID `id` is a policy answer: zone index, the
+  // schema's Policy.Action (0: none), the trigger (wire form, "*." first when
+  // `wildcard`) and the query name. Copied: the spans need not outlive the call.
+  void mark_policy(const std::uint8_t* answer, std::uint16_t id, unsigned zone, std::uint8_t action,
+                   std::span<const std::uint8_t> trigger, bool wildcard, std::span<const std::uint8_t> qname);
+  // The answer written at `answer` for DNS ID `id` is a stale one.
+  void mark_stale(const std::uint8_t* answer, std::uint16_t id);
+  static constexpr unsigned kMarks = 64;
 
   static timespec wall_now();
 
@@ -115,6 +142,18 @@ public:
 
 private:
   struct Frame;
+  struct Mark {
+    const std::uint8_t* answer = nullptr;  // nullptr: free
+    std::uint16_t id = 0;
+    bool stale = false;
+    std::uint8_t action = 0;
+    unsigned zone = 0;
+    std::uint8_t rule_len = 0, qname_len = 0;
+    std::uint8_t rule[257];  // "*." (2 bytes) + a name (255)
+    std::uint8_t qname[255];
+  };
+  Mark* take_mark(std::span<const std::uint8_t> answer);
+  Mark& new_mark(const std::uint8_t* answer, std::uint16_t id);
   struct Pending {
     std::uint8_t* bytes;
     std::size_t len;
@@ -136,6 +175,9 @@ private:
   bool client_response_;
   bool forwarder_query_;
   bool forwarder_response_;
+  std::vector<Mark> marks_;  // kMarks, a ring
+  unsigned next_mark_ = 0;
+  unsigned marks_waiting_ = 0;
 };
 
 }  // namespace dnsarena::workers

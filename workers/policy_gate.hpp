@@ -17,9 +17,12 @@
 
 namespace dnsarena::workers {
 
+class DnstapWriter;  // dnstap_writer.hpp
+
 // True when the policy decided the query: `size` is the answer's size (0: no answer).
-// False: no rule, or PASSTHRU; the query goes on to the cache.
+// False: no rule, or PASSTHRU; the query goes on to the cache. An answer written is
+// marked for dnstap (`tap`, nullptr: off) as a policy answer.
 bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, std::size_t limit, std::uint8_t* out,
-                  std::size_t cap, cache::Cache& cache, std::size_t& size);
+                  std::size_t cap, cache::Cache& cache, std::size_t& size, DnstapWriter* tap = nullptr);
 
 }  // namespace dnsarena::workers

@@ -80,6 +80,14 @@ public:
   void set_now(std::uint32_t now) { now_ = now; }
   std::uint32_t now() const { return now_; }
 
+  // dnstap (dnstap_writer.hpp): upstream messages are logged, and policy and stale answers
+  // marked (nullptr: none, the default).
+  void set_dnstap(DnstapWriter* tap) {
+    tap_ = tap;
+    stale_.set_dnstap(tap);
+    upstream_.set_dnstap(tap);
+  }
+
   // The upstream client's events and timers, and the parked clients'.
   UpstreamClient& upstream() { return upstream_; }
   // Milliseconds until the next timer of the pipeline (-1: none).
@@ -115,6 +123,7 @@ private:
   unsigned claims_row_;
   ParkedClients parked_;
   ClientReplies& replies_;
+  DnstapWriter* tap_ = nullptr;
   bool answered_later_ = false;
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry

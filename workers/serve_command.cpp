@@ -22,6 +22,7 @@ struct ServeFlags {
   std::vector<std::string> upstreams;
   std::vector<std::string> access_control;
   std::vector<std::string> forward_zones;
+  std::vector<std::string> local_zones;
   int workers = -1;
   int attempts = -1;
   int rate_limit = -1;
@@ -77,6 +78,8 @@ ServeConfig build_config(const ServeFlags& f) {
     } catch (const std::exception& e) {
       flag_error("--forward-zone", e);
     }
+  // Appended to the config's policy.local_zone (checked with it when the policy compiles).
+  for (const auto& z : f.local_zones) c.policy.local_zones.push_back(z);
   if (f.attempts >= 0) c.upstream_attempts = static_cast<unsigned>(f.attempts);
   if (f.rate_limit >= 0) c.rate_limit.responses_per_second = static_cast<unsigned>(f.rate_limit);
   if (!f.access_control.empty()) {
@@ -114,8 +117,8 @@ int check_config(const ServeFlags& flags) {
       if (c.https.enabled()) dot += ", DoH " + join_endpoints(c.https.listen) + c.https.path + certificate;
     }
     // The policy is compiled as serve would, so a broken zone file is named with its line.
-    const std::string policy =
-        c.policy.empty() ? "" : ", policy " + std::to_string(policy::compile_policy_config(c.policy).rules) + " rules";
+    const std::size_t rules = policy::compile_policy_config(c.policy).rules;
+    const std::string policy = rules == 0 ? "" : ", policy " + std::to_string(rules) + " rules";
     std::cout << f.config << ": valid: listen " << join_endpoints(c.listen) << dot << ", " << c.resolved_workers()
               << " workers, segment " << c.segment << ", forwarding " << zones << policy << "\n";
     return 0;
@@ -163,6 +166,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--upstream-timeout-ms", f->timeout_ms, "first upstream attempt's timeout (later: 2x, 4x)");
   cmd->add_option("--forward-zone", f->forward_zones,
                   "ZONE=ADDR:PORT[,ADDR:PORT]: names in ZONE go there, and only there (repeatable)");
+  cmd->add_option("--local-zone", f->local_zones,
+                  "'NAME TYPE' added to the config's policy.local_zone (repeatable), e.g. 'test. nodefault'");
   cmd->add_option("--upstream-attempts", f->attempts, "attempts per miss (0 = max(3, upstreams))");
   cmd->add_option("--access-control", f->access_control,
                   "'SUBNET allow|refuse|deny' (repeatable; replaces the config's list; default loopback only)");

@@ -375,6 +375,28 @@ void read_upstreams(MapReader& r, ServeConfig& c) {
   }
 }
 
+// private_address and private_domain: lists of strings (private_address.hpp).
+void read_private_addresses(MapReader& r, ServeConfig& c) {
+  std::vector<std::string> lists[2];
+  const char* keys[2] = {"private_address", "private_domain"};
+  YAML::Node nodes[2];
+  for (int k = 0; k < 2; ++k) {
+    nodes[k] = r.raw(keys[k]);
+    if (nodes[k].IsNull()) continue;
+    if (!nodes[k].IsSequence()) r.fail(keys[k], k == 0 ? "expected a list of subnets" : "expected a list of names");
+    for (const auto& item : nodes[k]) {
+      if (!item.IsScalar()) r.fail_at(item, keys[k], "expected a string");
+      lists[k].push_back(item.as<std::string>());
+    }
+  }
+  if (nodes[0].IsNull() && nodes[1].IsNull()) return;
+  try {
+    c.private_addresses = PrivateAddresses(lists[0], lists[1]);
+  } catch (const PrivateAddresses::Error& e) {
+    r.fail_at(nodes[e.domain ? 1 : 0], keys[e.domain ? 1 : 0], e.what());
+  }
+}
+
 void read_access_control(MapReader& r, ServeConfig& c) {
   const YAML::Node list = r.raw("access_control");
   if (list.IsNull()) return;
@@ -384,8 +406,8 @@ void read_access_control(MapReader& r, ServeConfig& c) {
   c.access_control = AccessControl(std::move(rules));
 }
 
-// policy: local_zone and local_data (lists of strings), rpz (a list of {file, name}); a
-// relative file is relative to the config file's directory.
+// policy: local_zone and local_data (lists of strings), unblock_lan_zones, rpz (a list of
+// {file, name}); a relative file is relative to the config file's directory.
 void read_policy(MapReader& r, ServeConfig& c) {
   read_section(r, "policy", [&](MapReader& s) {
     auto strings = [&](const char* key, std::vector<std::string>& out) {
@@ -399,6 +421,7 @@ void read_policy(MapReader& r, ServeConfig& c) {
     };
     strings("local_zone", c.policy.local_zones);
     strings("local_data", c.policy.local_data);
+    c.policy.unblock_lan_zones = s.boolean_or("unblock_lan_zones", c.policy.unblock_lan_zones);
     c.policy.watch_interval_ms =
         static_cast<unsigned>(s.integer_or("watch_interval_ms", c.policy.watch_interval_ms, 0, 3'600'000));
     if (c.policy.watch_interval_ms != 0 && c.policy.watch_interval_ms < 100)
@@ -494,6 +517,7 @@ ServeConfig load_serve_config(const std::string& path) {
     c.ecs_ipv6_prefix = integer_or(s, "ipv6_prefix", c.ecs_ipv6_prefix, 128);
   });
   read_policy(r, c);
+  read_private_addresses(r, c);
   read_section(r, "tcp", [&](MapReader& s) {
     c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);
     c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);

@@ -95,7 +95,17 @@
 //                                  directory; name: the zone's origin (default: its SOA owner).
 //                                  watch_interval_ms (5000; 0 = off, else >= 100): how often
 //                                  the RPZ files are looked at; a changed one is compiled and
-//                                  swapped in as by a SIGHUP (policy/zone_file_watch.hpp)
+//                                  swapped in as by a SIGHUP (policy/zone_file_watch.hpp).
+//                                  Unbound's default local zones (localhost., test., onion.,
+//                                  invalid., home.arpa., the loopback and AS112 reverse
+//                                  zones) are answered here unless a local_zone of the same
+//                                  name replaces one or "NAME nodefault" drops it;
+//                                  unblock_lan_zones: true drops the AS112 ones
+//                                  (policy/default_local_zones.hpp)
+//   private_address: [192.168.0.0/16, fd00::/8]   rebinding protection (Unbound's
+//                                  private-address): A/AAAA records of these subnets are
+//                                  removed from upstream answers for names outside
+//   private_domain: [corp.example]  these domains (workers/private_address.hpp); none = off
 //   tcp: {idle_timeout_ms: 10000, max_connections: 256, max_connections_per_client: 32}
 //                                  per worker; tcp_server.hpp says what each bounds
 //   tls: {listen: [127.0.0.1:853], certificate: /etc/dnsarena/cert.pem, key: /etc/dnsarena/key.pem,
@@ -171,6 +181,7 @@
 #include "cache/segment.hpp"
 #include "common/config_error.hpp"
 #include "policy/policy_config.hpp"
+#include "workers/private_address.hpp"
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"
 
@@ -346,6 +357,8 @@ struct ServeConfig {
 
   // Response policy (policy/): RPZ files and local zones, applied before the cache.
   policy::PolicyConfig policy;
+  // Rebinding protection (private_address.hpp): off unless subnets are listed.
+  PrivateAddresses private_addresses;
 
   unsigned tcp_idle_timeout_ms = 10000;
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed

@@ -41,6 +41,7 @@ std::size_t StaleAnswers::stale(const dns::ClientQuery& q, const CheckedQuery& c
       if (r.size == 0) return 0;
       if (r.truncated) cache_.count(cache::Counter::truncated);
       cache_.count(expired ? cache::Counter::stale_answers : cache::Counter::hits);
+      if (expired && tap_) tap_->mark_stale(out, q.id);
       return r.size;
     });
   } catch (const std::invalid_argument&) {  // a name the cache key refuses: nothing held

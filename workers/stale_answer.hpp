@@ -20,6 +20,7 @@
 #include "cache/cache.hpp"
 #include "dns/client_query.hpp"
 #include "dns/extended_error.hpp"
+#include "workers/dnstap_writer.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/query_check.hpp"
 #include "workers/serve_config.hpp"
@@ -40,11 +41,14 @@ public:
   // No upstream answer for `q`: stale if held, else SERVFAIL (with `ede` when set).
   std::size_t failed(const dns::ClientQuery& q, const CheckedQuery& c, bool udp, std::uint32_t now,
                      std::optional<dns::ExtendedError> ede, std::uint8_t* out, std::size_t cap);
+  // dnstap: stale answers are marked (dnstap_writer.hpp; nullptr: none).
+  void set_dnstap(DnstapWriter* tap) { tap_ = tap; }
 
 private:
   const ServeConfig& cfg_;
   cache::Cache& cache_;
   cache::EntryCopy copy_;
+  DnstapWriter* tap_ = nullptr;
 };
 
 }  // namespace dnsarena::workers

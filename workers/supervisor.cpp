@@ -68,12 +68,13 @@ void raise_nofile_limit() {
                  c.hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(c.hard));
 }
 
-// Compiles the config's response policy into a sealed read-only image, or nullptr when
-// none is configured. Throws policy::PolicyError ("FILE:LINE: what").
+// Compiles the config's response policy (the default local zones included) into a sealed
+// read-only image, or nullptr when it has no rule. Throws policy::PolicyError
+// ("FILE:LINE: what").
 std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfig& cfg) {
-  if (cfg.empty()) return nullptr;
   const auto t = std::chrono::steady_clock::now();
   const policy::CompiledPolicy c = policy::compile_policy_config(cfg);
+  if (c.rules == 0) return nullptr;
   auto image = std::make_shared<const policy::SealedImage>(c.image);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   for (const policy::ZoneReport& z : c.zones)

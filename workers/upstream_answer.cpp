@@ -66,6 +66,19 @@ bool name_is_at_or_below(const std::uint8_t* name, const std::uint8_t* parent) {
   return names_equal(name, parent);
 }
 
+bool UpstreamAnswer::filtered(const knot_rrset_t* rr) const {
+  return private_ && (rr->type == kTypeA || rr->type == kTypeAaaa) && !private_->exempt(rr->owner);
+}
+
+bool UpstreamAnswer::all_private(const knot_rrset_t* rr) const {
+  if (!filtered(rr) || rr->rrs.count == 0) return false;
+  for (std::uint16_t k = 0; k < rr->rrs.count; ++k) {
+    const knot_rdata_t* rd = knot_rdataset_at(&rr->rrs, k);
+    if (!private_->is_private(rr->type, {rd->data, rd->len})) return false;
+  }
+  return true;
+}
+
 bool UpstreamAnswer::in_zone(const std::uint8_t* owner) const {
   return zone_ == nullptr || name_is_at_or_below(owner, zone_);
 }
@@ -132,6 +145,10 @@ void UpstreamAnswer::select_answer(const UpstreamQuestion& asked) {
       if (!in_chain(rr->owner)) continue;
       if (rr->type != asked.qtype && asked.qtype != kTypeAny && rr->type != kTypeCname) continue;
       if (is_dnssec_type(rr->type) && !asked.do_bit && rr->type != asked.qtype) continue;
+      if (all_private(rr)) {
+        private_removed_ += rr->rrs.count;
+        continue;
+      }
       kept[i] = true;
       if (rr->type == kTypeCname && follow && rr->rrs.count > 0 && chain_.size() < kMaxChain) {
         chain_.push_back(knot_rdataset_at(&rr->rrs, 0)->data);
@@ -220,7 +237,9 @@ void UpstreamAnswer::select_additional() {
         if (names_equal(knot_rdataset_at(&a->rrs, k)->data, rr->owner)) return true;
       return false;
     });
-    if (is_ns_target) kept_[cache::kAdditional].push_back(rr);
+    if (!is_ns_target) continue;
+    if (all_private(rr)) private_removed_ += rr->rrs.count;
+    else kept_[cache::kAdditional].push_back(rr);
   }
 }
 
@@ -239,8 +258,13 @@ void UpstreamAnswer::build(const TtlPolicy& policy) {
     for (const knot_rrset_t* rr : kept_[s]) {
       const std::uint32_t ttl = negative_ && rr == soa_ ? negative_ttl : record_ttl(rr->ttl, policy);
       entry_ttl = std::min(entry_ttl, ttl);
+      const bool filter = filtered(rr);
       for (std::uint16_t k = 0; k < rr->rrs.count; ++k) {
         const knot_rdata_t* rd = knot_rdataset_at(&rr->rrs, k);
+        if (filter && private_->is_private(rr->type, {rd->data, rd->len})) {
+          ++private_removed_;
+          continue;
+        }
         cache::RecordData rec;
         if (!names_equal(rr->owner, qn)) rec.owner = {rr->owner, name_len(rr->owner)};
         rec.type = rr->type;
@@ -266,7 +290,7 @@ void UpstreamAnswer::build(const TtlPolicy& policy) {
 
   answer_ = cache::Answer{};
   answer_.rcode = static_cast<std::uint8_t>(rcode_);
-  answer_.authentic_data = knot_wire_get_ad(wire_.data()) != 0;
+  answer_.authentic_data = knot_wire_get_ad(wire_.data()) != 0 && private_removed_ == 0;
   answer_.ttl = entry_ttl;
   for (int s = 0; s < 3; ++s) answer_.sections[s] = records_[s];
   cacheable_ = !truncated_ && meaningful && entry_ttl > 0;
@@ -287,6 +311,7 @@ UpstreamAnswer::Verdict UpstreamAnswer::parse(const std::uint8_t* wire, std::siz
   if (rcode_ != kRcodeNoError && rcode_ != kRcodeNxDomain) return Verdict::fail;
   truncated_ = knot_wire_get_tc(wire_.data()) != 0;
   for (auto& k : kept_) k.clear();
+  private_removed_ = 0;
   zone_ = asked.zone.size() > 1 ? asked.zone.data() : nullptr;
   select_answer(asked);
   select_authority(asked);

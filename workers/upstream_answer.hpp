@@ -24,6 +24,9 @@
 //               additional: address records of NS targets kept in authority, at or below
 //               the apex (glue). OPT and TSIG never.
 //               RRSIG, NSEC and NSEC3 are kept for DO queries only (unless asked for).
+//               private_address (private_address.hpp): A and AAAA records of public
+//               names with an address of the operator's networks are removed (an RRset
+//               left empty is not kept), and the answer loses AD.
 //   TTLs        a TTL with the top bit set counts as 0 (RFC 2181 section 8); every TTL
 //               clamped to [floor, ceiling] (the floor is the operator's override: with
 //               floor 0, a TTL-0 record is never cached). A negative answer's SOA gets
@@ -47,6 +50,7 @@
 #include "cache/entry_codec.hpp"
 #include "dns/ecs_option.hpp"
 #include "dns/knot_packet.hpp"
+#include "workers/private_address.hpp"
 
 namespace dnsarena::workers {
 
@@ -79,6 +83,9 @@ public:
   };
 
   Verdict parse(const std::uint8_t* wire, std::size_t len, const UpstreamQuestion& asked, const TtlPolicy& ttl);
+  // The rebinding filter every later parse applies (nullptr or one not enabled(): none).
+  // REQUIRES: `p` outlives this object.
+  void set_private_addresses(const PrivateAddresses* p) { private_ = p && p->enabled() ? p : nullptr; }
 
   const cache::Answer& answer() const { return answer_; }
   bool cacheable() const { return cacheable_; }
@@ -87,6 +94,8 @@ public:
   // The ECS scope the server gave (0: for every client); may exceed the source we sent.
   std::uint8_t ecs_scope() const { return ecs_scope_; }
   std::uint16_t rcode() const { return rcode_; }
+  // Records the private_address filter removed from the last accepted answer.
+  unsigned private_removed() const { return private_removed_; }
 
 private:
   enum class Match { no, case_only, exact };
@@ -97,6 +106,10 @@ private:
   void select_authority(const UpstreamQuestion& asked);
   void select_additional();
   void build(const TtlPolicy& ttl);
+  // Whether the private_address filter applies to `rr` (A or AAAA of a public name).
+  bool filtered(const knot_rrset_t* rr) const;
+  // Whether every record of `rr` is one the filter removes (the RRset is then not kept).
+  bool all_private(const knot_rrset_t* rr) const;
 
   std::vector<std::uint8_t> wire_;  // libknot parses in place
   dns::KnotPkt pkt_;
@@ -113,6 +126,8 @@ private:
   bool negative_ = false;
   std::uint8_t ecs_scope_ = 0;
   std::uint16_t rcode_ = 0;
+  const PrivateAddresses* private_ = nullptr;
+  unsigned private_removed_ = 0;
 };
 
 // Case-insensitive helpers over uncompressed wire names.

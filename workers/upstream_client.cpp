@@ -44,6 +44,7 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
     failures_ = own_failures_.get();
   }
   ttl_ = {config.ttl_floor, config.ttl_ceiling, config.negative_ttl_ceiling};
+  answer_.set_private_addresses(&config.private_addresses);
   zones_ = config.zones();
   init_health(host.health);
   init_streams();
@@ -265,7 +266,7 @@ bool UpstreamClient::send_udp(Pending& p, const Endpoint& up, std::uint64_t now_
   const bool ok = fd >= 0 && len > 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&up.addr), up.len) == 0 &&
                   ::send(fd, buf, len, 0) == static_cast<ssize_t>(len) && watch(p, fd, EPOLLIN, now_us);
   if (!ok && fd >= 0) ::close(fd);
-  if (ok && tap_) tap_->forwarder_query(up.addr, false, p.zone_name, {buf, len});
+  if (ok && tap_) tap_->forwarder_query(up.addr, TapProtocol::udp, p.zone_name, {buf, len});
   return ok;
 }
 
@@ -294,7 +295,7 @@ bool UpstreamClient::send_stream(Pending& p, unsigned upstream, std::uint64_t no
   p.sent_us = now_us;
   ++p.generation;
   deadlines_.push({now_us + attempt_timeout(p), p.token, p.generation});
-  if (tap_) tap_->forwarder_query(zones_[p.zone].upstreams[upstream].addr, true, p.zone_name, {buf, len});
+  if (tap_) tap_->forwarder_query(zones_[p.zone].upstreams[upstream].addr, tap_protocol(p), p.zone_name, {buf, len});
   return true;
 }
 
@@ -406,7 +407,7 @@ void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
   }
   cache_.count(cache::Counter::upstream_queries);
   report_sent(p);
-  if (tap_) tap_->forwarder_query(up.addr, true, p.zone_name, {p.tcp_out.data() + 2, len});
+  if (tap_) tap_->forwarder_query(up.addr, TapProtocol::tcp, p.zone_name, {p.tcp_out.data() + 2, len});
 }
 
 void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
@@ -451,10 +452,15 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
   for (Waiter& w : passed) deadline_passed_(p, w);
 }
 
+TapProtocol UpstreamClient::tap_protocol(const Pending& p) const {
+  if (p.streamed && zones_[p.zone].transport == UpstreamTransport::tls) return TapProtocol::dot;
+  return p.tcp ? TapProtocol::tcp : TapProtocol::udp;
+}
+
 bool UpstreamClient::take_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us) {
   if (tap_) {
     const std::vector<Endpoint>& servers = zones_[p.zone].upstreams;
-    tap_->forwarder_response(servers[p.upstream % servers.size()].addr, p.tcp, p.zone_name, {wire, len},
+    tap_->forwarder_response(servers[p.upstream % servers.size()].addr, tap_protocol(p), p.zone_name, {wire, len},
                              now_us > p.sent_us ? now_us - p.sent_us : 0);
   }
   if (p.probe) return take_probe_reply(p, wire, len, now_us);

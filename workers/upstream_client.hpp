@@ -116,6 +116,7 @@
 namespace dnsarena::workers {
 
 class DnstapWriter;  // dnstap_writer.hpp
+enum class TapProtocol : std::uint8_t;  // dnstap_writer.hpp
 
 // A client waiting for an answer.
 struct Waiter {
@@ -292,6 +293,8 @@ private:
   // Ends a query. `failed`: every attempt failed (the name goes into the failure cache);
   // a query given up for room (jostled) has answer == nullptr and failed == false.
   void finish(std::uint64_t token, const UpstreamAnswer* answer, bool failed = true);
+  // How `p`'s current attempt travels, in dnstap's terms (a tls zone's stream is DOT).
+  TapProtocol tap_protocol(const Pending& p) const;
   // Hands over the waiters of p whose deadline has passed; re-arms for the next one.
   void expire_waiters(Pending& p, std::uint64_t now_us);
   void close_socket(Pending& p);

@@ -116,7 +116,7 @@ public:
     if (cfg.dnstap.enabled()) {
       try {  // without its log, the worker still answers
         tap_ = std::make_unique<DnstapWriter>(cfg.dnstap, index, cache_);
-        pipeline_.upstream().set_dnstap(tap_.get());
+        pipeline_.set_dnstap(tap_.get());
       } catch (const std::exception& e) {
         spdlog::error("worker {}: dnstap off: {}", index, e.what());
       }
@@ -207,7 +207,7 @@ private:
       const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
       if (tap_ && tap_->client_queries())
         for (int i = 0; i < n; ++i)
-          tap_->client_query(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), false,
+          tap_->client_query(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
                              {in_[i], msgs[i].msg_len}, received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
@@ -254,7 +254,7 @@ private:
       if (tap_ && tap_->client_responses())
         for (int i = 0; i < n; ++i)
           if (sizes[i])
-            tap_->client_response(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), false,
+            tap_->client_response(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
                                   {out_[i], sizes[i]}, &received);
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
@@ -345,7 +345,9 @@ private:
     pipeline_.clear_answered_later();
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
     const sockaddr_storage stream_local = tap_ ? replies_.local_of(conn_id, doh_stream) : sockaddr_storage{};
-    if (tap_) tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {msg, len}, received);
+    if (tap_)
+      tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, stream_protocol(conn_id, doh_stream),
+                         {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
     const std::size_t n = pipeline_.handle(msg, len, src, out, sizeof out);
@@ -355,7 +357,9 @@ private:
     replies_.send_stream(conn_id, doh_stream, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
-    if (tap_) tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {out, n}, &received);
+    if (tap_)
+      tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, stream_protocol(conn_id, doh_stream),
+                            {out, n}, &received);
   }
 
   // Retired by a reload (worker.hpp, kRetireSignal): the successor reads the sockets from

@@ -121,6 +121,15 @@ FileSummary read_dnstap_file(const std::string& path, const TapCallback& each, c
     }
     out.time_ns = time_of(*m, response);
     out.wire = std::span<const std::uint8_t>(msg.data, msg.len);
+    if (m->has_socket_protocol) out.socket_protocol = static_cast<std::uint8_t>(m->socket_protocol);
+    if (m->has_response_port) out.response_port = m->response_port;
+    if (const Dnstap__Policy* pol = m->policy) {
+      out.has_policy = true;
+      if (pol->type) out.policy_type = pol->type;
+      if (pol->has_action) out.policy_action = static_cast<std::uint8_t>(pol->action);
+      if (pol->has_rule) out.policy_rule = {pol->rule.data, pol->rule.len};
+      if (pol->has_value) out.policy_value = {pol->value.data, pol->value.len};
+    }
     each(out);
     ++s.messages;
   }

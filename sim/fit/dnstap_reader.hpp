@@ -27,6 +27,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dnsarena::sim::fit {
@@ -45,6 +46,13 @@ struct TapMessage {
   TapType type = TapType::client_query;
   std::uint64_t time_ns = 0;  // since the epoch; 0: the frame carries no time
   std::span<const std::uint8_t> wire;  // valid only during the callback
+  std::uint8_t socket_protocol = 0;    // the schema's SocketProtocol (1 UDP .. 4 DOH); 0: absent
+  std::uint32_t response_port = 0;     // the server side's port; 0: absent
+  // The frame's Policy (a policy or stale answer), valid only during the callback.
+  bool has_policy = false;
+  std::string_view policy_type;
+  std::uint8_t policy_action = 0;  // Policy.Action; 0: absent
+  std::span<const std::uint8_t> policy_rule, policy_value;
 };
 
 class DnstapReadError : public std::runtime_error {

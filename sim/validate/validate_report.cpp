@@ -203,9 +203,6 @@ nlohmann::json report_json(const ValidateSetup& s, const ServiceRun& run, const 
                                  {"predicted_fresh_share", r.predicted_outage_fresh_share},
                                  {"predicted_stale_share", r.predicted_stale_share},
                                  {"stale_error_pts", r.stale_error_pts},
-                                 {"serve_knows_stale", run.serve_knows_stale},
-                                 {"serve_stale_rejected", run.stale_rejected},
-                                 {"serve_knows_prefetch", run.serve_knows_prefetch},
                                  {"target_pts", kStaleShareTargetPts}}
                 : nlohmann::json(nullptr)},
       {"met",
@@ -269,9 +266,7 @@ std::string report_table(const ValidateSetup& s, const ServiceRun& run, const Pr
                        fmt("%.2f%%", r.predicted_stale_share * 100) + ", error " + fmt("%+.2f", r.stale_error_pts) +
                        " points (target 5: " + met(r.stale_met) + "); hits " +
                        fmt("%.2f%%", r.measured_outage_hit_share * 100) + " measured, fresh " +
-                       fmt("%.2f%%", r.predicted_outage_fresh_share * 100) + " predicted" +
-                       (run.serve_knows_stale ? std::string() : "; this serve has no serve-stale (it rejects `stale:`)") +
-                       "\n"
+                       fmt("%.2f%%", r.predicted_outage_fresh_share * 100) + " predicted\n"
                  : std::string())
     << "load: " << run.sent << " sent, " << run.answered << " answered, " << run.lost << " lost, "
     << run.servfail_answers << " SERVFAIL"

@@ -105,10 +105,6 @@ struct ServiceRun {
   double achieved_qps = 0;
   // The outage's bounding samples (indexes into samples; equal when there was none).
   std::size_t outage_first_sample = 0, outage_last_sample = 0;
-  bool serve_knows_stale = false;  // serve accepted `stale: {max_age_s}` (it has serve-stale)
-  std::string stale_rejected;      // else serve's message
-  bool serve_knows_prefetch = false;
-  std::string prefetch_rejected;
   double wall_s = 0;                   // start of upstream to the end of the load
 };
 

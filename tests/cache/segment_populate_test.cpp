@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/workload/entry_generator.hpp"
+#include "tests/test_skip.hpp"
 #include "test_segment.hpp"
 
 using namespace dnsarena;
@@ -33,10 +34,8 @@ constexpr std::uint32_t kPopulateNow = 1'800'000'000;
 }  // namespace
 
 TEST_CASE("populate maps every page: a new segment is resident in full afterwards, not before", "[segment][populate]") {
-  if (!kernel_populates()) {
-    WARN("this kernel has no MADV_POPULATE_WRITE (Linux < 5.14): populate() is a no-op, nothing to check");
-    return;
-  }
+  if (!kernel_populates())
+    return skip_test("this kernel has no MADV_POPULATE_WRITE (Linux < 5.14): populate() is a no-op, nothing to check");
   TestSegment t(tiny_geometry(20'000, 64 * 1024, 64), "inserthot-populate");
   const std::size_t pages = t.seg.size() / 4096;
   REQUIRE(pages > 1000);

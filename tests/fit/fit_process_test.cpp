@@ -110,7 +110,18 @@ TEST_CASE("sim fit: serve's dnstap of a known profile's traffic gives the profil
                       "--log-level", "warn"},
                      {.log_path = dir + "/serve.log", .die_with_parent = true});
   wait_accepting(serve, port, "dnsarena serve");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both workers up
+  // Both workers up: each has taken its statistics row in the segment (with its pid).
+  const auto workers_up = [&] {
+    const auto stats = run_json({kDaemon, "stats", "--segment", segment, "--json", "--interval", "0"}, "stats");
+    unsigned up = 0;
+    for (const auto& row : stats["rows"]) up += row.value("worker", -1) >= 0 && row.value("pid", 0) != 0;
+    return up;
+  };
+  const auto workers_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (workers_up() < 2) {
+    REQUIRE(std::chrono::steady_clock::now() < workers_deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 
   const auto load = run_json({kLab, "sim", "load", "--server", "127.0.0.1:" + std::to_string(port), "--profile", kTruth,
                               "--seed", seed, "--duration", "20", "--json"},

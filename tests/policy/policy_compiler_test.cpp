@@ -167,9 +167,9 @@ TEST_CASE("local_zone types and local_data", "[policy]") {
   REQUIRE(c->find("rpz.only.").action == Action::nxdomain);
   REQUIRE(c->find("rpz.only.").zone == 1);
   RuleSet bad;
-  REQUIRE_THROWS_WITH(read_local_config({"x.test inform"}, {}, bad), Catch::Contains("local_zone[0]"));
+  REQUIRE_THROWS_WITH(read_local_config("local", "config", {"x.test inform"}, {}, bad), Catch::Contains("local_zone[0]"));
   RuleSet bad_data;
-  REQUIRE_THROWS_WITH(read_local_config({}, {"www.test. A not-an-address"}, bad_data), Catch::Contains("local_data[0]:1: "));
+  REQUIRE_THROWS_WITH(read_local_config("local", "config", {}, {"www.test. A not-an-address"}, bad_data), Catch::Contains("local_data[0]:1: "));
 }
 
 // The reference: every rule in a map, each query decided by the definition (the lowest

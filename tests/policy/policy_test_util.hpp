@@ -33,7 +33,7 @@ inline std::unique_ptr<Compiled> compile_zones(const std::vector<Zone>& zones,
                                                const std::vector<std::string>& local_zones = {},
                                                const std::vector<std::string>& local_data = {}) {
   auto c = std::make_unique<Compiled>();
-  if (!local_zones.empty() || !local_data.empty()) read_local_config(local_zones, local_data, c->rules);
+  if (!local_zones.empty() || !local_data.empty()) read_local_config("local", "config", local_zones, local_data, c->rules);
   for (std::size_t i = 0; i < zones.size(); ++i)
     read_rpz_text(zones[i].text, "zone" + std::to_string(i), zones[i].origin, c->rules);
   c->image = compile_policy(c->rules);

@@ -38,6 +38,7 @@ public:
     static int n = 0;
     log_path_ = "/tmp/dnsarena-serve-nofile-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log";
     std::vector<std::string> argv{dnsarena_binary(), "serve"};
+    forward_test_zone(args);
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string log = log_path_;
     child_ = dnsarena::common::ChildProcess::run([argv, log, nofile]() {

@@ -189,9 +189,11 @@ TEST_CASE("DoT: a silent handshake is closed by handshake_timeout_ms, garbage is
 
 TEST_CASE("DoT: at most max_handshakes in progress: a new one closes the oldest", "[serve][tls][hostile]") {
   DotService d(", handshake_timeout_ms: 30000, max_handshakes: 4", "tcp: {idle_timeout_ms: 30000}\n", 1);
+  const pid_t worker = d.s().serve->children().at(0);
+  const unsigned fds_before = open_fds(worker);
   std::vector<int> silent;
   for (int i = 0; i < 4; ++i) silent.push_back(connect_tcp(d.tls_port));
-  std::this_thread::sleep_for(300ms);  // all four accepted and handshaking
+  REQUIRE(eventually([&] { return open_fds(worker) == fds_before + 4; }));  // all four accepted and handshaking
   for (int fd : silent) CHECK_FALSE(closed_by_peer(fd, 50ms));
   const int fifth = connect_tcp(d.tls_port);
   CHECK(closed_by_peer(silent[0], 2000ms));  // the oldest made room

@@ -21,6 +21,7 @@
 #include "common/child_process.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
+#include "common/proc_stats.hpp"
 #include "tests/command_output.hpp"
 #include "common/socket_owners.hpp"
 #include "dns/knot_packet.hpp"
@@ -51,7 +52,13 @@ std::string unique_segment(const std::string& tag) {
   return "dnsarena-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
 }
 
+void forward_test_zone(std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "--local-zone") == args.end())
+    args.insert(args.end(), {"--local-zone", "test. nodefault"});
+}
+
 ServeProcess::ServeProcess(std::vector<std::string> args, std::uint16_t port) : port_(port) {
+  forward_test_zone(args);
   static int n = 0;
   log_path_ = "/tmp/dnsarena-serve-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log";
   std::vector<std::string> argv{dnsarena_binary(), "serve"};
@@ -336,5 +343,31 @@ nlohmann::json serve_stats(const std::string& segment) {
   if (status != 0) throw std::runtime_error("dnsarena stats failed: " + out);
   return nlohmann::json::parse(out);
 }
+
+std::size_t live_cache_entries(const std::string& segment) {
+  int status = 0;
+  const std::string out = run_command(dnsarena_binary() + " dump " + segment + " 2>&1", &status);
+  if (status != 0) throw std::runtime_error("dnsarena dump failed: " + out);
+  return occurrences(out, "\n$ENTRY ");
+}
+
+std::size_t tcp_connections_to(std::uint16_t port) {
+  // "sl local_address rem_address st ...": addresses as HEX_IP:HEX_PORT, st in hex
+  // (01 ESTABLISHED, 08 CLOSE_WAIT). 127.0.0.1 is 0100007F in the kernel's byte order.
+  char remote[32];
+  std::snprintf(remote, sizeof remote, "0100007F:%04X", static_cast<unsigned>(port));
+  std::ifstream f("/proc/net/tcp");
+  std::string line;
+  std::getline(f, line);  // the header
+  std::size_t n = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string slot, local, rem, state;
+    if (in >> slot >> local >> rem >> state && rem == remote && (state == "01" || state == "08")) ++n;
+  }
+  return n;
+}
+
+std::uint64_t voluntary_switches(pid_t pid) { return common::status_kib(pid, "voluntary_ctxt_switches"); }
 
 }  // namespace dnsarena::test

@@ -25,8 +25,14 @@ std::string write_config(const std::string& text);
 // A segment name unique to this test process.
 std::string unique_segment(const std::string& tag);
 
-// `dnsarena serve ARGS...`, output to a log file. The destructor stops it (SIGTERM, then
-// SIGKILL after 5 s).
+// The tests' upstreams serve names under test., a default local zone that serve answers
+// itself (RFC 6761; policy/default_local_zones.hpp): every serve a test starts forwards
+// it, as an operator forwards a zone of their own, by `--local-zone "test. nodefault"`
+// appended to `args`, unless the test gives --local-zone itself.
+void forward_test_zone(std::vector<std::string>& args);
+
+// `dnsarena serve ARGS...` (with forward_test_zone), output to a log file. The destructor
+// stops it (SIGTERM, then SIGKILL after 5 s).
 class ServeProcess {
 public:
   ServeProcess(std::vector<std::string> args, std::uint16_t port);
@@ -131,6 +137,18 @@ std::string kdig_records(std::uint16_t port, const std::string& name, const std:
                          const std::string& extra = "");
 // `dnsarena stats --segment S --json --interval 0`.
 nlohmann::json serve_stats(const std::string& segment);
+
+// Events a test waits for (with eventually()) instead of sleeping:
+// Entries of `segment` not expired now (the $ENTRY blocks of `dnsarena dump`): 0 once
+// every entry's TTL has run out.
+std::size_t live_cache_entries(const std::string& segment);
+// TCP connections on this host to 127.0.0.1:`port` whose local end is still open
+// (ESTABLISHED, or CLOSE_WAIT: the peer closed, this end not yet), from /proc/net/tcp:
+// 0 once the connecting side closed them all.
+std::size_t tcp_connections_to(std::uint16_t port);
+// How many times process `pid`'s main thread went to sleep and woke (voluntary context
+// switches, /proc/PID/status): a supervisor's timed checks each add one.
+std::uint64_t voluntary_switches(pid_t pid);
 
 std::string dnsarena_binary();
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <regex>
 
+#include "tests/test_skip.hpp"
 #include "tests/workers/service_fixture.hpp"
 #include "workers/serve_config.hpp"
 
@@ -32,12 +33,8 @@ bool have_ipv6_loopback() {
   return ok;
 }
 
-// False, with a SKIP warning that says why, when ::1 is absent.
-bool ipv6_loopback_or_warn() {
-  if (have_ipv6_loopback()) return true;
-  WARN("SKIP: this host has no IPv6 loopback (::1 cannot be bound); `ip -6 addr show lo` is empty");
-  return false;
-}
+constexpr const char* kNoIpv6Loopback =
+    "this host has no IPv6 loopback (::1 cannot be bound); `ip -6 addr show lo` is empty";
 
 // N of worker 0's "descriptors per worker: limit L: N open + ..." line (0 before it).
 unsigned open_at_start(const std::string& log) {
@@ -68,7 +65,7 @@ void check_answers_from(const std::string& server, const std::string& name = "a.
 }  // namespace
 
 TEST_CASE("serve on 127.0.0.1 and [::1]: both answer over UDP and TCP", "[serve][listen]") {
-  if (!ipv6_loopback_or_warn()) return;
+  if (!have_ipv6_loopback()) return skip_test(kNoIpv6Loopback);
   const std::uint16_t port = free_port();
   Service s({"--listen", at("127.0.0.1", port), "--listen", at("[::1]", port)}, 2, port);
   check_answers_from(at("127.0.0.1", port));
@@ -119,7 +116,7 @@ TEST_CASE("serve on 0.0.0.0 answers 127.0.0.1 and 127.0.0.2, each from the addre
 }
 
 TEST_CASE("serve on [::] and 0.0.0.0 on one port: ::1 answered from ::1, IPv4 still served", "[serve][listen]") {
-  if (!ipv6_loopback_or_warn()) return;
+  if (!have_ipv6_loopback()) return skip_test(kNoIpv6Loopback);
   const std::uint16_t port = free_port();
   // [::] is IPv6 only (IPV6_V6ONLY), so 0.0.0.0 on the same port is a socket of its own.
   Service s({"--listen", at("0.0.0.0", port), "--listen", at("[::]", port)}, 2, port);

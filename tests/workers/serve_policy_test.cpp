@@ -150,12 +150,29 @@ TEST_CASE("reloading the policy under load loses no query", "[serve][policy][rel
       else if (r.rcode() != (blocked ? 3u : 0u)) ++wrong;
     }
   });
+  struct JoinOnExit {  // a failed REQUIRE below must not leave the thread running
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~JoinOnExit() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } join_client{stop, client};
+  // Each reload while the client asks: some answers before it, the reload done (its log
+  // line), and some answers after it before the next; the last one's workers answer too.
+  auto answers_go_on = [&] {
+    const unsigned from = sent;
+    return eventually([&] { return sent >= from + 5; });
+  };
   for (int i = 0; i < 4; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(answers_go_on());
     std::ofstream(zone) << kSoa << "blocked.test CNAME .\nother" << i << ".test CNAME .\n";
     REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] {
+      return occurrences(s.serve->log(), "reloaded: 2 workers replaced") >= static_cast<std::size_t>(i) + 1;
+    }));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(answers_go_on());
   stop = true;
   client.join();
   INFO("sent " << sent << ", lost " << lost << ", wrong " << wrong);
@@ -188,7 +205,9 @@ TEST_CASE("a changed RPZ file is swapped in without a SIGHUP, a broken one keeps
   std::ofstream(zone) << kSoa << "a.test CNAME .\nbad.test A 300.1.1.1\n";
   CHECK(eventually([&] { return s.serve->log().find("keeping the running policy") != std::string::npos; }));
   CHECK(s.serve->log().find(zone + ":5: ") != std::string::npos);
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // six more checks
+  // Six more checks of the file (each one wakeup of the supervisor, 100 ms apart).
+  const std::uint64_t wakeups = voluntary_switches(s.serve->pid());
+  CHECK(eventually([&] { return voluntary_switches(s.serve->pid()) >= wakeups + 6; }));
   CHECK(occurrences(s.serve->log(), "keeping the running policy") == 1);
   for (std::uint16_t id = 30; id < 40; ++id) CHECK(ask(s.port, id, "a.test.").rcode() == 3);
 

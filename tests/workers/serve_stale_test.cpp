@@ -65,7 +65,7 @@ TEST_CASE("expired entries are answered stale, TTL 30 with EDE 3 or 19, when the
     answers[i] = a.reply.records.size();
     for (const ReplyRecord& rec : a.reply.records) CHECK(rec.ttl <= 1);
   }
-  std::this_thread::sleep_for(2200ms);  // every entry expired (TTL capped at 1 s)
+  REQUIRE(eventually([&] { return live_cache_entries(s.segment) == 0; }));  // every entry expired (TTL capped at 1 s)
   s.upstream.set_mode(UpstreamMode::silent);
   for (std::size_t i = 0; i < std::size(kStaleNames); ++i) {
     INFO(kStaleNames[i].name);
@@ -137,9 +137,13 @@ TEST_CASE("a failed name costs no upstream query within its failure window, on e
   // Another name is not affected.
   s.upstream.set_mode(UpstreamMode::normal);
   CHECK(ask(s.port, "a.test", 1).reply.rcode() == 0);
-  // After the window the name is asked again (and now answered).
-  std::this_thread::sleep_for(2100ms);
-  const Asked again = ask(s.port, "fails.test", 1);
+  // After the window the name is asked again (and now answered); until then each ask is
+  // answered from the failure cache.
+  Asked again{};
+  CHECK(eventually([&] {
+    again = ask(s.port, "fails.test", 1);
+    return again.reply.answered && again.reply.rcode() != 2;
+  }));
   REQUIRE(again.reply.answered);
   CHECK(again.reply.rcode() == 3);  // the test zone's NXDOMAIN for unknown names
   CHECK(upstream_asked(s.upstream, "fails.test.") == asked + 1);
@@ -172,7 +176,7 @@ TEST_CASE("answer_first: an expired entry is answered stale at once and refreshe
           "[serve][stale][timing]") {
   Service s({"-c", write_config("ttl:\n  ceiling: 1\nstale:\n  answer_first: true\n")}, 1);
   REQUIRE(ask(s.port, "txt.test", 16).reply.rcode() == 0);
-  std::this_thread::sleep_for(2200ms);
+  REQUIRE(eventually([&] { return live_cache_entries(s.segment) == 0; }));  // expired (TTL capped at 1 s)
   const std::size_t before = upstream_asked(s.upstream, "txt.test.");
   const Asked stale = ask(s.port, "txt.test", 16);
   REQUIRE(stale.reply.answered);
@@ -193,6 +197,7 @@ TEST_CASE("prefetch: hits in the last part of a TTL refresh the entry once per h
           "[serve][stale][prefetch][timing]") {
   // TTLs capped at 10 s, prefetch in the last 50%: a hit 5.5 s after the fill refreshes.
   Service s({"-c", write_config("ttl:\n  ceiling: 10\nprefetch:\n  percent: 50\n")});
+  const auto filled_at = Clock::now();
   REQUIRE(ask(s.port, "aaaa.test", 28).reply.rcode() == 0);
   const std::size_t filled = upstream_asked(s.upstream, "aaaa.test.");
   for (int i = 0; i < 10; ++i) REQUIRE(ask(s.port, "aaaa.test", 28).reply.rcode() == 0);  // early hits: no refresh
@@ -216,12 +221,14 @@ TEST_CASE("prefetch: hits in the last part of a TTL refresh the entry once per h
     CHECK(a.reply.rcode() == 0);
     CHECK(a.took < 1000ms);
   }
-  std::this_thread::sleep_for(200ms);
+  // The refresh started on a hit already answered: its query reaches the upstream.
+  CHECK(eventually([&] { return upstream_asked(s.upstream, "aaaa.test.") > filled; }));
   CHECK(upstream_asked(s.upstream, "aaaa.test.") == filled + 1);
   CHECK(s.total("prefetches") == 1);
   // The refreshed entry carries a full TTL again, so the name never expires in front of
-  // a client: past the first fill's expiry it is still a hit.
-  std::this_thread::sleep_for(5000ms);
+  // a client: past the first fill's expiry it is still a hit. (The clock is what is tested
+  // here: the wait is for that expiry, 10 s after the fill, plus a second of rounding.)
+  std::this_thread::sleep_until(filled_at + 11s);
   const std::uint64_t misses = s.total("misses");
   const Asked late = ask(s.port, "aaaa.test", 28);
   REQUIRE(late.reply.answered);

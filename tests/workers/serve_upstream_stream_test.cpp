@@ -271,7 +271,7 @@ TEST_CASE("upstream over TCP: misses pipelined on one kept connection, answers t
 
   // The server drops its connections: the next miss is asked on a new one.
   up.cut();
-  std::this_thread::sleep_for(100ms);
+  CHECK(eventually([&] { return tcp_connections_to(up.port()) == 0; }));  // our end saw it and closed
   const DnsReply seventh = udp_exchange(s.port, make_query(7, rev_name(7), 1));
   REQUIRE(seventh.answered);
   CHECK(seventh.answers == std::vector<std::string>{a_rdata(7)});
@@ -284,9 +284,9 @@ TEST_CASE("upstream over TCP: misses pipelined on one kept connection, answers t
 
 TEST_CASE("upstream over TCP: the server's edns-tcp-keepalive TIMEOUT closes the idle connection sooner than ours",
           "[serve][upstream-stream]") {
-  // Our idle timeout is 8 s (the default); this server says 300 ms. A miss 1 s after the
-  // last reply finds the connection closed by us and opens a new one; without the option
-  // the same pause keeps the one connection.
+  // Our idle timeout is 8 s (the default); this server says 300 ms. We close the idle
+  // connection then, and the next miss opens a new one; without the option a pause of 1 s
+  // keeps the one connection.
   for (const int units : {3, -1}) {
     INFO("keepalive units " << units);
     ReverseOrderUpstream up(1, units);
@@ -295,7 +295,16 @@ TEST_CASE("upstream over TCP: the server's edns-tcp-keepalive TIMEOUT closes the
     Service s({"--config", cfg.path(), "--upstream-timeout-ms", "2000"}, 1);
     REQUIRE(udp_exchange(s.port, make_query(1, rev_name(1), 1)).answers == std::vector<std::string>{a_rdata(1)});
     REQUIRE(up.connections() == 1);
-    std::this_thread::sleep_for(1000ms);
+    const auto idle_from = std::chrono::steady_clock::now();
+    if (units >= 0) {
+      // The server's 300 ms: our end closes the idle connection, long before our own 8 s.
+      CHECK(eventually([&] { return tcp_connections_to(up.port()) == 0; }));
+      CHECK(std::chrono::steady_clock::now() - idle_from < 4000ms);
+    } else {
+      // Without the option an idle second keeps it: the pause itself is what is tested.
+      std::this_thread::sleep_for(1000ms);
+      CHECK(tcp_connections_to(up.port()) == 1);
+    }
     REQUIRE(udp_exchange(s.port, make_query(2, rev_name(2), 1)).answers == std::vector<std::string>{a_rdata(2)});
     CHECK(up.connections() == (units >= 0 ? 2u : 1u));
     CHECK(s.total("upstream_connections") == (units >= 0 ? 2u : 1u));
@@ -338,7 +347,7 @@ TEST_CASE("upstream over TLS: verified by name, one connection per worker, sessi
   CHECK(front.total("upstream_queries") == 3);
 
   // Idle past upstream_idle_timeout_ms: closed; the next miss reconnects with the ticket.
-  std::this_thread::sleep_for(2200ms);
+  CHECK(eventually([&] { return tcp_connections_to(dot.port) == 0; }));
   const DnsReply later = udp_exchange(front.port, make_query(3, "cname.test", 1));
   REQUIRE(later.answered);
   CHECK(later.rcode() == 0);

@@ -1,24 +1,79 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/policy_gate.hpp"
 
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "policy/answer_chain.hpp"
 #include "policy/policy_answer.hpp"
 
 namespace dnsarena::workers {
 
-bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, std::size_t limit, std::uint8_t* out,
-                  std::size_t cap, cache::Cache& cache, std::size_t& size) {
-  const policy::Match m = view.find(q.qname());
-  if (!m) return false;
+namespace {
+
+using policy::Action, policy::Match, policy::TriggerKind;
+
+void count(cache::Cache& cache, const Match& m) {
   cache.count(cache::Counter::policy_hits);
-  const policy::PolicyAnswer a = policy::write_policy_answer(m, q, limit, out, cap);
   switch (m.action) {
-    case policy::Action::passthru: cache.count(cache::Counter::policy_passthru); break;
-    case policy::Action::drop: cache.count(cache::Counter::policy_dropped); break;
-    case policy::Action::local_data: cache.count(cache::Counter::policy_local_data); break;
+    case Action::passthru: cache.count(cache::Counter::policy_passthru); break;
+    case Action::drop: cache.count(cache::Counter::policy_dropped); break;
+    case Action::local_data: cache.count(cache::Counter::policy_local_data); break;
     default: cache.count(cache::Counter::policy_blocked); break;
   }
+}
+
+PolicyHit hit_of(const Match& m, PolicyHit::Kind kind, bool decided) {
+  return {kind, m.action, decided, m.zone, m.wildcard, policy::PolicyView::trigger(m)};
+}
+
+// The rpz-client-ip rule for `client` (none without such triggers or for a family other
+// than IPv4 and IPv6).
+Match client_rule(const policy::PolicyView& view, const sockaddr_storage* client) {
+  if (!client || !view.has_address_triggers(TriggerKind::client_ip)) return {};
+  std::uint8_t a16[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};  // IPv4 as ::ffff:a.b.c.d
+  if (client->ss_family == AF_INET)
+    std::memcpy(a16 + 12, &reinterpret_cast<const sockaddr_in*>(client)->sin_addr, 4);
+  else if (client->ss_family == AF_INET6)
+    std::memcpy(a16, &reinterpret_cast<const sockaddr_in6*>(client)->sin6_addr, 16);
+  else
+    return {};
+  return view.find_address(TriggerKind::client_ip, a16);
+}
+
+}  // namespace
+
+bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
+                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, std::size_t& size,
+                  PolicyHit& hit) {
+  hit = {};
+  Match m = view.find(q.qname());
+  PolicyHit::Kind kind = PolicyHit::Kind::qname;
+  if (const Match c = client_rule(view, &client); c && (!m || c.zone <= m.zone)) {
+    m = c;
+    kind = PolicyHit::Kind::client_ip;
+  }
+  if (!m) return false;
+  count(cache, m);
+  const policy::PolicyAnswer a = policy::write_policy_answer(view, m, q, limit, out, cap);
+  hit = hit_of(m, kind, a.decided);
   size = a.size;
   return a.decided;
+}
+
+std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
+                                const sockaddr_storage* client, std::size_t limit, std::uint8_t* out, std::size_t size,
+                                std::size_t cap, cache::Cache& cache, PolicyHit& hit) {
+  // A client PASSTHRU exempts its answers (asked only when rpz-client-ip triggers exist).
+  if (const Match c = client_rule(view, client); c && c.action == Action::passthru) return size;
+  const policy::ChainVerdict v = policy::check_answer_chain(view, q.qtype, limit, out, size, cap);
+  if (!v.match) return size;
+  count(cache, v.match);
+  const bool address = v.match.record && (v.match.record[1] >> policy::kKindShift & policy::kKindMask) ==
+                                             static_cast<unsigned>(TriggerKind::response_ip);
+  hit = hit_of(v.match, address ? PolicyHit::Kind::response_ip : PolicyHit::Kind::cname_chain, v.decided);
+  return v.size;
 }
 
 }  // namespace dnsarena::workers

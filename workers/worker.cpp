@@ -228,7 +228,10 @@ private:
   std::size_t handle(std::uint8_t* wire, std::size_t len, const Source& src, std::uint8_t* out, std::size_t cap) {
     ClientQuery q;
     const Checked c = check(wire, len, src, q, out, cap);
-    return c.lookup ? resolve(q, c, src, nullptr, out, cap) : c.size;
+    if (!c.lookup) return c.size;
+    const std::size_t n = resolve(q, c, src, nullptr, out, cap);
+    const sockaddr_storage* client = src.tcp ? &tcp_peer_ : src.addr;
+    return policy_ && n ? apply_answer_policy(*policy_, q, client, c.limit, out, n, cap, cache_, policy_hit_) : n;
   }
 
   // Everything before the cache: access control, parsing, the rate limit, error answers.
@@ -288,7 +291,8 @@ private:
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
     c.limit = client_limit(q, src.tcp);
-    if (policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size)) return {false, c.size};
+    if (policy_ && apply_policy(*policy_, q, client, c.limit, out, cap, cache_, c.size, policy_hit_))
+      return {false, c.size};
     return c;
   }
 
@@ -475,7 +479,12 @@ private:
   }
 
   // Every client that waited on an upstream query is answered here: a miss.
-  void send_to(const Waiter& w, const std::uint8_t* out, std::size_t n) {
+  void send_to(const Waiter& w, std::uint8_t* out, std::size_t n) {
+    if (policy_ && n) {  // the policy on the answer's chain (policy_gate.hpp); out is reply_buf_
+      const sockaddr_storage client = w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr;
+      n = apply_answer_policy(*policy_, w.query, &client, client_limit(w.query, w.tcp), out, n, sizeof reply_buf_,
+                              cache_, policy_hit_);
+    }
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
     if (tap_) {
@@ -702,7 +711,7 @@ private:
       l.capacity = kUdpAnswerMax;
       batch_index_[batched - 1] = i;
     }
-    if (batched == 0) return;
+    if (batched == 0) return apply_batch_policy(n, sizes);
     cache_.lookup_responses({batch_lookup_, batched}, now_);
     for (unsigned b = 0; b < batched; ++b) {
       const cache::ResponseLookup& l = batch_lookup_[b];
@@ -716,6 +725,17 @@ private:
       const Source src = udp_source(i);
       sizes[i] = resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
     }
+    apply_batch_policy(n, sizes);
+  }
+
+  // The policy on the chain of each answer of the batch the cache or resolve() wrote
+  // (policy_gate.hpp): hits, stale and failure answers.
+  void apply_batch_policy(unsigned n, std::size_t* sizes) {
+    if (!policy_) return;
+    for (unsigned i = 0; i < n; ++i)
+      if (sizes[i] && batch_checked_[i].lookup)
+        sizes[i] = apply_answer_policy(*policy_, batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i],
+                                       sizes[i], kUdpAnswerMax, cache_, policy_hit_);
   }
 
   // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and
@@ -819,6 +839,7 @@ private:
 
   const ServeConfig& cfg_;
   const policy::PolicyView* policy_;  // nullptr: no response policy
+  PolicyHit policy_hit_;  // the rule the last policy step matched (policy_gate.hpp)
   cache::Cache cache_;
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index

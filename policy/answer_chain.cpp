@@ -135,20 +135,16 @@ ChainVerdict rewrite(const PolicyView& view, const Match& match, const Cut& c, c
   return v;
 }
 
-}  // namespace
-
-ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std::size_t limit, std::uint8_t* out,
-                                std::size_t size, std::size_t cap) {
+// The walk over an answer that has a name other than the query's or an address to check
+// (check_answer_chain's fast path found one). Out of line: the common answer does not
+// pay for its frame.
+[[gnu::noinline]] ChainVerdict walk_chain(const PolicyView& view, std::uint16_t qtype, std::size_t limit,
+                                          std::uint8_t* out, std::size_t size, std::size_t cap,
+                                          std::size_t question_end) {
   ChainVerdict none{{}, false, size};
-  if (size < kHeaderBytes || view.rules() == 0) return none;
   const unsigned answers = get16(out + 6);
-  const unsigned rcode = get16(out + 2) & 0xF;
-  if (answers == 0 || get16(out + 4) != 1 || (rcode != kRcodeNoError && rcode != kRcodeNxDomain)) return none;
   const std::span<const std::uint8_t> msg(out, size);
-  std::size_t pos = skip_wire_name(msg, kHeaderBytes);
-  if (pos == 0 || pos + 4 > size) return none;
-  const std::size_t question_end = pos + 4;
-  pos = question_end;
+  std::size_t pos = question_end;
   // The chain's current name: the query name until a CNAME or DNAME leads on. `chain_at`:
   // where it is written (the question, or a CNAME's rdata); `chain` holds it once read.
   std::size_t chain_at = kHeaderBytes;
@@ -231,6 +227,34 @@ ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std
   // An address matched: the whole answer is the rule's, owned by the query name.
   if (address_match) apply(address_match, chain, {question_end, 0, kHeaderBytes});
   return v;
+}
+
+}  // namespace
+
+ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std::size_t qname_len,
+                                std::size_t limit, std::uint8_t* out, std::size_t size, std::size_t cap) {
+  const ChainVerdict none{{}, false, size};
+  if (size < kHeaderBytes || view.rules() == 0) return none;
+  const unsigned answers = get16(out + 6);
+  const unsigned rcode = get16(out + 2) & 0xF;
+  if (answers == 0 || get16(out + 4) != 1 || (rcode != kRcodeNoError && rcode != kRcodeNxDomain)) return none;
+  // The question is the client's, as it wrote it: `qname_len` bytes, the root label last.
+  const std::size_t question_end = kHeaderBytes + qname_len + 4;
+  if (qname_len == 0 || question_end > size || out[question_end - 5] != 0) return none;
+  std::size_t pos;
+  // The common answer: every record owned by the query name (the writer's pointer to the
+  // question), none a CNAME or DNAME, and no rpz-ip trigger loaded: nothing to look up.
+  if (view.has_address_triggers(TriggerKind::response_ip))
+    return walk_chain(view, qtype, limit, out, size, cap, question_end);
+  pos = question_end;
+  for (unsigned i = 0; i < answers; ++i) {
+    if (pos + 2 + kRrFixed > size || out[pos] != 0xC0 || out[pos + 1] != kHeaderBytes) break;
+    const std::uint16_t type = get16(out + pos + 2);
+    if (type == kTypeCname || type == kTypeDname) break;
+    pos += 2 + kRrFixed + get16(out + pos + 10);
+    if (i + 1 == answers) return none;
+  }
+  return walk_chain(view, qtype, limit, out, size, cap, question_end);
 }
 
 }  // namespace dnsarena::policy

@@ -49,9 +49,10 @@ struct ChainVerdict {
 };
 
 // Checks the answer in out[0, size) against `view` and rewrites it in place when a rule
-// decides. `qtype`: the query's type (which local data answers); `limit`: the client's
-// answer size limit (<= cap). A malformed answer is left as it is.
-ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std::size_t limit, std::uint8_t* out,
-                                std::size_t size, std::size_t cap);
+// decides. `qtype`, `qname_len`: the query's type (which local data answers) and the wire
+// length of its name (the answer's question); `limit`: the client's answer size limit
+// (<= cap). A malformed answer is left as it is.
+ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std::size_t qname_len,
+                                std::size_t limit, std::uint8_t* out, std::size_t size, std::size_t cap);
 
 }  // namespace dnsarena::policy

@@ -67,7 +67,7 @@ std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::Clien
                                 std::size_t cap, cache::Cache& cache, PolicyHit& hit) {
   // A client PASSTHRU exempts its answers (asked only when rpz-client-ip triggers exist).
   if (const Match c = client_rule(view, client); c && c.action == Action::passthru) return size;
-  const policy::ChainVerdict v = policy::check_answer_chain(view, q.qtype, limit, out, size, cap);
+  const policy::ChainVerdict v = policy::check_answer_chain(view, q.qtype, q.qname_len, limit, out, size, cap);
   if (!v.match) return size;
   count(cache, v.match);
   const bool address = v.match.record && (v.match.record[1] >> policy::kKindShift & policy::kKindMask) ==

@@ -14,7 +14,8 @@ namespace {
 
 using policy::Action, policy::Match, policy::TriggerKind;
 
-void count(cache::Cache& cache, const Match& m) {
+void count(cache::Cache& cache, AnswerMeter& meter, const Match& m, PolicyHit::Kind kind) {
+  meter.policy_hit(m.zone, static_cast<unsigned>(kind) - 1);
   cache.count(cache::Counter::policy_hits);
   switch (m.action) {
     case Action::passthru: cache.count(cache::Counter::policy_passthru); break;
@@ -45,8 +46,8 @@ Match client_rule(const policy::PolicyView& view, const sockaddr_storage* client
 }  // namespace
 
 bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
-                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, std::size_t& size,
-                  PolicyHit& hit) {
+                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
+                  std::size_t& size, PolicyHit& hit) {
   hit = {};
   Match m = view.find(q.qname());
   PolicyHit::Kind kind = PolicyHit::Kind::qname;
@@ -55,7 +56,7 @@ bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, con
     kind = PolicyHit::Kind::client_ip;
   }
   if (!m) return false;
-  count(cache, m);
+  count(cache, meter, m, kind);
   const policy::PolicyAnswer a = policy::write_policy_answer(view, m, q, limit, out, cap);
   hit = hit_of(m, kind, a.decided);
   size = a.size;
@@ -64,15 +65,16 @@ bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, con
 
 std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
                                 const sockaddr_storage* client, std::size_t limit, std::uint8_t* out, std::size_t size,
-                                std::size_t cap, cache::Cache& cache, PolicyHit& hit) {
+                                std::size_t cap, cache::Cache& cache, AnswerMeter& meter, PolicyHit& hit) {
   // A client PASSTHRU exempts its answers (asked only when rpz-client-ip triggers exist).
   if (const Match c = client_rule(view, client); c && c.action == Action::passthru) return size;
   const policy::ChainVerdict v = policy::check_answer_chain(view, q.qtype, q.qname_len, limit, out, size, cap);
   if (!v.match) return size;
-  count(cache, v.match);
   const bool address = v.match.record && (v.match.record[1] >> policy::kKindShift & policy::kKindMask) ==
                                              static_cast<unsigned>(TriggerKind::response_ip);
-  hit = hit_of(v.match, address ? PolicyHit::Kind::response_ip : PolicyHit::Kind::cname_chain, v.decided);
+  const PolicyHit::Kind kind = address ? PolicyHit::Kind::response_ip : PolicyHit::Kind::cname_chain;
+  count(cache, meter, v.match, kind);
+  hit = hit_of(v.match, kind, v.decided);
   return v.size;
 }
 

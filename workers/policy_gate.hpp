@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 
 #include "cache/cache.hpp"
+#include "workers/answer_metrics.hpp"
 #include "dns/client_query.hpp"
 #include "policy/policy_view.hpp"
 
@@ -42,7 +43,7 @@ struct PolicyHit {
     cname_chain,  // a name the answer's CNAME or DNAME chain leads to (a QNAME trigger)
     response_ip,  // an address in the answer (rpz-ip)
     client_ip,    // the client's address (rpz-client-ip)
-  };
+  };  // kind - 1: the policy counters' kind (policy_counters.hpp: kPolicyKindNames)
   Kind kind = Kind::none;
   policy::Action action = policy::Action::passthru;
   bool decided = false;  // the rule answered (false: PASSTHRU, the answer as without policy)
@@ -53,15 +54,17 @@ struct PolicyHit {
 
 // True when the policy decided the query: `size` is the answer's size (0: no answer).
 // False: no rule, or PASSTHRU; the query goes on to the cache. `hit` says which rule.
+// Every match is counted in the stat slot (`cache`: policy_hits and its action) and per
+// zone and trigger kind (`meter`: policy_counters.hpp).
 bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
-                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, std::size_t& size,
-                  PolicyHit& hit);
+                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
+                  std::size_t& size, PolicyHit& hit);
 
 // The answer in out[0, size) written for `q` from `client` (nullptr: not known) checked
 // along its chain; returns the size to send (rewritten, or 0: dropped). `hit` says which
 // rule matched, and is left as it was when none did.
 std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
                                 const sockaddr_storage* client, std::size_t limit, std::uint8_t* out, std::size_t size,
-                                std::size_t cap, cache::Cache& cache, PolicyHit& hit);
+                                std::size_t cap, cache::Cache& cache, AnswerMeter& meter, PolicyHit& hit);
 
 }  // namespace dnsarena::workers

@@ -231,7 +231,8 @@ private:
     if (!c.lookup) return c.size;
     const std::size_t n = resolve(q, c, src, nullptr, out, cap);
     const sockaddr_storage* client = src.tcp ? &tcp_peer_ : src.addr;
-    return policy_ && n ? apply_answer_policy(*policy_, q, client, c.limit, out, n, cap, cache_, policy_hit_) : n;
+    if (!policy_ || !n) return n;
+    return apply_answer_policy(*policy_, q, client, c.limit, out, n, cap, cache_, answers_, policy_hit_);
   }
 
   // Everything before the cache: access control, parsing, the rate limit, error answers.
@@ -291,7 +292,7 @@ private:
     if (q.do_bit) c.flags |= cache::kKeyDo;
     if (q.cd()) c.flags |= cache::kKeyCd;
     c.limit = client_limit(q, src.tcp);
-    if (policy_ && apply_policy(*policy_, q, client, c.limit, out, cap, cache_, c.size, policy_hit_))
+    if (policy_ && apply_policy(*policy_, q, client, c.limit, out, cap, cache_, answers_, c.size, policy_hit_))
       return {false, c.size};
     return c;
   }
@@ -483,7 +484,7 @@ private:
     if (policy_ && n) {  // the policy on the answer's chain (policy_gate.hpp); out is reply_buf_
       const sockaddr_storage client = w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr;
       n = apply_answer_policy(*policy_, w.query, &client, client_limit(w.query, w.tcp), out, n, sizeof reply_buf_,
-                              cache_, policy_hit_);
+                              cache_, answers_, policy_hit_);
     }
     if (n == 0) return;
     answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
@@ -735,7 +736,7 @@ private:
     for (unsigned i = 0; i < n; ++i)
       if (sizes[i] && batch_checked_[i].lookup)
         sizes[i] = apply_answer_policy(*policy_, batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i],
-                                       sizes[i], kUdpAnswerMax, cache_, policy_hit_);
+                                       sizes[i], kUdpAnswerMax, cache_, answers_, policy_hit_);
   }
 
   // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and

@@ -259,7 +259,9 @@ TEST_CASE("QNAME triggers apply along the CNAME and DNAME chain, on the miss and
   // cname.test. is CNAME target.test. (+ its A); x.dname.test. is DNAME dname.test. ->
   // target.test., CNAME x.target.test. (+ its A) (test_upstream.hpp).
   const std::string zone = write_zone("target.test CNAME .\nx.target.test CNAME *.\n");
-  Service s({"--config", write_config("log_level: info\npolicy:\n  rpz: [{file: " + zone + ", name: rpz.test.}]\n")});
+  const std::string zone2 = write_zone("blocked2.test CNAME .\n");
+  Service s({"--config", write_config("log_level: info\npolicy:\n  rpz: [{file: " + zone + ", name: rpz.test.}, {file: " +
+                                      zone2 + ", name: rpz2.test.}]\n")});
   const std::uint64_t upstream_before = s.upstream.queries();
   for (std::uint16_t round = 0; round < 2; ++round) {  // the miss, then the hit
     INFO("round " << round);
@@ -291,6 +293,19 @@ TEST_CASE("QNAME triggers apply along the CNAME and DNAME chain, on the miss and
   CHECK(s.total("policy_blocked") == 8);
   // A name no rule covers along its chain resolves as without policy.
   CHECK(ask(s.port, 30, "a.test.").answers.size() == 2);
+  CHECK(ask(s.port, 31, "blocked2.test.").rcode() == 3);
+  // Matches per zone and trigger kind (policy_counters.hpp), as `dnsarena stats` reads them.
+  nlohmann::json policy;
+  CHECK(eventually([&] {
+    const nlohmann::json stats = serve_stats(s.segment);
+    if (!stats.contains("answers") || !stats["answers"].contains("policy")) return false;
+    policy = stats["answers"]["policy"];
+    return policy.contains("rpz2.test.") && policy["rpz2.test."]["qname"] == 1;
+  }));
+  INFO(policy.dump());
+  CHECK(policy["rpz.test."]["cname_chain"] == 8);
+  CHECK(policy["rpz.test."]["qname"] == 0);
+  CHECK(policy["rpz2.test."]["cname_chain"] == 0);
 
   // Unbound with the same zone and upstream: NXDOMAIN with the CNAME, no address.
   UnboundRpz unbound(zone, s.upstream.port());

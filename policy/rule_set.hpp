@@ -52,7 +52,7 @@ struct ZoneReport {
   LocalRecord soa;                // the apex SOA (type 6), when has_soa
   std::size_t rules = 0;          // triggers added
   std::size_t records = 0;        // records read (SOA and NS of the apex included)
-  std::size_t unsupported = 0;    // triggers or actions skipped (rpz-ip, rpz-nsdname, rpz-client-ip, ...)
+  std::size_t unsupported = 0;    // triggers or actions skipped (rpz-nsip, rpz-nsdname, rpz-tcp-only, ...)
   std::size_t shadowed = 0;       // triggers an earlier zone already had, or data beside an action
 };
 

@@ -31,6 +31,9 @@
 #pragma once
 #include <sys/socket.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include "cache/cache_key.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
@@ -48,6 +51,23 @@ cache::EcsTag ecs_tag(const dns::EcsOption& sent, std::uint8_t scope);
 // Whether an answer with `scope` may be cached for the query that sent `sent`.
 inline bool ecs_cacheable(const dns::EcsOption& sent, std::uint8_t scope) {
   return !sent.present || sent.source_prefix == 0 || scope <= sent.source_prefix;
+}
+
+// The lookup order above, written once for fresh and stale lookups: calls
+// try_key(prefix, scoped) for each key a client that sends `ecs` may use, in order, and
+// returns the first non-zero result (0: none answered). `scoped` false is the shared key
+// (no ECS tag, answered with scope 0); true is ecs_tag(ecs, prefix).
+template <class TryKey>
+std::size_t first_answer_in_lookup_order(const dns::EcsOption& ecs, TryKey&& try_key) {
+  if (ecs.present && ecs.source_prefix > 0)
+    if (const std::size_t n = try_key(ecs.source_prefix, true)) return n;
+  if (const std::size_t n = try_key(std::uint8_t{0}, false)) return n;
+  if (ecs.present && ecs.source_prefix == 0)
+    if (const std::size_t n = try_key(std::uint8_t{0}, true)) return n;
+  if (ecs.present)
+    for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
+      if (const std::size_t n = try_key(static_cast<std::uint8_t>(prefix), true)) return n;
+  return 0;
 }
 
 }  // namespace dnsarena::workers

@@ -153,7 +153,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--config,-c", f->config, "YAML config file (see configs/serve.yaml)")->check(CLI::ExistingFile);
   cmd->add_option("--listen", f->listen,
                   "address:port for UDP and TCP, [IPv6]:port, 0.0.0.0:port or [::]:port for every local address "
-                  "(repeatable; replaces the config's list; default 127.0.0.1:5353)");
+                  "(repeatable; replaces the config's list; default 127.0.0.1:8053)");
   cmd->add_option("--upstream", f->upstreams, "upstream address:port (repeatable; replaces the config's list)");
   cmd->add_option("--workers", f->workers, "worker processes (0 = one per core)");
   cmd->add_option("--segment", f->segment, "shared-memory segment name (default dnsarena)");

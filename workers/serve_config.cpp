@@ -521,7 +521,8 @@ ServeConfig load_serve_config(const std::string& path) {
     c.https.max_connections = positive_bound_or(s, "max_connections", c.https.max_connections);
   });
   read_section(r, "stats", [&](MapReader& s) {
-    c.metrics_listen = s.text_or("metrics_listen", "");
+    if (!s.node()["metrics_listen"].IsDefined()) return;  // the default stays
+    c.metrics_listen = s.text_or("metrics_listen", c.metrics_listen);
     if (!c.metrics_listen.empty()) parsed(s, s.node()["metrics_listen"], "metrics_listen", Endpoint::parse);
   });
   read_section(r, "restart", [&](MapReader& s) {

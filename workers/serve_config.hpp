@@ -6,7 +6,7 @@
 //
 // YAML layout (every key optional; unknown keys are rejected with file:line:column):
 //
-//   listen: [127.0.0.1:5353, "[::1]:5353"]   address:port for UDP and TCP (IPv4 or [IPv6]),
+//   listen: [127.0.0.1:8053, "[::1]:8053"]   address:port for UDP and TCP (IPv4 or [IPv6]),
 //                                  one or a list; each gets one UDP socket per worker and
 //                                  one TCP listener. A wildcard (0.0.0.0:53, [::]:53)
 //                                  answers every datagram from the address it was sent to
@@ -127,7 +127,8 @@
 //                                  ?dns= and POST);
 //                                  max_streams: SETTINGS_MAX_CONCURRENT_STREAMS per
 //                                  connection. doh_server.hpp says the rest
-//   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint
+//   stats: {metrics_listen: 127.0.0.1:9153}   empty string: no /metrics endpoint; a stats
+//                                  section without the key keeps the default
 //   restart: {backoff_initial_ms: 100, backoff_max_ms: 5000, heartbeat_timeout_ms: 2000}
 //   dnstap: {socket: /run/dnsarena/dnstap.sock, client_query: true, client_response: true,
 //            forwarder_query: true, forwarder_response: true, identity: "", version: dnsarena,
@@ -290,7 +291,9 @@ const char* to_string(EcsPolicy p);
 EcsPolicy parse_ecs_policy(const std::string& s);  // throws std::invalid_argument
 
 struct ServeConfig {
-  std::vector<Endpoint> listen{Endpoint::parse("127.0.0.1:5353")};  // at least one, none twice
+  // At least one, none twice. The default port is no well-known one: not 5353, mDNS's,
+  // where avahi answers on many desktops.
+  std::vector<Endpoint> listen{Endpoint::parse("127.0.0.1:8053")};
   unsigned workers = 0;  // 0 = one per core (resolved by resolved_workers())
   unsigned max_udp_size = 1232;  // answers over UDP: at most min(the client's EDNS size, this)
   std::vector<Endpoint> upstreams;         // the "." zone

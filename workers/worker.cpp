@@ -20,15 +20,12 @@
 #include "cache/cache.hpp"
 #include "common/process_limits.hpp"
 #include "dns/client_query.hpp"
-#include "dns/ecs_option.hpp"
 #include "wire/constants.hpp"
-#include "workers/access_control.hpp"
+#include "workers/client_reply.hpp"
 #include "workers/descriptor_budget.hpp"
 #include "workers/dnstap_writer.hpp"
 #include "workers/doh_server.hpp"
-#include "workers/ecs.hpp"
-#include "workers/policy_gate.hpp"
-#include "workers/rate_limiter.hpp"
+#include "workers/query_pipeline.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/tcp_server.hpp"
@@ -37,10 +34,6 @@
 
 namespace dnsarena::workers {
 
-using dns::ClientQuery, dns::EcsOption, dns::ExtendedError, dns::ParseVerdict, dns::parse_query,
-    dns::write_error_response, dns::write_ecs_option;
-using wire::kRcodeNoError, wire::kRcodeFormErr, wire::kRcodeServFail, wire::kRcodeNotImp, wire::kRcodeRefused,
-    wire::kRcodeBadVers, wire::kRcodeBadCookie, wire::kTypeAny;
 
 namespace {
 
@@ -59,8 +52,6 @@ constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kUdpAnswerMax = 4096;  // answers over UDP never exceed this (TC instead)
 constexpr std::size_t kMaxQuery = 4096;
-// The EDNS options an answer carries: ECS and COOKIE at their largest.
-constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns::kMaxCookieOptionBytes;
 
 // A stream listener's bounds: its own connection bound, tcp's per-client bound and idle timeout.
 TcpLimits stream_limits(const ServeConfig& cfg, unsigned max_connections) {
@@ -85,7 +76,6 @@ public:
          AnswerMetrics* answer_metrics, const dns::CookieSecrets& cookie_secrets, std::vector<int> tls,
          const TlsServerSettings* tls_settings, const policy::PolicyView* policy, std::vector<int> doh)
       : cfg_(cfg),
-        policy_(policy),
         cache_(seg, cache::SlotRole::worker, index),
         epfd_(epfd),
         udp_(std::move(udp)),
@@ -102,16 +92,10 @@ public:
              [this](std::uint64_t id, std::uint32_t stream, std::uint8_t* m, std::size_t n) {
                on_stream_message(id, stream, m, n);
              }),
-        upstream_(epfd, kTagUpstream, cfg, cache_,
-                  [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
-                  [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
-        claims_(host.claims),
-        claims_row_(host.row),
-        rate_limiter_(cfg.rate_limit, rate_limit_table),
-        cookie_secrets_(cookie_secrets),
-        heartbeat_fd_(heartbeat_fd),
-        answers_(answer_metrics, host.row) {
-    scratch_.reserve(4096);
+        answers_(answer_metrics, host.row),
+        replies_(cfg, udp_, tcp_, tls_, doh_, answers_, tap_),
+        pipeline_(cfg, cache_, epfd, kTagUpstream, host, rate_limit_table, cookie_secrets, policy, replies_),
+        heartbeat_fd_(heartbeat_fd) {
     ::pthread_sigmask(SIG_SETMASK, nullptr, &wait_mask_);
     ::sigdelset(&wait_mask_, kRetireSignal);
     doh_tls_.alpn = kDohAlpn;
@@ -132,7 +116,7 @@ public:
     if (cfg.dnstap.enabled()) {
       try {  // without its log, the worker still answers
         tap_ = std::make_unique<DnstapWriter>(cfg.dnstap, index, cache_);
-        upstream_.set_dnstap(tap_.get());
+        pipeline_.upstream().set_dnstap(tap_.get());
       } catch (const std::exception& e) {
         spdlog::error("worker {}: dnstap off: {}", index, e.what());
       }
@@ -148,12 +132,10 @@ public:
       if (g_retire && !drain_until_ms) drain_until_ms = begin_drain(now_us / 1000);
       if (drain_until_ms && (now_us / 1000 >= drain_until_ms ||
                              (tcp_.connections() + tls_.connections() + doh_.connections() == 0 &&
-                              upstream_.in_flight() == 0 &&
-                              parked_.empty())))
+                              pipeline_.idle())))
         break;
-      int timeout = upstream_.next_timeout_ms(now_us);
+      int timeout = pipeline_.next_timeout_ms(now_us);
       if (timeout < 0 || timeout > 100) timeout = 100;
-      if (!parked_.empty()) timeout = std::min(timeout, parked_timeout_ms(now_us));
       if (tap_ && tap_->drain_backlog()) timeout = std::min(timeout, DnstapWriter::kBacklogRetryMs);
       // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
       // datagrams say at least two more will arrive within the nap (rate x nap >= 2),
@@ -170,7 +152,7 @@ public:
       now_us = monotonic_us();
       wakeup_gap_us_ = now_us - last_wakeup_us_;
       last_wakeup_us_ = now_us;
-      now_ = cache::wall_clock_now();
+      pipeline_.set_now(cache::wall_clock_now());
       for (int i = 0; i < n; ++i) {
         const std::uint64_t d = events[i].data.u64;
         const std::uint64_t tag = d & (0xFFull << kEventTagShift);
@@ -181,14 +163,10 @@ public:
         else if (tag == kTagTlsConn) tls_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagDohListen) doh_.on_accept(d & kListenerMask, now_us / 1000);
         else if (tag == kTagDohConn) doh_.on_event(d, events[i].events, now_us / 1000);
-        else if (tag == kTagUpstream) upstream_.on_event(d, events[i].events, now_us);
-        else if (tag == kTagWake) {
-          claims_->drain(claims_row_);
-          parked_woken_ = true;
-        }
+        else if (tag == kTagUpstream) pipeline_.upstream().on_event(d, events[i].events, now_us);
+        else if (tag == kTagWake) pipeline_.on_claims_woken();
       }
-      upstream_.on_timeouts(monotonic_us());
-      if (!parked_.empty() && (parked_woken_ || monotonic_us() >= parked_next_scan_us_)) resume_parked(monotonic_us());
+      pipeline_.on_timers(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
         last_beat_ms_ = now_us / 1000;
         [[maybe_unused]] const ssize_t w = ::write(heartbeat_fd_, &kBeatAlive, 1);  // full pipe: fine
@@ -203,380 +181,6 @@ public:
   }
 
 private:
-  struct Source {
-    bool tcp = false;
-    const sockaddr_storage* addr = nullptr;
-    socklen_t addr_len = 0;
-    std::uint64_t conn_id = 0;
-    unsigned udp_socket = 0;               // UDP: the index into udp_ it came on
-    const LocalAddress* local = nullptr;  // UDP on a wildcard socket: the address asked
-    std::uint32_t doh_stream = 0;         // DoH: the request's HTTP/2 stream (0: not DoH)
-  };
-
-  // What check() decided for a query: `lookup` false means the answer (or nothing, size
-  // 0) is already decided; true means the cache is asked next, with these parameters.
-  struct Checked {
-    bool lookup = false;
-    std::size_t size = 0;
-    EcsOption ecs;           // what a miss sends upstream (ecs.hpp); present: ECS keys first
-    std::size_t limit = 0;   // the client's answer size limit
-    std::uint8_t flags = 0;  // the key flags (DO, CD)
-  };
-
-  // Answers `wire` into `out`. Returns the answer size, or 0 when there is nothing to
-  // send now (dropped, or forwarded upstream).
-  std::size_t handle(std::uint8_t* wire, std::size_t len, const Source& src, std::uint8_t* out, std::size_t cap) {
-    ClientQuery q;
-    const Checked c = check(wire, len, src, q, out, cap);
-    if (!c.lookup) return c.size;
-    const std::size_t n = resolve(q, c, src, nullptr, out, cap);
-    const sockaddr_storage* client = src.tcp ? &tcp_peer_ : src.addr;
-    if (!policy_ || !n) return n;
-    return apply_answer_policy(*policy_, q, client, c.limit, out, n, cap, cache_, answers_, policy_hit_);
-  }
-
-  // Everything before the cache: access control, parsing, the rate limit, error answers.
-  // `key` (the batch path): the fast parser takes the name into it (parse_query).
-  Checked check(std::uint8_t* wire, std::size_t len, const Source& src, ClientQuery& q, std::uint8_t* out,
-                std::size_t cap, cache::CacheKey* key = nullptr) {
-    const sockaddr_storage& client = src.tcp ? tcp_peer_ : *src.addr;
-    const AccessAction access = cfg_.access_control.check(client);
-    if (access == AccessAction::deny) {
-      cache_.count(cache::Counter::refused);
-      return {};
-    }
-    const ParseVerdict v = parse_query(wire, len, q, key);
-    if (v == ParseVerdict::drop) {
-      cache_.count(cache::Counter::formerr);
-      return {};
-    }
-    // Server cookies (server_cookies.hpp): from here on q.cookie is the one answers carry.
-    bool cookie_valid = false;
-    if (q.cookie.len) {
-      if (!cfg_.cookies) q.cookie.len = 0;  // not a cookie server: the option is ignored
-      else if ((cookie_valid = answer_cookie(q.cookie, client, now_, cookie_secrets_)))
-        cache_.count(cache::Counter::cookie_valid);
-    }
-    // A valid server cookie proved the client's address: no rate limit for it.
-    if (!src.tcp && rate_limiter_.enabled() && !cookie_valid) {
-      // Over the subnet's rate: dropped, or (slip) TC so a real client retries over TCP.
-      const RateLimiter::Verdict rl = rate_limiter_.check(client, now_);
-      if (rl != RateLimiter::Verdict::answer) {
-        cache_.count(cache::Counter::rate_limited);
-        if (rl == RateLimiter::Verdict::drop) return {};
-        const std::size_t n = write_error_response(q, kRcodeNoError, out, cap);
-        if (n) out[2] |= 0x02;
-        return {false, n};
-      }
-    }
-    if (access == AccessAction::refuse) {
-      cache_.count(cache::Counter::refused);
-      return {false, write_error_response(q, kRcodeRefused, out, cap)};
-    }
-    if (v != ParseVerdict::ok) {
-      cache_.count(cache::Counter::formerr);
-      const std::uint16_t rcode = v == ParseVerdict::formerr  ? kRcodeFormErr
-                                  : v == ParseVerdict::notimp ? kRcodeNotImp
-                                  : v == ParseVerdict::badvers ? kRcodeBadVers
-                                                               : kRcodeRefused;
-      return {false, write_error_response(q, rcode, out, cap)};
-    }
-    if (q.cookie.len && !cookie_valid && !src.tcp && cfg_.cookies_require) {  // RFC 7873 5.2.3, 5.2.4
-      cache_.count(cache::Counter::cookie_badcookie);
-      return {false, write_error_response(q, kRcodeBadCookie, out, cap)};
-    }
-    if (q.qtype == kTypeAny && !src.tcp) cache_.count(cache::Counter::any_minimal);
-    Checked c;
-    c.lookup = true;
-    c.ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
-    if (q.do_bit) c.flags |= cache::kKeyDo;
-    if (q.cd()) c.flags |= cache::kKeyCd;
-    c.limit = client_limit(q, src.tcp);
-    if (policy_ && apply_policy(*policy_, q, client, c.limit, out, cap, cache_, answers_, c.size, policy_hit_))
-      return {false, c.size};
-    return c;
-  }
-
-  // The cache, then upstream. `plain_missed`: the caller already looked the plain key up
-  // (the batched UDP path, for a query without ECS keys) and it missed: it is not looked
-  // up again.
-  // `arrived_us`: when the client's query came, for a query resumed after waiting (its
-  // response deadline keeps running from then); 0: now.
-  std::size_t resolve(const ClientQuery& q, const Checked& c, const Source& src, const cache::CacheKey* plain_missed,
-                      std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us = 0) {
-    const EcsOption& ecs = c.ecs;
-    // ECS lookup order (ecs.hpp): the client's subnet at its source prefix, the shared
-    // key, then shorter prefixes; a /0 source: the shared key, then the /0 key.
-    try {
-      const cache::CacheKey plain = plain_missed ? *plain_missed : cache::CacheKey(q.qname(), q.qtype, c.flags);
-      auto try_prefix = [&](std::uint8_t prefix) {
-        const cache::CacheKey k(q.qname(), q.qtype, c.flags, ecs_tag(ecs, prefix));
-        return try_key(k, q, prefix, c.limit, !src.tcp, out, cap);
-      };
-      if (!plain_missed) {
-        if (ecs.present && ecs.source_prefix > 0)
-          if (std::size_t n = try_prefix(ecs.source_prefix)) return n;
-        if (std::size_t n = try_key(plain, q, 0, c.limit, !src.tcp, out, cap, true)) return n;
-        if (ecs.present && ecs.source_prefix == 0)
-          if (std::size_t n = try_prefix(0)) return n;
-        if (ecs.present)
-          for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
-            if (std::size_t n = try_prefix(static_cast<std::uint8_t>(prefix))) return n;
-      }
-      if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
-        // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
-        // and one background query refreshes it.
-        if (const std::size_t n = answer_stale(q, ecs, c.flags, c.limit, !src.tcp, out, cap)) {
-          upstream_.refresh(plain, ecs, 0);  // any fresh entry by now: another worker refreshed it
-          return n;
-        }
-      }
-      Waiter w;
-      w.query = q;
-      w.tcp = src.tcp;
-      if (!src.tcp) {
-        w.addr = *src.addr;
-        w.addr_len = src.addr_len;
-        w.udp_socket = src.udp_socket;
-        if (src.local) w.local = *src.local;
-      }
-      w.conn_id = src.conn_id;
-      w.doh_stream = src.doh_stream;
-      w.arrived_us = arrived_us ? arrived_us : monotonic_us();
-      UpstreamClient::ForwardDetail detail;
-      switch (upstream_.forward(plain, ecs, w, &detail)) {
-        case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
-        case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
-          cache_.count(cache::Counter::refused);
-          return write_error_response(q, kRcodeRefused, out, cap);
-        case UpstreamClient::Forwarded::failed:  // the failure cache: no upstream query
-          cache_.count(cache::Counter::failure_cached);
-          return answer_failed(q, ecs, c.flags, c.limit, !src.tcp, failure_ede(detail.failure), out, cap);
-        case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
-          if (parked_.size() >= kMaxParked) break;  // the bound: answered as overloaded
-          if (claims_->wait_on(detail.claim, claims_row_)) {
-            cache_.count(cache::Counter::upstream_joined);
-            parked_.push_back({std::move(w), c, detail.claim});
-            answered_later_ = true;
-            return 0;
-          }
-          // Its query ended meanwhile: its answer (or failure) is there to be found now.
-          return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
-        case UpstreamClient::Forwarded::overloaded: break;
-      }
-      // A bound refused a new upstream query: stale if held, else SERVFAIL.
-      return answer_failed(q, ecs, c.flags, c.limit, !src.tcp, std::nullopt, out, cap);
-    } catch (const std::invalid_argument&) {  // a name the cache key refuses
-      cache_.count(cache::Counter::formerr);
-      return write_error_response(q, kRcodeFormErr, out, cap);
-    }
-  }
-
-  // `plain`: the key without ECS (a hit may start a prefetch).
-  std::size_t try_key(const cache::CacheKey& key, const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                      bool udp, std::uint8_t* out, std::size_t cap, bool plain = false) {
-    std::uint8_t options[kAnswerOptionBytes];
-    const cache::ResponseOptions opts = response_options(q, scope, limit, options, udp);
-    const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
-    const cache::ResponseResult r = cache_.lookup_response(key, info, now_, opts, out, cap);
-    if (r.truncated) cache_.count(cache::Counter::truncated);
-    if (r.size && plain) maybe_prefetch(key, r);
-    return r.size;
-  }
-
-  // Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL
-  // starts one background refresh of the name, so popular names do not expire in front
-  // of clients. At most one per question on the host (UpstreamClient::refresh: not while
-  // one is in flight here or on another worker, nor while the name is in the failure
-  // cache). Plain keys only: an ECS-scoped entry is refreshed by the next miss.
-  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
-    if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
-    // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
-    if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
-    // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
-    // when a caching upstream returned what is left of the same TTL (the same expiry).
-    if (upstream_.refresh(plain_key, EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
-  }
-
-  // The answer's options: ECS (scope `scope`) and the COOKIE (check()), written into
-  // `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache.
-  static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                                 std::uint8_t* options_buf, bool udp) {
-    cache::ResponseOptions o;
-    o.max_size = limit;
-    o.one_answer_rrset = udp && q.qtype == kTypeAny;  // RFC 8482: no amplification by ANY
-    o.edns = q.edns;
-    o.edns_do = q.do_bit;
-    if (q.edns && (q.ecs.present || q.cookie.len)) {
-      std::size_t n = q.ecs.present ? write_ecs_option(q.ecs, scope, options_buf) : 0;
-      if (q.cookie.len) n += dns::write_cookie_option(q.cookie, options_buf + n);
-      o.edns_options = {options_buf, n};
-    }
-    return o;
-  }
-
-  // --- when the upstream fails: serve-stale (RFC 8767) and Extended DNS Errors ---
-
-  static ExtendedError failure_ede(FailureKind k) {
-    return k == FailureKind::timeout ? ExtendedError::no_reachable_authority : ExtendedError::network_error;
-  }
-
-  // An expired entry for the query, still held and expired for at most stale.max_age_s,
-  // written as a stale answer: every TTL stale.ttl_s, EDE 3 (19 for NXDOMAIN) for EDNS
-  // clients. The keys are tried in resolve()'s order. A fresh entry found meanwhile (a
-  // refresh landed) is answered as a hit. Returns the size, 0 when nothing is held.
-  std::size_t answer_stale(const ClientQuery& q, const EcsOption& ecs, std::uint8_t flags, std::size_t limit, bool udp,
-                           std::uint8_t* out, std::size_t cap) {
-    if (cfg_.stale_max_age_s == 0) return 0;
-    auto try_stale = [&](std::uint8_t prefix, bool scoped) -> std::size_t {
-      const cache::CacheKey k(q.qname(), q.qtype, flags, scoped ? ecs_tag(ecs, prefix) : cache::EcsTag{});
-      const cache::LookupStatus st = cache_.peek(k, now_, stale_copy_);
-      if (st == cache::LookupStatus::miss) return 0;
-      cache::EntryReader reader(stale_copy_.span());
-      if (!reader.valid()) return 0;
-      const bool stale = st == cache::LookupStatus::expired;
-      if (stale && now_ - reader.expire() > cfg_.stale_max_age_s) return 0;
-      std::uint8_t options[kAnswerOptionBytes + dns::kEdeOptionBytes];
-      cache::ResponseOptions opts = response_options(q, prefix, limit, options, udp);
-      if (stale && q.edns) {
-        const std::size_t before = opts.edns_options.size();
-        const auto ede = reader.rcode() == 3 ? ExtendedError::stale_nxdomain : ExtendedError::stale_answer;
-        opts.edns_options = {options, before + dns::write_ede_option(ede, options + before)};
-      }
-      if (stale) opts.stale_ttl = cfg_.stale_ttl_s;
-      const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
-      const cache::ResponseResult r = cache::write_response(reader, info, now_, opts, out, cap);
-      if (r.size == 0) return 0;
-      if (r.truncated) cache_.count(cache::Counter::truncated);
-      cache_.count(stale ? cache::Counter::stale_answers : cache::Counter::hits);
-      return r.size;
-    };
-    try {
-      if (ecs.present && ecs.source_prefix > 0)
-        if (std::size_t n = try_stale(ecs.source_prefix, true)) return n;
-      if (std::size_t n = try_stale(0, false)) return n;
-      if (ecs.present && ecs.source_prefix == 0)
-        if (std::size_t n = try_stale(0, true)) return n;
-      if (ecs.present)
-        for (int prefix = ecs.source_prefix - 1; prefix >= 1; --prefix)
-          if (std::size_t n = try_stale(static_cast<std::uint8_t>(prefix), true)) return n;
-    } catch (const std::invalid_argument&) {  // a name the cache key refuses: nothing held
-    }
-    return 0;
-  }
-
-  // No upstream answer for the query: stale if held, else SERVFAIL (with `ede`).
-  std::size_t answer_failed(const ClientQuery& q, const EcsOption& ecs, std::uint8_t flags, std::size_t limit, bool udp,
-                            std::optional<ExtendedError> ede, std::uint8_t* out, std::size_t cap) {
-    if (const std::size_t n = answer_stale(q, ecs, flags, limit, udp, out, cap)) return n;
-    cache_.count(cache::Counter::servfail);
-    return write_error_response(q, kRcodeServFail, out, cap, ede);
-  }
-
-  // The largest answer a client may get: over UDP what its EDNS offers (512 without), at
-  // most max_udp_size (1232 by default: larger answers get TC and come over TCP).
-  std::size_t client_limit(const ClientQuery& q, bool tcp) const {
-    return tcp ? 65535 : std::min<std::size_t>(q.edns ? q.udp_size : 512, cfg_.max_udp_size);
-  }
-
-  // Every client that waited on an upstream query is answered here: a miss.
-  void send_to(const Waiter& w, std::uint8_t* out, std::size_t n) {
-    if (policy_ && n) {  // the policy on the answer's chain (policy_gate.hpp); out is reply_buf_
-      const sockaddr_storage client = w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr;
-      n = apply_answer_policy(*policy_, w.query, &client, client_limit(w.query, w.tcp), out, n, sizeof reply_buf_,
-                              cache_, answers_, policy_hit_);
-    }
-    if (n == 0) return;
-    answers_.answered(out, n, AnswerKind::miss, (monotonic_us() - w.arrived_us) * 1000);
-    if (tap_) {
-      const sockaddr_storage stream_local = w.tcp ? local_of(w.conn_id, w.doh_stream) : sockaddr_storage{};
-      tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr,
-                            w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local), w.tcp,
-                            {out, n}, nullptr);
-    }
-    if (w.tcp) {
-      reply_stream(w.conn_id, w.doh_stream, {out, n});
-      return;
-    }
-    const int fd = udp_[w.udp_socket].fd;
-    if (w.local.family == AF_UNSPEC) {
-      ::sendto(fd, out, n, 0, reinterpret_cast<const sockaddr*>(&w.addr), w.addr_len);
-      return;
-    }
-    iovec iov{const_cast<std::uint8_t*>(out), n};
-    msghdr h{};
-    h.msg_name = const_cast<sockaddr_storage*>(&w.addr);
-    h.msg_namelen = w.addr_len;
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    PktinfoControl control;
-    write_reply_source(w.local, control, h);
-    ::sendmsg(fd, &h, 0);
-  }
-
-  // dnstap: the server side of a client's UDP message (streams: local_of).
-  TapLocal tap_local(unsigned udp_socket, const LocalAddress* local) const {
-    return {&cfg_.listen[udp_socket], udp_[udp_socket].pktinfo ? local : nullptr};
-  }
-
-  // A client's response deadline passed while its upstream query goes on (the query
-  // continues for the cache): stale if held, else SERVFAIL, EDE 22.
-  void on_deadline_passed(const Pending& p, Waiter& w) {
-    cache_.count(cache::Counter::deadline_answers);
-    const std::size_t n = answer_failed(w.query, p.ecs, p.key_flags, client_limit(w.query, w.tcp), !w.tcp,
-                                        ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
-    send_to(w, reply_buf_, n);
-  }
-
-  // --- clients waiting for another worker's upstream query (upstream_claims.hpp) ---
-  struct Parked {
-    Waiter waiter;
-    Checked checked;
-    UpstreamClaims::Claim claim;
-  };
-
-  int parked_timeout_ms(std::uint64_t now_us) const {
-    std::uint64_t first = UINT64_MAX;
-    for (const Parked& pk : parked_) first = std::min(first, pk.waiter.arrived_us);
-    const std::uint64_t at = first + cfg_.stale_client_timeout_ms * 1000ull;
-    // Claims are also looked at every 10 ms: the wake-up is the fast path, not the only one.
-    return static_cast<int>(std::min<std::uint64_t>(at > now_us ? (at - now_us + 999) / 1000 : 0, 10));
-  }
-
-  // Parked clients whose claim ended (woken, or its owner died) resolve again (their
-  // answer is in the cache now, or the failure in the failure cache); those whose
-  // deadline passed get stale or SERVFAIL.
-  void resume_parked(std::uint64_t now_us) {
-    parked_woken_ = false;
-    parked_next_scan_us_ = now_us + kParkedScanUs;
-    const std::uint64_t max_life = upstream_.max_query_ms();
-    std::vector<Parked> ready;
-    for (std::size_t i = 0; i < parked_.size();) {
-      Parked& pk = parked_[i];
-      const bool deadline = pk.waiter.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us;
-      if (deadline || !claims_->holds(pk.claim, now_us / 1000, max_life)) {
-        ready.push_back(std::move(pk));
-        parked_[i] = std::move(parked_.back());
-        parked_.pop_back();
-      } else {
-        ++i;
-      }
-    }
-    for (Parked& pk : ready) {
-      Waiter& w = pk.waiter;
-      std::size_t n;
-      if (w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us) {
-        cache_.count(cache::Counter::deadline_answers);
-        n = answer_failed(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp,
-                          ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
-      } else {
-        const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
-        n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
-      }
-      send_to(w, reply_buf_, n);
-    }
-  }
-
   void on_udp_readable(std::size_t socket) {
     if (socket >= udp_.size()) return;
     mmsghdr* const msgs = in_msgs_;
@@ -603,8 +207,8 @@ private:
       const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
       if (tap_ && tap_->client_queries())
         for (int i = 0; i < n; ++i)
-          tap_->client_query(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {in_[i], msgs[i].msg_len},
-                             received);
+          tap_->client_query(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), false,
+                             {in_[i], msgs[i].msg_len}, received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
       answer_batch(static_cast<unsigned>(n), sizes);
@@ -650,8 +254,8 @@ private:
       if (tap_ && tap_->client_responses())
         for (int i = 0; i < n; ++i)
           if (sizes[i])
-            tap_->client_response(peers_[i], tap_local(batch_socket_, &locals_[i]), false, {out_[i], sizes[i]},
-                                  &received);
+            tap_->client_response(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), false,
+                                  {out_[i], sizes[i]}, &received);
       if (static_cast<std::size_t>(n) < kBatch) return;
     }
   }
@@ -666,39 +270,40 @@ private:
   }
 
   // Datagram i of the batch being answered, as a query source.
-  Source udp_source(unsigned i) const {
+  QuerySource udp_source(unsigned i) const {
     return {false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0, batch_socket_,
             udp_[batch_socket_].pktinfo ? &locals_[i] : nullptr};
   }
 
   // Answers the n datagrams of in_ into out_ (sizes[i]: the answer to in_[i], 0: none).
-  // Each query is checked in order; those that ask the cache under the plain key alone
-  // (no ECS keys: most queries) have their keys built in place and are looked up
-  // together (Cache::lookup_responses: the batch's memory accesses overlap); the others,
-  // and the plain-key misses, take resolve() one by one (ECS keys, then upstream).
+  // Each query is admitted in order (query_pipeline.hpp, stages 1-2); those that ask the
+  // cache under the plain key alone (no ECS keys: most queries) have their keys built in
+  // place and are looked up together (Cache::lookup_responses: the batch's memory
+  // accesses overlap); the others, and the plain-key misses, take the pipeline's
+  // resolve() one by one (ECS keys, then upstream).
   void answer_batch(unsigned n, std::size_t* sizes) {
     unsigned batched = 0;
     for (unsigned i = 0; i < n; ++i) {
       cache_.count(cache::Counter::queries_udp);
       sizes[i] = 0;
-      const Source src = udp_source(i);
-      ClientQuery& q = batch_query_[i];
+      const QuerySource src = udp_source(i);
+      dns::ClientQuery& q = batch_query_[i];
       cache::CacheKey& key = batch_key_[i];
-      const Checked& c = batch_checked_[i] =
-          check(in_[i], in_msgs_[i].msg_len, src, q, out_[i], kUdpAnswerMax, &key);
+      const CheckedQuery& c = batch_checked_[i] =
+          pipeline_.admit(in_[i], in_msgs_[i].msg_len, src, q, out_[i], kUdpAnswerMax, &key);
       if (!c.lookup) {
         sizes[i] = c.size;
         continue;
       }
       if (c.ecs.present) {
-        sizes[i] = resolve(q, c, src, nullptr, out_[i], kUdpAnswerMax);
+        sizes[i] = pipeline_.resolve(q, c, src, nullptr, out_[i], kUdpAnswerMax);
         continue;
       }
       // The key in one pass: the fast parser lowercased the name into it as it copied it;
       // a packet libknot parsed has its key built from the name here.
       if (!key.finish_plain(q.qtype, c.flags) && !key.assign(q.qname(), q.qtype, c.flags)) {  // a name the key refuses
         cache_.count(cache::Counter::formerr);
-        sizes[i] = write_error_response(q, kRcodeFormErr, out_[i], kUdpAnswerMax);
+        sizes[i] = dns::write_error_response(q, wire::kRcodeFormErr, out_[i], kUdpAnswerMax);
         continue;
       }
       batch_info_[i] = {q.id, q.flags, q.qname(), q.qtype, q.qclass};
@@ -713,30 +318,30 @@ private:
       batch_index_[batched - 1] = i;
     }
     if (batched == 0) return apply_batch_policy(n, sizes);
-    cache_.lookup_responses({batch_lookup_, batched}, now_);
+    cache_.lookup_responses({batch_lookup_, batched}, pipeline_.now());
     for (unsigned b = 0; b < batched; ++b) {
       const cache::ResponseLookup& l = batch_lookup_[b];
       const unsigned i = batch_index_[b];
       if (l.response.truncated) cache_.count(cache::Counter::truncated);
       if (l.response.size) {
         sizes[i] = l.response.size;
-        maybe_prefetch(batch_key_[i], l.response);
+        pipeline_.maybe_prefetch(batch_key_[i], l.response);
         continue;
       }
-      const Source src = udp_source(i);
-      sizes[i] = resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
+      const QuerySource src = udp_source(i);
+      sizes[i] = pipeline_.resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
     }
     apply_batch_policy(n, sizes);
   }
 
-  // The policy on the chain of each answer of the batch the cache or resolve() wrote
-  // (policy_gate.hpp): hits, stale and failure answers.
+  // The response policy on each answer of the batch the cache or resolve() wrote: hits,
+  // stale and failure answers (QueryPipeline::answer_policy).
   void apply_batch_policy(unsigned n, std::size_t* sizes) {
-    if (!policy_) return;
+    if (!pipeline_.has_policy()) return;
     for (unsigned i = 0; i < n; ++i)
       if (sizes[i] && batch_checked_[i].lookup)
-        sizes[i] = apply_answer_policy(*policy_, batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i],
-                                       sizes[i], kUdpAnswerMax, cache_, answers_, policy_hit_);
+        sizes[i] = pipeline_.answer_policy(batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i], sizes[i],
+                                           kUdpAnswerMax);
   }
 
   // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and
@@ -745,20 +350,20 @@ private:
     cache_.count(cache::Counter::queries_tcp);
     if (doh_stream) cache_.count(cache::Counter::queries_doh);
     else if (conn_id & kTlsConnBit) cache_.count(cache::Counter::queries_dot);
-    tcp_peer_ = peer_of(conn_id, doh_stream);
-    Source src{true, nullptr, 0, conn_id};
+    tcp_peer_ = replies_.peer_of(conn_id, doh_stream);
+    QuerySource src{true, &tcp_peer_, 0, conn_id};
     src.doh_stream = doh_stream;
-    answered_later_ = false;
+    pipeline_.clear_answered_later();
     const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
-    const sockaddr_storage stream_local = tap_ ? local_of(conn_id, doh_stream) : sockaddr_storage{};
+    const sockaddr_storage stream_local = tap_ ? replies_.local_of(conn_id, doh_stream) : sockaddr_storage{};
     if (tap_) tap_->client_query(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {msg, len}, received);
     std::uint8_t out[65535];
     const std::uint64_t t0 = TscTimer::ticks(), hits_before = cache_.my_stats().get(cache::Counter::hits);
-    const std::size_t n = handle(msg, len, src, out, sizeof out);
+    const std::size_t n = pipeline_.handle(msg, len, src, out, sizeof out);
     // A dropped message (access deny, unparseable) ends its HTTP request too.
-    if (n == 0 && doh_stream && !answered_later_) doh_.fail(conn_id, doh_stream, DohStatus::bad_request);
+    if (n == 0 && doh_stream && !pipeline_.answered_later()) doh_.fail(conn_id, doh_stream, DohStatus::bad_request);
     if (n == 0) return;
-    reply_stream(conn_id, doh_stream, {out, n});
+    replies_.send_stream(conn_id, doh_stream, {out, n});
     const bool hit = cache_.my_stats().get(cache::Counter::hits) != hits_before;
     answers_.answered(out, n, hit ? AnswerKind::hit : AnswerKind::other, tsc_.to_ns(TscTimer::ticks() - t0));
     if (tap_) tap_->client_response(tcp_peer_, TapLocal{nullptr, nullptr, &stream_local}, true, {out, n}, &received);
@@ -782,65 +387,7 @@ private:
     return now_ms + std::max(1u, cfg_.tcp_idle_timeout_ms);
   }
 
-  // The server a stream connection is on: DoT ids carry kTlsConnBit. DoT answers go the
-  // plain TCP way from here on (stats count them as queries_tcp).
-  TcpServer& stream(std::uint64_t conn_id) { return conn_id & kTlsConnBit ? tls_ : tcp_; }
-  sockaddr_storage peer_of(std::uint64_t conn_id, std::uint32_t doh_stream) const {
-    return doh_stream ? doh_.peer(conn_id) : conn_id & kTlsConnBit ? tls_.peer(conn_id) : tcp_.peer(conn_id);
-  }
-  sockaddr_storage local_of(std::uint64_t conn_id, std::uint32_t doh_stream) const {
-    return doh_stream ? doh_.local(conn_id) : conn_id & kTlsConnBit ? tls_.local(conn_id) : tcp_.local(conn_id);
-  }
-  void reply_stream(std::uint64_t conn_id, std::uint32_t doh_stream, std::span<const std::uint8_t> answer) {
-    if (doh_stream) doh_.send(conn_id, doh_stream, answer);
-    else stream(conn_id).send(conn_id, answer);
-  }
-
-  void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
-    const std::uint32_t now = cache::wall_clock_now();
-    bool have_entry = false;
-    std::size_t entry_len = 0;
-    std::uint8_t scope = 0;
-    cache::CacheKey key;
-    if (a) {  // never truncated: a TC reply is asked again over TCP (upstream_client.hpp)
-      scope = a->ecs_scope();
-      try {
-        const std::uint8_t key_scope = ecs_cacheable(p.ecs, scope) ? scope : p.ecs.source_prefix;
-        key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, key_scope));
-        entry_len = cache::encode_entry(key, a->answer(), now, scratch_);
-        have_entry = entry_len > 0;
-      } catch (const std::invalid_argument&) {
-        have_entry = false;
-      }
-      if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
-    }
-    for (Waiter& w : p.waiters) {
-      std::uint8_t* out = reply_buf_;
-      std::size_t n = 0;
-      if (have_entry) {
-        cache::EntryReader reader({scratch_.data(), entry_len});
-        std::uint8_t options[kAnswerOptionBytes];
-        const std::size_t limit = client_limit(w.query, w.tcp);
-        const cache::ResponseOptions opts = response_options(w.query, scope, limit, options, !w.tcp);
-        const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
-        const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
-        if (r.truncated) cache_.count(cache::Counter::truncated);
-        n = r.size;
-      }
-      if (n == 0) {
-        // Every attempt failed, or the answer could not be used: stale if held, else
-        // SERVFAIL saying why.
-        const ExtendedError ede = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;
-        n = answer_failed(w.query, p.ecs, p.key_flags, client_limit(w.query, w.tcp), !w.tcp, ede, out,
-                          sizeof reply_buf_);
-      }
-      send_to(w, out, n);
-    }
-  }
-
   const ServeConfig& cfg_;
-  const policy::PolicyView* policy_;  // nullptr: no response policy
-  PolicyHit policy_hit_;  // the rule the last policy step matched (policy_gate.hpp)
   cache::Cache cache_;
   int epfd_;
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
@@ -848,31 +395,15 @@ private:
   TcpServer tls_;  // no listeners without DoT
   TlsServerSettings doh_tls_;  // the DoT credentials, ALPN h2
   DohServer doh_;              // no listeners without DoH
-  bool answered_later_ = false;  // the last handle() left the client waiting (upstream, parked)
-  UpstreamClient upstream_;
-  UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
-  unsigned claims_row_;
-  // Clients waiting for another worker's upstream query. Looked at when this row is woken
-  // (a claim ended) and every kParkedScanUs (deadlines, an owner that died), not at every
-  // event: a scan is O(parked). At most kMaxParked: past it a miss is answered as an
-  // overloaded one (stale or SERVFAIL), as the in-flight bounds do.
-  static constexpr std::size_t kMaxParked = 65536;
-  static constexpr std::uint64_t kParkedScanUs = 10000;
-  std::vector<Parked> parked_;
-  bool parked_woken_ = false;
-  std::uint64_t parked_next_scan_us_ = 0;
-  cache::EntryCopy stale_copy_;
-  RateLimiter rate_limiter_;
-  const dns::CookieSecrets cookie_secrets_;  // the supervisor's, copied at fork (server_cookies.hpp)
+  AnswerMeter answers_;  // answer_metrics.hpp: this worker's row
+  std::unique_ptr<DnstapWriter> tap_;  // nullptr: dnstap off
+  ClientReplies replies_;
+  QueryPipeline pipeline_;
   int heartbeat_fd_;
   sigset_t wait_mask_;  // this thread's signal mask without kRetireSignal: epoll_pwait's
   std::uint64_t last_beat_ms_ = 0;
-  std::uint32_t now_ = cache::wall_clock_now();
-  std::vector<std::uint8_t> scratch_;
   TscTimer tsc_;
   RecvHistogram<kBatch> recv_hist_;
-  AnswerMeter answers_;  // answer_metrics.hpp: this worker's row
-  std::unique_ptr<DnstapWriter> tap_;  // nullptr: dnstap off
   sockaddr_storage tcp_peer_{};
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
@@ -892,15 +423,14 @@ private:
   std::uint64_t wakeup_gap_us_ = 0;   // between the last two returns (naps included)
   // answer_batch's per-datagram state (index i: in_[i]); batch_lookup_[b] is the b-th
   // query looked up in the batch, datagram batch_index_[b].
-  ClientQuery batch_query_[kBatch];
-  Checked batch_checked_[kBatch];
+  dns::ClientQuery batch_query_[kBatch];
+  CheckedQuery batch_checked_[kBatch];
   cache::CacheKey batch_key_[kBatch];
   cache::QueryInfo batch_info_[kBatch];
   cache::ResponseOptions batch_options_[kBatch];
   std::uint8_t batch_options_buf_[kBatch][kAnswerOptionBytes];
   cache::ResponseLookup batch_lookup_[kBatch];
   unsigned batch_index_[kBatch];
-  std::uint8_t reply_buf_[65535];
 };
 
 }  // namespace

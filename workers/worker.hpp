@@ -23,9 +23,11 @@
 //   timers       epoll_wait's timeout is the next upstream deadline (at most 100 ms, so
 //                SIGTERM and idle TCP sweeps are noticed promptly).
 //
-// Query path: parse (the common query by hand, dns/fast_query_parser.hpp; the rest with
-// libknot) -> FORMERR/NOTIMP/REFUSED, or the response policy's answer (policy_gate.hpp), or lookup_response under the keys ecs.hpp lists ->
-// hit: answer with remaining TTLs, client's ID, question case and EDNS; miss: forward.
+// Query path (query_pipeline.hpp, one stage per file): check (query_check.hpp), policy
+// (policy_gate.hpp), cache (cache_answer.hpp; the UDP batch's plain keys in one
+// Cache::lookup_responses here), upstream (upstream_client.hpp, parked_clients.hpp),
+// stale and failure answers (stale_answer.hpp), replies to clients that waited
+// (client_reply.hpp). This file is the event loop and the transports around it.
 // Counters go to this worker's StatSlot; latency and answers by RCODE and type to its
 // row of the host's AnswerMetrics.
 //

@@ -20,7 +20,7 @@ std::string write_file(const std::string& text) { return write_config(text); }
 TEST_CASE("the shipped configs/serve.yaml loads", "[serve][config]") {
   const auto c = dnsarena::workers::load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml");
   REQUIRE(c.listen.size() == 1);
-  CHECK(c.listen[0].port() == 5353);
+  CHECK(c.listen[0].port() == 8053);
   CHECK(c.upstreams.size() == 1);
   CHECK(c.ecs_policy == dnsarena::workers::EcsPolicy::off);
   CHECK_NOTHROW(c.validate());
@@ -75,6 +75,16 @@ TEST_CASE("config errors of the strict reader: sizes, lists, nested keys, duplic
   CHECK(c.udp_send_buffer == 1024);
   CHECK(c.ecs_policy == dnsarena::workers::EcsPolicy::off);
   CHECK_THROWS_WITH(load_serve_config("/nonexistent/serve.yaml"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("stats.metrics_listen: on by default, kept by a stats section without it, off only when empty",
+          "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  CHECK(load_serve_config(write_file("workers: 1\n")).metrics_listen == "127.0.0.1:9153");
+  CHECK(load_serve_config(write_file("stats: {}\n")).metrics_listen == "127.0.0.1:9153");
+  CHECK(load_serve_config(write_file("stats: {metrics_listen: \"127.0.0.1:9999\"}\n")).metrics_listen ==
+        "127.0.0.1:9999");
+  CHECK(load_serve_config(write_file("stats: {metrics_listen: \"\"}\n")).metrics_listen.empty());
 }
 
 TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error", "[serve][config]") {

@@ -153,8 +153,8 @@ TEST_CASE("serve --check-config: exit 0 with a summary, or 1 with the reason", "
                                 &status);
   INFO(out);
   CHECK(status == 0);
-  CHECK(out.find("serve.yaml: valid: listen 127.0.0.1:5353") != std::string::npos);
-  const std::string bad = write_config("listen: 127.0.0.1:5353\nupstreams: [127.0.0.1:5300]\nttl: {florr: 3}\n");
+  CHECK(out.find("serve.yaml: valid: listen 127.0.0.1:8053") != std::string::npos);
+  const std::string bad = write_config("listen: 127.0.0.1:8053\nupstreams: [127.0.0.1:5300]\nttl: {florr: 3}\n");
   out = run_command(dnsarena_binary() + " serve --check-config " + bad + " 2>&1", &status);
   CHECK(status == 1);
   CHECK(out.find(bad + ": invalid: " + bad + ":3:") != std::string::npos);

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Stages 1-5 of the query path, in order (query_pipeline.hpp); the upstream's
+// completions are in query_pipeline_upstream.cpp.
+#include "workers/query_pipeline.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/monotonic_clock.hpp"
+#include "wire/constants.hpp"
+#include "workers/policy_gate.hpp"
+
+namespace dnsarena::workers {
+
+using common::monotonic_us;
+using wire::kRcodeFormErr, wire::kRcodeRefused;
+
+QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int epfd, std::uint64_t upstream_tag,
+                             UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
+                             const dns::CookieSecrets& cookie_secrets, const policy::PolicyView* policy,
+                             ClientReplies& replies)
+    : cfg_(cfg),
+      cache_(cache),
+      check_(cfg, cache, rate_limit_table, cookie_secrets),
+      policy_(policy),
+      cache_answers_(cache),
+      stale_(cfg, cache),
+      upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
+                [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
+      claims_(host.claims),
+      claims_row_(host.row),
+      replies_(replies) {
+  scratch_.reserve(4096);
+}
+
+// --- stages 1 and 2: check, policy ---
+
+CheckedQuery QueryPipeline::admit(std::uint8_t* wire, std::size_t len, const QuerySource& src, dns::ClientQuery& q,
+                                  std::uint8_t* out, std::size_t cap, cache::CacheKey* key) {
+  CheckedQuery c = check_.check(wire, len, *src.addr, src.tcp, now_, q, out, cap, key);
+  if (c.lookup && policy_ &&
+      apply_policy(*policy_, q, *src.addr, c.limit, out, cap, cache_, replies_.meter(), c.size, policy_hit_))
+    c.lookup = false;
+  return c;
+}
+
+std::size_t QueryPipeline::handle(std::uint8_t* wire, std::size_t len, const QuerySource& src, std::uint8_t* out,
+                                  std::size_t cap) {
+  dns::ClientQuery q;
+  const CheckedQuery c = admit(wire, len, src, q, out, cap);
+  if (!c.lookup) return c.size;
+  return answer_policy(q, src.addr, c.limit, out, resolve(q, c, src, nullptr, out, cap), cap);
+}
+
+std::size_t QueryPipeline::answer_policy(const dns::ClientQuery& q, const sockaddr_storage* client, std::size_t limit,
+                                         std::uint8_t* out, std::size_t n, std::size_t cap) {
+  if (!policy_ || n == 0) return n;
+  return apply_answer_policy(*policy_, q, client, limit, out, n, cap, cache_, replies_.meter(), policy_hit_);
+}
+
+// --- stages 3 to 5: cache, upstream, failure ---
+
+std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                                   const cache::CacheKey* plain_missed, std::uint8_t* out, std::size_t cap,
+                                   std::uint64_t arrived_us) {
+  try {
+    const cache::CacheKey plain = plain_missed ? *plain_missed : cache::CacheKey(q.qname(), q.qtype, c.flags);
+    if (!plain_missed) {
+      const CacheAnswer hit = cache_answers_.fresh(q, c, !src.tcp, now_, out, cap);
+      if (hit.size) {
+        if (hit.plain) maybe_prefetch(plain, hit.result);
+        return hit.size;
+      }
+    }
+    if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
+      // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
+      // and one background query refreshes it.
+      if (const std::size_t n = stale_.stale(q, c, !src.tcp, now_, out, cap)) {
+        upstream_.refresh(plain, c.ecs, 0);  // any fresh entry by now: another worker refreshed it
+        return n;
+      }
+    }
+    return forward(q, c, src, plain, out, cap, arrived_us ? arrived_us : monotonic_us());
+  } catch (const std::invalid_argument&) {  // a name the cache key refuses
+    cache_.count(cache::Counter::formerr);
+    return dns::write_error_response(q, kRcodeFormErr, out, cap);
+  }
+}
+
+std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                                   const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap,
+                                   std::uint64_t arrived_us) {
+  Waiter w;
+  w.query = q;
+  w.tcp = src.tcp;
+  if (!src.tcp) {
+    w.addr = *src.addr;
+    w.addr_len = src.addr_len;
+    w.udp_socket = src.udp_socket;
+    if (src.local) w.local = *src.local;
+  }
+  w.conn_id = src.conn_id;
+  w.doh_stream = src.doh_stream;
+  w.arrived_us = arrived_us;
+  UpstreamClient::ForwardDetail detail;
+  switch (upstream_.forward(plain, c.ecs, w, &detail)) {
+    case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
+    case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
+      cache_.count(cache::Counter::refused);
+      return dns::write_error_response(q, kRcodeRefused, out, cap);
+    case UpstreamClient::Forwarded::failed:  // the failure cache: no upstream query
+      cache_.count(cache::Counter::failure_cached);
+      return stale_.failed(q, c, !src.tcp, now_, failure_ede(detail.failure), out, cap);
+    case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
+      if (parked_.full()) break;            // the bound: answered as overloaded
+      if (claims_->wait_on(detail.claim, claims_row_)) {
+        cache_.count(cache::Counter::upstream_joined);
+        const std::uint64_t due = w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull;
+        parked_.park({std::move(w), c, detail.claim, due});
+        answered_later_ = true;
+        return 0;
+      }
+      // Its query ended meanwhile: its answer (or failure) is there to be found now.
+      return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
+    case UpstreamClient::Forwarded::overloaded: break;
+  }
+  // A bound refused a new upstream query: stale if held, else SERVFAIL.
+  return stale_.failed(q, c, !src.tcp, now_, std::nullopt, out, cap);
+}
+
+// Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL
+// starts one background refresh of the name, so popular names do not expire in front of
+// clients. At most one per question on the host (UpstreamClient::refresh: not while one
+// is in flight here or on another worker, nor while the name is in the failure cache).
+// Plain keys only: an ECS-scoped entry is refreshed by the next miss.
+void QueryPipeline::maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+  if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
+  // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
+  if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+  // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
+  // when a caching upstream returned what is left of the same TTL (the same expiry).
+  if (upstream_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
+}
+
+// --- timers ---
+
+int QueryPipeline::next_timeout_ms(std::uint64_t now_us) const {
+  int timeout = upstream_.next_timeout_ms(now_us);
+  if (!parked_.empty()) {
+    const int parked = parked_.timeout_ms(now_us);
+    timeout = timeout < 0 ? parked : std::min(timeout, parked);
+  }
+  return timeout;
+}
+
+void QueryPipeline::on_claims_woken() {
+  claims_->drain(claims_row_);
+  parked_.woken();
+}
+
+void QueryPipeline::on_timers(std::uint64_t now_us) {
+  upstream_.on_timeouts(now_us);
+  now_us = monotonic_us();
+  if (!parked_.empty() && parked_.scan_due(now_us)) resume_parked(now_us);
+}
+
+}  // namespace dnsarena::workers

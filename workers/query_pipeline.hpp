@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A worker's query path, stage after stage; the event loop and the transports that
+// read the queries and send the answers found at once are worker.cpp's.
+//
+//   1 check      access control, parse, cookies, rate limit, error answers  query_check.hpp
+//   2 policy     the response policy's answer, before the cache            policy_gate.hpp
+//   3 cache      a fresh answer under the keys the query may use           cache_answer.hpp
+//                (the batched UDP path looks the plain key up per batch: worker.cpp)
+//   4 upstream   a miss: stale-first (stale.answer_first), then forwarded   upstream_client.hpp
+//                (or joined to another worker's query: parked)             parked_clients.hpp
+//   5 failure    stale if held, else SERVFAIL with an EDE                  stale_answer.hpp
+//   6 reply      a client that waited gets its answer on its transport     client_reply.hpp
+//
+// admit() is stages 1-2, resolve() 3-5 for a query that passed them. An upstream
+// completion (on_upstream_done, query_pipeline_upstream.cpp) writes the answer for every
+// client that waited on it (stage 6), inserting it into the cache; clients parked on
+// another worker's query go through resolve() again once that query ends.
+#pragma once
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "dns/client_query.hpp"
+#include "dns/server_cookie.hpp"
+#include "policy/policy_view.hpp"
+#include "workers/cache_answer.hpp"
+#include "workers/client_reply.hpp"
+#include "workers/parked_clients.hpp"
+#include "workers/policy_gate.hpp"
+#include "workers/query_check.hpp"
+#include "workers/serve_config.hpp"
+#include "workers/stale_answer.hpp"
+#include "workers/udp_pktinfo.hpp"
+#include "workers/upstream_client.hpp"
+
+namespace dnsarena::workers {
+
+// Where a query came from.
+struct QuerySource {
+  bool tcp = false;                      // a stream: TCP, DoT or DoH
+  const sockaddr_storage* addr = nullptr;  // the client's address (streams: the connection's peer)
+  socklen_t addr_len = 0;
+  std::uint64_t conn_id = 0;
+  unsigned udp_socket = 0;               // UDP: the index into the worker's UDP sockets
+  const LocalAddress* local = nullptr;   // UDP on a wildcard socket: the address asked
+  std::uint32_t doh_stream = 0;          // DoH: the request's HTTP/2 stream (0: not DoH)
+};
+
+class QueryPipeline {
+public:
+  // `upstream_tag`: the epoll tag of the upstream client's sockets; `host`: the host-wide
+  // tables; `policy` nullable (no response policy).
+  QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int epfd, std::uint64_t upstream_tag,
+                UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
+                const dns::CookieSecrets& cookie_secrets, const policy::PolicyView* policy, ClientReplies& replies);
+
+  // Stages 1-2 for `wire` from `src` (`key`: the batched UDP path's key, built as the name
+  // is parsed). lookup false: the answer (size 0: none) is in `out`.
+  CheckedQuery admit(std::uint8_t* wire, std::size_t len, const QuerySource& src, dns::ClientQuery& q,
+                     std::uint8_t* out, std::size_t cap, cache::CacheKey* key = nullptr);
+  // Stages 3-5 for an admitted query. Returns the answer's size, or 0 when the client
+  // waits (answered_later()) or gets nothing. `plain_missed`: the caller looked the plain
+  // key up already (the batched UDP path, no ECS keys) and it missed. `arrived_us`: when
+  // the client's query came, for a resumed one (0: now).
+  std::size_t resolve(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                      const cache::CacheKey* plain_missed, std::uint8_t* out, std::size_t cap,
+                      std::uint64_t arrived_us = 0);
+  // admit() then resolve(), then the policy on the answer (answer_policy).
+  std::size_t handle(std::uint8_t* wire, std::size_t len, const QuerySource& src, std::uint8_t* out, std::size_t cap);
+  // The response policy on an answer in out[0, n) written for `q` from `client` (a hit, a
+  // stale or failure answer, an upstream answer): its CNAME chain and addresses
+  // (policy_gate.hpp). Returns the size to send (0: dropped); n without a policy.
+  std::size_t answer_policy(const dns::ClientQuery& q, const sockaddr_storage* client, std::size_t limit,
+                            std::uint8_t* out, std::size_t n, std::size_t cap);
+  bool has_policy() const { return policy_ != nullptr; }
+  // The rule the last policy step matched (for dnstap's Policy field; policy_gate.hpp).
+  const PolicyHit& policy_hit() const { return policy_hit_; }
+  // Whether the last resolve() left its client waiting (upstream, parked).
+  bool answered_later() const { return answered_later_; }
+  void clear_answered_later() { answered_later_ = false; }
+
+  // A hit on the plain key near the end of its TTL starts one background refresh.
+  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
+
+  // The event loop's clock (cache::wall_clock_now), set once per wakeup.
+  void set_now(std::uint32_t now) { now_ = now; }
+  std::uint32_t now() const { return now_; }
+
+  // The upstream client's events and timers, and the parked clients'.
+  UpstreamClient& upstream() { return upstream_; }
+  // Milliseconds until the next timer of the pipeline (-1: none).
+  int next_timeout_ms(std::uint64_t now_us) const;
+  // This worker's row of the claims table was woken: a claim a parked client waits on ended.
+  void on_claims_woken();
+  // Expired upstream attempts and client deadlines, and the parked clients due.
+  void on_timers(std::uint64_t now_us);
+  // Nothing in flight or parked (a retiring worker may exit).
+  bool idle() const { return upstream_.in_flight() == 0 && parked_.empty(); }
+
+private:
+  // Stage 4 for a miss: forwarded, joined (parked), or answered as failed/overloaded.
+  std::size_t forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                      const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
+  // The upstream client's completion and deadline callbacks (query_pipeline_upstream.cpp).
+  void on_upstream_done(Pending& p, const UpstreamAnswer* a);
+  void on_deadline_passed(const Pending& p, Waiter& w);
+  // Parked clients whose claim ended resolve again; those whose deadline passed get
+  // stale or SERVFAIL.
+  void resume_parked(std::uint64_t now_us);
+  // A client that waited gets `n` bytes of out, after the policy on the answer.
+  void reply(const Waiter& w, std::uint8_t* out, std::size_t n);
+  // The query parameters of a client that waited on `p`.
+  static CheckedQuery checked_for(const ServeConfig& cfg, const Pending& p, const Waiter& w);
+
+  const ServeConfig& cfg_;
+  cache::Cache& cache_;
+  QueryCheck check_;
+  const policy::PolicyView* policy_;  // nullptr: no response policy
+  PolicyHit policy_hit_;
+  CacheAnswers cache_answers_;
+  StaleAnswers stale_;
+  UpstreamClient upstream_;
+  UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
+  unsigned claims_row_;
+  ParkedClients parked_;
+  ClientReplies& replies_;
+  bool answered_later_ = false;
+  std::uint32_t now_ = cache::wall_clock_now();
+  std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
+  std::uint8_t reply_buf_[65535];      // answers to clients that waited
+};
+
+}  // namespace dnsarena::workers

@@ -241,19 +241,7 @@ ChainVerdict check_answer_chain(const PolicyView& view, std::uint16_t qtype, std
   // The question is the client's, as it wrote it: `qname_len` bytes, the root label last.
   const std::size_t question_end = kHeaderBytes + qname_len + 4;
   if (qname_len == 0 || question_end > size || out[question_end - 5] != 0) return none;
-  std::size_t pos;
-  // The common answer: every record owned by the query name (the writer's pointer to the
-  // question), none a CNAME or DNAME, and no rpz-ip trigger loaded: nothing to look up.
-  if (view.has_address_triggers(TriggerKind::response_ip))
-    return walk_chain(view, qtype, limit, out, size, cap, question_end);
-  pos = question_end;
-  for (unsigned i = 0; i < answers; ++i) {
-    if (pos + 2 + kRrFixed > size || out[pos] != 0xC0 || out[pos + 1] != kHeaderBytes) break;
-    const std::uint16_t type = get16(out + pos + 2);
-    if (type == kTypeCname || type == kTypeDname) break;
-    pos += 2 + kRrFixed + get16(out + pos + 10);
-    if (i + 1 == answers) return none;
-  }
+  if (!answer_needs_check(view, out, size, qname_len)) return none;  // the common answer
   return walk_chain(view, qtype, limit, out, size, cap, question_end);
 }
 

@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "policy/policy_view.hpp"
+#include "wire/constants.hpp"
 
 namespace dnsarena::policy {
 
@@ -47,6 +48,28 @@ struct ChainVerdict {
   bool decided = false;  // the rule rewrote or dropped the answer (false for PASSTHRU)
   std::size_t size = 0;  // the answer's size now (0 when decided: dropped)
 };
+
+// False when the answer in out[0, size) has nothing for check_answer_chain to look up:
+// every answer record owned by the query name (the writer's pointer to the question), none
+// a CNAME or DNAME, and no rpz-ip trigger loaded (or not NOERROR / NXDOMAIN, or no
+// answer). Inline: it is the whole cost of such an answer, which is most hits.
+inline bool answer_needs_check(const PolicyView& view, const std::uint8_t* out, std::size_t size,
+                               std::size_t qname_len) {
+  using wire::get16;
+  if (size < wire::kHeaderBytes || view.rules() == 0) return false;
+  const unsigned answers = get16(out + 6);
+  const unsigned rcode = out[3] & 0xF;
+  if (answers == 0 || (rcode != wire::kRcodeNoError && rcode != wire::kRcodeNxDomain)) return false;
+  if (view.has_address_triggers(TriggerKind::response_ip)) return true;
+  std::size_t pos = wire::kHeaderBytes + qname_len + 4;
+  for (unsigned i = 0; i < answers; ++i) {
+    if (pos + 12 > size || out[pos] != 0xC0 || out[pos + 1] != wire::kHeaderBytes) return true;
+    const std::uint16_t type = get16(out + pos + 2);
+    if (type == wire::kTypeCname || type == wire::kTypeDname) return true;
+    pos += 12 + get16(out + pos + 10);
+  }
+  return false;
+}
 
 // Checks the answer in out[0, size) against `view` and rewrites it in place when a rule
 // decides. `qtype`, `qname_len`: the query's type (which local data answers) and the wire

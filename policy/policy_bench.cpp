@@ -95,7 +95,11 @@ double time_chain(const PolicyView& view, std::vector<std::vector<std::uint8_t>>
   const auto t = Clock::now();
   for (std::size_t i = 0; i < total; ++i) {
     std::vector<std::uint8_t>& m = messages[i % messages.size()];
-    if (check_answer_chain(view, 1, qname_len[i % messages.size()], 1232, m.data(), m.size(), m.size()).match) ++found;
+    const std::size_t len = qname_len[i % messages.size()];
+    // As the worker does (workers/policy_gate.hpp): the inline test, then the walk.
+    if (answer_needs_check(view, m.data(), m.size(), len) &&
+        check_answer_chain(view, 1, len, 1232, m.data(), m.size(), m.size()).match)
+      ++found;
   }
   return seconds_since(t) * 1e9 / static_cast<double>(total);
 }

@@ -63,10 +63,11 @@ bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, con
   return a.decided;
 }
 
-std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
+std::size_t check_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
                                 const sockaddr_storage* client, std::size_t limit, std::uint8_t* out, std::size_t size,
                                 std::size_t cap, cache::Cache& cache, AnswerMeter& meter, PolicyHit& hit) {
-  // A client PASSTHRU exempts its answers (asked only when rpz-client-ip triggers exist).
+  // A client PASSTHRU exempts its answers (asked only when rpz-client-ip triggers exist,
+  // and the answer has names or addresses to check).
   if (const Match c = client_rule(view, client); c && c.action == Action::passthru) return size;
   const policy::ChainVerdict v = policy::check_answer_chain(view, q.qtype, q.qname_len, limit, out, size, cap);
   if (!v.match) return size;

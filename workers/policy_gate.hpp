@@ -28,6 +28,7 @@
 #include "cache/cache.hpp"
 #include "workers/answer_metrics.hpp"
 #include "dns/client_query.hpp"
+#include "policy/answer_chain.hpp"
 #include "policy/policy_view.hpp"
 
 namespace dnsarena::workers {
@@ -62,9 +63,17 @@ bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, con
 
 // The answer in out[0, size) written for `q` from `client` (nullptr: not known) checked
 // along its chain; returns the size to send (rewritten, or 0: dropped). `hit` says which
-// rule matched, and is left as it was when none did.
-std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
+// rule matched, and is left as it was when none did. Inline: an answer with nothing to
+// look up (policy/answer_chain.hpp: answer_needs_check) costs its walk alone.
+std::size_t check_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
                                 const sockaddr_storage* client, std::size_t limit, std::uint8_t* out, std::size_t size,
                                 std::size_t cap, cache::Cache& cache, AnswerMeter& meter, PolicyHit& hit);
+inline std::size_t apply_answer_policy(const policy::PolicyView& view, const dns::ClientQuery& q,
+                                       const sockaddr_storage* client, std::size_t limit, std::uint8_t* out,
+                                       std::size_t size, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
+                                       PolicyHit& hit) {
+  if (!policy::answer_needs_check(view, out, size, q.qname_len)) return size;
+  return check_answer_policy(view, q, client, limit, out, size, cap, cache, meter, hit);
+}
 
 }  // namespace dnsarena::workers

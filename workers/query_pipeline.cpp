@@ -52,11 +52,6 @@ std::size_t QueryPipeline::handle(std::uint8_t* wire, std::size_t len, const Que
   return answer_policy(q, src.addr, c.limit, out, resolve(q, c, src, nullptr, out, cap), cap);
 }
 
-std::size_t QueryPipeline::answer_policy(const dns::ClientQuery& q, const sockaddr_storage* client, std::size_t limit,
-                                         std::uint8_t* out, std::size_t n, std::size_t cap) {
-  if (!policy_ || n == 0) return n;
-  return apply_answer_policy(*policy_, q, client, limit, out, n, cap, cache_, replies_.meter(), policy_hit_);
-}
 
 // --- stages 3 to 5: cache, upstream, failure ---
 

@@ -74,7 +74,10 @@ public:
   // stale or failure answer, an upstream answer): its CNAME chain and addresses
   // (policy_gate.hpp). Returns the size to send (0: dropped); n without a policy.
   std::size_t answer_policy(const dns::ClientQuery& q, const sockaddr_storage* client, std::size_t limit,
-                            std::uint8_t* out, std::size_t n, std::size_t cap);
+                            std::uint8_t* out, std::size_t n, std::size_t cap) {
+    if (!policy_ || n == 0) return n;
+    return apply_answer_policy(*policy_, q, client, limit, out, n, cap, cache_, replies_.meter(), policy_hit_);
+  }
   bool has_policy() const { return policy_ != nullptr; }
   // The rule the last policy step matched (for dnstap's Policy field; policy_gate.hpp).
   const PolicyHit& policy_hit() const { return policy_hit_; }

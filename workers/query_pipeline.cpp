@@ -37,6 +37,7 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
 
 CheckedQuery QueryPipeline::admit(std::uint8_t* wire, std::size_t len, const QuerySource& src, dns::ClientQuery& q,
                                   std::uint8_t* out, std::size_t cap, cache::CacheKey* key) {
+  policy_hit_ = {};
   CheckedQuery c = check_.check(wire, len, *src.addr, src.tcp, now_, q, out, cap, key);
   if (c.lookup && policy_ &&
       apply_policy(*policy_, q, *src.addr, c.limit, out, cap, cache_, replies_.meter(), c.size, policy_hit_))

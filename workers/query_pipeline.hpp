@@ -79,7 +79,10 @@ public:
     return apply_answer_policy(*policy_, q, client, limit, out, n, cap, cache_, replies_.meter(), policy_hit_);
   }
   bool has_policy() const { return policy_ != nullptr; }
-  // The rule the last policy step matched (for dnstap's Policy field; policy_gate.hpp).
+  // The rule the policy matched for the last query admitted (admit(), then answer_policy()
+  // for its answer), or for the last waiting client answered (reply()); kind none: no rule.
+  // For dnstap's Policy field (policy_gate.hpp). The UDP batch admits all its queries
+  // before their answers are checked: a reader per datagram takes it after each step.
   const PolicyHit& policy_hit() const { return policy_hit_; }
   // Whether the last resolve() left its client waiting (upstream, parked).
   bool answered_later() const { return answered_later_; }

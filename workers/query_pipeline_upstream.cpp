@@ -65,6 +65,7 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
 }
 
 void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
+  policy_hit_ = {};  // the gate's PASSTHRU for this client, if any, is not kept while it waits
   if (policy_ && n) {
     const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.addr;
     n = answer_policy(w.query, &client, client_limit(cfg_, w.query, w.tcp), out, n, sizeof reply_buf_);

@@ -208,7 +208,7 @@ ChainVerdict rewrite(const PolicyView& view, const Match& match, const Cut& c, c
       const Match m = view.find_address(TriggerKind::response_ip, a16);
       if (m && (!address_match || m.zone < address_match.zone)) address_match = m;
     }
-    if (type == kTypeCname) {
+    if (type == kTypeCname && qtype != kTypeCname) {  // asked for the CNAME itself: not followed, not a chain
       if (!read_name(out, size, rdata, name)) return none;
       if (check(name, {end, i + 1, rdata})) return v;
       chain_at = rdata;

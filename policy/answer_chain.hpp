@@ -5,7 +5,8 @@
 //
 // What is checked, in the answer section's order, on the response as written for the
 // client (cache/response_writer.hpp: one question, the OPT record last):
-//   CNAME            its target
+//   CNAME            its target (unless the query asked for the CNAME itself: the client
+//                    follows nothing then)
 //   DNAME            the name it substitutes for the chain's current name (the owner's
 //                    suffix replaced by the target); checked with the CNAME that follows,
 //                    which every DNAME answer carries (RFC 6672 section 3.1), or alone

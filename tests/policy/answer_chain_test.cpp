@@ -186,6 +186,9 @@ TEST_CASE("answers without a CNAME, or whose chain no rule covers, stand as writ
   chain.cname(12, "fine.example.");
   chain.a(chain.last_rdata()).opt();
   REQUIRE_FALSE(check(*c, chain).match);
+  Message asked("alias.example.", wire::kTypeCname);  // the CNAME itself asked for: not a chain
+  asked.cname(12, "blocked.example.").opt();
+  REQUIRE_FALSE(check(*c, asked, wire::kTypeCname).match);
 }
 
 TEST_CASE("each action along the chain: NODATA, local data, DROP, PASSTHRU", "[policy][chain]") {

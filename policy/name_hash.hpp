@@ -20,6 +20,8 @@ inline constexpr std::uint64_t kHashSeed = 0x9E3779B97F4A7C15ull;
 inline constexpr std::uint64_t kSaltExact = 0x243F6A8885A308D3ull;
 inline constexpr std::uint64_t kSaltWildcard = 0x13198A2E03707344ull;
 inline constexpr std::size_t kMaxLabels = 127;
+inline constexpr std::uint64_t kSaltResponseIp = 0xA4093822299F31D0ull;
+inline constexpr std::uint64_t kSaltClientIp = 0x082EFA98EC4E6C89ull;
 
 // Absorbs `n` bytes at `p` into `h`. REQUIRES: 8 bytes readable from every p + 8k < p + n
 // (the callers' name buffers carry 8 bytes of slack).
@@ -38,6 +40,14 @@ inline std::uint64_t absorb(std::uint64_t h, const std::uint8_t* p, std::size_t 
 // The key of a trigger: the suffix state, salted by its kind.
 inline std::uint64_t trigger_hash(std::uint64_t state, bool wildcard) {
   return common::fmix64(state ^ (wildcard ? kSaltWildcard : kSaltExact));
+}
+
+// The key of an address trigger (policy_image.hpp: prefix length, then 16 address bytes
+// with the bits past the prefix zero), salted by its kind (client_ip or not).
+inline std::uint64_t address_trigger_hash(const std::uint8_t* key, bool client) {
+  std::uint8_t buf[24] = {};
+  std::memcpy(buf, key, 17);
+  return common::fmix64(absorb(kHashSeed, buf, 17) ^ (client ? kSaltClientIp : kSaltResponseIp));
 }
 
 // The filter in front of the slot table (policy_image.hpp): a trigger sets two bits of one

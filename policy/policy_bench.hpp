@@ -13,6 +13,13 @@
 //                  so the slot table (16+ MB at 1M rules) is mostly read from DRAM
 //   no_match_hot   1,000 of those names in a loop: the compute alone, slots in cache
 //   match          exact triggers and names below the `*.` triggers, `lookups` of them
+// The chain check on answers as the cache writes them (answer_chain.hpp), on the same image:
+//   chain_plain    an A answer owned by the query name, OPT last: what every hit without a
+//                  CNAME pays (a walk over the record types; no lookup)
+//   chain_cname    the query name CNAME to a name no rule covers, then its A: one lookup of
+//                  a distinct name per answer (`lookups` of them, cold as no_match)
+// With `hit_ns` (a hit's user-space ns per query, as `dnsarena-lab bench serve` reports
+// user_ns_per_query), chain_plain is given as a share of it (target <= 5%).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +32,7 @@ struct PolicyBenchOptions {
   std::size_t lookups = 1'000'000;
   std::uint64_t seed = 1;
   std::string dir = "/tmp";  // where the generated zone file goes (removed afterwards)
+  double hit_ns = 0;         // a hit's user-space ns per query (0: no share computed)
 };
 
 struct PolicyBenchResult {
@@ -38,6 +46,9 @@ struct PolicyBenchResult {
   double no_match_ns = 0;
   double no_match_hot_ns = 0;
   double match_ns = 0;
+  double chain_plain_ns = 0;
+  double chain_cname_ns = 0;
+  double chain_plain_share = 0;    // chain_plain_ns / hit_ns (0 without hit_ns)
   std::size_t no_match_found = 0;  // matches among the no-match names: must be 0
   std::size_t match_missed = 0;    // misses among the match names: must be 0
 };

@@ -18,11 +18,15 @@ namespace {
 using Target = common::BenchTarget;
 
 std::vector<Target> targets_of(const PolicyBenchResult& r) {
-  return {{"compile_s (parse + image)", r.total_s, "<= 2 (1M rules)", r.total_s <= 2.0 * static_cast<double>(r.rules) / 1e6},
+  std::vector<Target> t = {{"compile_s (parse + image)", r.total_s, "<= 2 (1M rules)", r.total_s <= 2.0 * static_cast<double>(r.rules) / 1e6},
           {"bytes_per_rule", r.bytes_per_rule, "<= 64", r.bytes_per_rule <= 64},
           {"no_match_ns", r.no_match_ns, "<= 50", r.no_match_ns <= 50},
           {"correct (no false match)", static_cast<double>(r.no_match_found + r.match_missed), "== 0",
            r.no_match_found + r.match_missed == 0}};
+  // Judged only against a hit's measured user-space time (--hit-ns).
+  if (r.chain_plain_share > 0)
+    t.push_back({"chain_plain % of a hit", 100 * r.chain_plain_share, "<= 5", r.chain_plain_share <= 0.05});
+  return t;
 }
 
 nlohmann::json to_json(const PolicyBenchOptions& o, const PolicyBenchResult& r) {
@@ -34,6 +38,8 @@ nlohmann::json to_json(const PolicyBenchOptions& o, const PolicyBenchResult& r) 
           {"total_s", r.total_s},       {"image_bytes", r.image_bytes},
           {"bytes_per_rule", r.bytes_per_rule}, {"no_match_ns", r.no_match_ns},
           {"no_match_hot_ns", r.no_match_hot_ns}, {"match_ns", r.match_ns},
+          {"chain_plain_ns", r.chain_plain_ns}, {"chain_cname_ns", r.chain_cname_ns},
+          {"hit_ns", o.hit_ns}, {"chain_plain_share", r.chain_plain_share},
           {"no_match_found", r.no_match_found}, {"match_missed", r.match_missed},
           {"targets", targets}};
 }
@@ -50,6 +56,8 @@ void print_table(const PolicyBenchOptions& o, const PolicyBenchResult& r) {
   std::printf("%-28s %14.1f\n", "no-match ns (distinct names)", r.no_match_ns);
   std::printf("%-28s %14.1f\n", "no-match ns (1,000 hot)", r.no_match_hot_ns);
   std::printf("%-28s %14.1f\n", "match ns", r.match_ns);
+  std::printf("%-28s %14.1f\n", "chain check ns (no CNAME)", r.chain_plain_ns);
+  std::printf("%-28s %14.1f\n", "chain check ns (1 CNAME)", r.chain_cname_ns);
   std::printf("\n%-28s %12s %16s %6s\n", "target", "value", "rule", "met");
   for (const Target& t : targets_of(r)) std::printf("%-28s %12.2f %16s %6s\n", t.metric, t.value, t.rule, t.met ? "yes" : "NO");
 }
@@ -62,6 +70,8 @@ void add_bench(CLI::App& group) {
   cmd->add_option("--lookups", opts->lookups, "Timed lookups per phase")->capture_default_str()->check(CLI::Range(1000ULL, 1'000'000'000ULL));
   cmd->add_option("--seed", opts->seed, "Generator seed")->capture_default_str();
   cmd->add_option("--dir", opts->dir, "Directory for the generated zone file")->capture_default_str();
+  cmd->add_option("--hit-ns", opts->hit_ns,
+                  "A hit's user-space ns per query (bench serve's user_ns_per_query): the chain check's share of it");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json] {
     const PolicyBenchResult r = run_policy_bench(*opts);

@@ -24,6 +24,10 @@ unsigned label_count(const WireName& name) {
   return n;
 }
 
+// The SOA rdata a zone's negative answers carry (empty: none). An SOA rdata is two names
+// and 20 bytes: at most 530 bytes.
+WireName zone_soa(const ZoneReport& z) { return z.has_soa && z.soa.rdata.size() <= 0xFFFF ? z.soa.rdata : WireName{}; }
+
 }  // namespace
 
 std::uint32_t slot_count_for(std::size_t rules) {
@@ -51,7 +55,11 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
                                          " records at one name exceed 65535 bytes");
     bytes += align_up(sizeof(RuleRecordHead) + r.name.size() + data);
   }
-  if (bytes / kRecordAlign > 0xFFFFFFFFull) throw PolicyError("policy: the compiled image exceeds 16 GiB");
+  const std::vector<ZoneReport>& zones = set.zones();
+  const std::size_t zones_offset = bytes;
+  bytes += 4 * zones.size();
+  for (const ZoneReport& z : zones) bytes += align_up(sizeof(ZoneInfoHead) + z.origin.size() + zone_soa(z).size());
+  if (bytes > 0xFFFFFFFFull) throw PolicyError("policy: the compiled image exceeds 4 GiB");
   std::vector<std::uint8_t> image(bytes, 0);
   ImageHeader h{};
   h.magic = kImageMagic;
@@ -71,7 +79,8 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
     RuleRecordHead head{};
     head.name_len = static_cast<std::uint8_t>(r.name.size());
     head.flags = static_cast<std::uint8_t>((r.wildcard ? kFlagWildcard : 0) |
-                                           (static_cast<unsigned>(r.action) << kActionShift));
+                                           (static_cast<unsigned>(r.action) << kActionShift) |
+                                           (static_cast<unsigned>(r.kind) << kKindShift));
     head.zone = r.zone;
     head.rr_count = static_cast<std::uint16_t>(r.records.size());
     head.data_len = static_cast<std::uint16_t>(data_bytes(r));
@@ -94,9 +103,31 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
     while (slot[i] != 0) i = (i + 1) & (slots - 1);
     slot[i] = slot_of(static_cast<std::uint32_t>(pos / kRecordAlign), tag);
     filter[filter_word(hash, words)] |= filter_bits(hash);
-    const unsigned labels = label_count(r.name);
-    (r.wildcard ? h.wildcard_labels : h.exact_labels) |= label_bit(labels);
+    if (r.kind == TriggerKind::qname) {
+      const unsigned labels = label_count(r.name);
+      (r.wildcard ? h.wildcard_labels : h.exact_labels) |= label_bit(labels);
+    } else {
+      std::uint64_t* lens = r.kind == TriggerKind::client_ip ? h.client_ip_lens : h.response_ip_lens;
+      lens[r.name[0] / 64] |= std::uint64_t{1} << (r.name[0] % 64);
+    }
     pos += align_up(sizeof head + r.name.size() + head.data_len);
+  }
+  h.zones_offset = static_cast<std::uint32_t>(zones_offset);
+  pos = zones_offset + 4 * zones.size();
+  for (std::size_t z = 0; z < zones.size(); ++z) {
+    const std::uint32_t at = static_cast<std::uint32_t>(pos);
+    std::memcpy(image.data() + zones_offset + 4 * z, &at, 4);
+    const WireName soa = zone_soa(zones[z]);
+    ZoneInfoHead head{};
+    head.origin_len = static_cast<std::uint8_t>(zones[z].origin.size());
+    head.flags = zones[z].has_soa ? kZoneHasSoa : 0;
+    head.soa_len = static_cast<std::uint16_t>(soa.size());
+    head.soa_ttl = zones[z].soa.ttl;
+    std::uint8_t* p = image.data() + pos;
+    std::memcpy(p, &head, sizeof head);
+    std::memcpy(p + sizeof head, zones[z].origin.data(), zones[z].origin.size());
+    std::memcpy(p + sizeof head + zones[z].origin.size(), soa.data(), soa.size());
+    pos += align_up(sizeof head + zones[z].origin.size() + soa.size());
   }
   std::memcpy(image.data(), &h, sizeof h);
   return image;

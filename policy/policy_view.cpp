@@ -25,6 +25,16 @@ PolicyView::PolicyView(std::span<const std::uint8_t> image) {
       h->records_offset != sizeof(ImageHeader) + 8ull * h->slot_count + 8ull * h->filter_words ||
       h->records_offset > h->image_bytes)
     bad("bad slot table geometry");
+  if (h->zones_offset < h->records_offset || h->zones_offset + 4ull * h->zone_count > h->image_bytes)
+    bad("bad zone table");
+  for (std::uint32_t z = 0; z < h->zone_count; ++z) {
+    std::uint32_t at;
+    std::memcpy(&at, image.data() + h->zones_offset + 4ull * z, 4);
+    ZoneInfoHead head;
+    if (at % kRecordAlign || at + sizeof head > h->image_bytes) bad("bad zone table");
+    std::memcpy(&head, image.data() + at, sizeof head);
+    if (at + sizeof head + head.origin_len + head.soa_len > h->image_bytes) bad("bad zone table");
+  }
   base_ = image.data();
   header_ = h;
   slots_ = reinterpret_cast<const std::uint64_t*>(base_ + h->slots_offset);
@@ -41,6 +51,9 @@ void PolicyView::collect_top_labels() {
     const std::uint64_t slot = slots_[i];
     if (slot == 0) continue;
     const std::uint8_t* rec = base_ + (slot >> 32) * kRecordAlign;
+    // Address triggers (rpz-ip, rpz-client-ip) hold an address, not a name: find() never
+    // looks for them.
+    if ((rec[1] >> kKindShift & kKindMask) != static_cast<unsigned>(TriggerKind::qname)) continue;
     const std::uint8_t* name = rec + sizeof(RuleRecordHead);
     const std::size_t len = rec[0];
     // The last label before the root (records hold lowercase names).
@@ -87,8 +100,18 @@ bool PolicyView::may_match(std::span<const std::uint8_t> qname) const {
   return false;
 }
 
+ZoneApex PolicyView::zone(std::uint8_t zone) const {
+  std::uint32_t at;
+  std::memcpy(&at, base_ + header_->zones_offset + 4ull * zone, 4);
+  ZoneInfoHead head;
+  std::memcpy(&head, base_ + at, sizeof head);
+  const std::uint8_t* p = base_ + at + sizeof head;
+  return {{p, head.origin_len}, (head.flags & kZoneHasSoa) != 0, head.soa_ttl, {p + head.origin_len, head.soa_len}};
+}
+
+// `kind_bits`: the flags' wildcard and kind bits the record must have.
 const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len,
-                                             bool wildcard) const {
+                                             std::uint8_t kind_bits) const {
   std::uint32_t tag = static_cast<std::uint32_t>(hash >> 32);
   if (tag == 0) tag = 1;
   for (std::uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
@@ -96,7 +119,7 @@ const std::uint8_t* PolicyView::find_trigger(std::uint64_t hash, const std::uint
     if (slot == 0) return nullptr;
     if (static_cast<std::uint32_t>(slot) != tag) continue;
     const std::uint8_t* rec = base_ + (slot >> 32) * kRecordAlign;
-    if (rec[0] == len && (rec[1] & kFlagWildcard) == (wildcard ? kFlagWildcard : 0) &&
+    if (rec[0] == len && (rec[1] & (kFlagWildcard | kKindMask << kKindShift)) == kind_bits &&
         std::memcmp(rec + sizeof(RuleRecordHead), name, len) == 0)
       return rec;
   }
@@ -133,13 +156,40 @@ Match PolicyView::find(std::span<const std::uint8_t> qname) const {
   for (unsigned c = 0; c < passed; ++c) {
     const unsigned i = cand[c].suffix;
     const std::size_t off = i == labels ? qname.size() - 1 : s.offset[i];
-    const std::uint8_t* rec = find_trigger(cand[c].hash, name + off, qname.size() - off, i != 0);
+    const std::uint8_t* rec = find_trigger(cand[c].hash, name + off, qname.size() - off, i != 0 ? kFlagWildcard : 0);
     if (!rec || (best && rec[2] >= best.zone)) continue;
     best.record = rec;
     best.zone = rec[2];
     best.wildcard = i != 0;
     best.action = static_cast<Action>((rec[1] >> kActionShift) & kActionMask);
     if (best.zone == 0) break;  // nothing later can win: candidates go exact, then longest parent
+  }
+  return best;
+}
+
+}  // namespace dnsarena::policy
+
+namespace dnsarena::policy {
+
+Match PolicyView::find_address(TriggerKind kind, const std::uint8_t* address16) const {
+  if (!has_address_triggers(kind)) return {};
+  const std::uint64_t* lens = kind == TriggerKind::client_ip ? header_->client_ip_lens : header_->response_ip_lens;
+  const std::uint8_t kind_bits = static_cast<std::uint8_t>(static_cast<unsigned>(kind) << kKindShift);
+  Match best;
+  for (int len = 128; len >= 0; --len) {
+    if (!(lens[len / 64] >> (len % 64) & 1)) continue;
+    std::uint8_t key[kAddressKeyBytes] = {};
+    key[0] = static_cast<std::uint8_t>(len);
+    std::memcpy(key + 1, address16, static_cast<std::size_t>(len) / 8);
+    if (len % 8) key[1 + len / 8] = static_cast<std::uint8_t>(address16[len / 8] & (0xFF00 >> (len % 8)));
+    const std::uint64_t hash = address_trigger_hash(key, kind == TriggerKind::client_ip);
+    const std::uint64_t bits = filter_bits(hash);
+    if ((filter_[filter_word(hash, filter_words_)] & bits) != bits) continue;
+    const std::uint8_t* rec = find_trigger(hash, key, sizeof key, kind_bits);
+    if (!rec || (best && rec[2] >= best.zone)) continue;  // a longer prefix of the same zone came first
+    best.record = rec;
+    best.zone = rec[2];
+    best.action = static_cast<Action>((rec[1] >> kActionShift) & kActionMask);
   }
   return best;
 }

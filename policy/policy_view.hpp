@@ -32,6 +32,14 @@ struct LocalRr {
   std::span<const std::uint8_t> rdata;
 };
 
+// A policy zone's apex as its negative answers carry it (policy_image.hpp: ZoneInfo).
+struct ZoneApex {
+  std::span<const std::uint8_t> origin;  // lowercase wire form; empty: the config's local zone
+  bool has_soa = false;
+  std::uint32_t soa_ttl = 0;
+  std::span<const std::uint8_t> soa;  // SOA rdata, names uncompressed
+};
+
 struct Match {
   const std::uint8_t* record = nullptr;  // the RuleRecord; nullptr: no rule
   Action action = Action::passthru;
@@ -50,14 +58,30 @@ public:
   std::size_t rules() const { return header_ ? header_->rule_count : 0; }
   // REQUIRES: `qname` a valid wire name (any case), at most 255 bytes.
   Match find(std::span<const std::uint8_t> qname) const;
+  // True when some trigger of `kind` (response_ip, client_ip) is compiled: without one,
+  // find_address() is never worth calling.
+  bool has_address_triggers(TriggerKind kind) const {
+    if (!header_) return false;
+    const std::uint64_t* l = kind == TriggerKind::client_ip ? header_->client_ip_lens : header_->response_ip_lens;
+    return (l[0] | l[1] | l[2]) != 0;
+  }
+  // The rule for a 16-byte address (IPv4 as ::ffff:a.b.c.d) among the address triggers of
+  // `kind`: the lowest zone, in it the longest prefix. One probe per prefix length some
+  // trigger has (the header's masks).
+  Match find_address(TriggerKind kind, const std::uint8_t* address16) const;
+
+  // The apex of zone `zone` (a Match's zone). REQUIRES: zone < header().zone_count.
+  ZoneApex zone(std::uint8_t zone) const;
+  // The trigger name of a match (lowercase wire form; a `*.` trigger's parent).
+  static std::span<const std::uint8_t> trigger(const Match& m) { return {m.record + sizeof(RuleRecordHead), m.record[0]}; }
 
   // The local data records of a match, in the order read; `f(LocalRr)` for each.
   template <class F>
   static void for_each_record(const Match& m, F&& f);
 
 private:
-  const std::uint8_t* find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len, bool wildcard) const;
-  // Reads the top-level labels of every record into top_ (or sets top_any_).
+  const std::uint8_t* find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len, std::uint8_t kind_bits) const;
+  // Reads the top-level labels of every name trigger (not the address triggers) into top_ (or sets top_any_).
   void collect_top_labels();
   // False when `qname`'s top-level label is none of top_ (it then has no rule).
   bool may_match(std::span<const std::uint8_t> qname) const;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <vector>
 #include <spdlog/spdlog.h>
 
 #include "policy/zone_scanner.hpp"
@@ -16,23 +18,83 @@ namespace {
 constexpr std::uint16_t kTypeCname = 5;
 constexpr std::uint16_t kTypeSoa = 6;
 
-bool is_label(const std::uint8_t* p, std::string_view text) {
-  return p[0] == text.size() && std::equal(text.begin(), text.end(), p + 1);
+// The labels RPZ uses for triggers other than QNAME (draft-vixie-dnsop-dns-rpz section 4)
+// that are not read: name server triggers need the resolution's delegations, which a
+// forwarder does not see.
+constexpr std::array<std::string_view, 2> kOtherTriggers = {"rpz-nsip", "rpz-nsdname"};
+
+// The labels of `trigger` (lowercase wire form, root last), without the root.
+std::vector<std::string_view> labels_of(const WireName& trigger) {
+  std::vector<std::string_view> out;
+  for (std::size_t pos = 0; pos < trigger.size() && trigger[pos] != 0; pos += trigger[pos] + 1u)
+    out.emplace_back(reinterpret_cast<const char*>(trigger.data() + pos + 1), trigger[pos]);
+  return out;
 }
 
-// The labels RPZ uses for triggers other than QNAME (draft-vixie-dnsop-dns-rpz section 4).
-constexpr std::array<std::string_view, 4> kOtherTriggers = {"rpz-ip", "rpz-nsip", "rpz-nsdname", "rpz-client-ip"};
-
-// True when the last label of `trigger` (the one next to the origin) names another trigger kind.
-bool other_trigger_kind(const WireName& trigger) {
-  std::size_t pos = 0, last = WireName::npos;
-  while (pos < trigger.size() && trigger[pos] != 0) {
-    last = pos;
-    pos += trigger[pos] + 1u;
+bool decimal(std::string_view s, unsigned max, unsigned& v) {
+  if (s.empty() || s.size() > 3 || (s.size() > 1 && s[0] == '0')) return false;
+  v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<unsigned>(c - '0');
   }
-  if (last == WireName::npos) return false;
-  return std::any_of(kOtherTriggers.begin(), kOtherTriggers.end(),
-                     [&](std::string_view l) { return is_label(trigger.data() + last, l); });
+  return v <= max;
+}
+
+// The address key (policy_image.hpp) of an rpz-ip / rpz-client-ip trigger's labels before
+// that label: "prefix.w.z.y.x" (IPv4 x.y.z.w) or "prefix.g8.g7...g1" (IPv6 groups, lowest
+// first, "zz" for one run of zero groups). Empty when malformed. Bits past the prefix
+// are cleared, as BIND reads them.
+WireName address_key(const std::vector<std::string_view>& l) {
+  if (l.size() < 3) return {};
+  unsigned prefix = 0;
+  std::uint8_t addr[16] = {};
+  const std::size_t parts = l.size() - 2;  // without the prefix and the kind label
+  unsigned v4 = 0;
+  if (parts == 4 && std::all_of(l.begin() + 1, l.end() - 1, [&](std::string_view p) { return decimal(p, 255, v4); })) {
+    if (!decimal(l[0], 32, prefix)) return {};
+    addr[10] = addr[11] = 0xFF;
+    for (std::size_t i = 0; i < 4; ++i) {
+      decimal(l[4 - i], 255, v4);
+      addr[12 + i] = static_cast<std::uint8_t>(v4);
+    }
+    prefix += 96;
+  } else {
+    if (!decimal(l[0], 128, prefix) || parts > 8) return {};
+    std::uint16_t groups[8] = {};
+    std::size_t zz = 8, n = 0;  // groups read, lowest first; zz: where the zero run is
+    for (std::size_t i = 1; i <= parts; ++i) {
+      const std::string_view g = l[i];
+      if (g == "zz") {
+        if (zz != 8) return {};
+        zz = n;
+        continue;
+      }
+      if (g.empty() || g.size() > 4) return {};
+      unsigned v = 0;
+      for (char c : g) {
+        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) return {};
+        v = v * 16 + static_cast<unsigned>(d);
+      }
+      groups[n++] = static_cast<std::uint16_t>(v);
+    }
+    if ((zz == 8 && n != 8) || (zz != 8 && n >= 8)) return {};
+    std::uint16_t full[8] = {};  // lowest group first
+    for (std::size_t i = 0, j = 0; i < 8; ++i) {
+      if (i >= zz && i < zz + (8 - n)) continue;
+      full[i] = groups[j++];
+    }
+    for (std::size_t i = 0; i < 8; ++i) {
+      addr[2 * i] = static_cast<std::uint8_t>(full[7 - i] >> 8);
+      addr[2 * i + 1] = static_cast<std::uint8_t>(full[7 - i]);
+    }
+  }
+  WireName key(kAddressKeyBytes, 0);
+  key[0] = static_cast<std::uint8_t>(prefix);
+  std::memcpy(key.data() + 1, addr, prefix / 8);
+  if (prefix % 8) key[1 + prefix / 8] = static_cast<std::uint8_t>(addr[prefix / 8] & (0xFF00 >> (prefix % 8)));
+  return key;
 }
 
 WireName name_of(std::string_view text) {
@@ -61,28 +123,48 @@ private:
       origin_ = r.owner;
       rules_.report().name = wire::wire_to_text(origin_);
     }
+    if (rules_.report().origin.empty()) rules_.report().origin = origin_;
     if (r.owner.size() < origin_.size() ||
         !std::equal(origin_.begin(), origin_.end(), r.owner.end() - static_cast<std::ptrdiff_t>(origin_.size())))
       scanner_.fail(r.line, "owner " + wire::wire_to_text(r.owner) + " is outside the zone " + wire::wire_to_text(origin_));
-    if (r.owner.size() == origin_.size()) return;  // the apex: SOA, NS
+    if (r.owner.size() == origin_.size()) {  // the apex: SOA (the zone's negative answers carry it), NS
+      if (r.type == kTypeSoa && !rules_.report().has_soa) {
+        rules_.report().has_soa = true;
+        rules_.report().soa = {r.type, r.ttl, r.rdata};
+      }
+      return;
+    }
     // The trigger: the owner without the origin, as an absolute name (root label added).
     WireName trigger(r.owner.begin(), r.owner.end() - static_cast<std::ptrdiff_t>(origin_.size()));
     if (!label_boundary(r.owner, trigger.size()))
       scanner_.fail(r.line, "owner " + wire::wire_to_text(r.owner) + " is outside the zone " + wire::wire_to_text(origin_));
     trigger.push_back(0);
-    if (other_trigger_kind(trigger)) return unsupported(r, "trigger " + wire::wire_to_text(trigger));
+    const std::vector<std::string_view> labels = labels_of(trigger);
+    const std::string_view kind = labels.empty() ? std::string_view{} : labels.back();
+    if (std::find(kOtherTriggers.begin(), kOtherTriggers.end(), kind) != kOtherTriggers.end())
+      return unsupported(r, "trigger " + wire::wire_to_text(trigger));
+    if (kind == "rpz-ip" || kind == "rpz-client-ip") {
+      const WireName key = address_key(labels);
+      if (key.empty()) return unsupported(r, "malformed address trigger " + wire::wire_to_text(trigger));
+      return add(r, key, false, kind == "rpz-ip" ? TriggerKind::response_ip : TriggerKind::client_ip);
+    }
     const bool wildcard = trigger.size() >= 2 && trigger[0] == 1 && trigger[1] == '*';
     if (wildcard) trigger.erase(0, 2);
+    add(r, trigger, wildcard, TriggerKind::qname);
+  }
+
+  // The record `r` at `trigger`: an action, or local data.
+  void add(const ScannedRecord& r, const WireName& trigger, bool wildcard, TriggerKind kind) {
     if (r.type == kTypeCname) {
-      if (r.rdata == root_) return rules_.add_action(trigger, wildcard, Action::nxdomain);
-      if (r.rdata == wildcard_root_) return rules_.add_action(trigger, wildcard, Action::nodata);
-      if (r.rdata == passthru_) return rules_.add_action(trigger, wildcard, Action::passthru);
-      if (r.rdata == drop_) return rules_.add_action(trigger, wildcard, Action::drop);
+      if (r.rdata == root_) return rules_.add_action(trigger, wildcard, Action::nxdomain, kind);
+      if (r.rdata == wildcard_root_) return rules_.add_action(trigger, wildcard, Action::nodata, kind);
+      if (r.rdata == passthru_) return rules_.add_action(trigger, wildcard, Action::passthru, kind);
+      if (r.rdata == drop_) return rules_.add_action(trigger, wildcard, Action::drop, kind);
       if (r.rdata == tcp_only_) return unsupported(r, "action rpz-tcp-only.");
       if (r.rdata.size() >= 2 && r.rdata[0] == 1 && r.rdata[1] == '*')
         return unsupported(r, "action CNAME " + wire::wire_to_text(r.rdata));
     }
-    rules_.add_record(trigger, wildcard, {r.type, r.ttl, r.rdata});
+    rules_.add_record(trigger, wildcard, {r.type, r.ttl, r.rdata}, kind);
   }
 
   // True when byte `n` of `owner` starts a label (the origin matched whole labels).

@@ -18,7 +18,8 @@ std::uint8_t RuleSet::begin_zone(std::string name, std::string source) {
 namespace {
 
 // POLICY-FORMAT: the hash the lookup computes for this trigger (policy_view.cpp).
-std::uint64_t hash_of(const WireName& name, bool wildcard) {
+std::uint64_t hash_of(const WireName& name, bool wildcard, TriggerKind kind) {
+  if (kind != TriggerKind::qname) return address_trigger_hash(name.data(), kind == TriggerKind::client_ip);
   std::uint8_t buf[wire::kMaxNameWire + 8] = {};
   std::memcpy(buf, name.data(), std::min(name.size(), wire::kMaxNameWire));
   NameSuffixes s;
@@ -42,18 +43,18 @@ void RuleSet::reserve(std::size_t rules) {
 
 void RuleSet::grow_index() { reserve(std::max<std::size_t>(1024, rules_.size() * 2)); }
 
-Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action) {
+Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
   const std::uint8_t zone = static_cast<std::uint8_t>(zones_.size() - 1);
   if (2 * (rules_.size() + 1) > index_.size()) grow_index();
-  const std::uint64_t hash = hash_of(name, wildcard);
+  const std::uint64_t hash = hash_of(name, wildcard, kind);
   std::size_t slot = hash & (index_.size() - 1);
   for (; index_[slot]; slot = (slot + 1) & (index_.size() - 1)) {
     const Rule& r = rules_[index_[slot] - 1];
-    if (r.hash == hash && r.wildcard == wildcard && r.name == name) break;
+    if (r.hash == hash && r.wildcard == wildcard && r.kind == kind && r.name == name) break;
   }
   if (!index_[slot]) {
     index_[slot] = static_cast<std::uint32_t>(rules_.size() + 1);
-    rules_.push_back({name, wildcard, action, zone, {}, hash});
+    rules_.push_back({name, wildcard, kind, action, zone, {}, hash});
     ++report().rules;
     return &rules_.back();
   }
@@ -65,8 +66,8 @@ Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action) {
   return &r;
 }
 
-void RuleSet::add_action(const WireName& name, bool wildcard, Action action) {
-  Rule* r = rule_for(name, wildcard, action);
+void RuleSet::add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
+  Rule* r = rule_for(name, wildcard, action, kind);
   if (!r) return;
   if (r->action == Action::local_data && !r->records.empty()) {
     report().shadowed += r->records.size();  // the action replaces the data read before it
@@ -78,8 +79,8 @@ void RuleSet::add_action(const WireName& name, bool wildcard, Action action) {
   r->action = action;
 }
 
-void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record) {
-  Rule* r = rule_for(name, wildcard, Action::local_data);
+void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind) {
+  Rule* r = rule_for(name, wildcard, Action::local_data, kind);
   if (!r) return;
   if (r->action != Action::local_data) {
     ++report().shadowed;

@@ -33,21 +33,26 @@ struct LocalRecord {
 };
 
 struct Rule {
-  WireName name;  // lowercase wire form; a `*.` trigger's parent
+  WireName name;  // lowercase wire form; a `*.` trigger's parent; an address trigger's key
   bool wildcard = false;
+  TriggerKind kind = TriggerKind::qname;
   Action action = Action::local_data;
   std::uint8_t zone = 0;
   std::vector<LocalRecord> records;
   std::uint64_t hash = 0;  // the trigger's key in the image (name_hash.hpp: trigger_hash)
 };
 
-// What reading one policy zone found, for the log and `dnsarena policy bench`.
+// What reading one policy zone found, for the log and `dnsarena policy bench`, and the
+// zone's apex, which its negative answers carry (policy_answer.hpp).
 struct ZoneReport {
   std::string name;               // the config's zone ("local") or the RPZ file's origin
   std::string source;             // file, or "config"
+  WireName origin;                // lowercase wire form; empty: the config's local zone
+  bool has_soa = false;
+  LocalRecord soa;                // the apex SOA (type 6), when has_soa
   std::size_t rules = 0;          // triggers added
   std::size_t records = 0;        // records read (SOA and NS of the apex included)
-  std::size_t unsupported = 0;    // triggers or actions skipped (rpz-ip, rpz-nsdname, rpz-client-ip, ...)
+  std::size_t unsupported = 0;    // triggers or actions skipped (rpz-nsip, rpz-nsdname, rpz-tcp-only, ...)
   std::size_t shadowed = 0;       // triggers an earlier zone already had, or data beside an action
 };
 
@@ -55,10 +60,11 @@ class RuleSet {
 public:
   // Opens the next policy zone; later calls add to it. Throws PolicyError past kMaxZones.
   std::uint8_t begin_zone(std::string name, std::string source);
-  // Adds an action for a trigger (REQUIRES: action != local_data).
-  void add_action(const WireName& name, bool wildcard, Action action);
+  // Adds an action for a trigger (REQUIRES: action != local_data). `kind` other than
+  // qname: `name` is an address key (policy_image.hpp), `wildcard` false.
+  void add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind = TriggerKind::qname);
   // Adds one local data record to a trigger.
-  void add_record(const WireName& name, bool wildcard, LocalRecord record);
+  void add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind = TriggerKind::qname);
   ZoneReport& report() { return zones_.back(); }
 
   const std::vector<Rule>& rules() const { return rules_; }
@@ -67,7 +73,7 @@ public:
 
 private:
   // The rule of `name` in the current zone, or nullptr when an earlier zone has it.
-  Rule* rule_for(const WireName& name, bool wildcard, Action action);
+  Rule* rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind);
   std::vector<Rule> rules_;
   std::vector<ZoneReport> zones_;
   void grow_index();

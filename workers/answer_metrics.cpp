@@ -24,7 +24,7 @@ int message_qtype(const std::uint8_t* wire, std::size_t len) {
   return wire[i] << 8 | wire[i + 1];
 }
 
-AnswerMetrics::AnswerMetrics(unsigned rows, bool shared) {
+AnswerMetrics::AnswerMetrics(unsigned rows, bool shared) : policy_(rows, shared) {
   if (rows == 0) rows = 1;
   map_ = common::AnonymousMapping(sizeof(Header) + static_cast<std::size_t>(rows) * sizeof(Row), shared,
                                   "answer metrics table");
@@ -46,6 +46,7 @@ AnswerMetrics::Totals AnswerMetrics::totals() const {
         t.qtypes[q] += n;
       }
   }
+  t.policy = policy_.totals();
   return t;
 }
 
@@ -56,6 +57,8 @@ AnswerMeter::AnswerMeter(AnswerMetrics* host, unsigned row) {
     row = 0;
   }
   row_ = &host->row(row);
+  metrics_ = host;
+  row_index_ = row;
 }
 
 void AnswerMeter::answered(const std::uint8_t* wire, std::size_t len, AnswerKind kind, std::uint64_t ns) {

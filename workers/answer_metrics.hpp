@@ -58,9 +58,11 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "common/anonymous_mapping.hpp"
 #include "workers/latency_histogram.hpp"
+#include "workers/policy_counters.hpp"
 
 namespace dnsarena::workers {
 
@@ -121,8 +123,13 @@ public:
     LatencyCounts hit, miss;
     std::array<std::uint64_t, kRcodeKinds> rcodes{};
     std::array<std::uint64_t, kQtypeKinds> qtypes{};
+    std::vector<PolicyCounters::Zone> policy;  // policy matches per zone and trigger kind
   };
   Totals totals() const;
+
+  // The response policy's matches per zone (policy_counters.hpp), rows as above.
+  PolicyCounters& policy() { return policy_; }
+  const PolicyCounters& policy() const { return policy_; }
 
 private:
   struct Header {
@@ -137,6 +144,7 @@ private:
   common::AnonymousMapping map_;
   Header* header_ = nullptr;
   Row* rows_ = nullptr;
+  PolicyCounters policy_;
 };
 
 // A worker's writer: its row of the host's table, or of a private one-row table when it
@@ -152,10 +160,14 @@ public:
   void udp_hits(std::uint64_t hits, std::uint64_t batch_ns) {
     if (hits) row_->hit.add_owned(batch_ns, hits);
   }
+  // A response policy match in zone `zone` on a trigger of kind `kind` (policy_counters.hpp).
+  void policy_hit(unsigned zone, unsigned kind) { metrics_->policy().count(row_index_, zone, kind); }
 
 private:
   std::unique_ptr<AnswerMetrics> own_;
   AnswerMetrics::Row* row_;
+  AnswerMetrics* metrics_;
+  unsigned row_index_;
 };
 
 }  // namespace dnsarena::workers

@@ -13,7 +13,11 @@ nlohmann::json answer_metrics_json(const AnswerMetrics::Totals& t) {
   nlohmann::json rcodes = nlohmann::json::object(), qtypes = nlohmann::json::object();
   for (std::size_t k = 0; k < kRcodeKinds; ++k) rcodes[std::string(kRcodeNames[k])] = t.rcodes[k];
   for (std::size_t k = 0; k < kQtypeKinds; ++k) qtypes[std::string(kQtypeNames[k])] = t.qtypes[k];
-  return {{"hit", latency_json(t.hit)}, {"miss", latency_json(t.miss)}, {"rcodes", rcodes}, {"qtypes", qtypes}};
+  nlohmann::json policy = nlohmann::json::object();
+  for (const PolicyCounters::Zone& z : t.policy)
+    for (std::size_t k = 0; k < kPolicyKinds; ++k) policy[z.name][std::string(kPolicyKindNames[k])] = z.hits[k];
+  return {{"hit", latency_json(t.hit)}, {"miss", latency_json(t.miss)}, {"rcodes", rcodes}, {"qtypes", qtypes},
+          {"policy", policy}};
 }
 
 bool write_answer_snapshot(const std::string& segment, const AnswerMetrics& metrics) {

@@ -9,7 +9,9 @@
 //    "answers": {"hit": H, "miss": H,          H: {"count", "sum_ms", "buckets": [16],
 //                                                   "p50_ms", "p90_ms", "p99_ms"}
 //                "rcodes": {"NOERROR": 10, "FORMERR": 0, ..., "other": 0},
-//                "qtypes": {"A": 7, "AAAA": 3, ..., "other": 0}}}
+//                "qtypes": {"A": 7, "AAAA": 3, ..., "other": 0},
+//                "policy": {"rpz.example.": {"qname": 5, "cname_chain": 1, "response_ip": 0,
+//                           "client_ip": 0}, ...}}}   (policy_counters.hpp)
 //
 // Costs: one file of about 1 KB, whatever the number of workers.
 #pragma once

@@ -50,6 +50,8 @@ public:
   // The client and the server side of a stream connection.
   sockaddr_storage peer_of(std::uint64_t conn_id, std::uint32_t doh_stream) const;
   sockaddr_storage local_of(std::uint64_t conn_id, std::uint32_t doh_stream) const;
+  // The worker's answer metrics row (the policy gate counts its matches there too).
+  AnswerMeter& meter() { return answers_; }
   // dnstap: the server side of a client's UDP message.
   TapLocal tap_local(unsigned udp_socket, const LocalAddress* local) const {
     return {&cfg_.listen[udp_socket], udp_[udp_socket].pktinfo ? local : nullptr};

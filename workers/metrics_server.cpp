@@ -60,6 +60,20 @@ void write_histogram(std::ostringstream& o, const std::string& name, const std::
 
 }  // namespace
 
+// A label value as the exposition format writes it: backslash, quote and newline escaped.
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 std::string prometheus_text(const AnswerMetrics::Totals& t) {
   std::ostringstream o;
   o << "# HELP dnsarena_answer_latency_seconds Client-visible latency of cache hits and of misses\n"
@@ -74,6 +88,13 @@ std::string prometheus_text(const AnswerMetrics::Totals& t) {
        "# TYPE dnsarena_answer_qtypes_total counter\n";
   for (std::size_t k = 0; k < kQtypeKinds; ++k)
     o << "dnsarena_answer_qtypes_total{qtype=\"" << kQtypeNames[k] << "\"} " << t.qtypes[k] << "\n";
+  if (!t.policy.empty())
+    o << "# HELP dnsarena_policy_hits_total Response policy matches, by policy zone and trigger kind\n"
+         "# TYPE dnsarena_policy_hits_total counter\n";
+  for (const PolicyCounters::Zone& z : t.policy)
+    for (std::size_t k = 0; k < kPolicyKinds; ++k)
+      o << "dnsarena_policy_hits_total{zone=\"" << label_value(z.name) << "\",trigger=\"" << kPolicyKindNames[k]
+        << "\"} " << z.hits[k] << "\n";
   return o.str();
 }
 

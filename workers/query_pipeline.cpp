@@ -37,8 +37,11 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
 
 CheckedQuery QueryPipeline::admit(std::uint8_t* wire, std::size_t len, const QuerySource& src, dns::ClientQuery& q,
                                   std::uint8_t* out, std::size_t cap, cache::CacheKey* key) {
+  policy_hit_ = {};
   CheckedQuery c = check_.check(wire, len, *src.addr, src.tcp, now_, q, out, cap, key);
-  if (c.lookup && policy_ && apply_policy(*policy_, q, c.limit, out, cap, cache_, c.size, tap_)) c.lookup = false;
+  if (c.lookup && policy_ &&
+      apply_policy(*policy_, q, *src.addr, c.limit, out, cap, cache_, replies_.meter(), c.size, policy_hit_, tap_))
+    c.lookup = false;
   return c;
 }
 
@@ -46,8 +49,10 @@ std::size_t QueryPipeline::handle(std::uint8_t* wire, std::size_t len, const Que
                                   std::size_t cap) {
   dns::ClientQuery q;
   const CheckedQuery c = admit(wire, len, src, q, out, cap);
-  return c.lookup ? resolve(q, c, src, nullptr, out, cap) : c.size;
+  if (!c.lookup) return c.size;
+  return answer_policy(q, src.addr, c.limit, out, resolve(q, c, src, nullptr, out, cap), cap);
 }
+
 
 // --- stages 3 to 5: cache, upstream, failure ---
 

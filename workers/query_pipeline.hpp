@@ -29,6 +29,7 @@
 #include "workers/cache_answer.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/parked_clients.hpp"
+#include "workers/policy_gate.hpp"
 #include "workers/query_check.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/stale_answer.hpp"
@@ -67,8 +68,22 @@ public:
   std::size_t resolve(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey* plain_missed, std::uint8_t* out, std::size_t cap,
                       std::uint64_t arrived_us = 0);
-  // admit() then resolve().
+  // admit() then resolve(), then the policy on the answer (answer_policy).
   std::size_t handle(std::uint8_t* wire, std::size_t len, const QuerySource& src, std::uint8_t* out, std::size_t cap);
+  // The response policy on an answer in out[0, n) written for `q` from `client` (a hit, a
+  // stale or failure answer, an upstream answer): its CNAME chain and addresses
+  // (policy_gate.hpp). Returns the size to send (0: dropped); n without a policy.
+  std::size_t answer_policy(const dns::ClientQuery& q, const sockaddr_storage* client, std::size_t limit,
+                            std::uint8_t* out, std::size_t n, std::size_t cap) {
+    if (!policy_ || n == 0) return n;
+    return apply_answer_policy(*policy_, q, client, limit, out, n, cap, cache_, replies_.meter(), policy_hit_, tap_);
+  }
+  bool has_policy() const { return policy_ != nullptr; }
+  // The rule the policy matched for the last query admitted (admit(), then answer_policy()
+  // for its answer), or for the last waiting client answered (reply()); kind none: no rule.
+  // For dnstap's Policy field (policy_gate.hpp). The UDP batch admits all its queries
+  // before their answers are checked: a reader per datagram takes it after each step.
+  const PolicyHit& policy_hit() const { return policy_hit_; }
   // Whether the last resolve() left its client waiting (upstream, parked).
   bool answered_later() const { return answered_later_; }
   void clear_answered_later() { answered_later_ = false; }
@@ -109,6 +124,8 @@ private:
   // Parked clients whose claim ended resolve again; those whose deadline passed get
   // stale or SERVFAIL.
   void resume_parked(std::uint64_t now_us);
+  // A client that waited gets `n` bytes of out, after the policy on the answer.
+  void reply(const Waiter& w, std::uint8_t* out, std::size_t n);
   // The query parameters of a client that waited on `p`.
   static CheckedQuery checked_for(const ServeConfig& cfg, const Pending& p, const Waiter& w);
 
@@ -116,6 +133,7 @@ private:
   cache::Cache& cache_;
   QueryCheck check_;
   const policy::PolicyView* policy_;  // nullptr: no response policy
+  PolicyHit policy_hit_;
   CacheAnswers cache_answers_;
   StaleAnswers stale_;
   UpstreamClient upstream_;

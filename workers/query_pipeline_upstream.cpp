@@ -60,8 +60,17 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
       const ExtendedError ede = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;
       n = stale_.failed(w.query, checked_for(cfg_, p, w), !w.tcp, now_, ede, out, sizeof reply_buf_);
     }
-    replies_.send(w, out, n);
+    reply(w, out, n);
   }
+}
+
+void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
+  policy_hit_ = {};  // the gate's PASSTHRU for this client, if any, is not kept while it waits
+  if (policy_ && n) {
+    const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.addr;
+    n = answer_policy(w.query, &client, client_limit(cfg_, w.query, w.tcp), out, n, sizeof reply_buf_);
+  }
+  replies_.send(w, out, n);
 }
 
 // A client's response deadline passed while its upstream query goes on (the query
@@ -70,7 +79,7 @@ void QueryPipeline::on_deadline_passed(const Pending& p, Waiter& w) {
   cache_.count(cache::Counter::deadline_answers);
   const std::size_t n = stale_.failed(w.query, checked_for(cfg_, p, w), !w.tcp, now_,
                                       ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
-  replies_.send(w, reply_buf_, n);
+  reply(w, reply_buf_, n);
 }
 
 void QueryPipeline::resume_parked(std::uint64_t now_us) {
@@ -85,7 +94,7 @@ void QueryPipeline::resume_parked(std::uint64_t now_us) {
       const QuerySource src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
       n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
     }
-    replies_.send(w, reply_buf_, n);
+    reply(w, reply_buf_, n);
   }
 }
 

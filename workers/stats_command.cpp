@@ -45,6 +45,14 @@ void print_answers(const nlohmann::json& snap) {
   };
   counts("rcodes", kRcodeNames);
   counts("qtypes", kQtypeNames);
+  if (a.contains("policy"))  // response policy matches per zone and trigger kind (policy_counters.hpp)
+    for (const auto& [zone, kinds] : a["policy"].items()) {
+      std::printf("  policy  %s:", zone.c_str());
+      for (const std::string_view kind : kPolicyKindNames)
+        std::printf(" %.*s %llu", static_cast<int>(kind.size()), kind.data(),
+                    kinds.value(std::string(kind), 0ull));
+      std::printf("\n");
+    }
 }
 
 // The upstream health table: one line per upstream, from the serve's snapshot file.

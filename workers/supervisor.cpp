@@ -23,6 +23,7 @@
 #include "policy/policy_config.hpp"
 #include "policy/sealed_image.hpp"
 #include "policy/zone_file_watch.hpp"
+#include "wire/dns_name.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -83,6 +84,19 @@ std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfi
   spdlog::info("policy: {} rules in {} zones, image {} bytes, compiled in {:.3f} s", c.rules, c.zones.size(),
                c.image.size(), s);
   return image;
+}
+
+// Names the policy counters' zones (policy_counters.hpp) after `policy`'s zones, in their
+// order ("local" for the config's zone), before workers forked on `policy` count in them.
+void name_policy_zones(AnswerMetrics* metrics, const policy::SealedImage* policy) {
+  if (!metrics) return;
+  std::vector<std::string> names;
+  if (policy)
+    for (std::uint32_t z = 0; z < policy->view().header().zone_count; ++z) {
+      const auto origin = policy->view().zone(static_cast<std::uint8_t>(z)).origin;
+      names.push_back(origin.empty() ? "local" : wire::wire_to_text(origin));
+    }
+  metrics->policy().set_zone_names(names);
 }
 
 // A watch of the policy's RPZ files from what they look like now, to be taken before they
@@ -450,6 +464,7 @@ void Supervisor::start_workers() {
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
   host_->policy = std::move(initial_policy_);
+  name_policy_zones(answer_metrics_.get(), host_->policy.get());
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -567,6 +582,7 @@ void Supervisor::reload() {
     std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy);
     cfg_ = std::move(next);
     host_->policy = std::move(policy);
+    name_policy_zones(answer_metrics_.get(), host_->policy.get());
     policy_watch_ = std::move(watch);
   } catch (const std::exception& e) {
     spdlog::error("reload: {}; keeping the running config", e.what());
@@ -590,6 +606,7 @@ void Supervisor::reload_policy(const std::string& changed_file) {
   policy_watch_->mark_loaded();  // a broken file is not compiled again until it changes again
   try {
     host_->policy = load_policy(cfg_.policy);
+    name_policy_zones(answer_metrics_.get(), host_->policy.get());
   } catch (const std::exception& e) {
     spdlog::error("policy reload: {}; keeping the running policy", e.what());
     ServiceNotify::ready("policy reload failed; running policy kept");

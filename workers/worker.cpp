@@ -317,7 +317,7 @@ private:
       l.capacity = kUdpAnswerMax;
       batch_index_[batched - 1] = i;
     }
-    if (batched == 0) return;
+    if (batched == 0) return apply_batch_policy(n, sizes);
     cache_.lookup_responses({batch_lookup_, batched}, pipeline_.now());
     for (unsigned b = 0; b < batched; ++b) {
       const cache::ResponseLookup& l = batch_lookup_[b];
@@ -331,6 +331,17 @@ private:
       const QuerySource src = udp_source(i);
       sizes[i] = pipeline_.resolve(batch_query_[i], batch_checked_[i], src, &batch_key_[i], out_[i], kUdpAnswerMax);
     }
+    apply_batch_policy(n, sizes);
+  }
+
+  // The response policy on each answer of the batch the cache or resolve() wrote: hits,
+  // stale and failure answers (QueryPipeline::answer_policy).
+  void apply_batch_policy(unsigned n, std::size_t* sizes) {
+    if (!pipeline_.has_policy()) return;
+    for (unsigned i = 0; i < n; ++i)
+      if (sizes[i] && batch_checked_[i].lookup)
+        sizes[i] = pipeline_.answer_policy(batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i], sizes[i],
+                                           kUdpAnswerMax);
   }
 
   // A message over TCP, DoT or DoH (`doh_stream` != 0), all counted as queries_tcp, and

@@ -35,7 +35,7 @@ void ask(const policy::PolicyView& view, const policy::WireName& name, std::uint
   q.qtype = 1;
   q.edns = true;
   std::uint8_t out[4096];
-  const policy::PolicyAnswer a = policy::write_policy_answer(m, q, 512, out, sizeof out);
+  const policy::PolicyAnswer a = policy::write_policy_answer(view, m, q, 512, out, sizeof out);
   check(a.size <= 512);
 }
 

@@ -44,7 +44,7 @@ TEST_CASE("blocking actions answer with their rcode and EDE on EDNS only", "[pol
   for (bool edns : {true, false}) {
     auto ask = [&](const std::string& name) {
       const dns::ClientQuery q = query(name, wire::kTypeA, edns);
-      return std::make_pair(write_policy_answer(c->find(name), q, 1232, out, sizeof out), q);
+      return std::make_pair(write_policy_answer(c->view, c->find(name), q, 1232, out, sizeof out), q);
     };
     auto [nx, q1] = ask("nx.test.");
     REQUIRE(nx.decided);
@@ -71,7 +71,7 @@ TEST_CASE("local data answers the query type's records in the asker's name", "[p
   const auto c = test::compile_zones({{"rpz.", kZone}});
   std::uint8_t out[4096];
   const dns::ClientQuery q = query("DATA.test.", wire::kTypeA, true);
-  const PolicyAnswer a = write_policy_answer(c->find("DATA.test."), q, 1232, out, sizeof out);
+  const PolicyAnswer a = write_policy_answer(c->view, c->find("DATA.test."), q, 1232, out, sizeof out);
   REQUIRE(a.decided);
   REQUIRE((get16(out + 2) & 0xF) == 0);
   REQUIRE(get16(out + 6) == 2);   // ANCOUNT: the two A records, not the TXT
@@ -87,12 +87,12 @@ TEST_CASE("local data answers the query type's records in the asker's name", "[p
   REQUIRE(ede_of(out, a.size) == 17);
   // A type the name has no data of: NODATA, still filtered.
   const dns::ClientQuery aaaa = query("data.test.", 28, true);
-  const PolicyAnswer nodata = write_policy_answer(c->find("data.test."), aaaa, 1232, out, sizeof out);
+  const PolicyAnswer nodata = write_policy_answer(c->view, c->find("data.test."), aaaa, 1232, out, sizeof out);
   REQUIRE(get16(out + 6) == 0);
   REQUIRE(ede_of(out, nodata.size) == 17);
   // A `*.` CNAME answers every type, owned by the query name.
   const dns::ClientQuery mx = query("a.b.garden.test.", 15, false);
-  const PolicyAnswer cname = write_policy_answer(c->find("a.b.garden.test."), mx, 512, out, sizeof out);
+  const PolicyAnswer cname = write_policy_answer(c->view, c->find("a.b.garden.test."), mx, 512, out, sizeof out);
   REQUIRE(get16(out + 6) == 1);
   REQUIRE(get16(out + 10) == 0);
   const std::size_t at = 12 + mx.qname_len + 4;
@@ -106,7 +106,7 @@ TEST_CASE("local data over the client's limit is sent empty with TC", "[policy]"
   const auto c = test::compile_zones({{"rpz.", body}});
   std::uint8_t out[4096];
   const dns::ClientQuery q = query("big.test.", 16, false);
-  const PolicyAnswer a = write_policy_answer(c->find("big.test."), q, 512, out, sizeof out);
+  const PolicyAnswer a = write_policy_answer(c->view, c->find("big.test."), q, 512, out, sizeof out);
   REQUIRE(a.decided);
   REQUIRE((get16(out + 2) & wire::kFlagTc) != 0);
   REQUIRE(get16(out + 6) == 0);

@@ -3,6 +3,8 @@
 // errors, local_zone types, a reference model, the image layout.
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include <bit>
 #include <cstddef>
 #include <map>
@@ -100,11 +102,12 @@ TEST_CASE("a root wildcard matches every name", "[policy]") {
   REQUIRE(c->find("ok.example.").action == Action::passthru);
 }
 
-TEST_CASE("other trigger kinds and unsupported actions are skipped and counted", "[policy]") {
-  const auto c = compile_zones({{"rpz.test.", zone_text("32.1.2.0.192.rpz-ip CNAME .\n"
-                                                        "ns.evil.rpz-nsdname CNAME .\n"
-                                                        "24.0.2.0.192.rpz-client-ip CNAME rpz-drop.\n"
+TEST_CASE("name server triggers, malformed address triggers and unsupported actions are skipped and counted",
+          "[policy]") {
+  const auto c = compile_zones({{"rpz.test.", zone_text("ns.evil.rpz-nsdname CNAME .\n"
                                                         "32.1.2.0.192.rpz-nsip CNAME .\n"
+                                                        "33.1.2.0.192.rpz-ip CNAME .\n"
+                                                        "24.zz.zz.1.rpz-ip CNAME .\n"
                                                         "tcp.example CNAME rpz-tcp-only.\n"
                                                         "rewrite.example CNAME *.garden.\n"
                                                         "kept.example CNAME .\n")}});
@@ -112,6 +115,46 @@ TEST_CASE("other trigger kinds and unsupported actions are skipped and counted",
   REQUIRE(c->rules.rules().size() == 1);
   REQUIRE(c->find("kept.example.").action == Action::nxdomain);
   REQUIRE_FALSE(c->find("tcp.example."));
+}
+
+TEST_CASE("address triggers: IPv4 and IPv6 prefixes, the lowest zone, then the longest prefix", "[policy]") {
+  const auto c = compile_zones({{"rpz.test.", zone_text("32.1.2.0.192.rpz-ip CNAME .\n"
+                                                        "24.0.2.0.192.rpz-ip CNAME *.\n"
+                                                        "48.zz.db8.2001.rpz-ip CNAME rpz-drop.\n"
+                                                        "128.1.zz.db8.2001.rpz-ip A 192.0.2.99\n"
+                                                        "24.0.0.0.10.rpz-client-ip CNAME rpz-drop.\n"
+                                                        "32.1.2.0.192.rpz-client-ip CNAME rpz-passthru.\n")},
+                                {"rpz2.test.", zone_text("16.0.0.168.192.rpz-ip CNAME .\n"
+                                                         "32.7.2.0.192.rpz-ip CNAME rpz-passthru.\n")}});
+  REQUIRE(c->rules.zones()[0].unsupported == 0);
+  auto v4 = [](std::uint8_t a, std::uint8_t b, std::uint8_t x, std::uint8_t d) {
+    return std::array<std::uint8_t, 16>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, a, b, x, d};
+  };
+  auto v6 = [](std::uint16_t g0, std::uint16_t g1, std::uint16_t last) {
+    std::array<std::uint8_t, 16> a{};
+    a[0] = g0 >> 8, a[1] = g0 & 0xFF, a[2] = g1 >> 8, a[3] = g1 & 0xFF, a[14] = last >> 8, a[15] = last & 0xFF;
+    return a;
+  };
+  const PolicyView& v = c->view;
+  REQUIRE(v.has_address_triggers(TriggerKind::response_ip));
+  REQUIRE(v.has_address_triggers(TriggerKind::client_ip));
+  CHECK(v.find_address(TriggerKind::response_ip, v4(192, 0, 2, 1).data()).action == Action::nxdomain);  // /32 over /24
+  CHECK(v.find_address(TriggerKind::response_ip, v4(192, 0, 2, 2).data()).action == Action::nodata);
+  CHECK(v.find_address(TriggerKind::response_ip, v4(192, 0, 2, 7).data()).action == Action::nodata);  // zone 0 first
+  CHECK(v.find_address(TriggerKind::response_ip, v4(192, 168, 9, 9).data()).zone == 1);
+  CHECK_FALSE(v.find_address(TriggerKind::response_ip, v4(192, 0, 3, 1).data()));
+  CHECK(v.find_address(TriggerKind::response_ip, v6(0x2001, 0xdb8, 1).data()).action == Action::local_data);
+  CHECK(v.find_address(TriggerKind::response_ip, v6(0x2001, 0xdb8, 2).data()).action == Action::drop);
+  CHECK_FALSE(v.find_address(TriggerKind::response_ip, v6(0x2001, 0xdb9, 1).data()));
+  CHECK(v.find_address(TriggerKind::client_ip, v4(10, 0, 0, 200).data()).action == Action::drop);
+  CHECK(v.find_address(TriggerKind::client_ip, v4(192, 0, 2, 1).data()).action == Action::passthru);
+  CHECK_FALSE(v.find_address(TriggerKind::client_ip, v4(10, 0, 1, 1).data()));
+  // Address triggers are not names: no name matches them, and they set no label bits.
+  CHECK_FALSE(c->find("32.1.2.0.192.rpz-ip."));
+  CHECK(v.header().exact_labels == 0);
+  const auto names = compile_zones({{"rpz.test.", zone_text("a.example CNAME .\n")}});
+  CHECK_FALSE(names->view.has_address_triggers(TriggerKind::response_ip));
+  CHECK_FALSE(names->view.find_address(TriggerKind::response_ip, v4(192, 0, 2, 1).data()));
 }
 
 TEST_CASE("a malformed zone is refused with its file and line", "[policy]") {
@@ -234,7 +277,7 @@ TEST_CASE("the image layout is as documented and survives a sealed mapping", "[p
   REQUIRE(h.rule_count == 3);
   REQUIRE(h.slot_count == 16);
   REQUIRE(h.filter_words == 1);
-  REQUIRE(h.records_offset == 64 + 8 * 16 + 8 * 1);
+  REQUIRE(h.records_offset == 128 + 8 * 16 + 8 * 1);
   REQUIRE(h.exact_labels == (label_bit(2)));
   REQUIRE(h.wildcard_labels == label_bit(2));
   // The first record: a.example., exact, nxdomain, zone 0, no data.
@@ -247,7 +290,7 @@ TEST_CASE("the image layout is as documented and survives a sealed mapping", "[p
   std::size_t used = 0;
   for (std::uint32_t i = 0; i < h.slot_count; ++i) {
     std::uint64_t slot;
-    std::memcpy(&slot, img.data() + 64 + 8 * i, 8);
+    std::memcpy(&slot, img.data() + 128 + 8 * i, 8);
     if (!slot) continue;
     ++used;
     const std::uint8_t* r = img.data() + (slot >> 32) * 4;
@@ -257,14 +300,14 @@ TEST_CASE("the image layout is as documented and survives a sealed mapping", "[p
     split_suffixes(name, r[0], s);
     const std::uint64_t hash = trigger_hash(s.state[0], r[1] & kFlagWildcard);
     std::uint64_t word;
-    std::memcpy(&word, img.data() + 64 + 8 * 16 + 8 * filter_word(hash, h.filter_words), 8);
+    std::memcpy(&word, img.data() + 128 + 8 * 16 + 8 * filter_word(hash, h.filter_words), 8);
     REQUIRE((word & filter_bits(hash)) == filter_bits(hash));
     REQUIRE(static_cast<std::uint32_t>(slot) == (static_cast<std::uint32_t>(hash >> 32) ? static_cast<std::uint32_t>(hash >> 32) : 1));
   }
   REQUIRE(used == 3);
   // The filter word has both bits of every trigger.
   std::uint64_t filter;
-  std::memcpy(&filter, img.data() + 64 + 8 * 16, 8);
+  std::memcpy(&filter, img.data() + 128 + 8 * 16, 8);
   REQUIRE(filter != 0);
   REQUIRE(std::popcount(filter) <= 6);
   const SealedImage sealed(img);
@@ -301,7 +344,7 @@ TEST_CASE("the filter passes every trigger and at most 6% of names no rule has",
     split_suffixes(name, w.size(), s);
     const std::uint64_t hash = trigger_hash(s.state[0], false);
     std::uint64_t word;
-    std::memcpy(&word, c->image.data() + 64 + 8 * c->view.header().slot_count +
+    std::memcpy(&word, c->image.data() + 128 + 8 * c->view.header().slot_count +
                            8 * filter_word(hash, c->view.header().filter_words), 8);
     passed += (word & filter_bits(hash)) == filter_bits(hash) ? 1 : 0;
   }

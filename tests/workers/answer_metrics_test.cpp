@@ -226,3 +226,33 @@ TEST_CASE("/metrics histograms: cumulative buckets, +Inf equal to _count, labels
   CHECK(!dnsarena::test::parse_prometheus_text("# TYPE c counter\nc 1\n").errors.empty());
   CHECK(!dnsarena::test::parse_prometheus_text("x{a=1} 2\n").errors.empty());
 }
+
+TEST_CASE("policy counters: per zone and trigger kind, summed over forked workers, named in /metrics",
+          "[histograms][multiprocess]") {
+  constexpr int kProcs = 3, kEach = 5000;
+  AnswerMetrics t(kProcs, true);
+  t.policy().set_zone_names({"local", "rpz.example.", "we\"ird\\zone."});
+  REQUIRE(in_children(kProcs, [&](int i) {
+    AnswerMeter w(&t, static_cast<unsigned>(i));
+    for (int k = 0; k < kEach; ++k) w.policy_hit(static_cast<unsigned>(k % 2), static_cast<unsigned>(i));
+    w.policy_hit(200, 0);  // a zone of an earlier policy, not named now
+  }));
+  const AnswerMetrics::Totals s = t.totals();
+  REQUIRE(s.policy.size() == 4);
+  CHECK(s.policy[0].name == "local");
+  CHECK(s.policy[0].hits == std::array<std::uint64_t, kPolicyKinds>{kEach / 2, kEach / 2, kEach / 2, 0});
+  CHECK(s.policy[1].hits == std::array<std::uint64_t, kPolicyKinds>{kEach / 2, kEach / 2, kEach / 2, 0});
+  CHECK(s.policy[2].hits == std::array<std::uint64_t, kPolicyKinds>{});
+  CHECK(s.policy[3].name == "zone200");
+  CHECK(s.policy[3].hits[0] == kProcs);
+  const std::string text = prometheus_text(s);
+  const dnsarena::test::PrometheusText p = dnsarena::test::parse_prometheus_text(text);
+  INFO(text);
+  for (const std::string& e : p.errors) INFO(e);
+  CHECK(p.errors.empty());
+  CHECK(p.types.at("dnsarena_policy_hits_total") == "counter");
+  CHECK(p.value("dnsarena_policy_hits_total{zone=\"rpz.example.\",trigger=\"cname_chain\"}") == kEach / 2);
+  CHECK(p.value("dnsarena_policy_hits_total{zone=\"local\",trigger=\"client_ip\"}") == 0);
+  CHECK(text.find("dnsarena_policy_hits_total{zone=\"we\\\"ird\\\\zone.\",trigger=\"qname\"} 0\n") !=
+        std::string::npos);  // the label value escaped
+}

@@ -30,6 +30,13 @@
 //                                  upstream's RTO replaces it when shorter (at least 50 ms)
 //                                  and the miss has another upstream to fail over to
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
+//   query_timeout_ms: 10000        the query resolution timer: a miss's attempts (and the
+//                                  late replies to earlier ones) go on at most this long,
+//                                  and a client with nothing stale waits for the answer
+//                                  until then before SERVFAIL + EDE 22 (client_timers.hpp).
+//                                  1 .. 600000. Knot Resolver gives a request 10 s
+//                                  (KR_RESOLVE_TIME_LIMIT, fixed); Unbound has no total
+//                                  limit (its retries of each server end the query)
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
 //                                  upstream_jostle_timeout_ms, else it gets SERVFAIL.
@@ -77,11 +84,12 @@
 //                                  serve-expired-client-timeout, serve-expired-reply-ttl):
 //                                  an expired entry still held answers (TTL ttl_s, EDE 3 or
 //                                  19) when the upstream fails, the name is in the failure
-//                                  cache, or no answer came within client_timeout_ms; no
-//                                  client waits longer than client_timeout_ms (SERVFAIL with
-//                                  EDE 22/23 when nothing stale is held). max_age_s 0: never
-//                                  stale. answer_first: answer stale at once and refresh in
-//                                  the background (serve-expired-client-timeout: 0)
+//                                  cache, or no answer came within client_timeout_ms (RFC
+//                                  8767's client response timer: it decides only when a
+//                                  stale answer goes out; with nothing stale the client
+//                                  waits for the answer, up to query_timeout_ms). max_age_s
+//                                  0: never stale. answer_first: answer stale at once and
+//                                  refresh in the background (serve-expired-client-timeout: 0)
 //   failure_cache: {min_s: 1, max_s: 300}   a name whose upstream queries all failed is not
 //                                  asked again for min_s, doubling to max_s while it keeps
 //                                  failing (RFC 9520); host-wide
@@ -302,6 +310,7 @@ struct ServeConfig {
   std::vector<ForwardZone> forward_zones;  // more zones (a "." entry here replaces upstreams)
   unsigned upstream_timeout_ms = 1000;
   unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)
+  unsigned query_timeout_ms = 10000;  // the query resolution timer (client_timers.hpp)
   unsigned upstream_max_in_flight = 1024;
   unsigned upstream_jostle_timeout_ms = 200;
   unsigned upstream_max_per_name = 32;
@@ -327,7 +336,7 @@ struct ServeConfig {
   // Serve-stale (RFC 8767): an expired entry still in the arena answers when the upstream
   // fails, is in the failure cache, or has not answered within the client timeout.
   std::uint32_t stale_max_age_s = 86400;     // 0: never answer stale
-  unsigned stale_client_timeout_ms = 1800;  // the client response timer: no client waits longer
+  unsigned stale_client_timeout_ms = 1800;  // the client response timer: when a stale answer goes out
   bool stale_answer_first = false;           // answer stale at once, then refresh
   std::uint32_t stale_ttl_s = 30;            // the TTL of every record of a stale answer
   // Failure cache (RFC 9520): a failed name is not asked again for min_s, doubling to max_s.

@@ -168,6 +168,8 @@ public:
               const UpstreamHealthConfig& cfg, bool counts);
 
   bool down(unsigned row) const;
+  // When the row's latest reply came (monotonic microseconds; 0: never).
+  std::uint64_t last_reply_us(unsigned row) const;
   // The row has answered (an RTT sample), is not down, and no attempt since its last
   // reply has failed: a client may wait on it. Otherwise the row is on trial (below).
   bool proven(unsigned row) const;

@@ -104,7 +104,8 @@ public:
              }),
         upstream_(epfd, kTagUpstream, cfg, cache_,
                   [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
-                  [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
+                  [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); },
+                  host),
         claims_(host.claims),
         claims_row_(host.row),
         rate_limiter_(cfg.rate_limit, rate_limit_table),
@@ -509,13 +510,19 @@ private:
     return {&cfg_.listen[udp_socket], udp_[udp_socket].pktinfo ? local : nullptr};
   }
 
-  // A client's response deadline passed while its upstream query goes on (the query
-  // continues for the cache): stale if held, else SERVFAIL, EDE 22.
-  void on_deadline_passed(const Pending& p, Waiter& w) {
+  // One of a client's timers passed while its upstream query goes on (the query continues
+  // for the cache; client_timers.hpp): the response timer answers stale if held (false:
+  // nothing stale, it keeps waiting), the resolution timer answers stale or SERVFAIL, EDE 22.
+  bool on_deadline_passed(const Pending& p, Waiter& w, bool given_up) {
+    const std::size_t limit = client_limit(w.query, w.tcp);
+    const std::size_t n =
+        given_up ? answer_failed(w.query, p.ecs, p.key_flags, limit, !w.tcp, ExtendedError::no_reachable_authority,
+                                 reply_buf_, sizeof reply_buf_)
+                 : answer_stale(w.query, p.ecs, p.key_flags, limit, !w.tcp, reply_buf_, sizeof reply_buf_);
+    if (n == 0) return false;
     cache_.count(cache::Counter::deadline_answers);
-    const std::size_t n = answer_failed(w.query, p.ecs, p.key_flags, client_limit(w.query, w.tcp), !w.tcp,
-                                        ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
     send_to(w, reply_buf_, n);
+    return true;
   }
 
   // --- clients waiting for another worker's upstream query (upstream_claims.hpp) ---
@@ -523,19 +530,20 @@ private:
     Waiter waiter;
     Checked checked;
     UpstreamClaims::Claim claim;
+    bool stale_tried = false;  // its response timer passed with nothing stale
   };
 
   int parked_timeout_ms(std::uint64_t now_us) const {
-    std::uint64_t first = UINT64_MAX;
-    for (const Parked& pk : parked_) first = std::min(first, pk.waiter.arrived_us);
-    const std::uint64_t at = first + cfg_.stale_client_timeout_ms * 1000ull;
+    std::uint64_t at = UINT64_MAX;
+    for (const Parked& pk : parked_) at = std::min(at, timers_.next_us(pk.waiter.arrived_us, pk.stale_tried));
     // Claims are also looked at every 10 ms: the wake-up is the fast path, not the only one.
     return static_cast<int>(std::min<std::uint64_t>(at > now_us ? (at - now_us + 999) / 1000 : 0, 10));
   }
 
   // Parked clients whose claim ended (woken, or its owner died) resolve again (their
   // answer is in the cache now, or the failure in the failure cache); those whose
-  // deadline passed get stale or SERVFAIL.
+  // response timer passed get stale if held (else wait on), those whose resolution timer
+  // passed get stale or SERVFAIL (client_timers.hpp).
   void resume_parked(std::uint64_t now_us) {
     parked_woken_ = false;
     parked_next_scan_us_ = now_us + kParkedScanUs;
@@ -543,8 +551,9 @@ private:
     std::vector<Parked> ready;
     for (std::size_t i = 0; i < parked_.size();) {
       Parked& pk = parked_[i];
-      const bool deadline = pk.waiter.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us;
-      if (deadline || !claims_->holds(pk.claim, now_us / 1000, max_life)) {
+      const std::uint64_t arrived = pk.waiter.arrived_us;
+      if ((!pk.stale_tried && timers_.stale_due(arrived, now_us)) || timers_.given_up(arrived, now_us) ||
+          !claims_->holds(pk.claim, now_us / 1000, max_life)) {
         ready.push_back(std::move(pk));
         parked_[i] = std::move(parked_.back());
         parked_.pop_back();
@@ -555,10 +564,20 @@ private:
     for (Parked& pk : ready) {
       Waiter& w = pk.waiter;
       std::size_t n;
-      if (w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull <= now_us) {
+      if (timers_.given_up(w.arrived_us, now_us)) {
         cache_.count(cache::Counter::deadline_answers);
         n = answer_failed(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp,
                           ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
+      } else if (!pk.stale_tried && timers_.stale_due(w.arrived_us, now_us) &&
+                 claims_->holds(pk.claim, now_us / 1000, max_life)) {
+        pk.stale_tried = true;  // the response timer, its query still going: stale if held, else wait on
+        n = answer_stale(w.query, pk.checked.ecs, pk.checked.flags, pk.checked.limit, !w.tcp, reply_buf_,
+                         sizeof reply_buf_);
+        if (n == 0) {
+          parked_.push_back(std::move(pk));
+          continue;
+        }
+        cache_.count(cache::Counter::deadline_answers);
       } else {
         const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
         n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
@@ -837,6 +856,7 @@ private:
   static constexpr std::size_t kMaxParked = 65536;
   static constexpr std::uint64_t kParkedScanUs = 10000;
   std::vector<Parked> parked_;
+  const ClientTimers timers_ = ClientTimers::of(cfg_);
   bool parked_woken_ = false;
   std::uint64_t parked_next_scan_us_ = 0;
   cache::EntryCopy stale_copy_;

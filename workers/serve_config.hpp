@@ -51,11 +51,14 @@
 //                                  goes to a random upstream among those not down whose
 //                                  smoothed RTT is within rtt_band_ms of the fastest; an
 //                                  upstream silent for down_after_timeouts attempts in a
-//                                  row is down: skipped, probed once per interval (from
-//                                  the initial to the max, doubling) until it answers.
-//                                  When every upstream of a zone is down a miss is
-//                                  answered at once (stale, else SERVFAIL) instead of
-//                                  waiting on a dead server
+//                                  row (no reply to anything within their RTO window:
+//                                  slow names at a live server do not count) is down:
+//                                  skipped, probed once per interval (from the initial to
+//                                  the max, doubling) until it answers. When every
+//                                  upstream of a zone is down a miss still goes to the one
+//                                  last heard from (at most down_after_timeouts in flight
+//                                  per upstream and worker); past that it is answered at
+//                                  once (stale, else SERVFAIL)
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
 //   udp: {coalesce_us: 100}        at a rate of at least two datagrams per coalesce_us, a
 //                                  worker naps this long after a batch before waiting
@@ -234,15 +237,17 @@ struct ForwardZone {
 //   rtt_band_ms 400             Unbound's RTT_BAND: servers within 400 ms of the fastest
 //                               share the load (and a new one, counted at 376 ms, is tried)
 //   down_after_timeouts 3       Unbound's TIMEOUT_COUNT_MAX; a timeout counts only when the
-//                               server sent nothing since the query left, so one lost
-//                               packet, or slow names at a live server, never take it down
+//                               server sent nothing within the attempt's RTO window (late
+//                               replies included), so one lost packet, or slow names at a
+//                               live server, never take it down
 //   down_backoff_initial_ms 1000  the first probe after a second: what one attempt's
 //                               default timeout costs; a server that merely blinked is back
 //                               within a second
 //   down_backoff_max_ms 5000    Unbound probes a blacklisted server every 12 to 120 s, but
 //                               it keeps asking the others meanwhile; here a zone whose
-//                               upstreams are all down fails its misses at once (stale or
-//                               SERVFAIL) until a probe finds one back: after the
+//                               upstreams are all down sends a few misses to the one last
+//                               heard from and fails the rest at once (stale or
+//                               SERVFAIL) until a reply or a probe finds one back: after the
 //                               upstream returns that lasts up to one interval plus one
 //                               probe's timeout (a 30 s cap: up to 31 s; measured once at
 //                               1,000 q/s, 6 s and 3,468 such answers; this cap: 4 s),

@@ -87,7 +87,8 @@ std::uint64_t UpstreamClient::max_query_ms() const {
   for (const ForwardZone& z : zones_) attempts = std::max(attempts, cfg_.attempts(z));
   std::uint64_t total = 0;
   for (unsigned a = 0; a < attempts; ++a) total += std::uint64_t{cfg_.upstream_timeout_ms} << std::min(a, 2u);
-  // An attempt's TCP retry may take as long again; the query resolution timer ends it.
+  // An attempt's TCP retry may take as long again; the query resolution timer ends every
+  // path of a query (attempts, TCP retries, waits for late replies).
   return std::min<std::uint64_t>(2 * total, cfg_.query_timeout_ms) + 1000;
 }
 
@@ -354,16 +355,9 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       return;
     }
     if (!pick_upstream(p, now_us)) {  // every upstream of the zone is down, no last resort (upstream_health.hpp)
-      if (has_earlier(p)) {
-        // Earlier attempts are out: this attempt sends nothing and waits for their late
-        // replies as long as it would have waited for its own.
-        p.idle = true;
-        p.sent_us = now_us;
-        ++p.generation;
-        deadlines_.push({clip(p, now_us + (cfg_.upstream_timeout_ms * 1000ull << std::min(p.attempt, 2u))), p.token,
-                         p.generation});
-        return;
-      }
+      // Earlier attempts are out: this attempt sends nothing and waits for their late
+      // replies as long as it would have waited for its own.
+      if (wait_for_late(p, now_us, now_us + (cfg_.upstream_timeout_ms * 1000ull << std::min(p.attempt, 2u)))) return;
       // Fail fast: the waiters get stale or SERVFAIL now instead of a wait on a dead
       // server. Not a failure of this name (nothing was asked): no failure-cache entry,
       // which would outlast the probe that finds an upstream back.
@@ -381,6 +375,15 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
     start_trial(p, now_us);
     return;
   }
+}
+
+bool UpstreamClient::wait_for_late(Pending& p, std::uint64_t now_us, std::uint64_t until_us) {
+  if (!p.ends_us || now_us >= p.ends_us || !has_earlier(p)) return false;
+  p.idle = true;
+  p.sent_us = now_us;
+  ++p.generation;
+  deadlines_.push({clip(p, until_us), p.token, p.generation});
+  return true;
 }
 
 void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {

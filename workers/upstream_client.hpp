@@ -10,7 +10,8 @@
 // the attempt keeps waiting. An attempt ends with an accepted answer, an error rcode or
 // ICMP refusal (next attempt at once), or its timeout (next attempt). After `attempts()`
 // attempts, or query_timeout_ms after the query started (the query resolution timer,
-// client_timers.hpp), the waiters get stale or SERVFAIL.
+// client_timers.hpp: it cuts the attempt then running short), the waiters get stale or
+// SERVFAIL. At the defaults the attempts wait 1, 2 and 4 s: 7 s, within the 10 s.
 //
 // Late replies are answers: an attempt that timed out over UDP keeps its socket (up to
 // kMaxEarlier per query) until the query ends, and a reply to it that matches that
@@ -353,6 +354,9 @@ private:
   void close_earlier(Pending& p, unsigned slot);
   void close_all_earlier(Pending& p);
   bool has_earlier(const Pending& p) const;
+  // An attempt that sends nothing: p waits until `until_us` (at most its end) for late
+  // replies to its earlier attempts. False (nothing set): none is open, or p has ended.
+  bool wait_for_late(Pending& p, std::uint64_t now_us, std::uint64_t until_us);
   // A datagram on earlier attempt `slot`'s socket: a late reply is taken like the current
   // attempt's (finish), an error rcode or refusal closes that socket only.
   void on_earlier_readable(Pending& p, unsigned slot, std::uint64_t now_us);

@@ -6,6 +6,8 @@
 // not take down a server that answers the others; and when the zone's only upstream is
 // down, a miss is still asked of it. The test upstream holds back the replies of names
 // whose first label is slow<N> or once<N> (test_upstream.hpp) without holding back others.
+#include <dirent.h>
+
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <atomic>
@@ -69,6 +71,21 @@ std::string upstream_state(const std::string& segment, std::uint16_t port) {
     for (const auto& u : j["upstreams"])
       if (u["upstream"] == at(port)) return u["state"].get<std::string>();
   return "";
+}
+
+// Sockets open in process `pid` (listeners included).
+int sockets_open(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return -1;
+  int n = 0;
+  while (const dirent* e = ::readdir(d)) {
+    char target[64] = {};
+    const std::string link = dir + "/" + e->d_name;
+    if (::readlink(link.c_str(), target, sizeof target - 1) > 0 && std::string(target).starts_with("socket:")) ++n;
+  }
+  ::closedir(d);
+  return n;
 }
 
 }  // namespace
@@ -178,4 +195,43 @@ TEST_CASE("the zone's only upstream marked down after answering: a miss still go
   CHECK(a.took < 500ms);
   CHECK(s.serve->log().find("is back: it answered a query") != std::string::npos);
   for (std::thread& t : holes) t.join();
+}
+
+TEST_CASE("clients parked on another worker's slow query wait for its answer too, nothing stale",
+          "[serve][upstream][slow][timing]") {
+  // 20 clients at once, each from its own port, so both workers get some: one worker asks,
+  // the other's clients park on its claim. The response timer (500 ms) finds nothing stale.
+  Service s({"-c", write_config("stale:\n  client_timeout_ms: 500\n")});
+  const std::vector<std::string> names(20, "slow1500p.host.test");
+  const std::vector<Asked> got = ask_together(s.port, names);
+  int answered = 0;
+  for (const Asked& a : got) answered += answered_a(a) && a.took >= 1400ms;
+  CHECK(answered == 20);
+  CHECK(upstream_asked(s.upstream, "slow1500p.host.test.") <= 3);  // one query (its attempts): not one per worker
+  CHECK(s.total("upstream_joined") >= 1);
+  CHECK(s.total("deadline_answers") == 0);
+}
+
+TEST_CASE("earlier attempts' sockets are kept for late replies within upstream_max_in_flight",
+          "[serve][upstream][slow][descriptors][timing]") {
+  // Two misses to a silent upstream, attempts 300, 600 and 1,200 ms, four sockets allowed:
+  // each keeps its first attempt's socket while the second is out (four in all), and
+  // no more after that.
+  Service s({"-c", write_config("upstream_max_in_flight: 4\n")}, 1);
+  s.upstream.set_mode(UpstreamMode::silent);
+  REQUIRE(s.serve->children().size() == 1);
+  const pid_t worker = s.serve->children()[0];
+  const int before = sockets_open(worker);
+  REQUIRE(before > 0);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 2; ++i) clients.emplace_back([&, i] { ask(s.port, "kept" + std::to_string(i) + ".test", 3000ms); });
+  int most = 0;
+  for (int i = 0; i < 100; ++i) {
+    most = std::max(most, sockets_open(worker) - before);
+    std::this_thread::sleep_for(15ms);
+  }
+  for (std::thread& t : clients) t.join();
+  CHECK(most >= 3);  // a kept socket beside the two current attempts
+  CHECK(most <= 4);  // the bound
+  CHECK(sockets_open(worker) == before);  // all closed when the queries ended
 }

@@ -10,7 +10,8 @@
 // forger must still guess that attempt's source port, ID and case. Then:
 //   accepted (not TC)   the query's answer: finish(), as from the current attempt
 //   error rcode, TC,    the server is alive but this attempt gives no answer: its socket
-//   case mismatch       closes; the current attempt goes on
+//   case mismatch       closes; the current attempt goes on (an attempt that only waits
+//                       for late replies ends when none is left to come)
 //   anything else       ignored, the socket keeps waiting (as the current attempt's does)
 //   ICMP refusal        its socket closes
 // Every reply (any rcode) goes to the health table with its real RTT (upstream_health.hpp):
@@ -132,6 +133,7 @@ void UpstreamClient::on_earlier_readable(Pending& p, unsigned slot, std::uint64_
     }
     if (verdict == UpstreamAnswer::Verdict::fail) p.got_reply = true;
     close_earlier(p, slot);  // this attempt has no answer to give; the current one goes on
+    if (p.idle && !has_earlier(p)) fail_attempt(p, now_us);  // a wait for late replies with none left to come
     return;
   }
 }

@@ -17,10 +17,12 @@
 // nothing stale is held, and a stale answer at 1.8 s when one is; with stale.max_age_s 0
 // only the second timer applies. stale.answer_first answers before either (at once).
 //
-// Cost of the wait: a waiting client is one Waiter (its query, about 600 bytes) in its
-// upstream query or in the worker's parked list (bounded: kMaxParked). A flood of one
-// name's misses is held by query_timeout_ms instead of client_timeout_ms when nothing
-// stale is held: 5.6x longer at the defaults.
+// Cost of the wait: a waiting client is one Waiter (528 bytes) in its upstream query or
+// in the worker's parked list. A client with nothing stale is held up to query_timeout_ms
+// instead of client_timeout_ms (5.6x longer at the defaults), so both lists are bounded
+// per worker: UpstreamClient::kWaitersPerQuerySlot x upstream_max_in_flight waiting
+// clients (65,536 at the defaults: 35 MB), and the worker's kMaxParked parked ones; past
+// either, a miss is answered at once (stale, else SERVFAIL) as overloaded.
 #pragma once
 #include <algorithm>
 #include <cstdint>

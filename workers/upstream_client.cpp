@@ -104,6 +104,10 @@ std::string UpstreamClient::dedup_key(const cache::CacheKey& plain_key, const Ec
 
 UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w,
                                                   ForwardDetail* detail) {
+  if (waiting_ >= kWaitersPerQuerySlot * cfg_.upstream_max_in_flight) {  // the bound on waiting clients
+    cache_.count(cache::Counter::upstream_overload);
+    return Forwarded::overloaded;
+  }
   std::string dedup = dedup_key(plain_key, ecs);
   if (auto it = by_key_.find(dedup); it != by_key_.end()) {
     add_waiter(pending_.at(it->second), std::move(w));
@@ -447,6 +451,7 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, b
     p.held.insert(p.held.end(), std::make_move_iterator(p.waiters.begin()), std::make_move_iterator(p.waiters.end()));
     p.waiters = std::move(p.held);
   }
+  waiting_ -= p.waiters.size();
   if (answer) {
     failures_->clear(p.name_hash);
   } else if (failed) {
@@ -472,6 +477,7 @@ void UpstreamClient::add_waiter(Pending& p, Waiter&& w) {
   const std::uint64_t at = timers_.next_us(w.arrived_us, false);
   const bool first = p.waiters.empty() || w.arrived_us < p.waiters.front().arrived_us;
   insert_by_arrival(p.waiters, std::move(w));
+  ++waiting_;
   if (first) client_deadlines_.push({at, p.token, 0});
 }
 
@@ -486,13 +492,16 @@ void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
   std::vector<Waiter> passed(std::make_move_iterator(p.waiters.begin()),
                              std::make_move_iterator(p.waiters.begin() + static_cast<long>(due)));
   p.waiters.erase(p.waiters.begin(), p.waiters.begin() + static_cast<long>(due));
-  for (Waiter& w : passed)
+  for (Waiter& w : passed) {
     if (!deadline_passed_(p, w, timers_.given_up(w.arrived_us, now_us))) insert_by_arrival(p.held, std::move(w));
+    else --waiting_;
+  }
   due = 0;
   while (due < p.held.size() && timers_.given_up(p.held[due].arrived_us, now_us)) ++due;
   passed.assign(std::make_move_iterator(p.held.begin()), std::make_move_iterator(p.held.begin() + static_cast<long>(due)));
   p.held.erase(p.held.begin(), p.held.begin() + static_cast<long>(due));
   for (Waiter& w : passed) deadline_passed_(p, w, true);
+  waiting_ -= passed.size();
   // One entry per query: the earlier of the two lists' next timers.
   std::uint64_t next = UINT64_MAX;
   if (!p.waiters.empty()) next = timers_.next_us(p.waiters.front().arrived_us, false);

@@ -49,7 +49,10 @@
 // nothing, so a server that lowercases costs one extra round trip per miss.
 //
 // Bounds (a random-subdomain flood must not exhaust descriptors or memory): at most
-// upstream_max_in_flight distinct queries per worker, and at most
+// kWaitersPerQuerySlot x upstream_max_in_flight clients waiting per worker (64 x 1,024 =
+// 65,536 at the defaults, 528 bytes each: 35 MB; a client may wait query_timeout_ms), past
+// which a miss is refused at once (Forwarded::overloaded: stale or SERVFAIL, counted
+// upstream_overload); at most upstream_max_in_flight distinct queries per worker, and at most
 // upstream_max_per_name per (qname, qtype, DO/CD) whatever the ECS subnet, counted over
 // every worker of the host (in_flight_names.hpp), so an off-path attacker cannot hold
 // many concurrent queries for one name. A miss over the per-name bound is refused at once
@@ -294,6 +297,9 @@ public:
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   std::size_t in_flight() const { return pending_.size(); }
+  // Clients waiting on this worker's queries (their waiters and held lists).
+  std::size_t waiting() const { return waiting_; }
+  static constexpr std::size_t kWaitersPerQuerySlot = 64;
   // dnstap (dnstap_writer.hpp): every query sent and reply read is handed to `tap`
   // (nullptr: none, the default).
   void set_dnstap(DnstapWriter* tap) { tap_ = tap; }
@@ -402,6 +408,7 @@ private:
   // unused); expire_waiters() pushes the next.
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
   ClientTimers timers_;
+  std::size_t waiting_ = 0;  // clients in every query's waiters and held (bound: kWaitersPerQuerySlot)
   // Queries in the order they started (finished ones are dropped lazily from the front):
   // the oldest is the one a full table gives up. Bounded by the misses started within
   // the longest a query can live (every attempt's timeout).

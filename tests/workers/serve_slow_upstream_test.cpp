@@ -235,3 +235,20 @@ TEST_CASE("earlier attempts' sockets are kept for late replies within upstream_m
   CHECK(most <= 4);  // the bound
   CHECK(sockets_open(worker) == before);  // all closed when the queries ended
 }
+
+TEST_CASE("clients waiting on a worker's queries are bounded: past 64 per in-flight slot a miss is answered at once",
+          "[serve][upstream][slow][flood][timing]") {
+  // upstream_max_in_flight 1: 64 clients may wait. 100 ask one slow name at once: 64 get
+  // its answer, the rest SERVFAIL at once (nothing stale), counted as overload.
+  Service s({"-c", write_config("upstream_max_in_flight: 1\n")}, 1);
+  const std::vector<std::string> names(100, "slow1000w.host.test");
+  const std::vector<Asked> got = ask_together(s.port, names);
+  int answered = 0, refused_fast = 0;
+  for (const Asked& a : got) {
+    answered += answered_a(a);
+    refused_fast += a.reply.answered && a.reply.rcode() == 2 && a.took < 500ms;
+  }
+  CHECK(answered == 64);
+  CHECK(refused_fast == 36);
+  CHECK(s.total("upstream_overload") == 36);
+}

@@ -40,7 +40,8 @@
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
 //                                  upstream_jostle_timeout_ms, else it gets SERVFAIL.
-//                                  Capped by the descriptor budget (below)
+//                                  Capped by the descriptor budget (below). Also bounds
+//                                  the clients waiting per worker (64 per slot)
 //   upstream_jostle_timeout_ms: 200   0 = never replace (as Unbound's jostle-timeout)
 //   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
 //                                  subnet) in flight on the host, all workers together

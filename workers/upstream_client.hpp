@@ -17,7 +17,7 @@
 // kMaxEarlier per query) until the query ends, and a reply to it that matches that
 // attempt's ID, question, 0x20 case and ECS is accepted as the current attempt's would be
 // (upstream_late_replies.cpp). A server that takes 1.2 s for a cold name answers the
-// first attempt while the second is out; without this that answer hit a closed port.
+// first attempt while the second is out; a socket closed at its timeout would drop it.
 // It also counts for health as what it is: a reply, with its real RTT.
 //
 // Which upstream an attempt asks, and how long it waits, come from the host-wide

@@ -65,8 +65,9 @@
 // just died costs about its RTO, not a second. That holds only while the query has
 // somewhere to fail over to (an up upstream it has not tried, and attempts left): else
 // it waits the configured timeout, since resending to the same server after a short
-// wait gains nothing, and a slow answer (a forwarder's own recursion: hundreds of ms
-// for a name it does not hold, against a 50 ms RTO from its cached ones) would be lost.
+// wait gains nothing: a slow answer (a forwarder's own recursion: hundreds of ms for a
+// name it does not hold, against a 50 ms RTO from its cached ones) comes anyway, and is
+// taken even after the retry left (upstream_late_replies.cpp); the retry is only load.
 //
 // Down: slow is not dead. A row goes down when `consecutive` reaches down_after_timeouts
 // (3, Unbound's TIMEOUT_COUNT_MAX), and a failed attempt counts toward it only when it was

@@ -11,8 +11,11 @@
 //             longest-idle one is closed to make room, a log reopened)
 //   tcp       stream client connections: tcp.max_connections, plus tls.max_connections
 //             and https.max_connections when DoT and DoH listen (each a pool of its own)
-//   upstream  upstream queries in flight, one socket each (a TCP retry replaces the UDP
-//             socket): what is left, capped by upstream_max_in_flight
+//   upstream  upstream sockets: one per query in flight (a TCP retry replaces the UDP
+//             socket), probe and trial, plus the UDP sockets of earlier attempts kept
+//             for late replies (upstream_late_replies.cpp), which count against the
+//             same bound and give way to a new query first: what is left, capped by
+//             upstream_max_in_flight
 //
 // So a flood of misses to an upstream that never answers can take the upstream budget
 // and no more (upstream_client.hpp: the oldest query is then given up, or the new miss

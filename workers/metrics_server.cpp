@@ -89,11 +89,11 @@ std::string prometheus_text(const AnswerMetrics::Totals& t) {
   for (std::size_t k = 0; k < kQtypeKinds; ++k)
     o << "dnsarena_answer_qtypes_total{qtype=\"" << kQtypeNames[k] << "\"} " << t.qtypes[k] << "\n";
   if (!t.policy.empty())
-    o << "# HELP dnsarena_policy_hits_total Response policy matches, by policy zone and trigger kind\n"
-         "# TYPE dnsarena_policy_hits_total counter\n";
+    o << "# HELP dnsarena_policy_zone_hits_total Response policy matches, by policy zone and trigger kind\n"
+         "# TYPE dnsarena_policy_zone_hits_total counter\n";
   for (const PolicyCounters::Zone& z : t.policy)
     for (std::size_t k = 0; k < kPolicyKinds; ++k)
-      o << "dnsarena_policy_hits_total{zone=\"" << label_value(z.name) << "\",trigger=\"" << kPolicyKindNames[k]
+      o << "dnsarena_policy_zone_hits_total{zone=\"" << label_value(z.name) << "\",trigger=\"" << kPolicyKindNames[k]
         << "\"} " << z.hits[k] << "\n";
   return o.str();
 }

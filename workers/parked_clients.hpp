@@ -25,7 +25,10 @@ struct Parked {
   Waiter waiter;
   CheckedQuery checked;
   UpstreamClaims::Claim claim;
-  std::uint64_t due_us = 0;  // the client's deadline (monotonic_us): answered then, whatever the claim
+  // The next of the client's timers (client_timers.hpp; monotonic_us): looked at then,
+  // whatever the claim.
+  std::uint64_t due_us = 0;
+  bool stale_tried = false;  // its response timer passed with nothing stale held
 };
 
 class ParkedClients {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Response policy matches (policy_gate.hpp) per policy zone and trigger kind, for
-// /metrics (dnsarena_policy_hits_total{zone, trigger}) and `dnsarena stats` (the answer
+// /metrics (dnsarena_policy_zone_hits_total{zone, trigger}) and `dnsarena stats` (the answer
 // snapshot's "policy" object). The stat slots' policy_* counters say what the rules did
 // (blocked, local data, ...); these say which zone's rules, and on which trigger.
 //
@@ -12,7 +12,8 @@
 //   0                      64        header: rows (u32), zero
 //   64                     256 x 64  zone names: the policy zone at index z is named by
 //                                    entry z, NUL-terminated ("local" for the config's
-//                                    local zone, else the RPZ zone's origin); "" unused
+//                                    local zone, "default" for the default local
+//                                    zones, else the RPZ zone's origin); "" unused
 //   64 + 16384 + r x 8192  8192      row r: u64 hits[256 zones][4 kinds] (qname,
 //                                    cname_chain, response_ip, client_ip)
 //

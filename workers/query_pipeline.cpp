@@ -26,9 +26,10 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       cache_answers_(cache),
       stale_(cfg, cache),
       upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
-                [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
+                [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
       claims_(host.claims),
       claims_row_(host.row),
+      timers_(ClientTimers::of(cfg)),
       replies_(replies) {
   scratch_.reserve(4096);
 }
@@ -111,7 +112,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
       if (parked_.full()) break;            // the bound: answered as overloaded
       if (claims_->wait_on(detail.claim, claims_row_)) {
         cache_.count(cache::Counter::upstream_joined);
-        const std::uint64_t due = w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull;
+        const std::uint64_t due = timers_.next_us(w.arrived_us, false);
         parked_.park({std::move(w), c, detail.claim, due});
         answered_later_ = true;
         return 0;

@@ -28,6 +28,7 @@
 #include "policy/policy_view.hpp"
 #include "workers/cache_answer.hpp"
 #include "workers/client_reply.hpp"
+#include "workers/client_timers.hpp"
 #include "workers/parked_clients.hpp"
 #include "workers/policy_gate.hpp"
 #include "workers/query_check.hpp"
@@ -120,9 +121,7 @@ private:
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
   // The upstream client's completion and deadline callbacks (query_pipeline_upstream.cpp).
   void on_upstream_done(Pending& p, const UpstreamAnswer* a);
-  void on_deadline_passed(const Pending& p, Waiter& w);
-  // Parked clients whose claim ended resolve again; those whose deadline passed get
-  // stale or SERVFAIL.
+  bool on_deadline_passed(const Pending& p, Waiter& w, bool given_up);
   void resume_parked(std::uint64_t now_us);
   // A client that waited gets `n` bytes of out, after the policy on the answer.
   void reply(const Waiter& w, std::uint8_t* out, std::size_t n);
@@ -139,6 +138,7 @@ private:
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
+  const ClientTimers timers_;
   ParkedClients parked_;
   ClientReplies& replies_;
   DnstapWriter* tap_ = nullptr;

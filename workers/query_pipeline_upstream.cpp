@@ -73,23 +73,44 @@ void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
   replies_.send(w, out, n);
 }
 
-// A client's response deadline passed while its upstream query goes on (the query
-// continues for the cache): stale if held, else SERVFAIL, EDE 22.
-void QueryPipeline::on_deadline_passed(const Pending& p, Waiter& w) {
+// One of a client's timers passed while its upstream query goes on (the query continues
+// for the cache; client_timers.hpp): the response timer answers stale if held (false:
+// nothing stale, it keeps waiting), the resolution timer (`given_up`) stale or SERVFAIL,
+// EDE 22.
+bool QueryPipeline::on_deadline_passed(const Pending& p, Waiter& w, bool given_up) {
+  const CheckedQuery c = checked_for(cfg_, p, w);
+  const std::size_t n =
+      given_up ? stale_.failed(w.query, c, !w.tcp, now_, ExtendedError::no_reachable_authority, reply_buf_,
+                               sizeof reply_buf_)
+               : stale_.stale(w.query, c, !w.tcp, now_, reply_buf_, sizeof reply_buf_);
+  if (n == 0) return false;
   cache_.count(cache::Counter::deadline_answers);
-  const std::size_t n = stale_.failed(w.query, checked_for(cfg_, p, w), !w.tcp, now_,
-                                      ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
   reply(w, reply_buf_, n);
+  return true;
 }
 
+// Parked clients whose claim ended resolve again (their answer is in the cache now, or
+// the failure in the failure cache); those whose response timer passed get stale if
+// held (else they wait on), those whose resolution timer passed stale or SERVFAIL.
 void QueryPipeline::resume_parked(std::uint64_t now_us) {
   for (Parked& pk : parked_.take_ready(now_us, *claims_, upstream_.max_query_ms())) {
     Waiter& w = pk.waiter;
     std::size_t n;
-    if (pk.due_us <= now_us) {
+    if (timers_.given_up(w.arrived_us, now_us)) {
       cache_.count(cache::Counter::deadline_answers);
       n = stale_.failed(w.query, pk.checked, !w.tcp, now_, ExtendedError::no_reachable_authority, reply_buf_,
                         sizeof reply_buf_);
+    } else if (!pk.stale_tried && timers_.stale_due(w.arrived_us, now_us) &&
+               claims_->holds(pk.claim, now_us / 1000, upstream_.max_query_ms())) {
+      // The response timer, its query still going: stale if held, else wait on.
+      n = stale_.stale(w.query, pk.checked, !w.tcp, now_, reply_buf_, sizeof reply_buf_);
+      if (n == 0) {
+        pk.stale_tried = true;
+        pk.due_us = timers_.next_us(w.arrived_us, true);
+        parked_.park(std::move(pk));
+        continue;
+      }
+      cache_.count(cache::Counter::deadline_answers);
     } else {
       const QuerySource src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
       n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);

@@ -243,6 +243,7 @@ void ServeConfig::validate() const {
   if (resolved_workers() + 4 > geometry.stat_slots)
     throw std::invalid_argument("workers: more workers than the segment has stat slots");
   if (upstream_timeout_ms == 0) throw std::invalid_argument("upstream_timeout_ms must be > 0");
+  if (query_timeout_ms == 0) throw std::invalid_argument("query_timeout_ms must be > 0");
   if (upstream_idle_timeout_ms == 0) throw std::invalid_argument("upstream_idle_timeout_ms must be > 0");
   for (const ForwardZone& z : zones()) validate_transport(z);
   if (ttl_floor > ttl_ceiling) throw std::invalid_argument("ttl.floor is above ttl.ceiling");
@@ -457,6 +458,7 @@ ServeConfig load_serve_config(const std::string& path) {
   c.upstream_timeout_ms = integer_or(r, "upstream_timeout_ms", c.upstream_timeout_ms, 60000);
   c.upstream_idle_timeout_ms = integer_or(r, "upstream_idle_timeout_ms", c.upstream_idle_timeout_ms, 3600000);
   c.upstream_attempts = integer_or(r, "upstream_attempts", c.upstream_attempts, 16);
+  c.query_timeout_ms = static_cast<unsigned>(r.integer_or("query_timeout_ms", c.query_timeout_ms, 1, 600000));
   c.upstream_max_in_flight = integer_or(r, "upstream_max_in_flight", c.upstream_max_in_flight, 1u << 20);
   c.upstream_jostle_timeout_ms = integer_or(r, "upstream_jostle_timeout_ms", c.upstream_jostle_timeout_ms, 600000);
   c.upstream_max_per_name = integer_or(r, "upstream_max_per_name", c.upstream_max_per_name, 1u << 20);

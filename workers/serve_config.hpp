@@ -30,10 +30,18 @@
 //                                  upstream's RTO replaces it when shorter (at least 50 ms)
 //                                  and the miss has another upstream to fail over to
 //   upstream_attempts: 0           attempts per miss; 0 = max(3, number of upstreams)
+//   query_timeout_ms: 10000        the query resolution timer: a miss's attempts (and the
+//                                  late replies to earlier ones) go on at most this long,
+//                                  and a client with nothing stale waits for the answer
+//                                  until then before SERVFAIL + EDE 22 (client_timers.hpp).
+//                                  1 .. 600000. Knot Resolver gives a request 10 s
+//                                  (KR_RESOLVE_TIME_LIMIT, fixed); Unbound has no total
+//                                  limit (its retries of each server end the query)
 //   upstream_max_in_flight: 1024   distinct upstream queries per worker; when full, a new
 //                                  miss replaces the oldest query if that one has waited
 //                                  upstream_jostle_timeout_ms, else it gets SERVFAIL.
-//                                  Capped by the descriptor budget (below)
+//                                  Capped by the descriptor budget (below). Also bounds
+//                                  the clients waiting per worker (64 per slot)
 //   upstream_jostle_timeout_ms: 200   0 = never replace (as Unbound's jostle-timeout)
 //   upstream_max_per_name: 32      upstream queries for one name and type (any ECS
 //                                  subnet) in flight on the host, all workers together
@@ -44,11 +52,14 @@
 //                                  goes to a random upstream among those not down whose
 //                                  smoothed RTT is within rtt_band_ms of the fastest; an
 //                                  upstream silent for down_after_timeouts attempts in a
-//                                  row is down: skipped, probed once per interval (from
-//                                  the initial to the max, doubling) until it answers.
-//                                  When every upstream of a zone is down a miss is
-//                                  answered at once (stale, else SERVFAIL) instead of
-//                                  waiting on a dead server
+//                                  row (no reply to anything within their RTO window:
+//                                  slow names at a live server do not count) is down:
+//                                  skipped, probed once per interval (from the initial to
+//                                  the max, doubling) until it answers. When every
+//                                  upstream of a zone is down a miss still goes to the one
+//                                  last heard from (at most down_after_timeouts in flight
+//                                  per upstream and worker); past that it is answered at
+//                                  once (stale, else SERVFAIL)
 //   udp: {receive_buffer: 4M, send_buffer: 4M}   listening socket buffers; 0 = system's
 //   udp: {coalesce_us: 100}        at a rate of at least two datagrams per coalesce_us, a
 //                                  worker naps this long after a batch before waiting
@@ -77,11 +88,12 @@
 //                                  serve-expired-client-timeout, serve-expired-reply-ttl):
 //                                  an expired entry still held answers (TTL ttl_s, EDE 3 or
 //                                  19) when the upstream fails, the name is in the failure
-//                                  cache, or no answer came within client_timeout_ms; no
-//                                  client waits longer than client_timeout_ms (SERVFAIL with
-//                                  EDE 22/23 when nothing stale is held). max_age_s 0: never
-//                                  stale. answer_first: answer stale at once and refresh in
-//                                  the background (serve-expired-client-timeout: 0)
+//                                  cache, or no answer came within client_timeout_ms (RFC
+//                                  8767's client response timer: it decides only when a
+//                                  stale answer goes out; with nothing stale the client
+//                                  waits for the answer, up to query_timeout_ms). max_age_s
+//                                  0: never stale. answer_first: answer stale at once and
+//                                  refresh in the background (serve-expired-client-timeout: 0)
 //   failure_cache: {min_s: 1, max_s: 300}   a name whose upstream queries all failed is not
 //                                  asked again for min_s, doubling to max_s while it keeps
 //                                  failing (RFC 9520); host-wide
@@ -238,15 +250,17 @@ struct ForwardZone {
 //   rtt_band_ms 400             Unbound's RTT_BAND: servers within 400 ms of the fastest
 //                               share the load (and a new one, counted at 376 ms, is tried)
 //   down_after_timeouts 3       Unbound's TIMEOUT_COUNT_MAX; a timeout counts only when the
-//                               server sent nothing since the query left, so one lost
-//                               packet, or slow names at a live server, never take it down
+//                               server sent nothing within the attempt's RTO window (late
+//                               replies included), so one lost packet, or slow names at a
+//                               live server, never take it down
 //   down_backoff_initial_ms 1000  the first probe after a second: what one attempt's
 //                               default timeout costs; a server that merely blinked is back
 //                               within a second
 //   down_backoff_max_ms 5000    Unbound probes a blacklisted server every 12 to 120 s, but
 //                               it keeps asking the others meanwhile; here a zone whose
-//                               upstreams are all down fails its misses at once (stale or
-//                               SERVFAIL) until a probe finds one back: after the
+//                               upstreams are all down sends a few misses to the one last
+//                               heard from and fails the rest at once (stale or
+//                               SERVFAIL) until a reply or a probe finds one back: after the
 //                               upstream returns that lasts up to one interval plus one
 //                               probe's timeout (a 30 s cap: up to 31 s; measured once at
 //                               1,000 q/s, 6 s and 3,468 such answers; this cap: 4 s),
@@ -316,6 +330,7 @@ struct ServeConfig {
   std::vector<ForwardZone> forward_zones;  // more zones (a "." entry here replaces upstreams)
   unsigned upstream_timeout_ms = 1000;
   unsigned upstream_attempts = 0;  // 0 = max(3, upstreams)
+  unsigned query_timeout_ms = 10000;  // the query resolution timer (client_timers.hpp)
   unsigned upstream_max_in_flight = 1024;
   unsigned upstream_jostle_timeout_ms = 200;
   unsigned upstream_max_per_name = 32;
@@ -341,7 +356,7 @@ struct ServeConfig {
   // Serve-stale (RFC 8767): an expired entry still in the arena answers when the upstream
   // fails, is in the failure cache, or has not answered within the client timeout.
   std::uint32_t stale_max_age_s = 86400;     // 0: never answer stale
-  unsigned stale_client_timeout_ms = 1800;  // the client response timer: no client waits longer
+  unsigned stale_client_timeout_ms = 1800;  // the client response timer: when a stale answer goes out
   bool stale_answer_first = false;           // answer stale at once, then refresh
   std::uint32_t stale_ttl_s = 30;            // the TTL of every record of a stale answer
   // Failure cache (RFC 9520): a failed name is not asked again for min_s, doubling to max_s.

@@ -70,12 +70,17 @@ void raise_nofile_limit() {
 }
 
 // Compiles the config's response policy (the default local zones included) into a sealed
-// read-only image, or nullptr when it has no rule. Throws policy::PolicyError
-// ("FILE:LINE: what").
-std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfig& cfg) {
+// read-only image, or nullptr when it has no rule; `zone_names` gets the name of each of
+// its zones, in order: the origin of an RPZ zone, "local" for the config's local zone,
+// "default" for the default local zones. Throws policy::PolicyError ("FILE:LINE: what").
+std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfig& cfg,
+                                                       std::vector<std::string>& zone_names) {
   const auto t = std::chrono::steady_clock::now();
   const policy::CompiledPolicy c = policy::compile_policy_config(cfg);
+  zone_names.clear();
   if (c.rules == 0) return nullptr;
+  for (const policy::ZoneReport& z : c.zones)
+    zone_names.push_back(z.origin.empty() ? z.name : wire::wire_to_text({z.origin.data(), z.origin.size()}));
   auto image = std::make_shared<const policy::SealedImage>(c.image);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   for (const policy::ZoneReport& z : c.zones)
@@ -86,17 +91,10 @@ std::shared_ptr<const policy::SealedImage> load_policy(const policy::PolicyConfi
   return image;
 }
 
-// Names the policy counters' zones (policy_counters.hpp) after `policy`'s zones, in their
-// order ("local" for the config's zone), before workers forked on `policy` count in them.
-void name_policy_zones(AnswerMetrics* metrics, const policy::SealedImage* policy) {
-  if (!metrics) return;
-  std::vector<std::string> names;
-  if (policy)
-    for (std::uint32_t z = 0; z < policy->view().header().zone_count; ++z) {
-      const auto origin = policy->view().zone(static_cast<std::uint8_t>(z)).origin;
-      names.push_back(origin.empty() ? "local" : wire::wire_to_text(origin));
-    }
-  metrics->policy().set_zone_names(names);
+// Names the policy counters' zones (policy_counters.hpp) after the policy's zones
+// (load_policy's `zone_names`), before workers forked on that policy count in them.
+void name_policy_zones(AnswerMetrics* metrics, const std::vector<std::string>& zone_names) {
+  if (metrics) metrics->policy().set_zone_names(zone_names);
 }
 
 // A watch of the policy's RPZ files from what they look like now, to be taken before they
@@ -305,6 +303,7 @@ private:
   std::unique_ptr<TlsTicketKey> tls_ticket_key_;
   TlsServerSettings tls_settings_;
   std::shared_ptr<const policy::SealedImage> initial_policy_;  // compiled by run(), handed to host_
+  std::vector<std::string> policy_zone_names_;                 // the running policy's zones (load_policy)
   std::unique_ptr<policy::ZoneFileWatch> policy_watch_;         // the RPZ files as last compiled
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
@@ -464,7 +463,7 @@ void Supervisor::start_workers() {
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
   host_->policy = std::move(initial_policy_);
-  name_policy_zones(answer_metrics_.get(), host_->policy.get());
+  name_policy_zones(answer_metrics_.get(), policy_zone_names_);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_[i].in_flight_row = i;
@@ -579,10 +578,12 @@ void Supervisor::reload() {
     // A policy that does not compile keeps the running config, policy included. The old
     // image stays mapped in the retiring workers until they exit (policy/sealed_image.hpp).
     std::unique_ptr<policy::ZoneFileWatch> watch = watch_policy_files(next.policy);
-    std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy);
+    std::vector<std::string> zone_names;
+    std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy, zone_names);
     cfg_ = std::move(next);
     host_->policy = std::move(policy);
-    name_policy_zones(answer_metrics_.get(), host_->policy.get());
+    policy_zone_names_ = std::move(zone_names);
+    name_policy_zones(answer_metrics_.get(), policy_zone_names_);
     policy_watch_ = std::move(watch);
   } catch (const std::exception& e) {
     spdlog::error("reload: {}; keeping the running config", e.what());
@@ -605,8 +606,10 @@ void Supervisor::reload_policy(const std::string& changed_file) {
   ServiceNotify::reloading();
   policy_watch_->mark_loaded();  // a broken file is not compiled again until it changes again
   try {
-    host_->policy = load_policy(cfg_.policy);
-    name_policy_zones(answer_metrics_.get(), host_->policy.get());
+    std::vector<std::string> zone_names;
+    host_->policy = load_policy(cfg_.policy, zone_names);
+    policy_zone_names_ = std::move(zone_names);
+    name_policy_zones(answer_metrics_.get(), policy_zone_names_);
   } catch (const std::exception& e) {
     spdlog::error("policy reload: {}; keeping the running policy", e.what());
     ServiceNotify::ready("policy reload failed; running policy kept");
@@ -772,7 +775,7 @@ int Supervisor::run() {
   cfg_.validate();
   try {
     policy_watch_ = watch_policy_files(cfg_.policy);  // before reading them: a change during the compile is seen
-    initial_policy_ = load_policy(cfg_.policy);
+    initial_policy_ = load_policy(cfg_.policy, policy_zone_names_);
   } catch (const std::exception& e) {
     spdlog::error("cannot serve: policy: {}", e.what());
     return 1;

@@ -32,7 +32,7 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
                                Completion done, DeadlinePassed deadline_passed, HostTables host)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)),
       deadline_passed_(std::move(deadline_passed)), names_(host.names), names_row_(host.row),
-      failures_(host.failures), claims_(host.claims) {
+      failures_(host.failures), claims_(host.claims), timers_(ClientTimers::of(config)) {
   if (!names_ || names_row_ >= names_->rows()) {
     own_names_ = std::make_unique<InFlightNames>(1, false);
     names_ = own_names_.get();
@@ -78,6 +78,7 @@ UpstreamClient::~UpstreamClient() {
     if (p.probe_token) health_->end_probe(static_cast<unsigned>(p.health_row), p.probe_token,
                                           UpstreamHealth::ProbeEnd::cancelled, monotonic_us(), cfg_.upstream_health);
     close_socket(p);
+    close_all_earlier(p);
     if (claims_ && p.claim.value) claims_->release(p.claim);
   }
 }
@@ -87,7 +88,9 @@ std::uint64_t UpstreamClient::max_query_ms() const {
   for (const ForwardZone& z : zones_) attempts = std::max(attempts, cfg_.attempts(z));
   std::uint64_t total = 0;
   for (unsigned a = 0; a < attempts; ++a) total += std::uint64_t{cfg_.upstream_timeout_ms} << std::min(a, 2u);
-  return 2 * total + 1000;  // an attempt's TCP retry may take as long again
+  // An attempt's TCP retry may take as long again; the query resolution timer ends every
+  // path of a query (attempts, TCP retries, waits for late replies).
+  return std::min<std::uint64_t>(2 * total, cfg_.query_timeout_ms) + 1000;
 }
 
 std::string UpstreamClient::dedup_key(const cache::CacheKey& plain_key, const EcsOption& ecs) {
@@ -102,12 +105,13 @@ std::string UpstreamClient::dedup_key(const cache::CacheKey& plain_key, const Ec
 
 UpstreamClient::Forwarded UpstreamClient::forward(const cache::CacheKey& plain_key, const EcsOption& ecs, Waiter& w,
                                                   ForwardDetail* detail) {
+  if (waiting_ >= kWaitersPerQuerySlot * cfg_.upstream_max_in_flight) {  // the bound on waiting clients
+    cache_.count(cache::Counter::upstream_overload);
+    return Forwarded::overloaded;
+  }
   std::string dedup = dedup_key(plain_key, ecs);
   if (auto it = by_key_.find(dedup); it != by_key_.end()) {
-    Pending& p = pending_.at(it->second);
-    if (p.waiters.empty())  // a refresh nobody waited for: this client's deadline starts the chain
-      client_deadlines_.push({w.arrived_us + cfg_.stale_client_timeout_ms * 1000ull, p.token, 0});
-    p.waiters.push_back(std::move(w));
+    add_waiter(pending_.at(it->second), std::move(w));
     return Forwarded::yes;
   }
   return start(plain_key, ecs, std::move(dedup), &w, detail);
@@ -172,7 +176,10 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
     return Forwarded::overloaded;
   }
   while (!started_.empty() && !pending_.contains(started_.front().token)) started_.pop_front();
-  if (pending_.size() >= cfg_.upstream_max_in_flight && !jostle_oldest(now_us)) {
+  // A kept socket of an earlier attempt gives way to a new query before a query does.
+  while (sockets_in_use() >= cfg_.upstream_max_in_flight && shed_earlier()) {
+  }
+  if (sockets_in_use() >= cfg_.upstream_max_in_flight && !jostle_oldest(now_us)) {
     names_->release(names_row_, bucket);
     unclaim();
     cache_.count(cache::Counter::upstream_overload);
@@ -194,10 +201,8 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   p.key_flags = plain_key.flags();
   p.ecs = ecs;
   p.upstream = 0;
-  if (w) {
-    p.waiters.push_back(std::move(*w));
-    client_deadlines_.push({p.waiters.front().arrived_us + cfg_.stale_client_timeout_ms * 1000ull, token, 0});
-  }
+  p.ends_us = now_us + timers_.query_us;
+  if (w) add_waiter(p, std::move(*w));
   by_key_[dedup] = token;
   started_.push_back({now_us, token});
   start_attempt(p, now_us);
@@ -255,7 +260,7 @@ bool UpstreamClient::watch(Pending& p, int fd, std::uint32_t events, std::uint64
   p.fd = fd;
   p.sent_us = now_us;
   ++p.generation;
-  deadlines_.push({now_us + attempt_timeout(p), p.token, p.generation});  // the RTO, or the timeout with backoff
+  deadlines_.push({clip(p, now_us + attempt_timeout(p)), p.token, p.generation});  // the RTO, or the timeout with backoff
   return true;
 }
 
@@ -294,7 +299,7 @@ bool UpstreamClient::send_stream(Pending& p, unsigned upstream, std::uint64_t no
   p.tcp = true;
   p.sent_us = now_us;
   ++p.generation;
-  deadlines_.push({now_us + attempt_timeout(p), p.token, p.generation});
+  deadlines_.push({clip(p, now_us + attempt_timeout(p)), p.token, p.generation});
   if (tap_) tap_->forwarder_query(zones_[p.zone].upstreams[upstream].addr, tap_protocol(p), p.zone_name, {buf, len});
   return true;
 }
@@ -354,7 +359,10 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       finish(p.token, nullptr);
       return;
     }
-    if (!pick_upstream(p, now_us)) {  // every upstream of the zone is down (upstream_health.hpp)
+    if (!pick_upstream(p, now_us)) {  // every upstream of the zone is down, no last resort (upstream_health.hpp)
+      // Earlier attempts are out: this attempt sends nothing and waits for their late
+      // replies as long as it would have waited for its own.
+      if (wait_for_late(p, now_us, now_us + (cfg_.upstream_timeout_ms * 1000ull << std::min(p.attempt, 2u)))) return;
       // Fail fast: the waiters get stale or SERVFAIL now instead of a wait on a dead
       // server. Not a failure of this name (nothing was asked): no failure-cache entry,
       // which would outlast the probe that finds an upstream back.
@@ -362,6 +370,7 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
       return;
     }
     if (!send_query(p, p.upstream, now_us)) {
+      end_rescue(p);
       ++p.attempt;
       ++p.upstream;
       continue;
@@ -371,6 +380,15 @@ void UpstreamClient::start_attempt(Pending& p, std::uint64_t now_us) {
     start_trial(p, now_us);
     return;
   }
+}
+
+bool UpstreamClient::wait_for_late(Pending& p, std::uint64_t now_us, std::uint64_t until_us) {
+  if (!p.ends_us || now_us >= p.ends_us || !has_earlier(p)) return false;
+  p.idle = true;
+  p.sent_us = now_us;
+  ++p.generation;
+  deadlines_.push({clip(p, until_us), p.token, p.generation});
+  return true;
 }
 
 void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
@@ -412,6 +430,8 @@ void UpstreamClient::start_tcp_retry(Pending& p, std::uint64_t now_us) {
 
 void UpstreamClient::fail_attempt(Pending& p, std::uint64_t now_us) {
   close_socket(p);
+  end_rescue(p);
+  p.idle = false;
   ++p.attempt;
   ++p.upstream;
   start_attempt(p, now_us);
@@ -425,6 +445,14 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, b
   by_key_.erase(p.dedup_key);
   names_->release(names_row_, p.name_bucket);
   close_socket(p);
+  close_all_earlier(p);
+  end_rescue(p);
+  // Every client still waiting gets this outcome, those held past their response timer first.
+  if (!p.held.empty()) {
+    p.held.insert(p.held.end(), std::make_move_iterator(p.waiters.begin()), std::make_move_iterator(p.waiters.end()));
+    p.waiters = std::move(p.held);
+  }
+  waiting_ -= p.waiters.size();
   if (answer) {
     failures_->clear(p.name_hash);
   } else if (failed) {
@@ -437,19 +465,49 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, b
   if (claims_ && p.claim.value) claims_->release(p.claim);
 }
 
+namespace {
+// Inserts w into v, kept in arrival order (w is almost always the youngest: a short walk).
+void insert_by_arrival(std::vector<Waiter>& v, Waiter&& w) {
+  auto at = v.end();
+  while (at != v.begin() && (at - 1)->arrived_us > w.arrived_us) --at;
+  v.insert(at, std::move(w));
+}
+}  // namespace
+
+void UpstreamClient::add_waiter(Pending& p, Waiter&& w) {
+  const std::uint64_t at = timers_.next_us(w.arrived_us, false);
+  const bool first = p.waiters.empty() || w.arrived_us < p.waiters.front().arrived_us;
+  insert_by_arrival(p.waiters, std::move(w));
+  ++waiting_;
+  if (first) client_deadlines_.push({at, p.token, 0});
+}
+
 void UpstreamClient::expire_waiters(Pending& p, std::uint64_t now_us) {
-  const std::uint64_t timeout_us = cfg_.stale_client_timeout_ms * 1000ull;
-  std::size_t expired = 0;
-  while (expired < p.waiters.size() && p.waiters[expired].arrived_us + timeout_us <= now_us) ++expired;
-  if (expired == 0 && !p.waiters.empty()) {
-    client_deadlines_.push({p.waiters.front().arrived_us + timeout_us, p.token, 0});
-    return;
-  }
+  // Both lists are in arrival order, so each timer passes for a prefix. Waiters whose
+  // response timer passed: answered stale if held (out), else held; a waiter whose
+  // resolution timer passed too (query_timeout_ms <= client_timeout_ms) is answered now.
+  std::size_t due = 0;
+  while (due < p.waiters.size() && (timers_.stale_due(p.waiters[due].arrived_us, now_us) ||
+                                    timers_.given_up(p.waiters[due].arrived_us, now_us)))
+    ++due;
   std::vector<Waiter> passed(std::make_move_iterator(p.waiters.begin()),
-                             std::make_move_iterator(p.waiters.begin() + static_cast<long>(expired)));
-  p.waiters.erase(p.waiters.begin(), p.waiters.begin() + static_cast<long>(expired));
-  if (!p.waiters.empty()) client_deadlines_.push({p.waiters.front().arrived_us + timeout_us, p.token, 0});
-  for (Waiter& w : passed) deadline_passed_(p, w);
+                             std::make_move_iterator(p.waiters.begin() + static_cast<long>(due)));
+  p.waiters.erase(p.waiters.begin(), p.waiters.begin() + static_cast<long>(due));
+  for (Waiter& w : passed) {
+    if (!deadline_passed_(p, w, timers_.given_up(w.arrived_us, now_us))) insert_by_arrival(p.held, std::move(w));
+    else --waiting_;
+  }
+  due = 0;
+  while (due < p.held.size() && timers_.given_up(p.held[due].arrived_us, now_us)) ++due;
+  passed.assign(std::make_move_iterator(p.held.begin()), std::make_move_iterator(p.held.begin() + static_cast<long>(due)));
+  p.held.erase(p.held.begin(), p.held.begin() + static_cast<long>(due));
+  for (Waiter& w : passed) deadline_passed_(p, w, true);
+  waiting_ -= passed.size();
+  // One entry per query: the earlier of the two lists' next timers.
+  std::uint64_t next = UINT64_MAX;
+  if (!p.waiters.empty()) next = timers_.next_us(p.waiters.front().arrived_us, false);
+  if (!p.held.empty()) next = std::min(next, timers_.next_us(p.held.front().arrived_us, true));
+  if (next != UINT64_MAX) client_deadlines_.push({next, p.token, 0});
 }
 
 TapProtocol UpstreamClient::tap_protocol(const Pending& p) const {
@@ -565,7 +623,12 @@ void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::ui
     return;
   }
   auto it = pending_.find(token & kTokenMask);
-  if (it == pending_.end() || it->second.fd < 0) return;
+  if (it == pending_.end()) return;
+  if (const unsigned slot = (token >> Pending::kEarlierEventShift) & 7; slot > 0) {
+    on_earlier_readable(it->second, slot - 1, now_us);
+    return;
+  }
+  if (it->second.fd < 0) return;
   if (it->second.tcp) on_tcp_event(it->second, events, now_us);
   else on_udp_readable(it->second, now_us);
 }
@@ -581,12 +644,21 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
     deadlines_.pop();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.generation != d.generation ||
-        (it->second.fd < 0 && it->second.stream < 0))
+        (it->second.fd < 0 && it->second.stream < 0 && !it->second.idle))
       continue;  // done
     Pending& p = it->second;
+    if (p.idle) {  // a wait for late replies that did not come
+      if (p.ends_us && now_us >= p.ends_us) finish(p.token, nullptr);
+      else fail_attempt(p, now_us);
+      continue;
+    }
     if (!p.probe && !p.trial)  // probes and trials: counted as such alone
       cache_.count(cache::Counter::upstream_timeouts);
     report_failure(p, UpstreamHealth::Failure::timeout, now_us);
+    if (p.ends_us && now_us >= p.ends_us) {  // the query resolution timer: no attempt after this one
+      finish(p.token, nullptr);
+      continue;
+    }
     if (p.stream >= 0) {  // the connection decides whether it looks dead (its other queries then fail over)
       const std::size_t index = static_cast<std::size_t>(p.stream);
       p.stream = -1;
@@ -594,6 +666,7 @@ void UpstreamClient::on_timeouts(std::uint64_t now_us) {
       streams_[index]->timed_out(p.id, p.token, now_us, events);
       take_stream_events(index, events, now_us, p.token);
     }
+    if (!p.tcp && !p.probe && !p.trial) keep_earlier(p);  // its reply may still come
     fail_attempt(p, now_us);
   }
   for (auto& stream : streams_) stream->close_if_idle(now_us);

@@ -9,7 +9,16 @@
 // matches ID and question exactly (and ECS); anything else on the socket is ignored and
 // the attempt keeps waiting. An attempt ends with an accepted answer, an error rcode or
 // ICMP refusal (next attempt at once), or its timeout (next attempt). After `attempts()`
-// attempts the waiters get SERVFAIL.
+// attempts, or query_timeout_ms after the query started (the query resolution timer,
+// client_timers.hpp: it cuts the attempt then running short), the waiters get stale or
+// SERVFAIL. At the defaults the attempts wait 1, 2 and 4 s: 7 s, within the 10 s.
+//
+// Late replies are answers: an attempt that timed out over UDP keeps its socket (up to
+// kMaxEarlier per query) until the query ends, and a reply to it that matches that
+// attempt's ID, question, 0x20 case and ECS is accepted as the current attempt's would be
+// (upstream_late_replies.cpp). A server that takes 1.2 s for a cold name answers the
+// first attempt while the second is out; a socket closed at its timeout would drop it.
+// It also counts for health as what it is: a reply, with its real RTT.
 //
 // Which upstream an attempt asks, and how long it waits, come from the host-wide
 // upstream health table (upstream_health.hpp; this client's side of it is
@@ -23,9 +32,12 @@
 // attempt's outcome goes to the table: the RTT of a reply (any rcode), a timeout, a
 // refusal. A down upstream gets no misses; once per interval one of its zone's misses
 // also sends it a probe (the zone's SOA, on the side: no client waits on it). When every
-// upstream of the zone is down, the miss ends at once (finish, not counted as the name's
-// failure: its waiters get a stale answer or SERVFAIL with EDE 22 from the completion)
-// rather than waiting on a dead server, and the probe learns when one is back.
+// upstream of the zone is down, the attempt goes to the one most recently heard from
+// (a last resort, at most down_after_timeouts in flight per upstream and worker); past
+// that bound, or when none ever replied, a query with earlier attempts out waits for
+// their late replies (an attempt that sends nothing), and a new one ends at once
+// (finish, not counted as the name's failure: its waiters get a stale answer or SERVFAIL
+// with EDE 22 from the completion). The probes go on meanwhile (upstream_health.hpp).
 //
 // 0x20 fallback (as Unbound's use-caps-for-id): a reply that matches in everything but
 // the name's case comes from a server that does not preserve case. It is not accepted;
@@ -37,7 +49,10 @@
 // nothing, so a server that lowercases costs one extra round trip per miss.
 //
 // Bounds (a random-subdomain flood must not exhaust descriptors or memory): at most
-// upstream_max_in_flight distinct queries per worker, and at most
+// kWaitersPerQuerySlot x upstream_max_in_flight clients waiting per worker (64 x 1,024 =
+// 65,536 at the defaults, 528 bytes each: 35 MB; a client may wait query_timeout_ms), past
+// which a miss is refused at once (Forwarded::overloaded: stale or SERVFAIL, counted
+// upstream_overload); at most upstream_max_in_flight distinct queries per worker, and at most
 // upstream_max_per_name per (qname, qtype, DO/CD) whatever the ECS subnet, counted over
 // every worker of the host (in_flight_names.hpp), so an off-path attacker cannot hold
 // many concurrent queries for one name. A miss over the per-name bound is refused at once
@@ -71,10 +86,12 @@
 //   - a name whose query failed (every attempt) goes into the host's failure cache
 //     (failure_cache.hpp, RFC 9520); while its window runs, forward() answers `failed`
 //     and no query is sent; a success clears it;
-//   - every client has a response deadline, stale.client_timeout_ms after its query came
-//     (RFC 8767's client response timer): when it passes, the client is handed back
-//     (DeadlinePassed) to be answered stale or with SERVFAIL + EDE, and the query goes on
-//     so that its answer refreshes the cache;
+//   - every client has the two timers of client_timers.hpp: when its response timer
+//     (stale.client_timeout_ms) passes it is handed back (DeadlinePassed) to be answered
+//     stale if a stale answer is held, else it keeps waiting; when its resolution timer
+//     (query_timeout_ms) passes it is handed back to be answered whatever is held (stale or
+//     SERVFAIL + EDE 22). The query goes on either way, so that its answer refreshes the
+//     cache;
 //   - refresh() starts a query nobody waits for (prefetch, stale-first answers).
 // What a client gets then (a stale answer with EDE 3/19, or SERVFAIL with EDE 22/23) is
 // the worker's choice (worker.cpp).
@@ -88,9 +105,14 @@
 // it open. The first query on a new connection waits the full attempt timeout (the
 // handshake is in it) and gives no RTT sample, as a TCP retry.
 //
-// Costs: one socket, one epoll registration and two hash-map entries per miss in flight.
-// Timeouts are a binary heap of deadlines (attempts have different timeouts).
+// Costs: one socket, one epoll registration and two hash-map entries per miss in flight,
+// plus the sockets of its earlier attempts kept for late replies: those count with the
+// queries against upstream_max_in_flight (the descriptor budget's upstream share,
+// descriptor_budget.hpp), and a new query takes the oldest kept one's place before it
+// jostles a query. Timeouts are a binary heap of deadlines (attempts have different
+// timeouts).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -106,6 +128,7 @@
 #include "dns/ecs_option.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_claims.hpp"
@@ -132,6 +155,20 @@ struct Waiter {
 };
 
 struct Pending {
+  // Earlier attempts of this query whose UDP socket stays open for a late reply.
+  static constexpr unsigned kMaxEarlier = 4;
+  // The epoll data of earlier attempt k's socket carries k + 1 in bits 49-51 (the query's
+  // token is bits 0-47, a kept connection's flag bit 48, the worker's tag bits 56-63).
+  static constexpr unsigned kEarlierEventShift = 49;
+  static_assert(kMaxEarlier < 8, "earlier slots fit bits 49-51 of the epoll data");
+  struct Earlier {
+    int fd = -1;  // -1: a free slot
+    std::uint16_t id = 0;
+    std::array<std::uint8_t, 255> qname_sent{};  // its 0x20 case
+    unsigned upstream = 0;
+    int health_row = -1;
+    std::uint64_t sent_us = 0;
+  };
   std::uint64_t token = 0;
   std::string dedup_key;
   std::array<std::uint8_t, 255> qname{};  // lowercase
@@ -148,7 +185,12 @@ struct Pending {
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   dns::EcsOption ecs;          // sent upstream
-  std::vector<Waiter> waiters;
+  std::vector<Waiter> waiters;  // in arrival order: their response timer runs (client_timers.hpp)
+  std::vector<Waiter> held;     // in arrival order: the response timer passed with nothing stale
+  std::uint64_t ends_us = 0;    // the query resolution timer: no attempt lives past it (0: probe, trial)
+  std::array<Earlier, kMaxEarlier> earlier;
+  bool idle = false;    // this attempt sends nothing (no upstream to ask): it waits for late replies
+  bool rescue = false;  // this attempt goes to a down upstream as the last resort (zone_rescues_)
   int fd = -1;
   unsigned attempt = 0;
   unsigned upstream = 0;
@@ -190,6 +232,10 @@ struct Pending {
   UpstreamQuestion question() const {
     return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
   }
+  // The question as earlier attempt `e` asked it: its ID and case, the rest the same.
+  UpstreamQuestion question_of(const Earlier& e) const {
+    return {e.id, {e.qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
+  }
 };
 
 class UpstreamClient {
@@ -198,10 +244,12 @@ public:
   // get a stale answer or SERVFAIL. Called before the host-wide claim is released, so
   // what it puts in the cache is there when waiting workers look.
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
-  // A waiter whose response deadline (stale.client_timeout_ms after it arrived) passed
-  // while its query goes on: it is taken out of the query and handed over to be answered
-  // now (stale or SERVFAIL); the query continues for the cache.
-  using DeadlinePassed = std::function<void(const Pending&, Waiter&)>;
+  // A waiter one of whose timers (client_timers.hpp) passed while its query goes on.
+  // given_up false (the response timer): answer it stale and return true if a stale answer
+  // is held, else return false and it keeps waiting. given_up true (the resolution
+  // timer): answer it now (stale or SERVFAIL) and return true. An answered waiter is out
+  // of the query; the query continues for the cache.
+  using DeadlinePassed = std::function<bool(const Pending&, Waiter&, bool given_up)>;
 
   // Host-wide tables shared by every worker (nullptr: a table private to this client):
   // `names`, the per-name counts; `failures`, the failure cache; `claims`, which worker
@@ -250,6 +298,9 @@ public:
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   std::size_t in_flight() const { return pending_.size(); }
+  // Clients waiting on this worker's queries (their waiters and held lists).
+  std::size_t waiting() const { return waiting_; }
+  static constexpr std::size_t kWaitersPerQuerySlot = 64;
   // dnstap (dnstap_writer.hpp): every query sent and reply read is handed to `tap`
   // (nullptr: none, the default).
   void set_dnstap(DnstapWriter* tap) { tap_ = tap; }
@@ -295,9 +346,40 @@ private:
   void finish(std::uint64_t token, const UpstreamAnswer* answer, bool failed = true);
   // How `p`'s current attempt travels, in dnstap's terms (a tls zone's stream is DOT).
   TapProtocol tap_protocol(const Pending& p) const;
-  // Hands over the waiters of p whose deadline has passed; re-arms for the next one.
+  // Hands over the waiters of p whose timer has passed; re-arms for the next one.
   void expire_waiters(Pending& p, std::uint64_t now_us);
+  // Adds w to p in arrival order, and arms its timer when it is the first to run out.
+  void add_waiter(Pending& p, Waiter&& w);
+  // The current attempt's socket (UDP or TCP) or kept connection query: closed, forgotten.
   void close_socket(Pending& p);
+  // An attempt's deadline, no later than the query's end.
+  static std::uint64_t clip(const Pending& p, std::uint64_t at_us) {
+    return p.ends_us && at_us > p.ends_us ? p.ends_us : at_us;
+  }
+
+  // Late replies (upstream_late_replies.cpp). The current UDP attempt, timed out, keeps
+  // its socket as an earlier attempt when the socket budget allows (else it is closed).
+  void keep_earlier(Pending& p);
+  void close_earlier(Pending& p, unsigned slot);
+  void close_all_earlier(Pending& p);
+  bool has_earlier(const Pending& p) const;
+  // An attempt that sends nothing: p waits until `until_us` (at most its end) for late
+  // replies to its earlier attempts. False (nothing set): none is open, or p has ended.
+  bool wait_for_late(Pending& p, std::uint64_t now_us, std::uint64_t until_us);
+  // A datagram on earlier attempt `slot`'s socket: a late reply is taken like the current
+  // attempt's (finish), an error rcode or refusal closes that socket only.
+  void on_earlier_readable(Pending& p, unsigned slot, std::uint64_t now_us);
+  // Closes the oldest kept socket of any query: room for a new query. False: none kept.
+  bool shed_earlier();
+  // Upstream sockets of this worker: queries (probes, trials) and kept earlier attempts.
+  std::size_t sockets_in_use() const { return pending_.size() + earlier_open_; }
+  unsigned earlier_open_ = 0;
+  struct EarlierRef {
+    std::uint64_t token;
+    unsigned slot;
+    int fd;
+  };
+  std::deque<EarlierRef> earlier_order_;  // kept sockets, oldest first (closed ones dropped lazily)
 
   int epoll_fd_;
   std::uint64_t tag_;
@@ -328,6 +410,8 @@ private:
   // Clients' response deadlines: one entry per query for its oldest waiter (generation
   // unused); expire_waiters() pushes the next.
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
+  ClientTimers timers_;
+  std::size_t waiting_ = 0;  // clients in every query's waiters and held (bound: kWaitersPerQuerySlot)
   // Queries in the order they started (finished ones are dropped lazily from the front):
   // the oldest is the one a full table gives up. Bounded by the misses started within
   // the longest a query can live (every attempt's timeout).
@@ -343,9 +427,14 @@ private:
   // Upstream health (upstream_client_health.cpp).
   void init_health(UpstreamHealth* shared);
   // Picks this attempt's upstream into p.upstream (and p.health_row, p.tried), unless one
-  // was picked for this attempt already; starts the zone's due probes. False: every
-  // upstream of the zone is down.
+  // was picked for this attempt already; starts the zone's due probes. Every upstream of
+  // the zone down: the last resort (rescue_upstream). False: none to ask.
   bool pick_upstream(Pending& p, std::uint64_t now_us);
+  // Every upstream of p's zone is down: the one most recently heard from, while it has
+  // fewer than down_after_timeouts such attempts in flight from this worker; -1: none
+  // (past the bound, or none ever replied: nothing says one is alive).
+  int rescue_upstream(const Pending& p) const;
+  void end_rescue(Pending& p);
   void start_probe(unsigned zone, unsigned upstream, std::uint64_t token, std::uint64_t now_us);
   // A probe's reply: true when it ended the probe (false: not its reply, keep reading).
   bool take_probe_reply(Pending& p, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
@@ -359,6 +448,9 @@ private:
   void retire_trial(Pending& t);
   void report_sent(Pending& p);
   void report_reply(Pending& p, std::uint64_t now_us);
+  // A reply on `row` (any query of this worker): RTT sample `rtt_us` (0: none); logs the
+  // row's coming back.
+  void report_reply_row(int row, std::uint64_t rtt_us, std::uint64_t now_us, bool probe);
   void report_failure(Pending& p, UpstreamHealth::Failure f, std::uint64_t now_us);
   // The current attempt's timeout (microseconds); records the RTO it came from.
   std::uint64_t attempt_timeout(Pending& p);
@@ -366,6 +458,7 @@ private:
   std::unique_ptr<UpstreamHealth> own_health_;  // when no shared table was given
   std::vector<std::vector<int>> zone_rows_;     // per zone, per upstream: its health row (-1: none)
   std::vector<std::vector<unsigned>> zone_trials_;  // per zone, per upstream: this worker's trials in flight
+  std::vector<std::vector<unsigned>> zone_rescues_;  // per zone, per upstream: last-resort attempts in flight
 
   // Transport tcp/tls: per zone, per upstream, its kept connection in streams_ (-1: udp).
   // Its epoll data is tag_ | kStreamFlag | index.

@@ -37,6 +37,7 @@ void UpstreamClient::init_health(UpstreamHealth* shared) {
   }
   zone_rows_.resize(zones_.size());
   zone_trials_.resize(zones_.size());
+  zone_rescues_.resize(zones_.size());
   for (std::size_t z = 0; z < zones_.size(); ++z)
     for (const Endpoint& e : zones_[z].upstreams) {
       const int row = health_->find(e);
@@ -44,6 +45,7 @@ void UpstreamClient::init_health(UpstreamHealth* shared) {
       // when a reload found the table full (logged there).
       zone_rows_[z].push_back(row);
       zone_trials_[z].push_back(0);
+      zone_rescues_[z].push_back(0);
     }
 }
 
@@ -61,8 +63,13 @@ bool UpstreamClient::pick_upstream(Pending& p, std::uint64_t now_us) {
   int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, arc4random(),
                                    &down);
   if (down > 0) cache_.count(cache::Counter::upstream_down_skips);
-  if (pick < 0) return false;
   p.trial_upstream = ~0u;
+  if (pick < 0) {  // every upstream of the zone is down: the last resort, if any
+    pick = rescue_upstream(p);
+    if (pick < 0) return false;
+    p.rescue = true;
+    ++zone_rescues_[p.zone][static_cast<std::size_t>(pick)];
+  }
   if (const int partner = trial_partner(*health_, rows, p.tried, pick); partner >= 0) {
     // The picked upstream is on trial: the client's query goes to the partner and a copy
     // to it, while it has fewer than down_after_timeouts trials in flight from this
@@ -82,14 +89,35 @@ bool UpstreamClient::pick_upstream(Pending& p, std::uint64_t now_us) {
   if (p.upstream < 64) p.tried |= 1ull << p.upstream;
   p.picked_for = p.attempt;
   p.failover = false;
-  for (std::size_t i = 0; i < rows.size() && i < 64 && !p.failover; ++i)
+  for (std::size_t i = 0; i < rows.size() && i < 64 && !p.failover && !p.rescue; ++i)
     p.failover = !(p.tried >> i & 1) && (rows[i] < 0 || !health_->down(static_cast<unsigned>(rows[i])));
   return true;
 }
 
+int UpstreamClient::rescue_upstream(const Pending& p) const {
+  const std::vector<int>& rows = zone_rows_[p.zone];
+  int best = -1;
+  std::uint64_t best_reply = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || zone_rescues_[p.zone][i] >= cfg_.upstream_health.down_after_timeouts) continue;
+    const std::uint64_t at = health_->last_reply_us(static_cast<unsigned>(rows[i]));
+    if (at > best_reply) {
+      best = static_cast<int>(i);
+      best_reply = at;
+    }
+  }
+  return best;
+}
+
+void UpstreamClient::end_rescue(Pending& p) {
+  if (!p.rescue) return;
+  --zone_rescues_[p.zone][p.upstream];
+  p.rescue = false;
+}
+
 void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t token, std::uint64_t now_us) {
   const int row = zone_rows_[zone][upstream];
-  if (pending_.size() >= cfg_.upstream_max_in_flight) {  // no room: the next miss may try
+  if (sockets_in_use() >= cfg_.upstream_max_in_flight) {  // no room: the next miss may try
     health_->end_probe(static_cast<unsigned>(row), token, UpstreamHealth::ProbeEnd::cancelled, now_us,
                        cfg_.upstream_health);
     return;
@@ -118,7 +146,7 @@ void UpstreamClient::start_probe(unsigned zone, unsigned upstream, std::uint64_t
 void UpstreamClient::start_trial(Pending& p, std::uint64_t now_us) {
   const unsigned upstream = p.trial_upstream;
   p.trial_upstream = ~0u;
-  if (upstream == ~0u || pending_.size() >= cfg_.upstream_max_in_flight) return;
+  if (upstream == ~0u || sockets_in_use() >= cfg_.upstream_max_in_flight) return;
   const std::uint64_t id = next_token_++ & ((1ull << 48) - 1);
   Pending& t = pending_[id];
   t.token = id;
@@ -194,15 +222,21 @@ void UpstreamClient::report_sent(Pending& p) {
   if (p.health_row >= 0) health_->sent(static_cast<unsigned>(p.health_row));
 }
 
+void UpstreamClient::report_reply_row(int health_row, std::uint64_t rtt_us, std::uint64_t now_us, bool probe) {
+  if (health_row < 0) return;
+  const unsigned row = static_cast<unsigned>(health_row);
+  if (health_->replied(row, rtt_us, now_us))
+    spdlog::info("upstream {} is back: it answered {}; misses go to it again", health_->endpoint_text(row),
+                 probe ? "a probe" : "a query");
+}
+
 void UpstreamClient::report_reply(Pending& p, std::uint64_t now_us) {
   if (p.health_row < 0) return;
   const unsigned row = static_cast<unsigned>(p.health_row);
   // A TCP exchange's time includes the handshake: no RTT sample, only a sign of life.
   // A query on a kept connection that was ready: the server's RTT.
   const std::uint64_t rtt_us = p.tcp && !p.stream_warm ? 0 : std::max<std::uint64_t>(now_us - p.sent_us, 1);
-  if (health_->replied(row, rtt_us, now_us))
-    spdlog::info("upstream {} is back: it answered {}; misses go to it again", health_->endpoint_text(row),
-                 p.probe ? "a probe" : "a query");
+  report_reply_row(p.health_row, rtt_us, now_us, p.probe);
   if (p.probe_token) {
     health_->end_probe(row, p.probe_token, UpstreamHealth::ProbeEnd::alive, now_us, cfg_.upstream_health);
     p.probe_token = 0;

@@ -140,8 +140,10 @@ bool UpstreamHealth::failed(unsigned row, Failure f, std::uint64_t sent_us, std:
     r.refusals.fetch_add(1, std::memory_order_relaxed);
   }
   if (!counts) return false;
-  // A server that replied after this attempt left is alive: the failure is the name's.
-  if (r.last_reply.load(std::memory_order_seq_cst) > sent_us) return false;
+  // A server that replied to anything within the attempt's RTO window (from one RTO
+  // before it left until now) is alive: the failure is the name's.
+  const std::uint64_t window_us = std::min<std::uint64_t>(sent_us, attempt_rto_us ? attempt_rto_us : kUnknownRtoUs);
+  if (r.last_reply.load(std::memory_order_seq_cst) > sent_us - window_us) return false;
   if (r.down_since.load(std::memory_order_seq_cst) != 0) return false;  // down already: probes decide
   const std::uint32_t n = r.consecutive.fetch_add(1, std::memory_order_seq_cst) + 1;
   if (n < std::max(1u, cfg.down_after_timeouts)) return false;
@@ -150,12 +152,16 @@ bool UpstreamHealth::failed(unsigned row, Failure f, std::uint64_t sent_us, std:
   r.backoff_ms.store(cfg.down_backoff_initial_ms, std::memory_order_relaxed);
   r.next_probe.store(now_us + cfg.down_backoff_initial_ms * 1000ull, std::memory_order_seq_cst);
   // A reply that landed after the check above: the server is alive after all.
-  if (r.last_reply.load(std::memory_order_seq_cst) > sent_us) {
+  if (r.last_reply.load(std::memory_order_seq_cst) > sent_us - window_us) {
     std::uint64_t mine = now_us;
     if (r.down_since.compare_exchange_strong(mine, 0, std::memory_order_seq_cst)) return false;
   }
   r.downs.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+std::uint64_t UpstreamHealth::last_reply_us(unsigned row) const {
+  return at(row).last_reply.load(std::memory_order_relaxed);
 }
 
 bool UpstreamHealth::down(unsigned row) const { return at(row).down_since.load(std::memory_order_relaxed) != 0; }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena-lab bench outage`: does the cache absorb upstream failures? Four scenarios
-// (outage_scenarios.hpp: outage, dead-first, join, prefetch), each run against
+// `dnsarena-lab bench outage`: does the cache absorb upstream failures? Five scenarios
+// (outage_scenarios.hpp: outage, dead-first, join, prefetch, slow), each run against
 // `dnsarena serve` and against Unbound configured the same way (outage_resolvers.hpp), in
 // the same run, one after the other on loopback, each with fresh synthetic upstreams.
 // One row per judged figure and resolver with its target and whether it was met; a
@@ -39,19 +39,20 @@ using Clock = std::chrono::steady_clock;
 
 struct OutageCommand {
   OutageOptions options;
-  bool quick = false, json = false, check = false, no_unbound = false;
+  bool quick = false, json = false, check = false, no_unbound = false, slow = false;
   std::string only;
   std::string serve_binary;
   std::string serve_keys = "auto";
 };
 
-const char* const kOutageScenarios[] = {"outage", "dead-first", "join", "prefetch"};
+const char* const kOutageScenarios[] = {"outage", "dead-first", "join", "prefetch", "slow"};
 
 using ScenarioFn = ScenarioRun (*)(const OutageContext&, const ResolverKind&);
 ScenarioFn scenario_fn(const std::string& name) {
   if (name == "outage") return run_outage_scenario;
   if (name == "dead-first") return run_dead_first_scenario;
   if (name == "join") return run_join_scenario;
+  if (name == "slow") return run_slow_scenario;
   return run_prefetch_scenario;
 }
 
@@ -74,7 +75,11 @@ nlohmann::json options_json(const OutageOptions& o) {
           {"prefetch_rate", o.prefetch_rate},
           {"prefetch_seconds", o.prefetch_seconds},
           {"prefetch_ttl_s", o.prefetch_ttl_s},
-          {"prefetch_delay_ms", o.prefetch_delay_ms}};
+          {"prefetch_delay_ms", o.prefetch_delay_ms},
+          {"slow_names", o.slow_names},
+          {"slow_fast_after", o.slow_fast_after},
+          {"slow_client_timeout_s", o.slow_client_timeout_s},
+          {"slow_every_query", o.slow_every_query}};
 }
 
 int run_outage_bench(const OutageCommand& c) {
@@ -178,14 +183,17 @@ void add_bench_outage_command(CLI::App& bench) {
       "  dead-first  the first of two upstreams dead: p99 miss latency (<= 2 x the live one's RTT + 1 ms)\n"
       "  join        many clients ask one uncached name at once: upstream queries (exactly 1)\n"
       "  prefetch    one popular name with a short TTL: client-visible misses (0), extra upstream load\n"
+      "  slow        an upstream slow by 1.2/2.5/4 s for some names, nothing stale: share answered within a\n"
+      "              stub's 5 s and latency (all), then fast names answered right after (100%)\n"
       "serve's stale/failure_cache/prefetch keys are left out when the serve binary does not know them\n"
       "(--serve-keys auto).");
   OutageOptions& o = c->options;
   cmd->add_flag("--quick", c->quick, "every figure small (about two minutes for all; one scenario: the ctest)");
   cmd->add_flag("--json", c->json, "print one JSON object");
   cmd->add_flag("--check", c->check, "exit 1 when a target of serve is missed or a scenario failed");
-  cmd->add_option("--only", c->only, "run one scenario: outage, dead-first, join, prefetch")
-      ->check(CLI::IsMember({"outage", "dead-first", "join", "prefetch"}));
+  cmd->add_option("--only", c->only, "run one scenario: outage, dead-first, join, prefetch, slow")
+      ->check(CLI::IsMember({"outage", "dead-first", "join", "prefetch", "slow"}));
+  cmd->add_flag("--slow", c->slow, "run the slow scenario alone (as --only slow)");
   cmd->add_flag("--no-unbound", c->no_unbound, "run serve only");
   cmd->add_option("--serve-binary", c->serve_binary, "the dnsarena program whose serve is measured (default: the dnsarena beside this program, else on PATH)")
       ->check(CLI::ExistingFile);
@@ -220,8 +228,18 @@ void add_bench_outage_command(CLI::App& bench) {
   cmd->add_option("--prefetch-seconds", o.prefetch_seconds, "prefetch: how long")->check(CLI::Range(1.0, 3600.0))->capture_default_str();
   cmd->add_option("--prefetch-ttl", o.prefetch_ttl_s, "prefetch: the name's TTL, seconds")->check(CLI::Range(1u, 600u))->capture_default_str();
   cmd->add_option("--prefetch-delay-ms", o.prefetch_delay_ms, "prefetch: the upstream's delay")->check(CLI::Range(2u, 5000u))->capture_default_str();
+  cmd->add_option("--slow-names", o.slow_names, "slow: names per delay (1.2, 2.5, 4 s), asked at once")->check(CLI::Range(1u, 1000u))->capture_default_str();
+  cmd->add_option("--slow-fast-after", o.slow_fast_after, "slow: fast names asked right after")->check(CLI::Range(1u, 10000u))->capture_default_str();
+  cmd->add_option("--slow-client-timeout", o.slow_client_timeout_s, "slow: seconds a stub waits")->check(CLI::Range(1.0, 30.0))->capture_default_str();
+  cmd->add_flag("--slow-every-query", o.slow_every_query,
+                "slow: every query of a slow name takes its delay, retries included (default: a cold name at a "
+                "recursive upstream, resolved once)");
   cmd->callback([c, cmd] {
     OutageCommand run = *c;
+    if (run.slow) {
+      if (!run.only.empty() && run.only != "slow") throw CLI::ValidationError("--slow", "is --only slow");
+      run.only = "slow";
+    }
     if (run.quick) {
       run.options.make_quick();
       // Figures given explicitly still win over --quick's.

@@ -20,6 +20,11 @@
 //               client-visible misses (an answer later than D2/2 carrying a freshly
 //               fetched TTL, a failure or a loss; target 0), and upstream queries against the S/T2 refreshes an expiring
 //               entry needs (the extra upstream load prefetch costs).
+//   slow        one upstream, slow for some names (1.2, 2.5 and 4 s; the others at once),
+//               nothing stale: of N names per delay asked at once by stubs that wait 5 s,
+//               the share answered with data and the latency (target: all), then the
+//               share of F fresh fast names answered right after (target 100%)
+//               (outage_slow_scenario.cpp).
 // Responses count as "answered within the response timer" when NOERROR arrived within
 // the timer plus a slack (a resolver answering stale when its timer fires replies just
 // after it: Unbound at 1,802 ms); clients wait `client_timeout_s` (a stub's 3 s).
@@ -60,6 +65,11 @@ struct OutageOptions {
   double prefetch_seconds = 60;
   unsigned prefetch_ttl_s = 10;
   unsigned prefetch_delay_ms = 100;
+  // slow
+  unsigned slow_names = 5;           // per delay
+  unsigned slow_fast_after = 20;
+  double slow_client_timeout_s = 5;  // the stub's wait
+  bool slow_every_query = false;     // every query of a slow name is slow (else: its first, as a cold name)
 
   // Every figure small: all four scenarios for both resolvers in about two minutes.
   void make_quick();
@@ -87,5 +97,6 @@ ScenarioRun run_outage_scenario(const OutageContext& ctx, const ResolverKind& re
 ScenarioRun run_dead_first_scenario(const OutageContext& ctx, const ResolverKind& resolver);
 ScenarioRun run_join_scenario(const OutageContext& ctx, const ResolverKind& resolver);
 ScenarioRun run_prefetch_scenario(const OutageContext& ctx, const ResolverKind& resolver);
+ScenarioRun run_slow_scenario(const OutageContext& ctx, const ResolverKind& resolver);
 
 }  // namespace dnsarena::bench

@@ -88,3 +88,34 @@ TEST_CASE("bench outage --quick --json --only join: one JSON object with sane fi
   REQUIRE(served.contains("upstream_queries"));
   CHECK(served["upstream_queries"].get<double>() >= rounds);
 }
+
+TEST_CASE("bench outage --slow --slow-every-query --check: serve answers every slow name within the stub's 5 s and "
+          "every fast one after",
+          "[bench][outage][slow][process]") {
+  int status = 0;
+  const std::string out = dnsarena::common::run_and_capture(
+      {DNSARENA_BIN, "bench", "outage", "--slow", "--slow-every-query", "--slow-names", "3", "--no-unbound", "--json",
+       "--check"},
+      status, std::chrono::seconds(60));
+  INFO(out);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // --check: every target of serve met
+  const nlohmann::json j = nlohmann::json::parse(out);
+  std::set<std::string> scenarios;
+  for (const auto& row : j["rows"]) {
+    scenarios.insert(row["scenario"].get<std::string>());
+    CHECK(row["server"] == "dnsarena");
+    CHECK(row["met"] == true);
+  }
+  CHECK(scenarios == std::set<std::string>{"slow-1200ms", "slow-2500ms", "slow-4000ms", "slow-fast-after"});
+  const nlohmann::json& d = j["scenarios"]["slow"]["dnsarena"];
+  REQUIRE(d["slow"].size() == 3);
+  for (const auto& g : d["slow"]) {
+    CHECK(g["answered_with_data"] == 3);
+    // Answered when the upstream answered, not at a timer.
+    CHECK(g["latency_ms_max"].get<double>() >= g["upstream_delay_ms"].get<double>() - 50);
+    CHECK(g["latency_ms_max"].get<double>() < g["upstream_delay_ms"].get<double>() + 1000);
+  }
+  CHECK(d["fast_answered_with_data"] == 20);
+  CHECK(d["every_query_slow"] == true);
+}

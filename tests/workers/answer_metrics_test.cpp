@@ -250,9 +250,9 @@ TEST_CASE("policy counters: per zone and trigger kind, summed over forked worker
   INFO(text);
   for (const std::string& e : p.errors) INFO(e);
   CHECK(p.errors.empty());
-  CHECK(p.types.at("dnsarena_policy_hits_total") == "counter");
-  CHECK(p.value("dnsarena_policy_hits_total{zone=\"rpz.example.\",trigger=\"cname_chain\"}") == kEach / 2);
-  CHECK(p.value("dnsarena_policy_hits_total{zone=\"local\",trigger=\"client_ip\"}") == 0);
-  CHECK(text.find("dnsarena_policy_hits_total{zone=\"we\\\"ird\\\\zone.\",trigger=\"qname\"} 0\n") !=
+  CHECK(p.types.at("dnsarena_policy_zone_hits_total") == "counter");
+  CHECK(p.value("dnsarena_policy_zone_hits_total{zone=\"rpz.example.\",trigger=\"cname_chain\"}") == kEach / 2);
+  CHECK(p.value("dnsarena_policy_zone_hits_total{zone=\"local\",trigger=\"client_ip\"}") == 0);
+  CHECK(text.find("dnsarena_policy_zone_hits_total{zone=\"we\\\"ird\\\\zone.\",trigger=\"qname\"} 0\n") !=
         std::string::npos);  // the label value escaped
 }

@@ -246,6 +246,19 @@ TEST_CASE("upstream_health: defaults, the keys of configs/serve.yaml, and errors
   CHECK_THROWS_WITH(inverted.validate(), Catch::Contains("down_backoff_initial_ms <= down_backoff_max_ms"));
 }
 
+TEST_CASE("query_timeout_ms: default 10 s, the shipped config's value, bounds named in the error", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  CHECK(load_serve_config(write_file("workers: 1\n")).query_timeout_ms == 10000);
+  CHECK(load_serve_config(DNSARENA_SOURCE_DIR "/configs/serve.yaml").query_timeout_ms == 10000);
+  CHECK(load_serve_config(write_file("query_timeout_ms: 4000\n")).query_timeout_ms == 4000);
+  const std::string zero = write_file("query_timeout_ms: 0\n");
+  CHECK_THROWS_WITH(load_serve_config(zero), Catch::Contains("'query_timeout_ms'"));
+  const std::string huge = write_file("query_timeout_ms: 600001\n");
+  CHECK_THROWS_WITH(load_serve_config(huge), Catch::Contains("'query_timeout_ms'"));
+  const std::string text = write_file("query_timeout_ms: soon\n");
+  CHECK_THROWS_WITH(load_serve_config(text), Catch::Contains("'query_timeout_ms'"));
+}
+
 TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][stats]") {
   const std::uint16_t metrics_port = free_port();
   Service s;

@@ -226,6 +226,8 @@ Zone lookup(const Question& q) {
     z.ns.push_back(soa());
   } else if (name == "ecs.test." && qtype == 1) {
     z.an.push_back({{}, 1, 300, {10, q.ecs_addr[1], q.ecs_addr[2], 1}});
+  } else if (qtype == 1 && name.size() > 10 && name.ends_with(".host.test.")) {
+    z.an.push_back({{}, 1, 300, {192, 0, 2, 100}});
   } else {
     z.rcode = 3;
     z.ns.push_back(soa());
@@ -280,6 +282,29 @@ Bytes build_reply(const std::uint8_t* buf, std::size_t n, UpstreamMode mode, boo
   out.insert(out.end(), opt.begin(), opt.end());
   if (mode == UpstreamMode::wrong_id) out[1] ^= 0x5A;
   return out;
+}
+
+// The delay a name asks for with its first label (test_upstream.hpp): slow<N> and
+// once<N> (N ms, digits up to the first non-digit); 0 and false for other names.
+struct NameDelay {
+  std::chrono::milliseconds delay{0};
+  bool once = false;
+};
+NameDelay name_delay(const std::string& lower_name) {
+  NameDelay d;
+  std::size_t pos = 0;
+  if (lower_name.starts_with("slow")) pos = 4;
+  else if (lower_name.starts_with("once")) pos = 4, d.once = true;
+  else return d;
+  unsigned ms = 0;
+  std::size_t digits = 0;
+  while (pos < lower_name.size() && digits < 6 && lower_name[pos] >= '0' && lower_name[pos] <= '9') {
+    ms = ms * 10 + static_cast<unsigned>(lower_name[pos++] - '0');
+    ++digits;
+  }
+  if (digits == 0) return {};
+  d.delay = std::chrono::milliseconds(ms);
+  return d;
 }
 
 }  // namespace
@@ -388,9 +413,31 @@ void TestUpstream::serve_tcp_connection(int conn) {
 
 void TestUpstream::loop() {
   std::uint8_t buf[4096];
+  // Replies held back by a slow<N>/once<N> name: sent when due, in due order.
+  struct Held {
+    std::chrono::steady_clock::time_point due;
+    sockaddr_storage to;
+    socklen_t to_len;
+    Bytes reply;
+  };
+  std::vector<Held> held;
+  std::set<std::string> answered_once;  // once<N> names already answered
   while (!stop_) {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = held.begin(); it != held.end();) {
+      if (it->due > now) {
+        ++it;
+        continue;
+      }
+      ::sendto(fd_, it->reply.data(), it->reply.size(), 0, reinterpret_cast<sockaddr*>(&it->to), it->to_len);
+      it = held.erase(it);
+    }
+    int wait_ms = 50;
+    for (const Held& h : held)
+      wait_ms = std::min<int>(wait_ms, static_cast<int>(std::max<std::int64_t>(
+                                           0, std::chrono::ceil<std::chrono::milliseconds>(h.due - now).count())));
     pollfd p[2] = {{fd_, POLLIN, 0}, {tcp_fd_, POLLIN, 0}};
-    if (::poll(p, 2, 50) <= 0) continue;
+    if (::poll(p, 2, wait_ms) <= 0) continue;
     if (p[1].revents & POLLIN) {
       const int conn = ::accept4(tcp_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (conn >= 0) serve_tcp_connection(conn);
@@ -403,8 +450,15 @@ void TestUpstream::loop() {
     ++queries_;
     const UpstreamMode mode = mode_.load();
     if (!record(buf, static_cast<std::size_t>(n)) || mode == UpstreamMode::silent) continue;
-    const Bytes out = build_reply(buf, static_cast<std::size_t>(n), mode, false);
+    Bytes out = build_reply(buf, static_cast<std::size_t>(n), mode, false);
     if (out.empty()) continue;
+    Question q;
+    if (mode == UpstreamMode::normal && read_question(buf, static_cast<std::size_t>(n), q))
+      if (const NameDelay d = name_delay(q.qname); d.delay.count() > 0) {
+        if (d.once && !answered_once.insert(q.qname).second) continue;  // a retry of a once<N> name: no reply
+        held.push_back({std::chrono::steady_clock::now() + d.delay, from, flen, std::move(out)});
+        continue;
+      }
     if (const auto delay = std::chrono::microseconds(delay_us_.load()); delay.count() > 0)
       std::this_thread::sleep_for(delay);  // one query at a time: for sequential clients
     const int send_fd = mode == UpstreamMode::wrong_port ? other_fd_ : fd_;

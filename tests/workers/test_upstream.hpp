@@ -2,7 +2,11 @@
 // A tiny authoritative responder for the serve tests, on a thread of the test process.
 //
 // It answers a fixed zone "test." over UDP and TCP on 127.0.0.1 (a free port) and counts
-// the queries it receives, so a test can prove that an answer came from the cache. Over
+// the queries it receives, so a test can prove that an answer came from the cache.
+// A name whose first label starts with slow<N> (slow1200x.host.test.) is answered over
+// UDP N ms after each query for it arrives, and once<N> only the first query for it
+// (later ones get no reply: a reply that comes must be the first attempt's): a recursive
+// upstream on a cold name. Held replies do not hold back the others (normal mode only). Over
 // UDP an answer larger than the query's EDNS size (512 without EDNS) is sent as Knot
 // does: TC, no records. DNSSEC records (fake signatures, signer "test.") are sent only
 // when the query has DO. A mode switch makes it hostile: reply with a wrong ID, from
@@ -31,6 +35,7 @@
 //   cname.test.     ANY    the CNAME alone
 //   multi.test.     ANY    A (2 records), AAAA, TXT
 //   ad.test.        A      192.0.2.13 with AD set (as a validating resolver would claim)
+//   *.host.test.    A      192.0.2.100 (any name of at least one label under host.test.)
 //   other names     any    NXDOMAIN, SOA (negative TTL 300 = SOA MINIMUM)
 #pragma once
 #include <atomic>

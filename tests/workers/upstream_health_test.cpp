@@ -164,6 +164,32 @@ TEST_CASE("upstream health: down after N silent attempts, and a server that repl
   CHECK_FALSE(h.replied(r, 2000, t + 601 * kMs));
 }
 
+TEST_CASE("upstream health: a reply within an attempt's RTO window keeps its timeout from counting toward down",
+          "[upstream_health]") {
+  // Slow names at a live server: it answered another query shortly before (or while)
+  // each attempt was out; those timeouts are the names', however many.
+  UpstreamHealth h(1, false);
+  const unsigned r = static_cast<unsigned>(h.add(Endpoint::parse("192.0.2.1:53")));
+  const auto c = policy(3);
+  const std::uint64_t rto = 400 * kMs;
+  h.replied(r, 5 * kMs, 10000 * kMs);
+  for (int i = 0; i < 10; ++i)  // sent 300 ms after that reply: within one RTO of it
+    CHECK_FALSE(h.failed(r, kTimeout, 10300 * kMs, rto, 11300 * kMs, c, true));
+  CHECK(h.snapshot(r, 11300 * kMs).consecutive == 0);
+  CHECK_FALSE(h.down(r));
+  // Sent more than an RTO after the last reply, none answered: a silent server, down
+  // after three as before.
+  CHECK_FALSE(h.failed(r, kTimeout, 10500 * kMs, rto, 11500 * kMs, c, true));
+  CHECK_FALSE(h.failed(r, kTimeout, 10500 * kMs, rto, 11500 * kMs, c, true));
+  CHECK(h.failed(r, kTimeout, 10500 * kMs, rto, 11500 * kMs, c, true));
+  CHECK(h.down(r));
+  // A late reply (to any of them) is a reply: up again, its RTT a real sample.
+  CHECK(h.replied(r, 1200 * kMs, 11700 * kMs));
+  CHECK_FALSE(h.down(r));
+  CHECK(h.rank_us(r) > 100 * kMs);
+  CHECK(h.last_reply_us(r) == 11700 * kMs);
+}
+
 TEST_CASE("upstream health: one probe at a time, due after the backoff, which doubles up to the max",
           "[upstream_health]") {
   UpstreamHealth h(1, false);
@@ -346,11 +372,13 @@ TEST_CASE("upstream health: an unproven upstream is put on trial beside the best
   CHECK(trial_partner(h, rows, 0, 0) == 3);
   // ...and a proven picked upstream is never on trial.
   CHECK(trial_partner(h, rows, 0, 3) == -1);
-  // A timeout since its last reply puts a proven upstream back on trial; a reply ends it.
-  h.failed(row(3), kTimeout, 2 * kMs, h.rto_us(row(3)), 3 * kMs, c, true);
+  // A timeout of an attempt sent more than an RTO after its last reply puts a proven
+  // upstream back on trial; a reply ends it.
+  const std::uint64_t sent = 1 * kMs + h.rto_us(row(3)) + 1;
+  h.failed(row(3), kTimeout, sent, h.rto_us(row(3)), sent + 1 * kMs, c, true);
   CHECK_FALSE(h.proven(row(3)));
   CHECK(trial_partner(h, rows, 0, 3) == 0);
-  h.replied(row(3), 200 * kMs, 4 * kMs);
+  h.replied(row(3), 200 * kMs, sent + 2 * kMs);
   CHECK(h.proven(row(3)));
   // Partners are up and not yet tried by the query.
   CHECK(trial_partner(h, rows, 1ull << 3, 0) == 1);

@@ -58,7 +58,7 @@ TEST_CASE("refresh: no upstream query once a fresh entry newer than the one that
   REQUIRE(ep.fd >= 0);
   UpstreamClient client(
       ep.fd, 0, cfg, cache, [](workers::Pending&, const workers::UpstreamAnswer*) {},
-      [](const workers::Pending&, workers::Waiter&) {}, {});
+      [](const workers::Pending&, workers::Waiter&, bool) { return true; }, {});
   const std::uint32_t now = cache::wall_clock_now();
 
   // Prefetch: a worker saw an entry inserted 5 s before the one cached now (someone

@@ -32,6 +32,7 @@
 #include "workers/upstream_client.hpp"
 #include "workers/upstream_health.hpp"
 #include "workers/upstream_snapshot.hpp"
+#include "workers/ad_trust.hpp"
 #include "workers/answer_snapshot.hpp"
 #include "workers/worker.hpp"
 
@@ -100,10 +101,14 @@ struct HostTables {
   HostTables(unsigned workers)
       : names(InFlightNames::kRowsPerWorkerIndex * workers, true),
         failures(FailureCache::kDefaultBuckets, true),
-        claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true) {}
+        claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true),
+        answer_slots(AnswerSlots::kDefaultSlots, true),
+        ad_trust(true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
+  AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
+  AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
@@ -154,6 +159,8 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
                             &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
                             &host.cookie_secrets, host.policy ? &host.policy->view() : nullptr};
       sockets.doh = listen.doh;
+      sockets.answer_slots = &host.answer_slots;
+      sockets.ad_trust = &host.ad_trust;
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -256,6 +263,10 @@ private:
   // keeps the running policy.
   void reload_policy(const std::string& changed_file);
   void reload_workers();
+  // After a reload that took AD trust away (ad_trust_revoked_), once no retired worker is
+  // left: the cut moves from every entry to now (ad_trust.hpp).
+  void settle_ad_trust();
+  bool ad_trust_revoked_ = false;
   // SIGKILLs and reaps a worker retired by an earlier reload that still owns `row`.
   void end_retiring_on_row(unsigned row);
   // A row of worker index `index` that no live process writes (not `current`, the row of
@@ -448,6 +459,8 @@ void Supervisor::start_workers() {
   host_->health = upstream_health_.get();
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
+  // What an earlier run cached was fetched under a config not known here (ad_trust.hpp).
+  host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now());
   host_->policy = std::move(initial_policy_);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {
@@ -556,6 +569,7 @@ void Supervisor::reload() {
     return;
   }
   ServiceNotify::reloading();
+  bool revoked = false;  // some name's AD trusted before, not now
   try {
     ServeConfig next = opt_.reload_config();
     keep_fixed_settings(cfg_, next);
@@ -564,6 +578,7 @@ void Supervisor::reload() {
     // image stays mapped in the retiring workers until they exit (policy/sealed_image.hpp).
     std::unique_ptr<policy::ZoneFileWatch> watch = watch_policy_files(next.policy);
     std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy);
+    revoked = ad_trust_revoked(cfg_, next);
     cfg_ = std::move(next);
     host_->policy = std::move(policy);
     policy_watch_ = std::move(watch);
@@ -578,7 +593,15 @@ void Supervisor::reload() {
   if (reload_cookie_secrets(host_->cookie_secrets, cfg_.cookie_secret))
     spdlog::info("reload: new cookie_secret; cookies made under the previous one stay valid until the next change");
   reload_tls();
+  if (revoked) {
+    ad_trust_revoked_ = true;
+    // No cached AD stands while retired workers, trusting as before, may still insert;
+    // settle_ad_trust() moves the cut to when the last of them has gone.
+    host_->ad_trust.set(AdTrustCut::kEveryEntry);
+    spdlog::info("reload: AD trust taken from some names: cached answers go out without AD until fetched again");
+  }
   reload_workers();
+  settle_ad_trust();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
 }
@@ -638,6 +661,12 @@ unsigned Supervisor::free_row(unsigned index, unsigned current) {
   const unsigned row = oldest->in_flight_row;
   end_retiring_on_row(row);
   return row;
+}
+
+void Supervisor::settle_ad_trust() {
+  if (!ad_trust_revoked_ || !retiring_.empty()) return;
+  host_->ad_trust.set(cache::wall_clock_now());
+  ad_trust_revoked_ = false;
 }
 
 void Supervisor::reload_workers() {
@@ -701,6 +730,7 @@ void Supervisor::supervise() {
     if (check_heartbeats(cfg_, workers_) > 0) cache_->my_stats().add(cache::Counter::workers_killed_silent);
     // Reap (SIGCHLD, or periodically in case signals were merged).
     if (!reap_workers()) return;
+    settle_ad_trust();
     restart_due_workers();
     publish_upstream_snapshot();
   }

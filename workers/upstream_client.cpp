@@ -186,7 +186,7 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   p.claim = claim;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
-  p.trust_ad = zones_[p.zone].ad_trusted();
+  p.trust_ad = zones_[p.zone].trust_ad;
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();

@@ -65,7 +65,8 @@
 // (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters. Across
 // workers, a new query first claims its question host-wide (upstream_claims.hpp): when
 // another worker holds the claim, forward() answers `joined` and the worker parks its
-// client until that query ends and its answer is in the shared cache.
+// client until that query ends and its answer is in the shared cache, or (an answer not
+// cached) in the host's answer slot for the claim (answer_slots.hpp).
 //
 // When the upstream fails (the cache tier's reason to exist):
 //   - a name whose query failed (every attempt) goes into the host's failure cache
@@ -104,6 +105,8 @@
 #include "common/monotonic_clock.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
+#include "workers/ad_trust.hpp"
+#include "workers/answer_slots.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/serve_config.hpp"
@@ -195,7 +198,8 @@ class UpstreamClient {
 public:
   // answer == nullptr: the query failed (every attempt, or it was given up): the waiters
   // get a stale answer or SERVFAIL. Called before the host-wide claim is released, so
-  // what it puts in the cache is there when waiting workers look.
+  // what it puts in the cache (or the claim's answer slot: answer_slots.hpp) is there
+  // when waiting workers look.
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
   // A waiter whose response deadline (stale.client_timeout_ms after it arrived) passed
   // while its query goes on: it is taken out of the query and handed over to be answered
@@ -206,12 +210,17 @@ public:
   // `names`, the per-name counts; `failures`, the failure cache; `claims`, which worker
   // asks for which question; `health`, what every worker learned of each upstream
   // (upstream_health.hpp). `row` is this worker's row of `names` and `claims`.
+  // The worker's own, carried beside them (this client reads neither): `answers`, the
+  // answers claims fetched (answer_slots.hpp); `ad_trust`, the cut of cached AD bits
+  // (ad_trust.hpp).
   struct HostTables {
     InFlightNames* names = nullptr;
     FailureCache* failures = nullptr;
     UpstreamClaims* claims = nullptr;
     unsigned row = 0;
     UpstreamHealth* health = nullptr;
+    AnswerSlots* answers = nullptr;
+    const AdTrustCut* ad_trust = nullptr;
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -107,6 +108,8 @@ public:
                   [this](const Pending& p, Waiter& w) { on_deadline_passed(p, w); }, host),
         claims_(host.claims),
         claims_row_(host.row),
+        answer_slots_(host.answers),
+        ad_trust_(host.ad_trust),
         rate_limiter_(cfg.rate_limit, rate_limit_table),
         cookie_secrets_(cookie_secrets),
         heartbeat_fd_(heartbeat_fd),
@@ -356,6 +359,7 @@ private:
             return 0;
           }
           // Its query ended meanwhile: its answer (or failure) is there to be found now.
+          if (const std::size_t n = slot_answer(q, src.tcp, detail.claim, out, cap)) return n;
           return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
         case UpstreamClient::Forwarded::overloaded: break;
       }
@@ -395,9 +399,10 @@ private:
 
   // The answer's options: ECS (scope `scope`) and the COOKIE (check()), written into
   // `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache.
-  static cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                                 std::uint8_t* options_buf, bool udp) {
+  cache::ResponseOptions response_options(const ClientQuery& q, std::uint8_t scope, std::size_t limit,
+                                          std::uint8_t* options_buf, bool udp) const {
     cache::ResponseOptions o;
+    o.ad_trusted_after = ad_trust_ ? ad_trust_->after() : 0;
     o.max_size = limit;
     o.one_answer_rrset = udp && q.qtype == kTypeAny;  // RFC 8482: no amplification by ANY
     o.edns = q.edns;
@@ -561,7 +566,8 @@ private:
                           ExtendedError::no_reachable_authority, reply_buf_, sizeof reply_buf_);
       } else {
         const Source src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
-        n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
+        n = slot_answer(w.query, w.tcp, pk.claim, reply_buf_, sizeof reply_buf_);
+        if (n == 0) n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
       }
       send_to(w, reply_buf_, n);
     }
@@ -775,6 +781,31 @@ private:
     else stream(conn_id).send(conn_id, answer);
   }
 
+  // An answer fetched upstream (an encoded entry, its ECS scope) written for query q.
+  std::size_t write_fetched(const ClientQuery& q, bool tcp, std::uint8_t scope, std::span<const std::uint8_t> entry,
+                            std::uint32_t now, std::uint8_t* out, std::size_t cap) {
+    cache::EntryReader reader(entry);
+    if (!reader.valid()) return 0;
+    std::uint8_t options[kAnswerOptionBytes];
+    const cache::ResponseOptions opts = response_options(q, scope, client_limit(q, tcp), options, !tcp);
+    const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+    const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, cap);
+    if (r.truncated) cache_.count(cache::Counter::truncated);
+    return r.size;
+  }
+
+  // The answer another worker's ended claim fetched and the cache did not take
+  // (answer_slots.hpp), written for q; 0: none there.
+  std::size_t slot_answer(const ClientQuery& q, bool tcp, const UpstreamClaims::Claim& claim, std::uint8_t* out,
+                          std::size_t cap) {
+    std::uint8_t scope = 0;
+    const std::size_t len = answer_slots_ ? answer_slots_->read(claim, slot_copy_, &scope) : 0;
+    if (len == 0) return 0;
+    const std::size_t n = write_fetched(q, tcp, scope, {slot_copy_.data(), len}, now_, out, cap);
+    if (n) cache_.count(cache::Counter::upstream_slot_answers);
+    return n;
+  }
+
   void on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     const std::uint32_t now = cache::wall_clock_now();
     bool have_entry = false;
@@ -791,21 +822,20 @@ private:
       } catch (const std::invalid_argument&) {
         have_entry = false;
       }
-      if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
+      bool cached = false;
+      if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) {
+        const cache::InsertStatus st = cache_.insert_encoded(key, scratch_, now);
+        cached = st == cache::InsertStatus::inserted || st == cache::InsertStatus::replaced;
+      }
+      // Not cached: the workers waiting for this claim take it from the answer slot.
+      if (have_entry && !cached && p.claim.value && answer_slots_ &&
+          !answer_slots_->publish(p.claim, scope, {scratch_.data(), entry_len}, monotonic_us() / 1000))
+        cache_.count(cache::Counter::upstream_slot_full);
     }
     for (Waiter& w : p.waiters) {
       std::uint8_t* out = reply_buf_;
       std::size_t n = 0;
-      if (have_entry) {
-        cache::EntryReader reader({scratch_.data(), entry_len});
-        std::uint8_t options[kAnswerOptionBytes];
-        const std::size_t limit = client_limit(w.query, w.tcp);
-        const cache::ResponseOptions opts = response_options(w.query, scope, limit, options, !w.tcp);
-        const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
-        const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
-        if (r.truncated) cache_.count(cache::Counter::truncated);
-        n = r.size;
-      }
+      if (have_entry) n = write_fetched(w.query, w.tcp, scope, {scratch_.data(), entry_len}, now, out, sizeof reply_buf_);
       if (n == 0) {
         // Every attempt failed, or the answer could not be used: stale if held, else
         // SERVFAIL saying why.
@@ -830,6 +860,9 @@ private:
   UpstreamClient upstream_;
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
+  AnswerSlots* answer_slots_;    // nullptr: waiters find answers only in the cache
+  const AdTrustCut* ad_trust_;   // nullptr: every cached AD stands
+  alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
   // Clients waiting for another worker's upstream query. Looked at when this row is woken
   // (a claim ended) and every kParkedScanUs (deadlines, an owner that died), not at every
   // event: a scan is O(parked). At most kMaxParked: past it a miss is answered as an
@@ -973,7 +1006,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                           sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
                                               ? sockets.upstream_claims
                                               : nullptr,
-                                          sockets.in_flight_row, sockets.upstream_health};
+                                          sockets.in_flight_row, sockets.upstream_health, sockets.answer_slots,
+                                          sockets.ad_trust};
     // The descriptors this worker may still open, split between TCP clients and upstream
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);

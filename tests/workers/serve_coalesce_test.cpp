@@ -103,7 +103,6 @@ TEST_CASE("coalescing: an answer the cache does not take reaches every waiting w
       CHECK(s.total("upstream_joined") >= 1);
       CHECK(s.total("upstream_slot_answers") >= 1);
       CHECK(s.total("upstream_slot_full") == 0);
-      WARN("joined " << s.total("upstream_joined") << " slot " << s.total("upstream_slot_answers") << " queries " << s.total("upstream_queries"));
     }
   }
 }

@@ -7,15 +7,17 @@
 // record which zone an entry came from, so the cut is by time: an entry inserted at or
 // before `after()` (wall-clock seconds, the cache's clock) is answered without AD
 // (cache::ResponseOptions::ad_trusted_after). The supervisor moves the cut:
-//   - at start, to now unless every name is in a trusted zone (what an earlier run
-//     cached under another config is not known);
+//   - at start, to the second before this one unless every name is in a trusted zone
+//     (what an earlier run cached under another config is not known; this run's own
+//     first answers keep their AD);
 //   - at a reload that takes trust from any name (ad_trust_revoked), to "every entry"
 //     (UINT32_MAX) while the retired workers, which still run the old config, drain;
-//     then, once the last of them has exited, to that moment.
+//     then, once the last of them has exited, to that second (inclusive: what they
+//     inserted in it is covered, and so is what the new workers inserted in it).
 // So AD goes out only on entries inserted under a config that trusts their upstream.
-// What a cut costs: entries of zones still trusted, inserted before it, lose AD until
-// they are fetched again (at most their TTL); AD is a claim a resolver may always leave
-// out. NOTE: a per-entry zone or trust generation would spare them, at the price of a
+// What a cut costs: entries of zones still trusted, inserted before it (or in its
+// second), lose AD until they are fetched again (at most their TTL); AD is a claim a
+// resolver may always leave out. NOTE: a per-entry zone or trust generation would spare them, at the price of a
 // field in the entry format (a format bump); revocations are rare operator actions.
 // NOTE: a wall clock stepped back across a reload lets entries inserted before the cut
 // (at a later clock reading) keep AD until they expire.

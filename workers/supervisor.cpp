@@ -460,7 +460,8 @@ void Supervisor::start_workers() {
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
   // What an earlier run cached was fetched under a config not known here (ad_trust.hpp).
-  host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now());
+  // The cut ends before this second: this run's first answers keep their AD.
+  host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now() - 1);
   host_->policy = std::move(initial_policy_);
   workers_.resize(n);
   for (unsigned i = 0; i < n; ++i) {

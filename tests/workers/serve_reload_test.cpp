@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -214,4 +215,21 @@ TEST_CASE("SIGHUP that takes trust_ad away: what was cached with AD is answered 
       CHECK_FALSE(r.ad());
     }
   }
+}
+
+TEST_CASE("a restart that does not trust every name: what an earlier run cached with AD is answered without it",
+          "[serve][reload]") {
+  Service s({"--config", write_config("upstreams_trust_ad: true\nlog_level: info\n")});
+  REQUIRE(udp_exchange(s.port, make_query(1, "ad.test.", 1, 1232, true)).ad());
+  const std::uint64_t asked = s.upstream.queries();
+  const std::time_t cached_at = std::time(nullptr);
+  s.serve.reset();
+  // The cut is by whole seconds: the new run starts in a later one than the insert.
+  REQUIRE(eventually([&] { return std::time(nullptr) > cached_at; }));
+  s.start({"--config", write_config("upstreams_trust_ad: false\nlog_level: info\n")});
+  const DnsReply r = udp_exchange(s.port, make_query(2, "ad.test.", 1, 1232, true));
+  REQUIRE(r.answered);
+  CHECK(r.rcode() == 0);
+  CHECK_FALSE(r.ad());
+  CHECK(s.upstream.queries() == asked);  // the entry the earlier run cached
 }

@@ -21,7 +21,9 @@
 //   upstreams: [127.0.0.1:5300]    the root zone "." (every name); which one a miss asks:
 //                                  upstream_health below; a timeout moves to another
 //   upstreams_trust_ad: false      pass the upstreams' AD bit to clients (a validating
-//                                  resolver on a trusted path); else AD is cleared
+//                                  resolver on a trusted path); else AD is cleared, over
+//                                  TLS too; a reload that takes it away also clears AD on
+//                                  what was cached before (ad_trust.hpp)
 //   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53], trust_ad: false}]   longest zone wins;
 //                                  an upstream speaks only for names in its zone
 //                                  (records outside it are scrubbed); a name in no

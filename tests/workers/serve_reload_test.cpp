@@ -193,6 +193,16 @@ TEST_CASE("SIGHUP that takes trust_ad away: what was cached with AD is answered 
       CHECK_FALSE(r.ad());
     }
     CHECK(s.upstream.queries() == asked);  // answered from the cache
+    // Trust given back: once the retired workers are gone, an answer fetched again
+    // carries AD (the cut ends; it does not stay on every entry).
+    std::ofstream(path) << "upstreams_trust_ad: true\nlog_level: info\n";
+    REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] { return reloads() == 3; }));
+    std::uint16_t id = 20;
+    CHECK(eventually([&] {
+      run_command(dnsarena_binary() + " flush --segment " + s.segment + " ad.test");
+      return ad_of(s.port, id++).ad();
+    }));
   }
   SECTION("stale") {
     const std::string rest = "ttl: {ceiling: 1}\nstale: {answer_first: true}\nlog_level: info\n";

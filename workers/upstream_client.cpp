@@ -431,8 +431,9 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, b
                       cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
   }
   done_(p, answer);
-  // After done_: the answer is in the cache (or the failure in the failure cache) before
-  // waiting workers are woken to look.
+  // After done_: the answer is in the cache or the claim's answer slot (or the failure in
+  // the failure cache) before waiting workers are woken to look. done_ may have released
+  // it already (before answering its clients); then this does nothing.
   if (claims_ && p.claim.value) claims_->release(p.claim);
 }
 

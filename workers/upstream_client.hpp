@@ -199,7 +199,8 @@ public:
   // answer == nullptr: the query failed (every attempt, or it was given up): the waiters
   // get a stale answer or SERVFAIL. Called before the host-wide claim is released, so
   // what it puts in the cache (or the claim's answer slot: answer_slots.hpp) is there
-  // when waiting workers look.
+  // when waiting workers look. It may release the claim itself (UpstreamClaims::release
+  // with Pending::claim) once they may look.
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
   // A waiter whose response deadline (stale.client_timeout_ms after it arrived) passed
   // while its query goes on: it is taken out of the query and handed over to be answered

@@ -832,6 +832,10 @@ private:
           !answer_slots_->publish(p.claim, scope, {scratch_.data(), entry_len}, monotonic_us() / 1000))
         cache_.count(cache::Counter::upstream_slot_full);
     }
+    // The answer (or failure) is where waiting workers look: they may take it now, before
+    // this worker's clients have theirs, so a client that asks again on its answer starts
+    // a query of its own rather than sharing this one (finish() then releases nothing).
+    if (claims_ && p.claim.value) claims_->release(p.claim);
     for (Waiter& w : p.waiters) {
       std::uint8_t* out = reply_buf_;
       std::size_t n = 0;

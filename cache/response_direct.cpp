@@ -106,7 +106,7 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   }
   if (records != std::uint32_t{counts[0]} + counts[1] + counts[2]) return false;
 
-  direct_write_header(info, counts, q, o, out, pos, result);
+  direct_write_header(info, inserted, counts, q, o, out, pos, result);
   result->expire = expire;
   result->ttl = entry_ttl;
   return true;

@@ -98,11 +98,14 @@ inline std::size_t direct_write_question(const QueryInfo& q, const ResponseOptio
 
 // Appends the OPT record (when options.edns) at `pos`, writes the 12-byte header (id,
 // flags from the query and the entry's info byte, the section counts) and sets *result.
-inline void direct_write_header(std::uint8_t info, const std::uint8_t counts[3], const QueryInfo& q,
-                                const ResponseOptions& o, std::uint8_t* out, std::size_t pos, ResponseResult* result) {
+// `inserted`: the entry's insert time (ResponseOptions::ad_trusted_after).
+inline void direct_write_header(std::uint8_t info, std::uint32_t inserted, const std::uint8_t counts[3],
+                                const QueryInfo& q, const ResponseOptions& o, std::uint8_t* out, std::size_t pos,
+                                ResponseResult* result) {
   const std::uint16_t from_query = q.flags & (wire::kOpcodeMask | wire::kFlagRd | wire::kFlagCd);
   std::uint16_t flags = static_cast<std::uint16_t>(wire::kFlagQr | wire::kFlagRa | from_query | (info & kInfoRcodeMask));
-  if ((info & kInfoAuthenticData) && (o.edns_do || (q.flags & wire::kFlagAd))) flags |= wire::kFlagAd;
+  if ((info & kInfoAuthenticData) && inserted > o.ad_trusted_after && (o.edns_do || (q.flags & wire::kFlagAd)))
+    flags |= wire::kFlagAd;
   std::uint32_t additional = counts[2];
   if (o.edns) {
     pos += write_opt_record(o, out + pos);

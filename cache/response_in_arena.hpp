@@ -144,7 +144,7 @@ namespace dnsarena::cache {
     }
   }
   if (records != std::uint32_t{counts[0]} + counts[1] + counts[2]) return false;
-  direct_write_header(info, counts, q, o, out, pos, result);
+  direct_write_header(info, expire - entry_ttl, counts, q, o, out, pos, result);
   result->expire = expire;
   result->ttl = entry_ttl;
   return true;

@@ -66,7 +66,8 @@ ResponseResult write_response(EntryReader& entry, const QueryInfo& q, std::uint3
 
   const std::uint16_t from_query = q.flags & (wire::kOpcodeMask | wire::kFlagRd | wire::kFlagCd);
   std::uint16_t flags = static_cast<std::uint16_t>(wire::kFlagQr | wire::kFlagRa | from_query | entry.rcode());
-  if (entry.authentic_data() && (o.edns_do || (q.flags & wire::kFlagAd))) flags |= wire::kFlagAd;
+  if (entry.authentic_data() && entry.inserted() > o.ad_trusted_after && (o.edns_do || (q.flags & wire::kFlagAd)))
+    flags |= wire::kFlagAd;
   wire::put16(out, q.id);
   std::memcpy(out + 12, q.qname.data(), q.qname.size());
   wire::put16(out + 12 + q.qname.size(), q.qtype);

@@ -46,6 +46,10 @@ struct ResponseOptions {
   // entry answered stale (RFC 8767 section 4 recommends 30 s). Only write_response()
   // reads it; Cache::lookup_response() answers fresh entries and ignores it.
   std::uint32_t stale_ttl = 0;
+  // An entry inserted at or before this wall-clock second is answered without AD: the
+  // config in force no longer trusts the upstream that set it (workers/ad_trust.hpp).
+  // 0: every entry's AD stands. Compared only for entries that carry AD.
+  std::uint32_t ad_trusted_after = 0;
 };
 
 struct ResponseResult {

@@ -106,8 +106,12 @@ enum class Counter : std::uint32_t {
   upstream_tls_resumed,  // worker: of those, TLS sessions resumed (no full handshake)
   queries_dot,           // worker: of queries_tcp, those over DNS over TLS
   queries_doh,           // worker: of queries_tcp, those over DNS over HTTPS
+  upstream_slot_answers, // worker: clients that waited for another worker's upstream query answered
+                         // from the answer it fetched and the cache did not take (answer_slots.hpp)
+  upstream_slot_full,    // worker: such answers not handed over (larger than a slot, or its slot being
+                         // written): that query's waiters on other workers ask again, one at a time
 };
-inline constexpr std::size_t kCounterCount = 57;
+inline constexpr std::size_t kCounterCount = 59;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -127,7 +131,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "upstream_trials",  "cookie_valid",   "cookie_badcookie", "dnstap_sent",
     "dnstap_dropped",   "policy_hits",    "policy_blocked", "policy_local_data",
     "policy_passthru",  "policy_dropped", "upstream_connections", "upstream_tls_resumed",
-    "queries_dot",      "queries_doh"};
+    "queries_dot",      "queries_doh",    "upstream_slot_answers", "upstream_slot_full"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

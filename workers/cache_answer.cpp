@@ -9,8 +9,9 @@
 namespace dnsarena::workers {
 
 cache::ResponseOptions response_options(const dns::ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                        std::uint8_t* options_buf, bool udp) {
+                                        std::uint8_t* options_buf, bool udp, std::uint32_t ad_trusted_after) {
   cache::ResponseOptions o;
+  o.ad_trusted_after = ad_trusted_after;
   o.max_size = limit;
   o.one_answer_rrset = udp && q.qtype == wire::kTypeAny;  // RFC 8482: no amplification by ANY
   o.edns = q.edns;
@@ -27,10 +28,11 @@ CacheAnswer CacheAnswers::fresh(const dns::ClientQuery& q, const CheckedQuery& c
                                 std::uint8_t* out, std::size_t cap) {
   CacheAnswer a;
   const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+  const std::uint32_t ad_after = ad_trusted_after(ad_trust_);
   a.size = first_answer_in_lookup_order(c.ecs, [&](std::uint8_t prefix, bool scoped) -> std::size_t {
     const cache::CacheKey key(q.qname(), q.qtype, c.flags, scoped ? ecs_tag(c.ecs, prefix) : cache::EcsTag{});
     std::uint8_t options[kAnswerOptionBytes];
-    const cache::ResponseOptions opts = response_options(q, prefix, c.limit, options, udp);
+    const cache::ResponseOptions opts = response_options(q, prefix, c.limit, options, udp, ad_after);
     const cache::ResponseResult r = cache_.lookup_response(key, info, now, opts, out, cap);
     if (r.truncated) cache_.count(cache::Counter::truncated);
     if (r.size) {

@@ -12,6 +12,7 @@
 
 #include "cache/cache.hpp"
 #include "dns/client_query.hpp"
+#include "workers/ad_trust.hpp"
 #include "workers/query_check.hpp"
 
 namespace dnsarena::workers {
@@ -20,9 +21,13 @@ namespace dnsarena::workers {
 inline constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns::kMaxCookieOptionBytes;
 
 // The answer's options: ECS (scope `scope`) and the COOKIE (query_check.hpp), written into
-// `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache.
+// `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache; and the
+// AD cut in force (ad_trust.hpp: an entry inserted at or before `ad_trusted_after` is
+// answered without AD; 0: every cached AD stands).
 cache::ResponseOptions response_options(const dns::ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                        std::uint8_t* options_buf, bool udp);
+                                        std::uint8_t* options_buf, bool udp, std::uint32_t ad_trusted_after);
+// The AD cut of `cut` now (nullptr: none).
+inline std::uint32_t ad_trusted_after(const AdTrustCut* cut) { return cut ? cut->after() : 0; }
 
 // What the cache answered.
 struct CacheAnswer {
@@ -34,7 +39,8 @@ struct CacheAnswer {
 
 class CacheAnswers {
 public:
-  explicit CacheAnswers(cache::Cache& cache) : cache_(cache) {}
+  // `ad_trust`: the host's AD cut (nullptr: none).
+  CacheAnswers(cache::Cache& cache, const AdTrustCut* ad_trust) : cache_(cache), ad_trust_(ad_trust) {}
 
   // A fresh answer to `q` under every key `c` allows (ecs.hpp's order). `udp`: the
   // client's transport (RFC 8482 minimal ANY answers over UDP only).
@@ -43,6 +49,7 @@ public:
 
 private:
   cache::Cache& cache_;
+  const AdTrustCut* ad_trust_;
 };
 
 }  // namespace dnsarena::workers

@@ -23,8 +23,10 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       cache_(cache),
       check_(cfg, cache, rate_limit_table, cookie_secrets),
       policy_(policy),
-      cache_answers_(cache),
-      stale_(cfg, cache),
+      ad_trust_(host.ad_trust),
+      answer_slots_(host.answers),
+      cache_answers_(cache, host.ad_trust),
+      stale_(cfg, cache, host.ad_trust),
       upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
       claims_(host.claims),
@@ -118,6 +120,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
         return 0;
       }
       // Its query ended meanwhile: its answer (or failure) is there to be found now.
+      if (const std::size_t n = slot_answer(q, src.tcp, detail.claim, out, cap)) return n;
       return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
     case UpstreamClient::Forwarded::overloaded: break;
   }

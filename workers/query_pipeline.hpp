@@ -19,7 +19,9 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cache/cache.hpp"
@@ -27,6 +29,8 @@
 #include "dns/server_cookie.hpp"
 #include "policy/policy_view.hpp"
 #include "workers/cache_answer.hpp"
+#include "workers/ad_trust.hpp"
+#include "workers/answer_slots.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/parked_clients.hpp"
@@ -92,6 +96,9 @@ public:
   // A hit on the plain key near the end of its TTL starts one background refresh.
   void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
 
+  // The host's AD cut now (ad_trust.hpp; 0: none).
+  std::uint32_t ad_trusted_after() const { return workers::ad_trusted_after(ad_trust_); }
+
   // The event loop's clock (cache::wall_clock_now), set once per wakeup.
   void set_now(std::uint32_t now) { now_ = now; }
   std::uint32_t now() const { return now_; }
@@ -125,6 +132,14 @@ private:
   void resume_parked(std::uint64_t now_us);
   // A client that waited gets `n` bytes of out, after the policy on the answer.
   void reply(const Waiter& w, std::uint8_t* out, std::size_t n);
+  // An answer fetched upstream (an encoded entry, its ECS scope) written for query q.
+  std::size_t write_fetched(const dns::ClientQuery& q, bool tcp, std::uint8_t scope,
+                            std::span<const std::uint8_t> entry, std::uint32_t now, std::uint8_t* out,
+                            std::size_t cap);
+  // The answer another worker's ended claim fetched and the cache did not take
+  // (answer_slots.hpp), written for q; 0: none there.
+  std::size_t slot_answer(const dns::ClientQuery& q, bool tcp, const UpstreamClaims::Claim& claim,
+                          std::uint8_t* out, std::size_t cap);
   // The query parameters of a client that waited on `p`.
   static CheckedQuery checked_for(const ServeConfig& cfg, const Pending& p, const Waiter& w);
 
@@ -133,6 +148,8 @@ private:
   QueryCheck check_;
   const policy::PolicyView* policy_;  // nullptr: no response policy
   PolicyHit policy_hit_;
+  const AdTrustCut* ad_trust_;  // nullptr: every cached AD stands
+  AnswerSlots* answer_slots_;   // nullptr: waiters find answers only in the cache
   CacheAnswers cache_answers_;
   StaleAnswers stale_;
   UpstreamClient upstream_;
@@ -146,6 +163,7 @@ private:
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
   std::uint8_t reply_buf_[65535];      // answers to clients that waited
+  alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
 };
 
 }  // namespace dnsarena::workers

@@ -39,21 +39,24 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     } catch (const std::invalid_argument&) {
       have_entry = false;
     }
-    if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
+    bool cached = false;
+    if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) {
+      const cache::InsertStatus st = cache_.insert_encoded(key, scratch_, now);
+      cached = st == cache::InsertStatus::inserted || st == cache::InsertStatus::replaced;
+    }
+    // Not cached: the workers waiting for this claim take it from the answer slot.
+    if (have_entry && !cached && p.claim.value && answer_slots_ &&
+        !answer_slots_->publish(p.claim, scope, {scratch_.data(), entry_len}, monotonic_us() / 1000))
+      cache_.count(cache::Counter::upstream_slot_full);
   }
+  // The answer (or failure) is where waiting workers look: they may take it now, before
+  // this worker's clients have theirs, so a client that asks again on its answer starts a
+  // query of its own rather than sharing this one (finish() then releases nothing).
+  if (claims_ && p.claim.value) claims_->release(p.claim);
   for (Waiter& w : p.waiters) {
     std::uint8_t* out = reply_buf_;
     std::size_t n = 0;
-    if (have_entry) {
-      cache::EntryReader reader({scratch_.data(), entry_len});
-      std::uint8_t options[kAnswerOptionBytes];
-      const std::size_t limit = client_limit(cfg_, w.query, w.tcp);
-      const cache::ResponseOptions opts = response_options(w.query, scope, limit, options, !w.tcp);
-      const cache::QueryInfo info{w.query.id, w.query.flags, w.query.qname(), w.query.qtype, w.query.qclass};
-      const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, sizeof reply_buf_);
-      if (r.truncated) cache_.count(cache::Counter::truncated);
-      n = r.size;
-    }
+    if (have_entry) n = write_fetched(w.query, w.tcp, scope, {scratch_.data(), entry_len}, now, out, sizeof reply_buf_);
     if (n == 0) {
       // Every attempt failed, or the answer could not be used: stale if held, else
       // SERVFAIL saying why.
@@ -62,6 +65,30 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     }
     reply(w, out, n);
   }
+}
+
+std::size_t QueryPipeline::write_fetched(const dns::ClientQuery& q, bool tcp, std::uint8_t scope,
+                                         std::span<const std::uint8_t> entry, std::uint32_t now, std::uint8_t* out,
+                                         std::size_t cap) {
+  cache::EntryReader reader(entry);
+  if (!reader.valid()) return 0;
+  std::uint8_t options[kAnswerOptionBytes];
+  const cache::ResponseOptions opts =
+      response_options(q, scope, client_limit(cfg_, q, tcp), options, !tcp, ad_trusted_after());
+  const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+  const cache::ResponseResult r = cache::write_response(reader, info, now, opts, out, cap);
+  if (r.truncated) cache_.count(cache::Counter::truncated);
+  return r.size;
+}
+
+std::size_t QueryPipeline::slot_answer(const dns::ClientQuery& q, bool tcp, const UpstreamClaims::Claim& claim,
+                                       std::uint8_t* out, std::size_t cap) {
+  std::uint8_t scope = 0;
+  const std::size_t len = answer_slots_ ? answer_slots_->read(claim, slot_copy_, &scope) : 0;
+  if (len == 0) return 0;
+  const std::size_t n = write_fetched(q, tcp, scope, {slot_copy_.data(), len}, now_, out, cap);
+  if (n) cache_.count(cache::Counter::upstream_slot_answers);
+  return n;
 }
 
 void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
@@ -113,7 +140,8 @@ void QueryPipeline::resume_parked(std::uint64_t now_us) {
       cache_.count(cache::Counter::deadline_answers);
     } else {
       const QuerySource src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
-      n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
+      n = slot_answer(w.query, w.tcp, pk.claim, reply_buf_, sizeof reply_buf_);
+      if (n == 0) n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
     }
     reply(w, reply_buf_, n);
   }

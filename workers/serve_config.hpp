@@ -21,7 +21,9 @@
 //   upstreams: [127.0.0.1:5300]    the root zone "." (every name); which one a miss asks:
 //                                  upstream_health below; a timeout moves to another
 //   upstreams_trust_ad: false      pass the upstreams' AD bit to clients (a validating
-//                                  resolver on a trusted path); else AD is cleared
+//                                  resolver on a trusted path); else AD is cleared, over
+//                                  TLS too; a reload that takes it away also clears AD on
+//                                  what was cached before (ad_trust.hpp)
 //   forward_zones: [{zone: example.com, upstreams: [192.0.2.53:53], trust_ad: false}]   longest zone wins;
 //                                  an upstream speaks only for names in its zone
 //                                  (records outside it are scrubbed); a name in no
@@ -236,12 +238,12 @@ struct ForwardZone {
   // The upstreams' AD bit (RFC 4035 3.2.3: they validated the answer) reaches clients only
   // when they are trusted to validate and the path to them is trusted (RFC 6840 5.8:
   // plain UDP/TCP can be forged or altered on the way); otherwise it is cleared.
-  // Reached over TLS the path is authenticated: AD is passed on as with trust_ad.
+  // trust_ad alone decides: TLS authenticates the path, not the validation, so an
+  // upstream reached over TLS that is not trusted to validate gets its AD cleared too.
   bool trust_ad = false;
   UpstreamTransport transport = UpstreamTransport::udp;
   std::string tls_auth_name;  // tls: the name the upstreams' certificates must carry
   std::string tls_ca_file;    // tls: PEM trust anchors ("": the system's store)
-  bool ad_trusted() const { return trust_ad || transport == UpstreamTransport::tls; }
   static ForwardZone make(const std::string& zone, std::vector<Endpoint> upstreams);  // throws invalid_argument
   bool contains(const std::uint8_t* wire_name) const;  // at or below the zone, case aside
 };

@@ -19,6 +19,7 @@ std::size_t StaleAnswers::stale(const dns::ClientQuery& q, const CheckedQuery& c
                                 std::uint8_t* out, std::size_t cap) {
   if (cfg_.stale_max_age_s == 0) return 0;
   const cache::QueryInfo info{q.id, q.flags, q.qname(), q.qtype, q.qclass};
+  const std::uint32_t ad_after = ad_trusted_after(ad_trust_);
   try {
     return first_answer_in_lookup_order(c.ecs, [&](std::uint8_t prefix, bool scoped) -> std::size_t {
       const cache::CacheKey k(q.qname(), q.qtype, c.flags, scoped ? ecs_tag(c.ecs, prefix) : cache::EcsTag{});
@@ -29,7 +30,7 @@ std::size_t StaleAnswers::stale(const dns::ClientQuery& q, const CheckedQuery& c
       const bool expired = st == cache::LookupStatus::expired;
       if (expired && now - reader.expire() > cfg_.stale_max_age_s) return 0;
       std::uint8_t options[kAnswerOptionBytes + dns::kEdeOptionBytes];
-      cache::ResponseOptions opts = response_options(q, prefix, c.limit, options, udp);
+      cache::ResponseOptions opts = response_options(q, prefix, c.limit, options, udp, ad_after);
       if (expired && q.edns) {
         const std::size_t before = opts.edns_options.size();
         const auto ede = reader.rcode() == wire::kRcodeNxDomain ? ExtendedError::stale_nxdomain

@@ -20,6 +20,7 @@
 #include "cache/cache.hpp"
 #include "dns/client_query.hpp"
 #include "dns/extended_error.hpp"
+#include "workers/ad_trust.hpp"
 #include "workers/dnstap_writer.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/query_check.hpp"
@@ -32,7 +33,9 @@ dns::ExtendedError failure_ede(FailureKind k);
 
 class StaleAnswers {
 public:
-  StaleAnswers(const ServeConfig& cfg, cache::Cache& cache) : cfg_(cfg), cache_(cache) {}
+  // `ad_trust`: the host's AD cut (nullptr: none).
+  StaleAnswers(const ServeConfig& cfg, cache::Cache& cache, const AdTrustCut* ad_trust)
+      : cfg_(cfg), cache_(cache), ad_trust_(ad_trust) {}
 
   // The stale (or meanwhile fresh) answer to `q`, asked with `c`. Returns its size, 0
   // when nothing usable is held (or stale.max_age_s is 0).
@@ -47,6 +50,7 @@ public:
 private:
   const ServeConfig& cfg_;
   cache::Cache& cache_;
+  const AdTrustCut* ad_trust_;
   cache::EntryCopy copy_;
   DnstapWriter* tap_ = nullptr;
 };

@@ -33,6 +33,7 @@
 #include "workers/upstream_client.hpp"
 #include "workers/upstream_health.hpp"
 #include "workers/upstream_snapshot.hpp"
+#include "workers/ad_trust.hpp"
 #include "workers/answer_snapshot.hpp"
 #include "workers/worker.hpp"
 
@@ -113,10 +114,14 @@ struct HostTables {
   HostTables(unsigned workers)
       : names(InFlightNames::kRowsPerWorkerIndex * workers, true),
         failures(FailureCache::kDefaultBuckets, true),
-        claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true) {}
+        claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true),
+        answer_slots(AnswerSlots::kDefaultSlots, true),
+        ad_trust(true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
+  AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
+  AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
@@ -167,6 +172,8 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
                             &host.failures, &host.claims, host.rate_limits.get(), host.health, host.answers,
                             &host.cookie_secrets, host.policy ? &host.policy->view() : nullptr};
       sockets.doh = listen.doh;
+      sockets.answer_slots = &host.answer_slots;
+      sockets.ad_trust = &host.ad_trust;
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -269,6 +276,10 @@ private:
   // keeps the running policy.
   void reload_policy(const std::string& changed_file);
   void reload_workers();
+  // After a reload that took AD trust away (ad_trust_revoked_), once no retired worker is
+  // left: the cut moves from every entry to now (ad_trust.hpp).
+  void settle_ad_trust();
+  bool ad_trust_revoked_ = false;
   // SIGKILLs and reaps a worker retired by an earlier reload that still owns `row`.
   void end_retiring_on_row(unsigned row);
   // A row of worker index `index` that no live process writes (not `current`, the row of
@@ -462,6 +473,9 @@ void Supervisor::start_workers() {
   host_->health = upstream_health_.get();
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
+  // What an earlier run cached was fetched under a config not known here (ad_trust.hpp).
+  // The cut ends before this second: this run's first answers keep their AD.
+  host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now() - 1);
   host_->policy = std::move(initial_policy_);
   name_policy_zones(answer_metrics_.get(), policy_zone_names_);
   workers_.resize(n);
@@ -571,6 +585,7 @@ void Supervisor::reload() {
     return;
   }
   ServiceNotify::reloading();
+  bool revoked = false;  // some name's AD trusted before, not now
   try {
     ServeConfig next = opt_.reload_config();
     keep_fixed_settings(cfg_, next);
@@ -580,6 +595,7 @@ void Supervisor::reload() {
     std::unique_ptr<policy::ZoneFileWatch> watch = watch_policy_files(next.policy);
     std::vector<std::string> zone_names;
     std::shared_ptr<const policy::SealedImage> policy = load_policy(next.policy, zone_names);
+    revoked = ad_trust_revoked(cfg_, next);
     cfg_ = std::move(next);
     host_->policy = std::move(policy);
     policy_zone_names_ = std::move(zone_names);
@@ -596,7 +612,15 @@ void Supervisor::reload() {
   if (reload_cookie_secrets(host_->cookie_secrets, cfg_.cookie_secret))
     spdlog::info("reload: new cookie_secret; cookies made under the previous one stay valid until the next change");
   reload_tls();
+  if (revoked) {
+    ad_trust_revoked_ = true;
+    // No cached AD stands while retired workers, trusting as before, may still insert;
+    // settle_ad_trust() moves the cut to when the last of them has gone.
+    host_->ad_trust.set(AdTrustCut::kEveryEntry);
+    spdlog::info("reload: AD trust taken from some names: cached answers go out without AD until fetched again");
+  }
   reload_workers();
+  settle_ad_trust();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
 }
@@ -661,6 +685,12 @@ unsigned Supervisor::free_row(unsigned index, unsigned current) {
   return row;
 }
 
+void Supervisor::settle_ad_trust() {
+  if (!ad_trust_revoked_ || !retiring_.empty()) return;
+  host_->ad_trust.set(cache::wall_clock_now());
+  ad_trust_revoked_ = false;
+}
+
 void Supervisor::reload_workers() {
   std::vector<pid_t> retired;
   std::vector<int> retired_beats;
@@ -722,6 +752,7 @@ void Supervisor::supervise() {
     if (check_heartbeats(cfg_, workers_) > 0) cache_->my_stats().add(cache::Counter::workers_killed_silent);
     // Reap (SIGCHLD, or periodically in case signals were merged).
     if (!reap_workers()) return;
+    settle_ad_trust();
     restart_due_workers();
     publish_upstream_snapshot();
   }

@@ -5,9 +5,10 @@
 // A worker that misses on a question first claims it here. If another worker already
 // holds a live claim for it, the miss does not go upstream: the worker registers its row
 // as a waiter and parks its client. When the owner's query ends, the owner has already
-// put the answer into the shared cache (or the failure into the failure cache), then it
+// put the answer into the shared cache (or, an answer the cache did not take, into the
+// claim's answer slot: answer_slots.hpp; or the failure into the failure cache), then it
 // releases the claim and wakes every waiting row through that row's eventfd; the woken
-// worker resolves its parked clients again, from the cache. A claim whose owner was
+// worker answers its parked clients from the slot, else resolves them again (the cache). A claim whose owner was
 // killed is released by the replacement worker on the same row before it serves
 // (release_row), and in any case is ignored once it is older than the longest a query
 // can live (max_life_ms): a parked client never waits past its response deadline.

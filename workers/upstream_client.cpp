@@ -194,7 +194,7 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   p.claim = claim;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
-  p.trust_ad = zones_[p.zone].ad_trusted();
+  p.trust_ad = zones_[p.zone].trust_ad;
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();
@@ -460,8 +460,9 @@ void UpstreamClient::finish(std::uint64_t token, const UpstreamAnswer* answer, b
                       cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
   }
   done_(p, answer);
-  // After done_: the answer is in the cache (or the failure in the failure cache) before
-  // waiting workers are woken to look.
+  // After done_: the answer is in the cache or the claim's answer slot (or the failure in
+  // the failure cache) before waiting workers are woken to look. done_ may have released
+  // it already (before answering its clients); then this does nothing.
   if (claims_ && p.claim.value) claims_->release(p.claim);
 }
 

@@ -80,7 +80,8 @@
 // (lowercase qname, qtype, DO/CD, ECS subnet sent); later clients join the waiters. Across
 // workers, a new query first claims its question host-wide (upstream_claims.hpp): when
 // another worker holds the claim, forward() answers `joined` and the worker parks its
-// client until that query ends and its answer is in the shared cache.
+// client until that query ends and its answer is in the shared cache, or (an answer not
+// cached) in the host's answer slot for the claim (answer_slots.hpp).
 //
 // When the upstream fails (the cache tier's reason to exist):
 //   - a name whose query failed (every attempt) goes into the host's failure cache
@@ -126,6 +127,8 @@
 #include "common/monotonic_clock.hpp"
 #include "dns/client_query.hpp"
 #include "dns/ecs_option.hpp"
+#include "workers/ad_trust.hpp"
+#include "workers/answer_slots.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/client_timers.hpp"
@@ -242,7 +245,9 @@ class UpstreamClient {
 public:
   // answer == nullptr: the query failed (every attempt, or it was given up): the waiters
   // get a stale answer or SERVFAIL. Called before the host-wide claim is released, so
-  // what it puts in the cache is there when waiting workers look.
+  // what it puts in the cache (or the claim's answer slot: answer_slots.hpp) is there
+  // when waiting workers look. It may release the claim itself (UpstreamClaims::release
+  // with Pending::claim) once they may look.
   using Completion = std::function<void(Pending&, const UpstreamAnswer* answer)>;
   // A waiter one of whose timers (client_timers.hpp) passed while its query goes on.
   // given_up false (the response timer): answer it stale and return true if a stale answer
@@ -255,12 +260,17 @@ public:
   // `names`, the per-name counts; `failures`, the failure cache; `claims`, which worker
   // asks for which question; `health`, what every worker learned of each upstream
   // (upstream_health.hpp). `row` is this worker's row of `names` and `claims`.
+  // The worker's own, carried beside them (this client reads neither): `answers`, the
+  // answers claims fetched (answer_slots.hpp); `ad_trust`, the cut of cached AD bits
+  // (ad_trust.hpp).
   struct HostTables {
     InFlightNames* names = nullptr;
     FailureCache* failures = nullptr;
     UpstreamClaims* claims = nullptr;
     unsigned row = 0;
     UpstreamHealth* health = nullptr;
+    AnswerSlots* answers = nullptr;
+    const AdTrustCut* ad_trust = nullptr;
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

@@ -283,6 +283,7 @@ private:
   // resolve() one by one (ECS keys, then upstream).
   void answer_batch(unsigned n, std::size_t* sizes) {
     unsigned batched = 0;
+    const std::uint32_t ad_after = pipeline_.ad_trusted_after();
     for (unsigned i = 0; i < n; ++i) {
       cache_.count(cache::Counter::queries_udp);
       sizes[i] = 0;
@@ -307,7 +308,7 @@ private:
         continue;
       }
       batch_info_[i] = {q.id, q.flags, q.qname(), q.qtype, q.qclass};
-      batch_options_[i] = response_options(q, 0, c.limit, batch_options_buf_[i], true);
+      batch_options_[i] = response_options(q, 0, c.limit, batch_options_buf_[i], true, ad_after);
       cache::ResponseLookup& l = batch_lookup_[batched++];
       l = {};
       l.key = &key;
@@ -529,7 +530,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                           sockets.upstream_claims && sockets.upstream_claims->wake_fd(sockets.in_flight_row) >= 0
                                               ? sockets.upstream_claims
                                               : nullptr,
-                                          sockets.in_flight_row, sockets.upstream_health};
+                                          sockets.in_flight_row, sockets.upstream_health, sockets.answer_slots,
+                                          sockets.ad_trust};
     // The descriptors this worker may still open, split between TCP clients and upstream
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);

@@ -47,6 +47,8 @@
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/rate_limit_table.hpp"
+#include "workers/ad_trust.hpp"
+#include "workers/answer_slots.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/tls_credentials.hpp"
@@ -103,6 +105,11 @@ struct WorkerSockets {
   // The response policy (policy_gate.hpp): the supervisor's read-only mapping, consulted
   // before the cache. nullptr: no policy configured.
   const policy::PolicyView* policy = nullptr;
+  // The answers host-wide claims fetched that the cache did not take (answer_slots.hpp),
+  // and the cut of cached AD bits (ad_trust.hpp): the supervisor's. nullptr: none (no
+  // answers handed between workers; every cached AD stands).
+  AnswerSlots* answer_slots = nullptr;
+  const AdTrustCut* ad_trust = nullptr;
   // DNS over HTTPS (https.listen's order): the supervisor's listeners, shared like `tcp`,
   // served with tls_settings' credentials (ALPN h2). Empty: no DoH.
   std::vector<int> doh;

@@ -347,6 +347,49 @@ TEST_CASE("AD is set only for authentic entries and clients that asked (DO or AD
   REQUIRE((parse(build(n, kA, plain.answer(), kNow, asks_ad)).flags & kFlagAd) == 0);
 }
 
+TEST_CASE("AD of an entry inserted at or before ad_trusted_after is left out, on every writer path",
+          "[response][cache]") {
+  OwnedAnswer authentic;
+  authentic.ttl = 300;
+  authentic.authentic_data = true;
+  authentic.add(kAnswer, {}, kA, 300, bytes_of({10, 0, 0, 1}));
+  ResponseOptions o;
+  o.edns = true;
+  o.edns_do = true;
+  const Bytes n = wire_name("ad.example");
+  // write_response (stale answers, answers just fetched).
+  o.ad_trusted_after = kNow - 1;
+  CHECK((parse(build(n, kA, authentic.answer(), kNow + 5, {}, o)).flags & kFlagAd) != 0);
+  o.ad_trusted_after = kNow;
+  CHECK((parse(build(n, kA, authentic.answer(), kNow + 5, {}, o)).flags & kFlagAd) == 0);
+  // lookup_response and lookup_responses (hits: the direct and in-arena writers).
+  TestSegment ts(tiny_geometry(100, 4096, 4));
+  Cache c(ts.seg);
+  const CacheKey key(n, kA);
+  REQUIRE(c.insert(key, authentic.answer(), kNow) == InsertStatus::inserted);
+  QueryInfo q;
+  q.qname = n;
+  q.qtype = kA;
+  std::vector<std::uint8_t> out(512);
+  for (const std::uint32_t cut : {kNow - 1, kNow, kNow + 3}) {
+    INFO("cut " << cut);
+    o.ad_trusted_after = cut;
+    const bool ad = cut < kNow;
+    const ResponseResult r = c.lookup_response(key, q, kNow + 5, o, out.data(), out.size());
+    REQUIRE(r.size > 0);
+    CHECK(((out[2] << 8 | out[3]) & kFlagAd) == (ad ? kFlagAd : 0));
+    ResponseLookup l;
+    l.key = &key;
+    l.query = &q;
+    l.options = &o;
+    l.out = out.data();
+    l.capacity = out.size();
+    c.lookup_responses({&l, 1}, kNow + 5);
+    REQUIRE(l.response.size > 0);
+    CHECK(((out[2] << 8 | out[3]) & kFlagAd) == (ad ? kFlagAd : 0));
+  }
+}
+
 TEST_CASE("lookup_response: a hit from the cache, nothing on a miss", "[response][cache]") {
   TestSegment ts(tiny_geometry(100, 4096, 4));
   Cache c(ts.seg);

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The host-wide tables beside the cache: the failure cache (failure_cache.hpp) and the
-// upstream claims (upstream_claims.hpp), alone and across forked processes.
+// The host-wide tables beside the cache: the failure cache (failure_cache.hpp), the
+// upstream claims (upstream_claims.hpp) and the answers they fetched (answer_slots.hpp),
+// alone and across forked processes.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <poll.h>
 
+#include "workers/answer_slots.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/upstream_claims.hpp"
 
+using dnsarena::workers::AnswerSlots;
 using dnsarena::workers::FailureCache;
 using dnsarena::workers::FailureKind;
 using dnsarena::workers::monotonic_ms;
@@ -149,4 +153,114 @@ TEST_CASE("upstream claims: a claim made in a forked worker is seen and released
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_FALSE(c.holds(theirs, monotonic_ms(), 60000));
+}
+
+namespace {
+
+// An entry of `len` bytes, each the low byte of `seed` plus its index: a copy torn
+// between two entries cannot pass for either.
+std::vector<std::uint8_t> pattern(std::uint64_t seed, std::size_t len) {
+  std::vector<std::uint8_t> v(len);
+  for (std::size_t i = 0; i < len; ++i) v[i] = static_cast<std::uint8_t>(seed + (seed >> 32) * 101 + i);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("answer slots: a claim's answer is read back only for that claim, and bounded",
+          "[workers][answer_slots]") {
+  AnswerSlots slots(4, false);
+  CHECK(slots.slots() == 4);
+  const std::uint64_t now = monotonic_ms();
+  const UpstreamClaims::Claim a{1, 0xA1}, b{5, 0xB5};  // slot 1 of 4 both
+  std::vector<std::uint8_t> out(AnswerSlots::kCapacity);
+  std::uint8_t scope = 0;
+  CHECK(slots.read(a, out, &scope) == 0);  // nothing published
+  const auto entry = pattern(0xA1, 301);
+  REQUIRE(slots.publish(a, 24, entry, now));
+  REQUIRE(slots.read(a, out, &scope) == entry.size());
+  CHECK(scope == 24);
+  CHECK(std::equal(entry.begin(), entry.end(), out.begin()));
+  CHECK(slots.read(b, out, &scope) == 0);                             // another claim: not its answer
+  CHECK(slots.read(UpstreamClaims::Claim{2, 0xA1}, out, &scope) == 0);  // same word, other claims slot
+  // The next claim on the slot replaces it; the first claim's waiters then find nothing.
+  REQUIRE(slots.publish(b, 0, pattern(0xB5, 40), now));
+  CHECK(slots.read(a, out, &scope) == 0);
+  CHECK(slots.read(b, out, &scope) == 40);
+  // Bounds: larger than a slot, or empty, is not published; a short buffer reads nothing.
+  CHECK_FALSE(slots.publish(a, 0, pattern(1, AnswerSlots::kCapacity + 1), now));
+  CHECK(slots.publish(a, 0, pattern(1, AnswerSlots::kCapacity), now));
+  CHECK_FALSE(slots.publish(b, 0, {}, now));
+  std::vector<std::uint8_t> small(100);
+  CHECK(slots.read(a, small, &scope) == 0);
+  CHECK_FALSE(slots.publish(UpstreamClaims::Claim{1, 0}, 0, entry, now));  // no claim
+}
+
+TEST_CASE("answer slots: readers in one process never take a copy torn by writers in others",
+          "[workers][answer_slots]") {
+  AnswerSlots slots(1, true);  // every claim on the one slot: writers collide constantly
+  std::vector<pid_t> writers;
+  for (std::uint64_t w = 1; w <= 2; ++w) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const std::uint64_t until = monotonic_ms() + 300;
+      for (std::uint64_t k = 0; monotonic_ms() < until; ++k) {
+        const UpstreamClaims::Claim c{0, w << 32 | (k & 0xFF)};
+        slots.publish(c, static_cast<std::uint8_t>(c.value), pattern(c.value, 64 + (k * 37) % 3000), monotonic_ms());
+      }
+      ::_exit(0);
+    }
+    writers.push_back(pid);
+  }
+  std::vector<std::uint8_t> out(AnswerSlots::kCapacity);
+  std::uint64_t taken = 0, bad = 0;
+  const std::uint64_t until = monotonic_ms() + 300;
+  for (std::uint64_t k = 0; monotonic_ms() < until; ++k) {
+    const UpstreamClaims::Claim c{0, (1 + k % 2) << 32 | (k & 0xFF)};
+    std::uint8_t scope = 0;
+    const std::size_t n = slots.read(c, out, &scope);
+    if (n == 0) continue;
+    ++taken;
+    const auto want = pattern(c.value, n);
+    if (scope != static_cast<std::uint8_t>(c.value) || !std::equal(want.begin(), want.end(), out.begin())) ++bad;
+  }
+  for (pid_t pid : writers) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+  }
+  CHECK(bad == 0);
+  INFO("copies taken: " << taken);
+}
+
+TEST_CASE("answer slots: a writer killed mid-write holds its slot only until the write is stale",
+          "[workers][answer_slots]") {
+  AnswerSlots slots(1, true);
+  // A writer publishing without pause, killed at some point of its copy.
+  int started[2];
+  REQUIRE(::pipe(started) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const auto entry = pattern(1, AnswerSlots::kCapacity);
+    slots.publish({0, 1}, 0, entry, monotonic_ms());
+    const char b = 1;
+    [[maybe_unused]] auto w = ::write(started[1], &b, 1);
+    for (std::uint64_t k = 2;; ++k) slots.publish({0, k}, 0, entry, monotonic_ms());
+  }
+  char b = 0;
+  REQUIRE(::read(started[0], &b, 1) == 1);  // it publishes without pause from here on
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  std::vector<std::uint8_t> out(AnswerSlots::kCapacity);
+  std::uint8_t scope = 0;
+  REQUIRE(::waitpid(pid, nullptr, 0) == pid);
+  const std::uint64_t now = monotonic_ms();
+  const UpstreamClaims::Claim next{0, 1ull << 40};
+  const auto entry = pattern(7, 500);
+  // Either the slot was left between writes (taken at once) or mid-write (taken once the
+  // write is older than kStaleWriteMs); never for good.
+  const bool at_once = slots.publish(next, 9, entry, now);
+  if (!at_once) REQUIRE(slots.publish(next, 9, entry, now + AnswerSlots::kStaleWriteMs + 1));
+  REQUIRE(slots.read(next, out, &scope) == entry.size());
+  CHECK(scope == 9);
+  CHECK(std::equal(entry.begin(), entry.end(), out.begin()));
 }

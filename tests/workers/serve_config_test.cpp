@@ -9,6 +9,7 @@
 
 #include "tests/workers/service_fixture.hpp"
 #include "tests/workers/tls_test_support.hpp"
+#include "workers/ad_trust.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -367,7 +368,7 @@ TEST_CASE("upstream transport: udp by default, tcp and tls per zone, TLS needs a
   REQUIRE(plain.zones().size() == 1);
   CHECK(plain.zones()[0].transport == UpstreamTransport::udp);
   CHECK(plain.upstream_idle_timeout_ms == 8000);
-  CHECK_FALSE(plain.zones()[0].ad_trusted());
+  CHECK_FALSE(plain.zones()[0].trust_ad);
 
   const std::string empty = write_file("");
   const TestCertificate ca("dns.example");
@@ -380,10 +381,10 @@ TEST_CASE("upstream transport: udp by default, tcp and tls per zone, TLS needs a
   const auto zones = c.zones();
   REQUIRE(zones.size() == 2);
   CHECK(zones[0].transport == UpstreamTransport::tcp);
-  CHECK_FALSE(zones[0].ad_trusted());
+  CHECK_FALSE(zones[0].trust_ad);
   CHECK(zones[1].transport == UpstreamTransport::tls);
   CHECK(zones[1].tls_auth_name == "dns.example");
-  CHECK(zones[1].ad_trusted());  // an authenticated hop: AD passes (RFC 6840 5.8)
+  CHECK_FALSE(zones[1].trust_ad);  // an authenticated hop, not a validated answer: trust_ad alone decides
   CHECK(zones[1].tls_ca_file == ca.cert_path());
   CHECK_NOTHROW(c.validate());
 
@@ -416,4 +417,35 @@ TEST_CASE("policy.watch_interval_ms: 5000 by default, 0 turns it off, below 100 
                     Catch::Contains("policy.watch_interval_ms") && Catch::Contains("at least 100"));
   CHECK_THROWS_WITH(load_serve_config(write_file("policy: {watch_interval_ms: 3600001}\n")),
                     Catch::Contains("policy.watch_interval_ms"));
+}
+
+TEST_CASE("AD trust: which configs trust every name, and which reloads take trust from some name",
+          "[serve][config]") {
+  using dnsarena::workers::ad_trust_revoked;
+  using dnsarena::workers::load_serve_config;
+  using dnsarena::workers::trusts_every_name;
+  const auto cfg = [](const std::string& text) { return load_serve_config(write_file(text)); };
+  const auto root_trusted = cfg("upstreams: [127.0.0.1:53]\nupstreams_trust_ad: true\n");
+  const auto root_plain = cfg("upstreams: [127.0.0.1:53]\n");
+  const auto corp_plain = cfg("upstreams: [127.0.0.1:53]\nupstreams_trust_ad: true\n"
+                              "forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:53]}\n");
+  const auto corp_trusted = cfg("upstreams: [127.0.0.1:53]\nupstreams_trust_ad: true\n"
+                                "forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:53], trust_ad: true}\n");
+  const auto sub_plain = cfg("upstreams: [127.0.0.1:53]\nupstreams_trust_ad: true\n"
+                             "forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:53], trust_ad: true}\n"
+                             "  - {zone: a.b.corp., upstreams: [10.0.0.2:53]}\n");
+  const auto only_corp = cfg("forward_zones:\n  - {zone: corp., upstreams: [10.0.0.1:53], trust_ad: true}\n");
+  CHECK(trusts_every_name(root_trusted));
+  CHECK(trusts_every_name(corp_trusted));
+  CHECK_FALSE(trusts_every_name(root_plain));
+  CHECK_FALSE(trusts_every_name(corp_plain));
+  CHECK_FALSE(trusts_every_name(only_corp));  // names in no zone: not vouched for
+  CHECK(ad_trust_revoked(root_trusted, root_plain));
+  CHECK_FALSE(ad_trust_revoked(root_plain, root_trusted));  // trust given, none taken
+  CHECK_FALSE(ad_trust_revoked(root_trusted, root_trusted));
+  CHECK(ad_trust_revoked(root_trusted, corp_plain));         // a new zone without trust under a trusted one
+  CHECK_FALSE(ad_trust_revoked(corp_plain, root_trusted));   // its names trusted again
+  CHECK(ad_trust_revoked(corp_trusted, sub_plain));          // deeper down, found at the new apex
+  CHECK(ad_trust_revoked(corp_trusted, only_corp));          // "." removed: its names in no zone
+  CHECK_FALSE(ad_trust_revoked(only_corp, corp_trusted));
 }

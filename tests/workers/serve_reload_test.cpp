@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -164,4 +165,81 @@ TEST_CASE("serve --check-config: exit 0 with a summary, or 1 with the reason", "
   CHECK(out.find("log_level 'loud'") != std::string::npos);
   out = run_command(dnsarena_binary() + " serve --check-config /nonexistent/dnsarena.yaml 2>&1", &status);
   CHECK(status == 1);
+}
+
+TEST_CASE("SIGHUP that takes trust_ad away: what was cached with AD is answered without it, fresh or stale",
+          "[serve][reload]") {
+  const auto ad_of = [](std::uint16_t port, std::uint16_t id) {
+    return udp_exchange(port, make_query(id, "ad.test.", 1, 1232, true));
+  };
+  SECTION("fresh") {
+    const std::string path = write_config("upstreams_trust_ad: true\nlog_level: info\n");
+    Service s({"--config", path});
+    REQUIRE(ad_of(s.port, 1).ad());
+    const std::uint64_t asked = s.upstream.queries();
+    const auto reloads = [&] { return occurrences(s.serve->log(), "reloaded: 2 workers replaced"); };
+    // Trust kept: the cached AD stands.
+    REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] { return reloads() == 1; }));
+    for (std::uint16_t id = 2; id < 8; ++id) CHECK(ad_of(s.port, id).ad());
+    // Trust taken away: the same cached entry, without AD, from every worker.
+    std::ofstream(path) << "upstreams_trust_ad: false\nlog_level: info\n";
+    REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] { return reloads() == 2; }));
+    for (std::uint16_t id = 8; id < 20; ++id) {
+      const DnsReply r = ad_of(s.port, id);
+      REQUIRE(r.answered);
+      CHECK(r.rcode() == 0);
+      CHECK_FALSE(r.ad());
+    }
+    CHECK(s.upstream.queries() == asked);  // answered from the cache
+    // Trust given back: once the retired workers are gone, an answer fetched again
+    // carries AD (the cut ends; it does not stay on every entry).
+    std::ofstream(path) << "upstreams_trust_ad: true\nlog_level: info\n";
+    REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] { return reloads() == 3; }));
+    std::uint16_t id = 20;
+    CHECK(eventually([&] {
+      run_command(dnsarena_binary() + " flush --segment " + s.segment + " ad.test");
+      return ad_of(s.port, id++).ad();
+    }));
+  }
+  SECTION("stale") {
+    const std::string rest = "ttl: {ceiling: 1}\nstale: {answer_first: true}\nlog_level: info\n";
+    const std::string path = write_config("upstreams_trust_ad: true\n" + rest);
+    Service s({"--config", path});
+    REQUIRE(ad_of(s.port, 1).ad());
+    s.upstream.set_mode(UpstreamMode::silent);  // nothing replaces the entry
+    std::uint16_t id = 2;
+    // Expired: answered stale (EDE 3), with its AD while the trust holds.
+    DnsReply stale;
+    REQUIRE(eventually([&] { return (stale = ad_of(s.port, id++)).ede == 3; }));
+    CHECK(stale.ad());
+    std::ofstream(path) << "upstreams_trust_ad: false\n" + rest;
+    REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+    REQUIRE(eventually([&] { return s.serve->log().find("reloaded: 2 workers replaced") != std::string::npos; }));
+    for (int i = 0; i < 10; ++i) {
+      const DnsReply r = ad_of(s.port, id++);
+      REQUIRE(r.answered);
+      CHECK(r.ede == 3);
+      CHECK_FALSE(r.ad());
+    }
+  }
+}
+
+TEST_CASE("a restart that does not trust every name: what an earlier run cached with AD is answered without it",
+          "[serve][reload]") {
+  Service s({"--config", write_config("upstreams_trust_ad: true\nlog_level: info\n")});
+  REQUIRE(udp_exchange(s.port, make_query(1, "ad.test.", 1, 1232, true)).ad());
+  const std::uint64_t asked = s.upstream.queries();
+  const std::time_t cached_at = std::time(nullptr);
+  s.serve.reset();
+  // The cut is by whole seconds: the new run starts in a later one than the insert.
+  REQUIRE(eventually([&] { return std::time(nullptr) > cached_at; }));
+  s.start({"--config", write_config("upstreams_trust_ad: false\nlog_level: info\n")});
+  const DnsReply r = udp_exchange(s.port, make_query(2, "ad.test.", 1, 1232, true));
+  REQUIRE(r.answered);
+  CHECK(r.rcode() == 0);
+  CHECK_FALSE(r.ad());
+  CHECK(s.upstream.queries() == asked);  // the entry the earlier run cached
 }

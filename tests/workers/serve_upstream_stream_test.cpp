@@ -390,3 +390,25 @@ TEST_CASE("upstream over TLS to Unbound's DoT listener: 40 concurrent misses on 
   CHECK(s.total("upstream_connections") == 1);
   CHECK(s.total("upstream_queries") == 40);
 }
+
+TEST_CASE("upstream over TLS: an authenticated hop is not a validated answer: AD passes only with trust_ad",
+          "[serve][upstream-stream][tls]") {
+  // The TLS upstream passes on its own upstream's AD (it trusts it); the front asks it over TLS.
+  TestCertificate cert{"dot.test"};
+  const std::uint16_t port = free_port();
+  TempConfig back_cfg{"tls: {listen: [127.0.0.1:" + std::to_string(port) + "], certificate: " + cert.cert_path() +
+                      ", key: " + cert.key_path() + "}\nupstreams_trust_ad: true\n"};
+  Service back{{"--config", back_cfg.path()}, 1};
+  REQUIRE(udp_exchange(back.port, make_query(1, "ad.test", 1, 1232, true)).ad());
+  const std::string zone = "forward_zones:\n  - {zone: \".\", upstreams: [127.0.0.1:" + std::to_string(port) +
+                           "], transport: tls, tls_auth_name: dot.test, tls_ca_file: " + cert.cert_path();
+  TempConfig untrusted_cfg{zone + "}\n"};
+  Service untrusted({"--config", untrusted_cfg.path()}, 1);
+  const DnsReply plain = udp_exchange(untrusted.port, make_query(2, "ad.test", 1, 1232, true));
+  REQUIRE(plain.answered);
+  CHECK(plain.rcode() == 0);
+  CHECK_FALSE(plain.ad());
+  TempConfig trusted_cfg{zone + ", trust_ad: true}\n"};
+  Service trusted({"--config", trusted_cfg.path()}, 1);
+  CHECK(udp_exchange(trusted.port, make_query(3, "ad.test", 1, 1232, true)).ad());
+}

@@ -185,6 +185,8 @@ Zone lookup(const Question& q) {
     z.an.push_back({{}, 5, 300, wire("n2.test.")});
     z.an.push_back({wire("n2.test."), 5, 1, wire("n3.test.")});
     z.ns.push_back(soa());
+  } else if (name == "nosoa.test.") {
+    z.rcode = 3;  // no SOA: nothing to cache it by (RFC 2308 5)
   } else if (name == "zero.test." && qtype == 1) {
     z.an.push_back({{}, 1, 0, {192, 0, 2, 10}});
   } else if (name == "zeroauth.test." && qtype == 1) {

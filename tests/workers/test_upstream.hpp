@@ -23,6 +23,7 @@
 //   chain.test.     A      CNAME c2.test. (TTL 300), c2.test. CNAME h.test. (TTL 1), h A
 //   negchain.test.  A      NXDOMAIN: CNAME n2.test. (300), n2 CNAME n3.test. (1), SOA
 //   zero.test.      A      192.0.2.10 with TTL 0
+//   nosoa.test.     any    NXDOMAIN without SOA (not cacheable)
 //   zeroauth.test.  A      192.0.2.11 (300), and NS with TTL 0 in authority
 //   hugettl.test.   A      192.0.2.12 with TTL 2^31 (RFC 2181 8: counts as 0)
 //   huge.test.      TXT    10 strings of 200 bytes (TC over UDP: only TCP gets it)

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/dnskey_trust.hpp"
 
-#include <libdnssec/binary.h>
-#include <libdnssec/error.h>
-#include <libdnssec/key.h>
-#include <libdnssec/keytag.h>
+#include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
 
@@ -40,6 +37,18 @@ bool ds_matches_dnskey(std::span<const std::uint8_t> ds, std::span<const std::ui
   dnssec_binary_free(&out);
   dnssec_key_free(key);
   return ok;
+}
+
+std::optional<Outcome> unusable_ds_set(const std::vector<Bytes>& ds_rdata) {
+  if (ds_rdata.empty()) return std::nullopt;
+  bool alg_unsupported = false;
+  for (const Bytes& ds : ds_rdata) {
+    if (ds.size() < 5) continue;
+    if (!algorithm_supported(ds[2])) alg_unsupported = true;
+    else if (digest_supported(ds[3])) return std::nullopt;
+  }
+  if (alg_unsupported) return Outcome::insecure(Ede::unsupported_dnskey_algorithm, "no supported DNSKEY algorithm");
+  return Outcome::insecure(Ede::unsupported_ds_digest_type, "no supported DS digest type");
 }
 
 KeySetTrust trust_dnskey_set(const Rrset& dnskey_set, const std::vector<Bytes>& ds_rdata,

@@ -12,6 +12,7 @@
 // A matching key that did not sign the set: bogus with verify_rrset's reason.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dnssec/limits.hpp"
@@ -29,6 +30,10 @@ struct KeySetTrust {
 // True when `dnskey` (RDATA) at `zone` has the digest `ds` (RDATA) names.
 bool ds_matches_dnskey(std::span<const std::uint8_t> ds, std::span<const std::uint8_t> zone,
                        std::span<const std::uint8_t> dnskey);
+
+// The verdict a validated DS set gives before any DNSKEY is fetched: insecure (EDE 1 or 2)
+// when none of its records has a supported algorithm and digest type, else nullopt.
+std::optional<Outcome> unusable_ds_set(const std::vector<Bytes>& ds_rdata);
 
 // `dnskey_set`: the DNSKEY RRset of `zone` with its RRSIGs. `ds_rdata` validated DS
 // records, `anchor_dnskeys` DNSKEY RDATA from a trust anchor (either may be empty).

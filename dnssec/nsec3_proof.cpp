@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // NSEC3 proofs (denial.hpp, RFC 5155 section 8).
-#include <libdnssec/binary.h>
-#include <libdnssec/error.h>
-#include <libdnssec/nsec.h>
+#include "dnssec/nsec3_proof.hpp"
+
+#include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
 #include <map>
 #include <optional>
 
-#include "dnssec/nsec3_proof.hpp"
 
 namespace dnsarena::dnssec {
 

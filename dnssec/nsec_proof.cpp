@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // NSEC proofs (denial.hpp).
-#include <libdnssec/nsec.h>
-
 #include "dnssec/nsec_proof.hpp"
+
+#include "dnssec/c_libraries.hpp"
+
 #include "wire/dns_name.hpp"
 
 namespace dnsarena::dnssec {

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/rrset.hpp"
 
-#include <libknot/libknot.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 
+#include "dns/knot_packet.hpp"
 #include "wire/dns_name.hpp"
 
 namespace dnsarena::dnssec {
@@ -19,10 +18,6 @@ std::uint32_t rd32(const std::uint8_t* p) {
   return static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
          static_cast<std::uint32_t>(p[2]) << 8 | p[3];
 }
-
-struct PktFree {
-  void operator()(knot_pkt_t* p) const { knot_pkt_free(p); }
-};
 
 // Groups one section's records; RRSIGs go to the set they cover in the same section.
 void read_section(const knot_pktsection_t* section, std::vector<Rrset>& out) {
@@ -104,26 +99,25 @@ bool parse_response(std::span<const std::uint8_t> wire, Response& out, std::stri
     return false;
   }
   std::vector<std::uint8_t> copy(wire.begin(), wire.end());  // libknot parses in place
-  std::unique_ptr<knot_pkt_t, PktFree> pkt(knot_pkt_new(copy.data(), static_cast<std::uint16_t>(copy.size()), nullptr));
-  if (!pkt) throw std::bad_alloc();
-  const int rc = knot_pkt_parse(pkt.get(), 0);
-  if (rc != KNOT_EOK) {
-    error = std::string("unparsable message: ") + knot_strerror(rc);
+  dns::KnotParse parsed = dns::parse_in_place(copy.data(), copy.size());
+  if (!parsed.pkt || (parsed.rc != KNOT_EOK && parsed.rc != KNOT_ETRAIL)) {
+    error = "unparsable message (libknot error " + std::to_string(parsed.rc) + ")";
     return false;
   }
+  knot_pkt_t* pkt = parsed.pkt.get();
   if (knot_wire_get_qdcount(pkt->wire) != 1) {
     error = "message without exactly one question";
     return false;
   }
-  out.rcode = knot_pkt_ext_rcode(pkt.get());
+  out.rcode = knot_pkt_ext_rcode(pkt);
   out.aa = knot_wire_get_aa(pkt->wire);
   out.ad = knot_wire_get_ad(pkt->wire);
   out.cd = knot_wire_get_cd(pkt->wire);
-  const knot_dname_t* q = knot_pkt_qname(pkt.get());
+  const knot_dname_t* q = knot_pkt_qname(pkt);
   out.qname = lowercase_name({q, knot_dname_size(q)});
-  out.qtype = knot_pkt_qtype(pkt.get());
-  read_section(knot_pkt_section(pkt.get(), KNOT_ANSWER), out.answer);
-  read_section(knot_pkt_section(pkt.get(), KNOT_AUTHORITY), out.authority);
+  out.qtype = knot_pkt_qtype(pkt);
+  read_section(knot_pkt_section(pkt, KNOT_ANSWER), out.answer);
+  read_section(knot_pkt_section(pkt, KNOT_AUTHORITY), out.authority);
   return true;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/trust_anchors.hpp"
 
-#include <libzscanner/scanner.h>
+#include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
 #include <functional>

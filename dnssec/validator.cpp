@@ -96,6 +96,10 @@ bool Validation::on_ds(const Response* reply) {
   if (const Rrset* ds = find_rrset(reply->answer, child, kTypeDs)) {
     const Verified v = verify_rrset(*ds, parent.keys, now_, budget_);
     if (v.outcome.verdict != Verdict::secure) return fail(v.outcome);
+    if (auto insecure = unusable_ds_set(ds->rdata)) {  // RFC 4035 5.2: no usable DS
+      zones_[child] = ZoneTrust{*insecure, {}};
+      return false;
+    }
     pending_ds_ = ds->rdata;
     pending_anchor_keys_.clear();
     need_ = Need{child, kTypeDnskey};  // the child's DNSKEY set next, matched by this DS set

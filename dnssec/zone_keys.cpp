@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/zone_keys.hpp"
 
-#include <libdnssec/binary.h>
-#include <libdnssec/crypto.h>
-#include <libdnssec/error.h>
-#include <libdnssec/key.h>
-#include <libdnssec/sign.h>
+#include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
 #include <mutex>

@@ -21,7 +21,7 @@
 // outcome reports the expansion (Verified::wildcard_labels) for the caller, who must then
 // prove that the next closer name does not exist (RFC 4035 5.3.4, nsec_proof.hpp).
 #pragma once
-#include <libdnssec/key.h>
+#include "dnssec/c_libraries.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The validator against zones knotd signed in the test (signed_zones.hpp): secure answers
+// and denials for each algorithm and for NSEC and NSEC3, insecure delegations, and broken
+// variants made on purpose, each with its verdict and EDE.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "dnssec/denial.hpp"
+#include "tests/dnssec/chain_runner.hpp"
+
+using namespace dnsarena::dnssec;
+using namespace dnsarena::dnssec::test;
+
+namespace {
+
+constexpr std::uint16_t kA = 1, kAaaa = 28, kTxt = 16;
+
+SignedZones& zones() {
+  static SignedZones z;  // one knotd for the whole binary: signing costs a second
+  return z;
+}
+
+TrustAnchors anchors() {
+  TrustAnchors a;
+  a.add_file(zones().anchor_ds_file());
+  return a;
+}
+
+std::string describe(const RunResult& r) {
+  return std::string(verdict_name(r.outcome.verdict)) + " ede=" + std::to_string(static_cast<int>(r.outcome.ede)) +
+         " (" + std::string(r.outcome.why) + ") validations=" + std::to_string(r.counters.signature_validations) +
+         " hashes=" + std::to_string(r.counters.nsec3_hashes);
+}
+
+void require(const RunResult& r, Verdict v, Ede e = Ede::none) {
+  INFO(describe(r));
+  CHECK(r.outcome.verdict == v);
+  CHECK(r.outcome.ede == e);
+}
+
+// The earliest inception and expiration among the RRSIGs of a response.
+std::pair<std::uint32_t, std::uint32_t> window(const Response& r) {
+  for (const Rrset& s : r.answer)
+    for (const Bytes& rd : s.rrsigs)
+      if (auto f = parse_rrsig(rd)) return {f->inception, f->expiration};
+  FAIL("no RRSIG in the answer");
+  return {0, 0};
+}
+
+// Base32hex (RFC 4648 section 7), the NSEC3 owner label.
+Bytes base32hex(std::span<const std::uint8_t> text) {
+  Bytes out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (std::uint8_t c : text) {
+    acc = acc << 5 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    if ((bits += 5) >= 8) out.push_back(static_cast<std::uint8_t>(acc >> (bits -= 8)));
+  }
+  return out;
+}
+
+// True when the NSEC or NSEC3 set covers or matches `name` (the test's own reading, for
+// choosing records that do not).
+bool covers(const Rrset& s, const Bytes& name) {
+  const Bytes& rd = s.rdata.at(0);
+  if (s.type == kTypeNsec) {
+    const Bytes next = lowercase_name({rd.data(), rd.size()});
+    return canonical_compare(s.owner, name) <= 0 &&
+           (canonical_compare(next, s.owner) <= 0 || canonical_compare(name, next) < 0);
+  }
+  const Bytes salt(rd.begin() + 5, rd.begin() + 5 + rd[4]);
+  const Bytes h = nsec3_hash(name, static_cast<std::uint16_t>(rd[2] << 8 | rd[3]), salt);
+  const Bytes owner = base32hex({s.owner.data() + 1, s.owner[0]});
+  const std::size_t at = 6u + rd[4];
+  const Bytes next(rd.begin() + static_cast<std::ptrdiff_t>(at), rd.begin() + static_cast<std::ptrdiff_t>(at + rd[at - 1]));
+  return owner < next ? (owner <= h && h < next) : (owner <= h || h < next);
+}
+
+}  // namespace
+
+TEST_CASE("secure answers for every algorithm, NSEC and NSEC3", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  for (const char* name : {"www.test.", "www.rsa.test.", "www.ed.test.", "www.n3.test.", "www.optout.test."}) {
+    INFO(name);
+    const RunResult r = validate_name(zones(), a, name, kA);
+    require(r, Verdict::secure);
+    CHECK(r.counters.signature_validations >= 2);
+  }
+}
+
+TEST_CASE("secure denials: NXDOMAIN and NODATA by NSEC and NSEC3", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  for (const char* name : {"nope.test.", "nope.rsa.test.", "c.ed.test.", "nope.n3.test.", "x.y.z.n3.test."}) {
+    INFO(name);
+    const Response resp = zones().fetch(std::string(name), kA);
+    REQUIRE(resp.rcode == 3);
+    require(run_validation(zones(), a, resp), Verdict::secure);
+  }
+  for (const char* name : {"www.test.", "www.rsa.test.", "www.ed.test.", "www.n3.test."}) {
+    INFO(name);
+    const Response resp = zones().fetch(std::string(name), kAaaa);
+    REQUIRE(resp.rcode == 0);
+    REQUIRE(resp.answer.empty());
+    require(run_validation(zones(), a, resp), Verdict::secure);
+  }
+  // Empty non-terminal under NSEC3 and a wildcard NODATA.
+  require(validate_name(zones(), a, "a.wild.n3.test.", kA), Verdict::secure);
+  require(validate_name(zones(), a, "a.wild.rsa.test.", kA), Verdict::secure);
+}
+
+TEST_CASE("wildcard answers need the next closer name denied", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  for (const char* name : {"a.wild.test.", "a.wild.rsa.test.", "x.wild.ed.test.", "q.wild.n3.test."}) {
+    INFO(name);
+    const Response resp = zones().fetch(std::string(name), name == std::string("a.wild.test.") ? kA : kTxt);
+    REQUIRE(!resp.answer.empty());
+    require(run_validation(zones(), a, resp), Verdict::secure);
+
+    // Stripped: no NSEC / NSEC3 at all.
+    Response stripped = resp;
+    std::erase_if(stripped.authority, [](const Rrset& s) { return s.type == kTypeNsec || s.type == kTypeNsec3; });
+    require(run_validation(zones(), a, stripped), Verdict::bogus, Ede::nsec_missing);
+
+    // Forged: the denial records replaced by genuine, validly signed ones of the same zone
+    // (from NODATA answers at its names) that do not cover the next closer name.
+    const std::string zone = std::string(name).substr(std::string(name).find("wild.") + 5);
+    const Bytes next_closer = name_from_text(name);
+    Response forged = stripped;
+    for (const char* other : {"", "b.", "d.", "ns.", "www.", "wild.", "*.wild."})
+      for (const Rrset& s : zones().fetch(other + zone, kAaaa).authority)
+        if ((s.type == kTypeNsec || s.type == kTypeNsec3) && !covers(s, next_closer) &&
+            !find_rrset(forged.authority, s.owner, s.type))
+          forged.authority.push_back(s);
+    REQUIRE(forged.authority.size() > stripped.authority.size());
+    require(run_validation(zones(), a, forged), Verdict::bogus, Ede::dnssec_bogus);
+  }
+}
+
+TEST_CASE("insecure delegations, unsupported algorithms and digests, opt-out, iterations", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  require(validate_name(zones(), a, "www.unsigned.test.", kA), Verdict::insecure);
+  require(validate_name(zones(), a, "nope.unsigned.test.", kA), Verdict::insecure);
+  require(validate_name(zones(), a, "www.unsupalg.test.", kA), Verdict::insecure, Ede::unsupported_dnskey_algorithm);
+  require(validate_name(zones(), a, "www.unsupdigest.test.", kA), Verdict::insecure, Ede::unsupported_ds_digest_type);
+  // An unsigned delegation under opt-out: its DS denial is insecure (RFC 5155 8.6).
+  const Response ds = zones().fetch(std::string("deleg.optout.test."), kTypeDs);
+  require(run_validation(zones(), a, ds), Verdict::insecure);
+  // 200 NSEC3 iterations: answers are signed and secure; denials are insecure (RFC 9276).
+  require(validate_name(zones(), a, "www.hiter.test.", kA), Verdict::secure);
+  const RunResult it = validate_name(zones(), a, "nope.hiter.test.", kA);
+  require(it, Verdict::insecure);
+  CHECK(it.counters.nsec3_iterations_over);
+  CHECK(it.counters.nsec3_hashes == 0);  // refused before hashing
+}
+
+TEST_CASE("a DS that matches no DNSKEY is bogus: DNSKEY Missing", "[dnssec][zones]") {
+  require(validate_name(zones(), anchors(), "www.badds.test.", kA), Verdict::bogus, Ede::dnskey_missing);
+  TrustAnchors wrong;
+  wrong.add_text("test. DS 1 13 2 " + std::string(64, '0'));
+  require(validate_name(zones(), wrong, "www.test.", kA), Verdict::bogus, Ede::dnskey_missing);
+}
+
+TEST_CASE("expired and not yet valid signatures", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  const Response resp = zones().fetch(std::string("www.rsa.test."), kA);
+  const auto [inception, expiration] = window(resp);
+  require(run_validation(zones(), a, resp, {}, expiration + 86400), Verdict::bogus, Ede::signature_expired);
+  require(run_validation(zones(), a, resp, {}, inception - 86400), Verdict::bogus, Ede::signature_not_yet_valid);
+  require(run_validation(zones(), a, resp, {}, inception + 1), Verdict::secure);
+  require(run_validation(zones(), a, resp, {}, expiration), Verdict::secure);  // inclusive (RFC 4035 5.3.1)
+}
+
+TEST_CASE("missing RRSIGs, stripped NSEC, altered data", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  Response resp = zones().fetch(std::string("www.ed.test."), kA);
+  Response unsigned_answer = resp;
+  for (Rrset& s : unsigned_answer.answer) s.rrsigs.clear();
+  require(run_validation(zones(), a, unsigned_answer), Verdict::bogus, Ede::rrsigs_missing);
+
+  Response altered = resp;
+  altered.answer.at(0).rdata.at(0) = {192, 0, 2, 66};
+  require(run_validation(zones(), a, altered), Verdict::bogus, Ede::dnssec_bogus);
+
+  for (const char* name : {"nope.ed.test.", "nope.n3.test."}) {
+    INFO(name);
+    Response nx = zones().fetch(std::string(name), kA);
+    std::erase_if(nx.authority, [](const Rrset& s) { return s.type == kTypeNsec || s.type == kTypeNsec3; });
+    require(run_validation(zones(), a, nx), Verdict::bogus, Ede::nsec_missing);
+  }
+  // A signed NXDOMAIN turned into NODATA (the rcode is not signed): the records deny the
+  // name, not the type, so NODATA is not proven.
+  Response nodata = zones().fetch(std::string("nope.rsa.test."), kA);
+  nodata.rcode = 0;
+  require(run_validation(zones(), a, nodata), Verdict::bogus, Ede::dnssec_bogus);
+  // The child's DNSKEY set stripped of its signatures on the way (the chain's fetch).
+  const RunResult r = run_validation(zones(), a, resp, {}, now_seconds(), [](const Need& n, Response& reply) {
+    if (n.type == kTypeDnskey && n.name == name_from_text("ed.test."))
+      for (Rrset& s : reply.answer) s.rrsigs.clear();
+  });
+  require(r, Verdict::bogus, Ede::rrsigs_missing);
+}
+
+TEST_CASE("negative trust anchors and names without an anchor", "[dnssec][zones]") {
+  TrustAnchors a = anchors();
+  a.add_negative(name_from_text("badds.test."));
+  require(validate_name(zones(), a, "www.badds.test.", kA), Verdict::insecure);
+  require(validate_name(zones(), a, "www.rsa.test.", kA), Verdict::secure);
+  a.add_negative(name_from_text("test."));
+  require(validate_name(zones(), a, "www.rsa.test.", kA), Verdict::insecure);
+  TrustAnchors other;
+  other.add_text("example. DS 1 13 2 " + std::string(64, '0'));
+  require(validate_name(zones(), other, "www.test.", kA), Verdict::indeterminate);
+}
+
+TEST_CASE("the anchor as DNSKEY, in Unbound's root.key format", "[dnssec][zones]") {
+  TrustAnchors a;
+  a.add_file(zones().anchor_dnskey_file());
+  REQUIRE(a.anchors().size() == 1);
+  CHECK(a.anchors()[0].dnskeys.size() == 1);
+  require(validate_name(zones(), a, "www.n3.test.", kA), Verdict::secure);
+}
+
+TEST_CASE("bounds: signature validations and NSEC3 hashes per validation", "[dnssec][zones][hostile]") {
+  const TrustAnchors a = anchors();
+  Limits tight;
+  tight.max_signature_validations = 2;  // the anchor's DNSKEY, the child's DS, then none
+  const RunResult r = validate_name(zones(), a, "www.rsa.test.", kA, tight);
+  require(r, Verdict::bogus, Ede::dnssec_bogus);
+  CHECK(r.counters.signature_limit_hit);
+  CHECK(r.counters.signature_validations == 2);
+
+  // A deep name under NSEC3: each label of the closest encloser proof is one hash.
+  Limits few_hashes;
+  few_hashes.max_nsec3_hashes = 3;
+  const RunResult h = validate_name(zones(), a, "a.b.c.d.e.f.n3.test.", kA, few_hashes);
+  require(h, Verdict::bogus, Ede::dnssec_bogus);
+  CHECK(h.counters.nsec3_hash_limit_hit);
+  CHECK(h.counters.nsec3_hashes == 3);
+  const RunResult ok = validate_name(zones(), a, "a.b.c.d.e.f.n3.test.", kA);
+  require(ok, Verdict::secure);
+  CHECK(ok.counters.nsec3_hashes > 3);
+}

@@ -241,3 +241,72 @@ TEST_CASE("bounds: signature validations and NSEC3 hashes per validation", "[dns
   require(ok, Verdict::secure);
   CHECK(ok.counters.nsec3_hashes > 3);
 }
+
+namespace {
+
+// An RSA DNSKEY (flags 256) that is not the zone's but carries key tag `tag`: a random
+// modulus whose last two bytes are searched for the tag (RFC 4034 appendix B's checksum).
+Bytes rsa_key_with_tag(std::uint16_t tag, std::uint32_t seed) {
+  Bytes rd{0x01, 0x00, 3, 8, 3, 0x01, 0x00, 0x01};  // flags 256, protocol 3, alg 8, e = 65537
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < 256; ++i) {
+    x = x * 1103515245u + 12345u;
+    rd.push_back(static_cast<std::uint8_t>(x >> 16));
+  }
+  rd[8] |= 0x80;  // a full 2048-bit modulus
+  for (std::uint32_t v = 0; v < 65536; ++v) {
+    rd[rd.size() - 2] = static_cast<std::uint8_t>(v >> 8);
+    rd[rd.size() - 1] = static_cast<std::uint8_t>(v);
+    std::uint32_t ac = 0;
+    for (std::size_t i = 0; i < rd.size(); ++i) ac += (i & 1) ? rd[i] : static_cast<std::uint32_t>(rd[i]) << 8;
+    ac += ac >> 16;
+    if ((ac & 0xffff) == tag) return rd;
+  }
+  FAIL("no modulus with the key tag");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("KeyTrap: keys sharing the RRSIG's key tag are tried at most max_key_tag_collisions times",
+          "[dnssec][zones][hostile]") {
+  const Response answer = zones().fetch(std::string("www.rsa.test."), kA);
+  const Response keys = zones().fetch(std::string("rsa.test."), kTypeDnskey);
+  const Rrset* dnskey = find_rrset(keys.answer, name_from_text("rsa.test."), kTypeDnskey);
+  REQUIRE(dnskey);
+  REQUIRE(dnskey->rdata.size() == 1);
+  const Rrset& a = answer.answer.at(0);
+  const std::uint16_t tag = parse_rrsig(a.rrsigs.at(0))->key_tag;
+
+  // Ten impostors before the real key: the hostile zone's DNSKEY set.
+  std::vector<Bytes> hostile;
+  for (std::uint32_t i = 0; i < 10; ++i) hostile.push_back(rsa_key_with_tag(tag, i));
+  hostile.push_back(dnskey->rdata[0]);
+  const ZoneKeys zone_keys(name_from_text("rsa.test."), hostile);
+  REQUIRE(zone_keys.size() == 11);
+
+  Budget bounded(Limits{});
+  const Verified v = verify_rrset(a, zone_keys, now_seconds(), bounded);
+  CHECK(v.outcome.verdict == Verdict::bogus);
+  CHECK(bounded.counters().signature_validations == Limits{}.max_key_tag_collisions);
+  CHECK(bounded.counters().key_tag_collisions_skipped == 7);
+
+  Limits lax;
+  lax.max_key_tag_collisions = 16;
+  Budget unbounded(lax);
+  CHECK(verify_rrset(a, zone_keys, now_seconds(), unbounded).outcome.verdict == Verdict::secure);
+  CHECK(unbounded.counters().signature_validations == 11);
+
+  // Many RRSIGs of that tag (the other half of KeyTrap): the validation budget stops them.
+  Rrset many = a;
+  for (int i = 0; i < 20; ++i) {
+    Bytes sig = a.rrsigs[0];
+    sig.back() ^= static_cast<std::uint8_t>(i + 1);
+    many.rrsigs.insert(many.rrsigs.begin(), sig);
+  }
+  Budget b2(lax);
+  const Verified v2 = verify_rrset(many, zone_keys, now_seconds(), b2);
+  CHECK(v2.outcome.verdict == Verdict::bogus);
+  CHECK(b2.counters().signature_limit_hit);
+  CHECK(b2.counters().signature_validations == lax.max_signature_validations);
+}

@@ -69,7 +69,7 @@ set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
 set(DNSARENA_ALLOWED_lab_bench workers policy traffic workload dns cache wire common)
-set(DNSARENA_ALLOWED_app bench workers policy admin dns cache wire common)
+set(DNSARENA_ALLOWED_app bench workers policy dnssec admin dns cache wire common)
 set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.
 set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)

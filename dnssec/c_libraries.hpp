@@ -12,6 +12,7 @@ extern "C" {
 #include <libdnssec/digest.h>
 #include <libdnssec/error.h>
 #include <libdnssec/key.h>
+#include <libdnssec/keystore.h>
 #include <libdnssec/keytag.h>
 #include <libdnssec/nsec.h>
 #include <libdnssec/sign.h>

@@ -105,6 +105,13 @@ bool Validation::on_ds(const Response* reply) {
     need_ = Need{child, kTypeDnskey};  // the child's DNSKEY set next, matched by this DS set
     return true;
   }
+  // A CNAME at the name (signed by the parent) rules out a cut there: NS cannot be beside it.
+  if (const Rrset* cname = find_rrset(reply->answer, child, kTypeCname)) {
+    const Verified v = verify_rrset(*cname, parent.keys, now_, budget_);
+    if (v.outcome.verdict != Verdict::secure) return fail(v.outcome);
+    no_cut_.insert(child);
+    return false;
+  }
   // A denial from the parent: the validated NSEC / NSEC3 records of its zone.
   DenialSets d;
   bool any = false;

@@ -121,7 +121,7 @@ TEST_CASE("verdicts agree with Unbound's validator", "[dnssec][unbound]") {
     }
     agree += our_rcode == theirs.rcode() && our_ad == theirs.ad();
   }
-  WARN("agreement with Unbound " << agree << "/" << names.size() << " names, EDE compared on " << ede_compared << "\n"
-                                 << table.str());
+  INFO("every name:\n" << table.str());
   CHECK(agree == names.size());
+  CHECK(ede_compared >= 1);  // badds.test.: DNSKEY Missing (9) on both sides
 }

@@ -310,3 +310,29 @@ TEST_CASE("KeyTrap: keys sharing the RRSIG's key tag are tried at most max_key_t
   CHECK(b2.counters().signature_limit_hit);
   CHECK(b2.counters().signature_validations == lax.max_signature_validations);
 }
+
+TEST_CASE("CNAME chains across zones take the weakest verdict", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  // knotd answers the CNAME of its zone only; a forwarder's upstream gives the whole chain:
+  // the chain is the CNAME reply with the target's answer appended.
+  const auto chain = [](const char* alias, const char* target) {
+    Response r = zones().fetch(std::string(alias), kA);
+    const Response t = zones().fetch(std::string(target), kA);
+    r.answer.insert(r.answer.end(), t.answer.begin(), t.answer.end());
+    return r;
+  };
+  const Response secure = chain("alias.test.", "www.rsa.test.");
+  REQUIRE(secure.answer.size() == 2);
+  const RunResult s = run_validation(zones(), a, secure);
+  require(s, Verdict::secure);
+  require(run_validation(zones(), a, chain("toinsecure.test.", "www.unsigned.test.")), Verdict::insecure);
+
+  Response unsigned_target = secure;
+  unsigned_target.answer.back().rrsigs.clear();
+  require(run_validation(zones(), a, unsigned_target), Verdict::bogus, Ede::rrsigs_missing);
+  Response unsigned_alias = secure;
+  unsigned_alias.answer.front().rrsigs.clear();
+  require(run_validation(zones(), a, unsigned_alias), Verdict::bogus, Ede::rrsigs_missing);
+  // The chain cut short: the alias alone proves nothing about its target.
+  require(validate_name(zones(), a, "alias.test.", kA), Verdict::bogus, Ede::nsec_missing);
+}

@@ -32,8 +32,11 @@ void Validation::advance() {
     const Bytes target = targets_.back();
     Bytes known;
     const ZoneTrust* z = zone_for(zones_, target, &known);
+    const TrustAnchors::Governing g = anchors_.governing(target);
+    // A negative or positive anchor below the closest established zone takes over there.
+    const auto deeper = [&](const Bytes& name) { return !z || label_count(name) > label_count(known); };
+    if ((g.negative && deeper(*g.negative)) || (g.anchor && deeper(g.anchor->zone))) z = nullptr;
     if (!z) {
-      const TrustAnchors::Governing g = anchors_.governing(target);
       if (g.negative) {
         zones_[*g.negative] = ZoneTrust{Outcome::insecure(Ede::none, "negative trust anchor"), {}};
         continue;

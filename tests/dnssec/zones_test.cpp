@@ -336,3 +336,23 @@ TEST_CASE("CNAME chains across zones take the weakest verdict", "[dnssec][zones]
   // The chain cut short: the alias alone proves nothing about its target.
   require(validate_name(zones(), a, "alias.test.", kA), Verdict::bogus, Ede::nsec_missing);
 }
+
+TEST_CASE("an anchor or a negative anchor below an established zone takes over there", "[dnssec][zones]") {
+  // One response with sets of two zones: the walk establishes test. first (the alias),
+  // then meets the NTA at rsa.test. on the way to the target's signer.
+  TrustAnchors a = anchors();
+  a.add_negative(name_from_text("rsa.test."));
+  Response r = zones().fetch(std::string("alias.test."), kA);
+  const Response t = zones().fetch(std::string("www.rsa.test."), kA);
+  r.answer.insert(r.answer.end(), t.answer.begin(), t.answer.end());
+  require(run_validation(zones(), a, r), Verdict::insecure);
+
+  // A second anchor for ed.test. itself, wrong: the deeper anchor governs, and fails. (The
+  // response carries a set of ed.test. beside the answer; every signer's zone is walked.)
+  TrustAnchors two = anchors();
+  two.add_text("ed.test. DS 1 15 2 " + std::string(64, '0'));
+  Response e = zones().fetch(std::string("www.test."), kA);
+  const Response et = zones().fetch(std::string("www.ed.test."), kA);
+  e.answer.insert(e.answer.end(), et.answer.begin(), et.answer.end());
+  require(run_validation(zones(), two, e), Verdict::bogus, Ede::dnskey_missing);
+}

@@ -356,3 +356,43 @@ TEST_CASE("an anchor or a negative anchor below an established zone takes over t
   e.answer.insert(e.answer.end(), et.answer.begin(), et.answer.end());
   require(run_validation(zones(), two, e), Verdict::bogus, Ede::dnskey_missing);
 }
+
+TEST_CASE("hostile bytes: mutated replies never crash, a changed signed byte is never secure",
+          "[dnssec][zones][hostile]") {
+  const TrustAnchors a = anchors();
+  std::uint32_t x = 12345;  // fixed seed: the same mutations every run
+  const auto next = [&x] {
+    x = x * 1103515245u + 12345u;
+    return x >> 8;
+  };
+  for (const char* name : {"www.rsa.test.", "nope.n3.test.", "a.wild.ed.test."}) {
+    INFO(name);
+    const std::vector<std::uint8_t> wire = zones().ask(std::string(name), std::string(name) == "a.wild.ed.test." ? kTxt : kA);
+    REQUIRE(!wire.empty());
+    // Whole-message mutations: parse or not; when it parses, the validation ends.
+    for (int i = 0; i < 300; ++i) {
+      std::vector<std::uint8_t> m = wire;
+      for (int k = 0; k < 1 + static_cast<int>(next() % 4); ++k) m[12 + next() % (m.size() - 12)] ^= static_cast<std::uint8_t>(1 + next() % 255);
+      Response r;
+      std::string error;
+      if (!parse_response(m, r, error)) continue;
+      const RunResult res = run_validation(zones(), a, r);
+      CHECK(res.steps <= Validation::kMaxSteps);
+    }
+    // One byte of signed RDATA changed: never secure.
+    const Response base = zones().fetch(std::string(name), std::string(name) == "a.wild.ed.test." ? kTxt : kA);
+    for (int i = 0; i < 40; ++i) {
+      Response r = base;
+      std::vector<Rrset*> sets;
+      for (Rrset& s : r.answer) sets.push_back(&s);
+      for (Rrset& s : r.authority)
+        if (s.type != kTypeNs) sets.push_back(&s);
+      Rrset& s = *sets[next() % sets.size()];
+      Bytes& rd = s.rdata[next() % s.rdata.size()];
+      rd[next() % rd.size()] ^= static_cast<std::uint8_t>(1 + next() % 255);
+      const RunResult res = run_validation(zones(), a, r);
+      INFO("mutated set type " << s.type << ": " << describe(res));
+      CHECK(res.outcome.verdict != Verdict::secure);
+    }
+  }
+}

@@ -44,6 +44,7 @@ Bytes dname_target(const Rrset& dname, std::span<const std::uint8_t> owner) {
 struct SetVerdict {
   Outcome outcome;
   int wildcard_labels = -1;
+  std::uint32_t max_ttl = UINT32_MAX;
   Bytes zone;
 };
 
@@ -74,8 +75,13 @@ SetVerdict check_set(const Rrset& s, const ZoneTrustMap& zones, std::uint32_t no
   const Verified r = verify_rrset(s, z->keys, now, budget);
   v.outcome = r.outcome;
   v.wildcard_labels = r.wildcard_labels;
+  v.max_ttl = r.max_ttl;
   return v;
 }
+
+// The verdict before the TTL bound is applied; `max_ttl` lowered by every verified set.
+Outcome check_sets(const Response& r, const ZoneTrustMap& zones, std::uint32_t now, Budget& budget,
+                   std::uint32_t& max_ttl);
 
 }  // namespace
 
@@ -116,6 +122,16 @@ std::vector<Bytes> zones_to_establish(const Response& r) {
 }
 
 Outcome check_response(const Response& r, const ZoneTrustMap& zones, std::uint32_t now, Budget& budget) {
+  std::uint32_t max_ttl = UINT32_MAX;
+  Outcome acc = check_sets(r, zones, now, budget, max_ttl);
+  if (acc.verdict == Verdict::secure) acc.max_ttl = max_ttl;
+  return acc;
+}
+
+namespace {
+
+Outcome check_sets(const Response& r, const ZoneTrustMap& zones, std::uint32_t now, Budget& budget,
+                   std::uint32_t& max_ttl) {
   Outcome acc = Outcome::secure();
   if (r.rcode != 0 && r.rcode != 3) return {Verdict::indeterminate, Ede::none, "rcode neither NOERROR nor NXDOMAIN"};
   // Answer: follow the chain from the question name.
@@ -172,6 +188,7 @@ Outcome check_response(const Response& r, const ZoneTrustMap& zones, std::uint32
   for (const Rrset* s : used) {
     const SetVerdict v = check_set(*s, zones, now, budget);
     weaken(acc, v.outcome);
+    max_ttl = std::min(max_ttl, v.max_ttl);
     if (v.outcome.verdict == Verdict::secure && v.wildcard_labels >= 0)
       expansions.push_back({s->owner, v.zone, static_cast<unsigned>(v.wildcard_labels)});
   }
@@ -182,6 +199,7 @@ Outcome check_response(const Response& r, const ZoneTrustMap& zones, std::uint32
   for (const Rrset& s : r.authority) {
     if (!checked_in_authority(s.type)) continue;
     const SetVerdict v = check_set(s, zones, now, budget);
+    max_ttl = std::min(max_ttl, v.max_ttl);
     if (s.type == kTypeNsec || s.type == kTypeNsec3) {
       any_denial_record = true;
       if (v.outcome.verdict == Verdict::secure) {
@@ -226,5 +244,7 @@ Outcome check_response(const Response& r, const ZoneTrustMap& zones, std::uint32
   if (p != Proof::proven) fail_denial(p, r.rcode == 3 ? "NXDOMAIN not proven" : "NODATA not proven");
   return acc;
 }
+
+}  // namespace
 
 }  // namespace dnsarena::dnssec

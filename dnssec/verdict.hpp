@@ -47,6 +47,9 @@ struct Outcome {
   Verdict verdict = Verdict::indeterminate;
   Ede ede = Ede::none;
   std::string_view why;  // static text ("no DNSKEY matches the DS set", ...)
+  // Secure: the longest the validated data may be cached (RFC 4035 5.3.3): the least, over
+  // the RRSIGs that proved its sets, of the original TTL and the time to expiration.
+  std::uint32_t max_ttl = UINT32_MAX;
 
   static Outcome secure() { return {Verdict::secure, Ede::none, "secure"}; }
   static Outcome insecure(Ede e, std::string_view w) { return {Verdict::insecure, e, w}; }

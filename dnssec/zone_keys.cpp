@@ -129,6 +129,7 @@ Verified verify_rrset(const Rrset& rrset, const ZoneKeys& keys, std::uint32_t no
         Verified v{Outcome::secure()};
         if (sig->labels < owner_labels) v.wildcard_labels = sig->labels;
         v.key_rdata = &k->rdata;
+        v.max_ttl = std::min(sig->original_ttl, sig->expiration - now);  // serial_le(now, expiration) held
         return v;
       }
     }

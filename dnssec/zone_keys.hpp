@@ -73,6 +73,7 @@ struct Verified {
   Outcome outcome;
   int wildcard_labels = -1;  // the RRSIG labels field when it proved a wildcard expansion
   const Bytes* key_rdata = nullptr;  // the key that verified (points into ZoneKeys)
+  std::uint32_t max_ttl = UINT32_MAX;  // secure: min(original TTL, expiration - now) of that RRSIG
 };
 
 // REQUIRES: rrset.owner at or below keys.zone() (else the outcome is bogus).

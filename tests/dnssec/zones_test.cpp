@@ -167,7 +167,11 @@ TEST_CASE("expired and not yet valid signatures", "[dnssec][zones]") {
   const auto [inception, expiration] = window(resp);
   require(run_validation(zones(), a, resp, {}, expiration + 86400), Verdict::bogus, Ede::signature_expired);
   require(run_validation(zones(), a, resp, {}, inception - 86400), Verdict::bogus, Ede::signature_not_yet_valid);
-  require(run_validation(zones(), a, resp, {}, inception + 1), Verdict::secure);
+  const RunResult early = run_validation(zones(), a, resp, {}, inception + 1);
+  require(early, Verdict::secure);
+  CHECK(early.outcome.max_ttl == 3600);  // the original TTL (RFC 4035 5.3.3)
+  const RunResult late = run_validation(zones(), a, resp, {}, expiration - 100);
+  CHECK(late.outcome.max_ttl == 100);    // the time left before the RRSIG expires
   require(run_validation(zones(), a, resp, {}, expiration), Verdict::secure);  // inclusive (RFC 4035 5.3.1)
 }
 

@@ -2,12 +2,11 @@
 // NSEC3 proofs (denial.hpp, RFC 5155 section 8).
 #include "dnssec/nsec3_proof.hpp"
 
-#include "dnssec/c_libraries.hpp"
-
 #include <algorithm>
 #include <map>
 #include <optional>
 
+#include "dnssec/c_libraries.hpp"
 
 namespace dnsarena::dnssec {
 

@@ -3,7 +3,6 @@
 #include "dnssec/nsec_proof.hpp"
 
 #include "dnssec/c_libraries.hpp"
-
 #include "wire/dns_name.hpp"
 
 namespace dnsarena::dnssec {

@@ -63,6 +63,8 @@ public:
   // At most this many fetches for one response (cuts along every name it touches).
   static constexpr unsigned kMaxSteps = 64;
 
+  // REQUIRES: `anchors` outlives the Validation (it is read at every step, not copied).
+  // `now`: the validation time, seconds since the epoch (RRSIG windows, serial arithmetic).
   Validation(const TrustAnchors& anchors, const Limits& limits, std::uint32_t now);
 
   void start(Response response);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The validator's parts that need no server: trust anchor files in the formats anchors
 // are distributed in (and their errors), negative anchors, NSEC3 hashing against
-// RFC 5155 appendix A, canonical name order (RFC 4034 6.1).
+// RFC 5155 appendix A, DS digests against RFC 4034 and RFC 4509, canonical name order
+// (RFC 4034 6.1).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 
 #include "dnssec/denial.hpp"
+#include "dnssec/dnskey_trust.hpp"
 #include "dnssec/trust_anchors.hpp"
 
 using namespace dnsarena::dnssec;
@@ -134,4 +136,32 @@ TEST_CASE("canonical name order (RFC 4034 section 6.1)", "[dnssec][names]") {
     INFO(ordered[i] << " < " << ordered[i + 1]);
     CHECK(canonical_compare(names[i], names[i + 1]) < 0);
   }
+}
+
+TEST_CASE("DS digests: RFC 4034 5.4 (SHA-1) and RFC 4509 (SHA-256) examples", "[dnssec][ds]") {
+  TrustAnchors a;
+  a.add_text(
+      "dskey.example.com. 86400 IN DNSKEY 256 3 5 ( AQOeiiR0GOMYkDshWoSKz9Xz fwJr1AYtsmx3TGkJaNXVbfi/\n"
+      "  2pHm822aJ5iI9BMzNXxeYCmZ DRD99WYwYqUSdjMmmAphXdvx egXd/M5+X7OrzKBaMbCVdFLU\n"
+      "  Uh6DhweJBjEVv5f2wwjM9Xzc nOf+EPbtG9DMBmADjFDc2w/r ljwvFw== )\n"
+      "dskey.example.com. 86400 IN DS 60485 5 1 2BB183AF5F22588179A53B0A98631FAD1A292118\n"
+      "dskey.example.com. 86400 IN DS 60485 5 2 D4B7D520E7BB5F0F67674A0CCEB1E3E0614B93C4F9E99B8383F6A1E4469DA50A\n");
+  REQUIRE(a.anchors().size() == 1);
+  const TrustAnchor& t = a.anchors()[0];
+  REQUIRE(t.dnskeys.size() == 1);
+  REQUIRE(t.ds.size() == 2);
+  for (const Bytes& ds : t.ds) {
+    INFO("digest type " << int(ds[3]));
+    CHECK(ds_matches_dnskey(ds, t.zone, t.dnskeys[0]));
+    Bytes wrong = ds;
+    wrong.back() ^= 1;
+    CHECK(!ds_matches_dnskey(wrong, t.zone, t.dnskeys[0]));
+    CHECK(!ds_matches_dnskey(ds, name_from_text("other.example.com."), t.dnskeys[0]));  // the owner is hashed too
+  }
+  // Algorithm 5 is outside the supported set: such a DS set alone makes the zone insecure.
+  const auto verdict = unusable_ds_set(t.ds);
+  REQUIRE(verdict.has_value());
+  CHECK(verdict->verdict == Verdict::insecure);
+  CHECK(verdict->ede == Ede::unsupported_dnskey_algorithm);
+  CHECK(!unusable_ds_set({}).has_value());
 }

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "dnssec/denial.hpp"
+#include "dnssec/dnskey_trust.hpp"
 #include "tests/dnssec/chain_runner.hpp"
 
 using namespace dnsarena::dnssec;
@@ -152,6 +154,25 @@ TEST_CASE("insecure delegations, unsupported algorithms and digests, opt-out, it
   require(it, Verdict::insecure);
   CHECK(it.counters.nsec3_iterations_over);
   CHECK(it.counters.nsec3_hashes == 0);  // refused before hashing
+}
+
+TEST_CASE("DS records of digest types 2 and 4 (keymgr's) match the child's key", "[dnssec][zones]") {
+  for (const char* zone : {"rsa.test.", "ed.test.", "n3.test."}) {
+    INFO(zone);
+    const Bytes z = name_from_text(zone);
+    const Response ds = zones().fetch(z, kTypeDs);
+    const Response keys = zones().fetch(z, kTypeDnskey);
+    const Rrset* ds_set = find_rrset(ds.answer, z, kTypeDs);
+    const Rrset* key_set = find_rrset(keys.answer, z, kTypeDnskey);
+    REQUIRE(ds_set);
+    REQUIRE(key_set);
+    std::set<int> digests;
+    for (const Bytes& d : ds_set->rdata) {
+      digests.insert(d[3]);
+      CHECK(ds_matches_dnskey(d, z, key_set->rdata.at(0)));
+    }
+    CHECK(digests == std::set<int>{2, 4});
+  }
 }
 
 TEST_CASE("a DS that matches no DNSKEY is bogus: DNSKEY Missing", "[dnssec][zones]") {

@@ -421,3 +421,19 @@ TEST_CASE("hostile bytes: mutated replies never crash, a changed signed byte is 
     }
   }
 }
+
+TEST_CASE("a parent's NSEC at a delegation denies nothing in the child (RFC 6840 4.1)", "[dnssec][zones][hostile]") {
+  const TrustAnchors a = anchors();
+  // test.'s own NXDOMAIN for rsb.test.: its NSEC at the delegation rsa.test. (NS, DS, no
+  // SOA) runs to the next name of test. and so spans every name under rsa.test.
+  const Response parent_denial = zones().fetch(std::string("rsb.test."), kA);
+  REQUIRE(parent_denial.rcode == 3);
+  require(run_validation(zones(), a, parent_denial), Verdict::secure);
+  REQUIRE(find_rrset(parent_denial.authority, name_from_text("rsa.test."), kTypeNsec));
+  // Replayed as the answer for www.rsa.test., which exists in the signed child.
+  Response forged = parent_denial;
+  forged.qname = name_from_text("www.rsa.test.");
+  require(run_validation(zones(), a, forged), Verdict::bogus, Ede::dnssec_bogus);
+  forged.rcode = 0;  // as NODATA
+  require(run_validation(zones(), a, forged), Verdict::bogus, Ede::dnssec_bogus);
+}

@@ -8,6 +8,7 @@
 #include "common/command_table.hpp"
 #include "dnssec/c_libraries.hpp"
 #include "dnssec/commands.hpp"
+#include "dnssec/limits.hpp"
 #include "dnssec/trust_anchors.hpp"
 #include "dnssec/verify_bench.hpp"
 #include "dnssec/zone_keys.hpp"
@@ -26,7 +27,11 @@ nlohmann::json to_json(const VerifyBenchOptions& o, const VerifyBenchResult& r) 
                     {"verify_per_s", a.verify_per_s},   {"import_us", a.import_us}});
   nlohmann::json hashes = nlohmann::json::array();
   for (const Nsec3Cost& h : r.nsec3) hashes.push_back({{"iterations", h.iterations}, {"hash_us", h.hash_us}});
-  return {{"seconds_per_case", o.seconds}, {"algorithms", algs}, {"nsec3", hashes}};
+  return {{"seconds_per_case", o.seconds},
+          {"algorithms", algs},
+          {"nsec3", hashes},
+          {"worst_signatures_us_per_validation", r.worst_signatures_us},
+          {"worst_nsec3_us_per_validation", r.worst_nsec3_us}};
 }
 
 void print_table(const VerifyBenchOptions& o, const VerifyBenchResult& r) {
@@ -45,6 +50,12 @@ void print_table(const VerifyBenchOptions& o, const VerifyBenchResult& r) {
   }
   std::printf("\n%-22s %12s\n", "NSEC3 iterations", "µs/hash");
   for (const Nsec3Cost& h : r.nsec3) std::printf("%-22u %12.2f\n", h.iterations, h.hash_us);
+  const Limits l;
+  std::printf("\nworst case per validation at the default bounds (computed from the figures above):\n");
+  std::printf("  %u signature checks of the slowest algorithm   %10.0f µs\n", l.max_signature_validations,
+              r.worst_signatures_us);
+  std::printf("  %u NSEC3 hashes at %u iterations              %10.0f µs\n", l.max_nsec3_hashes, l.max_nsec3_iterations,
+              r.worst_nsec3_us);
 }
 
 void add_bench(CLI::App& group) {

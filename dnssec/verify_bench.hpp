@@ -43,6 +43,11 @@ struct Nsec3Cost {
 struct VerifyBenchResult {
   std::vector<AlgorithmCost> algorithms;
   std::vector<Nsec3Cost> nsec3;
+  // Computed from the figures above at the default Limits: the most CPU one validation
+  // may spend on signatures (max_signature_validations x the slowest algorithm) and on
+  // NSEC3 hashes (max_nsec3_hashes x a hash at max_nsec3_iterations).
+  double worst_signatures_us = 0;
+  double worst_nsec3_us = 0;
 };
 
 // Throws std::runtime_error when the key store or a signature cannot be made.

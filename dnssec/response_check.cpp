@@ -41,6 +41,16 @@ Bytes dname_target(const Rrset& dname, std::span<const std::uint8_t> owner) {
   return out.size() <= 255 ? out : Bytes{};
 }
 
+// An unsigned CNAME that a DNAME of the answer synthesizes (RFC 6672 5.3.1): it carries no
+// RRSIG of its own, and its owner needs no zone of its own.
+bool synthesized_from_dname(const Response& r, const Rrset& cname) {
+  if (cname.type != kTypeCname || !cname.rrsigs.empty() || cname.rdata.empty()) return false;
+  const Bytes target = lowercase_name(cname.rdata[0]);
+  for (const Rrset& d : r.answer)
+    if (d.type == kTypeDname && dname_target(d, cname.owner) == target) return true;
+  return false;
+}
+
 struct SetVerdict {
   Outcome outcome;
   int wildcard_labels = -1;
@@ -106,7 +116,7 @@ std::vector<Bytes> zones_to_establish(const Response& r) {
   for (const Rrset& s : r.answer) {
     if (s.type == kTypeRrsig) continue;
     if (auto signer = signer_of(s)) add(*signer);
-    else add(s.owner);
+    else if (!synthesized_from_dname(r, s)) add(s.owner);
   }
   for (const Rrset& s : r.authority) {
     if (!checked_in_authority(s.type)) continue;

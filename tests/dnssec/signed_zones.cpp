@@ -99,7 +99,7 @@ SignedZones::SignedZones() {
   std::ostringstream parent;
   parent << "$ORIGIN test.\n$TTL 3600\n@ SOA ns h 1 3600 600 86400 300\n@ NS ns\nns A 127.0.0.1\n"
          << "www A 192.0.2.1\n*.wild A 192.0.2.9\n"
-         << "alias CNAME www.rsa.test.\ntoinsecure CNAME www.unsigned.test.\n";
+         << "alias CNAME www.rsa.test.\ntoinsecure CNAME www.unsigned.test.\ndn DNAME rsa.test.\n";
   for (const ZoneSpec& z : kChildren) {
     const std::string origin = std::string(z.name) + ".test.";
     parent << z.name << " NS ns." << z.name << "\nns." << z.name << " A 127.0.0.1\n";

@@ -9,7 +9,8 @@
 // Knot's DS format (anchor_ds_file) and Unbound's DNSKEY format (anchor_dnskey_file).
 //
 //   test.            ECDSA P-256, NSEC: www A, *.wild A, alias CNAME www.rsa.test.,
-//                    toinsecure CNAME www.unsigned.test.; the delegations below
+//                    toinsecure CNAME www.unsigned.test., dn DNAME rsa.test.; the
+//                    delegations below
 //   rsa.test.        RSA/SHA-256 (2048), NSEC        } each: www A, b A, d A,
 //   ed.test.         Ed25519, NSEC                   } *.wild TXT
 //   n3.test.         ECDSA P-256, NSEC3 (salt, 0 iterations)

@@ -437,3 +437,20 @@ TEST_CASE("a parent's NSEC at a delegation denies nothing in the child (RFC 6840
   forged.rcode = 0;  // as NODATA
   require(run_validation(zones(), a, forged), Verdict::bogus, Ede::dnssec_bogus);
 }
+
+TEST_CASE("DNAME: the synthesized CNAME needs no signature, a changed one is bogus", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  Response r = zones().fetch(std::string("www.dn.test."), kA);
+  REQUIRE(find_rrset(r.answer, name_from_text("dn.test."), kTypeDname));
+  const Response t = zones().fetch(std::string("www.rsa.test."), kA);
+  for (const Rrset& s : t.answer)
+    if (!find_rrset(r.answer, s.owner, s.type)) r.answer.push_back(s);
+  require(run_validation(zones(), a, r), Verdict::secure);
+
+  Response changed = r;
+  for (Rrset& s : changed.answer)
+    if (s.type == kTypeCname) s.rdata.at(0) = name_from_text("www.ed.test.");
+  const Response e = zones().fetch(std::string("www.ed.test."), kA);
+  changed.answer.insert(changed.answer.end(), e.answer.begin(), e.answer.end());
+  require(run_validation(zones(), a, changed), Verdict::bogus, Ede::rrsigs_missing);
+}

@@ -195,6 +195,12 @@ Outcome check_sets(const Response& r, const ZoneTrustMap& zones, std::uint32_t n
     unsigned labels;
   };
   std::vector<Expansion> expansions;
+  // Sets of the answer outside the chain are checked too: whatever the reply carries is
+  // cached and served with it, so nothing unproven may ride along a secure answer.
+  for (const Rrset& s : r.answer)
+    if (s.type != kTypeRrsig && std::find(used.begin(), used.end(), &s) == used.end() &&
+        !synthesized_from_dname(r, s))
+      used.push_back(&s);
   for (const Rrset* s : used) {
     const SetVerdict v = check_set(*s, zones, now, budget);
     weaken(acc, v.outcome);

@@ -5,7 +5,8 @@
 //
 // The response's sets, in turn:
 //   answer     every set (CNAME chain, the final answer, DNAME and the CNAME synthesized
-//              from it, which carries no RRSIG of its own: RFC 6672 5.3.1) by its signer
+//              from it, which carries no RRSIG of its own: RFC 6672 5.3.1) by its signer,
+//              and any other set the answer carries: it would be cached and served with it
 //   authority  SOA, NSEC, NSEC3 and DS sets by their signers; NS sets are not signed at a
 //              cut and are ignored
 // A set in an insecure zone is insecure; in a secure zone a set without a usable RRSIG is

@@ -203,6 +203,11 @@ TEST_CASE("missing RRSIGs, stripped NSEC, altered data", "[dnssec][zones]") {
   for (Rrset& s : unsigned_answer.answer) s.rrsigs.clear();
   require(run_validation(zones(), a, unsigned_answer), Verdict::bogus, Ede::rrsigs_missing);
 
+  // An unrelated set riding along the signed answer: checked like the rest.
+  Response riding = resp;
+  riding.answer.push_back(Rrset{name_from_text("evil.ed.test."), kA, 1, 3600, {{192, 0, 2, 99}}, {}});
+  require(run_validation(zones(), a, riding), Verdict::bogus, Ede::rrsigs_missing);
+
   Response altered = resp;
   altered.answer.at(0).rdata.at(0) = {192, 0, 2, 66};
   require(run_validation(zones(), a, altered), Verdict::bogus, Ede::dnssec_bogus);

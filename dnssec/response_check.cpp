@@ -82,6 +82,17 @@ SetVerdict check_set(const Rrset& s, const ZoneTrustMap& zones, std::uint32_t no
     v.outcome = Outcome::bogus(Ede::dnssec_bogus, "RRSIG signer is not a zone of the chain");
     return v;
   }
+  if (signer) {
+    // A zone the chain established between the signer and the owner owns the set: a
+    // parent's key does not speak for data below a cut. At the cut itself the parent's
+    // sets (DS, its NSEC) are owned by the child's apex name.
+    Bytes closest;
+    zone_for(zones, s.owner, &closest);
+    if (closest != *signer && closest != s.owner) {
+      v.outcome = Outcome::bogus(Ede::dnssec_bogus, "RRSIG signer above the zone that holds the name");
+      return v;
+    }
+  }
   const Verified r = verify_rrset(s, z->keys, now, budget);
   v.outcome = r.outcome;
   v.wildcard_labels = r.wildcard_labels;

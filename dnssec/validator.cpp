@@ -154,10 +154,6 @@ bool Validation::on_ds(const Response* reply) {
     case CutProof::not_proven:
       break;
   }
-  if (budget_.counters().nsec3_iterations_over) {
-    zones_[child] = ZoneTrust{Outcome::insecure(Ede::none, "NSEC3 iterations above the limit"), {}};
-    return false;
-  }
   return fail(Outcome::bogus(any ? Ede::dnssec_bogus : Ede::nsec_missing, "no DS and no proof of its absence"));
 }
 

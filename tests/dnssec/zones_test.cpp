@@ -459,3 +459,23 @@ TEST_CASE("DNAME: the synthesized CNAME needs no signature, a changed one is bog
   changed.answer.insert(changed.answer.end(), e.answer.begin(), e.answer.end());
   require(run_validation(zones(), a, changed), Verdict::bogus, Ede::rrsigs_missing);
 }
+
+TEST_CASE("a parent's key does not speak for data below an established cut", "[dnssec][zones][hostile]") {
+  const TrustAnchors a = anchors();
+  // www.rsa.test. (signed by rsa.test., which the walk establishes) and the parent's
+  // NSEC for rsb.test. moved below the cut: an NSEC owned by x.rsa.test. but signed by
+  // test. The signature no longer matches the owner either; what is checked first is who
+  // may sign there at all.
+  Response r = zones().fetch(std::string("www.rsa.test."), kA);
+  const Response parent = zones().fetch(std::string("rsb.test."), kA);
+  const Rrset* nsec = find_rrset(parent.authority, name_from_text("rsa.test."), kTypeNsec);
+  REQUIRE(nsec);
+  Rrset moved = *nsec;
+  moved.owner = name_from_text("x.rsa.test.");
+  r.authority.push_back(moved);
+  const RunResult res = run_validation(zones(), a, r);
+  require(res, Verdict::bogus, Ede::dnssec_bogus);
+  CHECK(res.outcome.why == "RRSIG signer above the zone that holds the name");
+  // At the cut itself the parent's set is fine: the DS question's answer.
+  require(validate_name(zones(), a, "rsa.test.", kTypeDs), Verdict::secure);
+}

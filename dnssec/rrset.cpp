@@ -19,58 +19,68 @@ std::uint32_t rd32(const std::uint8_t* p) {
          static_cast<std::uint32_t>(p[2]) << 8 | p[3];
 }
 
-// Groups one section's records; RRSIGs go to the set they cover in the same section.
+// Groups one section's records (SectionBuilder).
 void read_section(const knot_pktsection_t* section, std::vector<Rrset>& out) {
-  std::vector<std::pair<Bytes, Bytes>> sigs;  // (owner, rdata)
+  SectionBuilder b;
   for (std::uint16_t i = 0; i < section->count; ++i) {
     const knot_rrset_t* rr = knot_pkt_rr(section, i);
     if (rr->type == KNOT_RRTYPE_OPT || rr->type == KNOT_RRTYPE_TSIG) continue;
-    knot_rrset_t* copy = knot_rrset_copy(rr, nullptr);
-    if (!copy) throw std::bad_alloc();
-    for (std::uint16_t j = 0; j < copy->rrs.count; ++j) {
-      // knot_rrset_rr_to_canonical converts the first record only: one record at a time.
-      knot_rdata_t* rd = knot_rdataset_at(&copy->rrs, j);
-      knot_rrset_t one;
-      knot_rrset_init(&one, copy->owner, copy->type, copy->rclass, copy->ttl);
-      one.rrs.count = 1;
-      one.rrs.size = knot_rdata_size(rd->len);
-      one.rrs.rdata = rd;
-      knot_rrset_rr_to_canonical(&one);  // owner lowercased in place too
-      const Bytes owner(copy->owner, copy->owner + knot_dname_size(copy->owner));
-      Bytes data(rd->data, rd->data + rd->len);
-      if (copy->type == KNOT_RRTYPE_RRSIG) {
-        sigs.emplace_back(owner, std::move(data));
-        continue;
-      }
-      auto it = std::find_if(out.begin(), out.end(), [&](const Rrset& s) {
-        return s.type == copy->type && s.klass == copy->rclass && s.owner == owner;
-      });
-      if (it == out.end()) {
-        out.push_back(Rrset{owner, copy->type, copy->rclass, copy->ttl, {}, {}});
-        it = out.end() - 1;
-      }
-      it->ttl = std::min(it->ttl, copy->ttl);
-      if (std::find(it->rdata.begin(), it->rdata.end(), data) == it->rdata.end()) it->rdata.push_back(std::move(data));
+    for (std::uint16_t j = 0; j < rr->rrs.count; ++j) {
+      const knot_rdata_t* rd = knot_rdataset_at(&rr->rrs, j);
+      b.add({rr->owner, knot_dname_size(rr->owner)}, rr->type, rr->rclass, rr->ttl, {rd->data, rd->len});
     }
-    knot_rrset_free(copy, nullptr);
   }
-  for (auto& [owner, data] : sigs) {
-    const std::uint16_t covered = data.size() >= 2 ? rd16(data.data()) : 0;
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const Rrset& s) { return s.type == covered && s.owner == owner; });
-    if (it == out.end()) {
-      it = std::find_if(out.begin(), out.end(),
-                        [&](const Rrset& s) { return s.type == kTypeRrsig && s.owner == owner; });
-      if (it == out.end()) {
-        out.push_back(Rrset{owner, kTypeRrsig, 1, 0, {}, {}});
-        it = out.end() - 1;
-      }
-    }
-    it->rrsigs.push_back(std::move(data));
-  }
+  out = b.finish();
 }
 
 }  // namespace
+
+Bytes canonical_rdata(std::uint16_t type, std::span<const std::uint8_t> rdata) {
+  if (rdata.size() > 65535) throw std::invalid_argument("RDATA over 65535 bytes");
+  // knot_rrset_rr_to_canonical converts the first record of a set in place: a set of one.
+  std::vector<std::uint8_t> buf(knot_rdata_size(static_cast<std::uint16_t>(rdata.size())));
+  auto* rd = reinterpret_cast<knot_rdata_t*>(buf.data());
+  knot_rdata_init(rd, static_cast<std::uint16_t>(rdata.size()), rdata.data());
+  std::uint8_t root = 0;
+  knot_rrset_t one;
+  knot_rrset_init(&one, &root, type, KNOT_CLASS_IN, 0);
+  one.rrs.count = 1;
+  one.rrs.size = static_cast<std::uint32_t>(buf.size());
+  one.rrs.rdata = rd;
+  knot_rrset_rr_to_canonical(&one);
+  return Bytes(rd->data, rd->data + rd->len);
+}
+
+void SectionBuilder::add(std::span<const std::uint8_t> owner, std::uint16_t type, std::uint16_t klass,
+                         std::uint32_t ttl, std::span<const std::uint8_t> rdata) {
+  Bytes o = lowercase_name(owner);
+  Bytes data = canonical_rdata(type, rdata);
+  if (type == kTypeRrsig) {
+    sigs_.emplace_back(std::move(o), std::move(data));
+    return;
+  }
+  auto [it, inserted] = slots_.try_emplace(std::make_tuple(o, type, klass), Slot{sets_.size(), {}});
+  if (inserted) sets_.push_back(Rrset{o, type, klass, ttl, {}, {}});
+  Rrset& set = sets_[it->second.index];
+  set.ttl = std::min(set.ttl, ttl);
+  if (it->second.seen.insert(data).second) set.rdata.push_back(std::move(data));
+}
+
+std::vector<Rrset> SectionBuilder::finish() {
+  for (auto& [owner, data] : sigs_) {
+    const std::uint16_t covered = data.size() >= 2 ? rd16(data.data()) : 0;
+    auto it = slots_.find(std::make_tuple(owner, covered, std::uint16_t{1}));
+    if (it == slots_.end()) {
+      auto [orphan, inserted] = slots_.try_emplace(std::make_tuple(owner, kTypeRrsig, std::uint16_t{1}), Slot{sets_.size(), {}});
+      if (inserted) sets_.push_back(Rrset{owner, kTypeRrsig, 1, 0, {}, {}});
+      it = orphan;
+    }
+    sets_[it->second.index].rrsigs.push_back(std::move(data));
+  }
+  sigs_.clear();
+  slots_.clear();
+  return std::move(sets_);
+}
 
 std::optional<RrsigFields> parse_rrsig(std::span<const std::uint8_t> rdata) {
   if (rdata.size() < 18) return std::nullopt;

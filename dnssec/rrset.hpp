@@ -12,7 +12,10 @@
 // Name helpers work on uncompressed, lowercase wire names (what every Rrset holds).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,6 +66,33 @@ struct Response {
 };
 // False with `error` when the message does not parse (libknot) or has no question.
 bool parse_response(std::span<const std::uint8_t> wire, Response& out, std::string& error);
+
+// The canonical form of one record's RDATA (RFC 4034 6.2 as updated by RFC 6840 5.1),
+// through libknot. REQUIRES: well-formed, uncompressed RDATA of `type` (as libknot's
+// parser leaves it): libknot reads the names inside without bounds checks.
+Bytes canonical_rdata(std::uint16_t type, std::span<const std::uint8_t> rdata);
+
+// Groups records into sets in any order, for a caller that holds a message in another
+// form than wire (the worker's parsed upstream answer): add() every record of a section,
+// then finish(). Owners are lowercased, RDATA made canonical, duplicates dropped, RRSIGs
+// attached to the set they cover (or kept as a set of type RRSIG), as parse_response does.
+// Cost: O(n log n) in the records of the section (a hostile message of thousands of
+// records stays cheap).
+class SectionBuilder {
+public:
+  void add(std::span<const std::uint8_t> owner, std::uint16_t type, std::uint16_t klass, std::uint32_t ttl,
+           std::span<const std::uint8_t> rdata);
+  std::vector<Rrset> finish();
+
+private:
+  struct Slot {
+    std::size_t index;
+    std::set<Bytes> seen;  // RDATA already in the set
+  };
+  std::vector<Rrset> sets_;
+  std::map<std::tuple<Bytes, std::uint16_t, std::uint16_t>, Slot> slots_;
+  std::vector<std::pair<Bytes, Bytes>> sigs_;  // (owner, RDATA)
+};
 
 // Finds the set (owner, type) in `section`, or nullptr.
 const Rrset* find_rrset(const std::vector<Rrset>& section, std::span<const std::uint8_t> owner, std::uint16_t type);

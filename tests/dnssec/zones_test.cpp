@@ -5,11 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
+#include "dns/message.hpp"
 #include "dnssec/denial.hpp"
 #include "dnssec/dnskey_trust.hpp"
 #include "tests/dnssec/chain_runner.hpp"
+#include "wire/dns_name.hpp"
 
 using namespace dnsarena::dnssec;
 using namespace dnsarena::dnssec::test;
@@ -494,4 +497,35 @@ TEST_CASE("an insecure NSEC3 zone met earlier does not make a later unproven den
   });
   CHECK(res.counters.nsec3_iterations_over);
   require(res, Verdict::bogus, Ede::nsec_missing);
+}
+
+TEST_CASE("SectionBuilder from another parser's records equals parse_response", "[dnssec][zones]") {
+  for (const char* name : {"www.rsa.test.", "nope.n3.test.", "a.wild.ed.test.", "test."}) {
+    INFO(name);
+    const std::uint16_t type = std::string(name) == "test." ? kTypeDnskey : kA;
+    const std::vector<std::uint8_t> wire = zones().ask(std::string(name), type);
+    Response direct;
+    std::string error;
+    REQUIRE(parse_response(wire, direct, error));
+    dnsarena::dns::Message m;
+    REQUIRE(dnsarena::dns::parse_message(wire, m, true) == dnsarena::dns::ParseStatus::ok);
+    for (auto [records, sets] : {std::pair{&m.answer, &direct.answer}, std::pair{&m.authority, &direct.authority}}) {
+      SectionBuilder b;
+      // Reversed, and the owner in upper case: order and case must not matter.
+      for (auto it = records->rbegin(); it != records->rend(); ++it) {
+        std::string upper = it->owner;
+        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        const auto owner = dnsarena::wire::name_to_wire(upper);
+        b.add(owner, it->type, 1, it->ttl, it->rdata);
+      }
+      std::vector<Rrset> built = b.finish();
+      REQUIRE(built.size() == sets->size());
+      for (const Rrset& s : *sets) {
+        const Rrset* t = find_rrset(built, s.owner, s.type);
+        REQUIRE(t);
+        CHECK(std::set<Bytes>(t->rdata.begin(), t->rdata.end()) == std::set<Bytes>(s.rdata.begin(), s.rdata.end()));
+        CHECK(std::set<Bytes>(t->rrsigs.begin(), t->rrsigs.end()) == std::set<Bytes>(s.rrsigs.begin(), s.rrsigs.end()));
+      }
+    }
+  }
 }

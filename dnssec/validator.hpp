@@ -6,6 +6,7 @@
 //   verdict.hpp          secure / insecure / bogus / indeterminate and the RFC 8914 EDE
 //   limits.hpp           bounds on one validation's work (KeyTrap, NSEC3 floods), counters
 //   rrset.hpp            RRsets in canonical form with their RRSIGs; reading a response
+//                        (wire, or records one by one: SectionBuilder)
 //   zone_keys.hpp        a zone's DNSKEYs in libdnssec, RRSIG verification
 //   dnskey_trust.hpp     DS -> DNSKEY, anchor -> DNSKEY, the self-signed DNSKEY set
 //   denial.hpp           NSEC (nsec_proof) and NSEC3 (nsec3_proof) denial proofs

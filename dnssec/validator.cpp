@@ -9,6 +9,12 @@ namespace dnsarena::dnssec {
 Validation::Validation(const TrustAnchors& anchors, const Limits& limits, std::uint32_t now)
     : anchors_(anchors), budget_(limits), now_(now) {}
 
+void Validation::trust_secure(const Bytes& zone, const std::vector<Bytes>& dnskeys) {
+  zones_[zone] = ZoneTrust{Outcome::secure(), ZoneKeys(zone, dnskeys)};
+}
+
+void Validation::trust_insecure(const Bytes& zone, const Outcome& why) { zones_[zone] = ZoneTrust{why, {}}; }
+
 void Validation::start(Response response) {
   response_ = std::move(response);
   targets_ = zones_to_establish(response_);

@@ -38,8 +38,9 @@
 // response are reused, so a CNAME chain within one zone costs its DNSKEY once.
 //
 // Cost: one DNSKEY and one DS fetch per zone cut between the anchor and the data (the
-// caller's cache absorbs the repeats), each DNSKEY set imported into libdnssec once per
-// Validation. Steps are bounded by the labels of the names involved (at most 127 each)
+// caller's cache absorbs the repeats) and two verifications per cut, each DNSKEY set
+// imported into libdnssec once per Validation; with the zones seeded (trust_secure), one
+// verification per set of the response. Steps are bounded by the labels of the names involved (at most 127 each)
 // and by kMaxSteps; the crypto by the Budget (limits.hpp), shared by the whole Validation.
 #pragma once
 #include <cstdint>
@@ -67,6 +68,14 @@ public:
   // REQUIRES: `anchors` outlives the Validation (it is read at every step, not copied).
   // `now`: the validation time, seconds since the epoch (RRSIG windows, serial arithmetic).
   Validation(const TrustAnchors& anchors, const Limits& limits, std::uint32_t now);
+
+  // Seeds what an earlier Validation established (its zones()): a secure zone with its
+  // DNSKEY set, or an insecure one. The walk then starts below it, so a worker that keeps
+  // the zones its validations established (a key cache, bounded by the DNSKEY sets' TTL)
+  // verifies one RRSIG per miss instead of the whole chain. REQUIRES: before start(); the
+  // caller vouches for it (only what a Validation concluded, not expired).
+  void trust_secure(const Bytes& zone, const std::vector<Bytes>& dnskeys);
+  void trust_insecure(const Bytes& zone, const Outcome& why);
 
   void start(Response response);
   const std::optional<Need>& need() const { return need_; }

@@ -65,6 +65,12 @@ ZoneKeys::~ZoneKeys() = default;
 ZoneKeys::ZoneKeys(ZoneKeys&&) noexcept = default;
 ZoneKeys& ZoneKeys::operator=(ZoneKeys&&) noexcept = default;
 
+std::vector<Bytes> ZoneKeys::rdata() const {
+  std::vector<Bytes> out;
+  for (const auto& k : keys_) out.push_back(k->rdata);
+  return out;
+}
+
 void ZoneKeys::keep_only(const std::vector<Bytes>& rdata) {
   std::erase_if(keys_, [&](const std::unique_ptr<Key>& k) {
     return std::find(rdata.begin(), rdata.end(), k->rdata) == rdata.end();

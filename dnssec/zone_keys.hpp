@@ -49,6 +49,8 @@ public:
 
   const Bytes& zone() const { return zone_; }
   std::size_t size() const { return keys_.size(); }
+  // The RDATA of the usable keys (what trust_secure needs to rebuild them).
+  std::vector<Bytes> rdata() const;
   // Keeps only the keys whose RDATA is in `rdata` (the ones a DS or anchor matched).
   void keep_only(const std::vector<Bytes>& rdata);
 

@@ -40,3 +40,23 @@ inline RunResult validate_name(const SignedZones& zones, const TrustAnchors& anc
 }
 
 }  // namespace dnsarena::dnssec::test
+
+namespace dnsarena::dnssec::test {
+
+// A Validation seeded with what `earlier` established (the worker's key cache).
+inline RunResult run_seeded(const SignedZones& zones, const TrustAnchors& anchors, const ZoneTrustMap& earlier,
+                            Response response, std::uint32_t now = now_seconds()) {
+  Validation v(anchors, Limits{}, now);
+  for (const auto& [zone, trust] : earlier) {
+    if (trust.outcome.verdict == Verdict::secure) v.trust_secure(zone, trust.keys.rdata());
+    else v.trust_insecure(zone, trust.outcome);
+  }
+  v.start(std::move(response));
+  while (const auto& need = v.need()) {
+    Response reply = zones.fetch(need->name, need->type);
+    v.provide(&reply);
+  }
+  return {v.outcome(), v.counters(), v.steps()};
+}
+
+}  // namespace dnsarena::dnssec::test

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
+#include <map>
 #include <set>
 
 #include "dns/message.hpp"
@@ -527,5 +529,79 @@ TEST_CASE("SectionBuilder from another parser's records equals parse_response", 
         CHECK(std::set<Bytes>(t->rrsigs.begin(), t->rrsigs.end()) == std::set<Bytes>(s.rrsigs.begin(), s.rrsigs.end()));
       }
     }
+  }
+}
+
+TEST_CASE("seeded with an earlier validation's zones, a miss costs one verification", "[dnssec][zones]") {
+  const TrustAnchors a = anchors();
+  Validation cold(a, Limits{}, now_seconds());
+  cold.start(zones().fetch(std::string("www.rsa.test."), kA));
+  while (const auto& need = cold.need()) {
+    Response reply = zones().fetch(need->name, need->type);
+    cold.provide(&reply);
+  }
+  REQUIRE(cold.outcome().verdict == Verdict::secure);
+  CHECK(cold.steps() == 3);  // DNSKEY test., DS rsa.test., DNSKEY rsa.test.
+  CHECK(cold.counters().signature_validations == 4);
+
+  const RunResult warm = run_seeded(zones(), a, cold.zones(), zones().fetch(std::string("b.rsa.test."), kA));
+  require(warm, Verdict::secure);
+  CHECK(warm.steps == 0);
+  CHECK(warm.counters.signature_validations == 1);
+  const RunResult nx = run_seeded(zones(), a, cold.zones(), zones().fetch(std::string("nope.rsa.test."), kA));
+  require(nx, Verdict::secure);
+  CHECK(nx.steps == 0);
+
+  // Seeded with the wrong keys for rsa.test. (ed.test.'s): nothing verifies.
+  ZoneTrustMap wrong;
+  const Response ed_keys = zones().fetch(std::string("ed.test."), kTypeDnskey);
+  wrong[name_from_text("rsa.test.")] =
+      ZoneTrust{Outcome::secure(), ZoneKeys(name_from_text("rsa.test."), ed_keys.answer.at(0).rdata)};
+  require(run_seeded(zones(), a, wrong, zones().fetch(std::string("www.rsa.test."), kA)), Verdict::bogus,
+          Ede::dnskey_missing);
+}
+
+TEST_CASE("CPU per validation, cold chain and seeded", "[.][dnssec][perf]") {
+  // Replies fetched once; then only the validator's CPU is timed (no network).
+  const TrustAnchors a = anchors();
+  for (const char* zone : {"rsa.test.", "n3.test.", "ed.test.", "test."}) {
+    const std::string name = std::string("www.") + zone, nx = std::string("nope.") + zone;
+    std::map<std::pair<Bytes, std::uint16_t>, Response> replies;
+    const auto fetch = [&](const Bytes& n, std::uint16_t t) -> const Response& {
+      auto key = std::make_pair(n, t);
+      auto it = replies.find(key);
+      if (it == replies.end()) it = replies.emplace(key, zones().fetch(n, t)).first;
+      return it->second;
+    };
+    const Response answer = zones().fetch(name, kA), negative = zones().fetch(nx, kA);
+    ZoneTrustMap established;
+    const auto validate = [&](const Response& r, const ZoneTrustMap* seed) {
+      Validation v(a, Limits{}, now_seconds());
+      if (seed)
+        for (const auto& [z, t] : *seed)
+          if (t.outcome.verdict == Verdict::secure) v.trust_secure(z, t.keys.rdata());
+      v.start(r);
+      while (const auto& need = v.need()) v.provide(&fetch(need->name, need->type));
+      REQUIRE(v.outcome().verdict == Verdict::secure);
+      return v.counters().signature_validations;
+    };
+    {  // the chain's replies fetched once (into `replies`), the zones it established kept
+      Validation v(a, Limits{}, now_seconds());
+      v.start(answer);
+      while (const auto& need = v.need()) v.provide(&fetch(need->name, need->type));
+      for (const auto& [z, t] : v.zones()) established.emplace(z, ZoneTrust{t.outcome, ZoneKeys(z, t.keys.rdata())});
+    }
+    const auto time_us = [&](const Response& r, const ZoneTrustMap* seed) {
+      constexpr int n = 200;
+      timespec t0{}, t1{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+      for (int i = 0; i < n; ++i) validate(r, seed);
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+      return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / n;
+    };
+    const double cold = time_us(answer, nullptr), seeded = time_us(answer, &established),
+                 negative_seeded = time_us(negative, &established);
+    std::printf("%-10s cold %7.1f µs  seeded %7.1f µs  NXDOMAIN seeded %7.1f µs\n", zone, cold, seeded,
+                negative_seeded);
   }
 }

@@ -114,6 +114,7 @@ KeySetTrust trust_dnskey_set(const Rrset& dnskey_set, const std::vector<Bytes>& 
     return r;
   }
   r.outcome = Outcome::secure();
+  r.outcome.max_ttl = v.max_ttl;  // how long the trusted key set may be kept
   r.keys = ZoneKeys(dnskey_set.owner, dnskey_set.rdata);
   return r;
 }

@@ -23,7 +23,7 @@
 namespace dnsarena::dnssec {
 
 struct KeySetTrust {
-  Outcome outcome;
+  Outcome outcome;  // secure: max_ttl bounds how long the trusted key set may be kept
   ZoneKeys keys;  // when secure: every key of the set (all may sign other sets)
 };
 

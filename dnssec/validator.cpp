@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/validator.hpp"
 
+#include <algorithm>
+
 #include "dnssec/denial.hpp"
 #include "dnssec/dnskey_trust.hpp"
 
@@ -53,6 +55,7 @@ void Validation::advance() {
         continue;
       }
       pending_ds_ = g.anchor->ds;
+      pending_ds_max_ttl_ = UINT32_MAX;
       pending_anchor_keys_ = g.anchor->dnskeys;
       need_ = Need{g.anchor->zone, kTypeDnskey};
       return;
@@ -94,6 +97,7 @@ bool Validation::on_dnskey(const Response* reply) {
   if (!set) return fail(Outcome::bogus(Ede::dnskey_missing, "no DNSKEY set for the zone"));
   KeySetTrust t = trust_dnskey_set(*set, pending_ds_, pending_anchor_keys_, now_, budget_);
   if (t.outcome.verdict == Verdict::bogus) return fail(t.outcome);
+  t.outcome.max_ttl = std::min(t.outcome.max_ttl, pending_ds_max_ttl_);  // the DS set that led here
   zones_[zone] = ZoneTrust{t.outcome, std::move(t.keys)};
   return false;
 }
@@ -110,6 +114,7 @@ bool Validation::on_ds(const Response* reply) {
       return false;
     }
     pending_ds_ = ds->rdata;
+    pending_ds_max_ttl_ = v.max_ttl;
     pending_anchor_keys_.clear();
     need_ = Need{child, kTypeDnskey};  // the child's DNSKEY set next, matched by this DS set
     return true;

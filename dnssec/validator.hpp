@@ -87,7 +87,9 @@ public:
   const Outcome& outcome() const { return outcome_; }
   const WorkCounters& counters() const { return budget_.counters(); }
   unsigned steps() const { return steps_; }
-  // What the walk learned: every zone established (secure with keys, or insecure).
+  // What the walk learned: every zone established (secure with keys, or insecure). A
+  // secure zone's outcome.max_ttl: how long it may be kept (its DNSKEY and DS RRSIGs'
+  // original TTLs and expirations), the bound of a worker's key cache.
   const ZoneTrustMap& zones() const { return zones_; }
 
 private:
@@ -107,6 +109,7 @@ private:
   std::set<Bytes> no_cut_;   // names proven inside their parent's zone
   std::optional<Need> need_;
   std::vector<Bytes> pending_ds_, pending_anchor_keys_;  // for the DNSKEY set asked for
+  std::uint32_t pending_ds_max_ttl_ = UINT32_MAX;        // how long that DS set may be kept
   Bytes parent_;             // the established zone the DS question goes to
   unsigned steps_ = 0;
   bool finished_ = false;

@@ -543,6 +543,9 @@ TEST_CASE("seeded with an earlier validation's zones, a miss costs one verificat
   REQUIRE(cold.outcome().verdict == Verdict::secure);
   CHECK(cold.steps() == 3);  // DNSKEY test., DS rsa.test., DNSKEY rsa.test.
   CHECK(cold.counters().signature_validations == 4);
+  const std::uint32_t kept = cold.zones().at(name_from_text("rsa.test.")).outcome.max_ttl;
+  CHECK(kept > 0);
+  CHECK(kept <= 3600);  // the DS set's TTL in test. (its $TTL)
 
   const RunResult warm = run_seeded(zones(), a, cold.zones(), zones().fetch(std::string("b.rsa.test."), kA));
   require(warm, Verdict::secure);

@@ -71,7 +71,7 @@ private:
 };
 
 struct Name {
-  const char* name;
+  std::string name;
   std::uint16_t type;
 };
 
@@ -92,14 +92,14 @@ TEST_CASE("verdicts agree with Unbound's validator", "[dnssec][unbound]") {
                           {"unsigned.test.", kTypeDs}, {"rsa.test.", kTypeDs},    {"test.", kTypeDnskey}};
   for (const char* z : {"rsa.test.", "ed.test.", "n3.test."}) {
     for (const char* label : {"www.", "nope.", "a.wild.", "x.y.z.", "wild."})
-      for (std::uint16_t t : {kA, kAaaa, kTxt}) names.push_back({strdup((std::string(label) + z).c_str()), t});
+      for (std::uint16_t t : {kA, kAaaa, kTxt}) names.push_back({std::string(label) + z, t});
   }
 
   std::size_t agree = 0, ede_compared = 0;
   std::set<std::string> bogus_zones;
   std::ostringstream table;
   for (const Name& n : names) {
-    const Response upstream = zones.fetch(std::string(n.name), n.type);
+    const Response upstream = zones.fetch(n.name, n.type);
     const RunResult ours = run_validation(zones, anchors, upstream);
     const unsigned our_rcode = ours.outcome.verdict == Verdict::bogus ? 2u : upstream.rcode;
     const bool our_ad = ours.outcome.verdict == Verdict::secure;
@@ -114,7 +114,7 @@ TEST_CASE("verdicts agree with Unbound's validator", "[dnssec][unbound]") {
     CHECK(our_ad == theirs.ad());
     // EDE: on the first bogus name of a zone only. Unbound then keeps the zone's key entry
     // as bogus without its reason, and answers that zone's later names with EDE 6.
-    const std::string zone = std::string(n.name).substr(std::string(n.name).find('.') + 1);
+    const std::string zone = n.name.substr(n.name.find('.') + 1);
     if (theirs.ede >= 0 && ours.outcome.verdict == Verdict::bogus && bogus_zones.insert(zone).second) {
       ++ede_compared;
       CHECK(static_cast<int>(ours.outcome.ede) == theirs.ede);

@@ -60,6 +60,11 @@ KeySetTrust trust_dnskey_set(const Rrset& dnskey_set, const std::vector<Bytes>& 
   const bool has_strong_digest = std::any_of(ds_rdata.begin(), ds_rdata.end(), [](const Bytes& d) {
     return d.size() >= 4 && (d[3] == 2 || d[3] == 4) && algorithm_supported(d[2]);
   });
+  // Key tags computed once: a hostile pair of sets (hundreds of DS, hundreds of keys)
+  // then costs integer comparisons, not a checksum per pair.
+  std::vector<std::uint16_t> tags;
+  tags.reserve(dnskey_set.rdata.size());
+  for (const Bytes& key : dnskey_set.rdata) tags.push_back(key_tag_of(key));
   for (const Bytes& ds : ds_rdata) {
     if (ds.size() < 5) continue;
     if (!algorithm_supported(ds[2])) {
@@ -74,8 +79,9 @@ KeySetTrust trust_dnskey_set(const Rrset& dnskey_set, const std::vector<Bytes>& 
     usable_ds = true;
     const std::uint16_t tag = static_cast<std::uint16_t>(ds[0] << 8 | ds[1]);
     std::uint32_t candidates = 0;
-    for (const Bytes& key : dnskey_set.rdata) {
-      if (key.size() < 4 || key[3] != ds[2] || key_tag_of(key) != tag) continue;
+    for (std::size_t k = 0; k < dnskey_set.rdata.size(); ++k) {
+      const Bytes& key = dnskey_set.rdata[k];
+      if (key.size() < 4 || key[3] != ds[2] || tags[k] != tag) continue;
       if (++candidates > budget.limits().max_key_tag_collisions) {
         ++budget.counters().key_tag_collisions_skipped;
         break;

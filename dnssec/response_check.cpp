@@ -2,6 +2,7 @@
 #include "dnssec/response_check.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "dnssec/denial.hpp"
 #include "wire/dns_name.hpp"
@@ -120,8 +121,9 @@ const ZoneTrust* zone_for(const ZoneTrustMap& zones, std::span<const std::uint8_
 
 std::vector<Bytes> zones_to_establish(const Response& r) {
   std::vector<Bytes> out;
+  std::set<Bytes> seen;  // a hostile reply may carry thousands of sets: no quadratic scan
   auto add = [&](const Bytes& z) {
-    if (std::find(out.begin(), out.end(), z) == out.end()) out.push_back(z);
+    if (seen.insert(z).second) out.push_back(z);
   };
   bool soa_signed = false;
   for (const Rrset& s : r.answer) {
@@ -208,10 +210,9 @@ Outcome check_sets(const Response& r, const ZoneTrustMap& zones, std::uint32_t n
   std::vector<Expansion> expansions;
   // Sets of the answer outside the chain are checked too: whatever the reply carries is
   // cached and served with it, so nothing unproven may ride along a secure answer.
+  const std::set<const Rrset*> in_chain(used.begin(), used.end());
   for (const Rrset& s : r.answer)
-    if (s.type != kTypeRrsig && std::find(used.begin(), used.end(), &s) == used.end() &&
-        !synthesized_from_dname(r, s))
-      used.push_back(&s);
+    if (s.type != kTypeRrsig && !in_chain.count(&s) && !synthesized_from_dname(r, s)) used.push_back(&s);
   for (const Rrset* s : used) {
     const SetVerdict v = check_set(*s, zones, now, budget);
     weaken(acc, v.outcome);

@@ -32,6 +32,12 @@ void Validation::finish(const Outcome& o) {
   finished_ = true;
   need_.reset();
   outcome_ = o;
+  // A bound of the Budget cut the work short: that, not the step it left unproven, is why.
+  const WorkCounters& c = budget_.counters();
+  if (o.verdict == Verdict::bogus && c.signature_limit_hit)
+    outcome_ = Outcome::bogus(Ede::dnssec_bogus, "signature validation limit reached");
+  else if (o.verdict == Verdict::bogus && c.nsec3_hash_limit_hit)
+    outcome_ = Outcome::bogus(Ede::dnssec_bogus, "NSEC3 hash limit reached");
 }
 
 void Validation::advance() {

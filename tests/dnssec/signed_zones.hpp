@@ -45,7 +45,8 @@ public:
   std::string anchor_ds_file() const { return dir_ + "/anchor-ds.key"; }
   std::string anchor_dnskey_file() const { return dir_ + "/anchor-dnskey.key"; }
 
-  // Asks knotd (DO and CD set; TCP when the UDP reply is truncated): the raw reply.
+  // Asks knotd (DO and CD set; TCP when the UDP reply is truncated, or when three UDP
+  // attempts of a second each got none): the raw reply, empty when none came.
   std::vector<std::uint8_t> ask(const std::string& name, std::uint16_t type) const;
   std::vector<std::uint8_t> ask(const Bytes& name, std::uint16_t type) const;
   // The same, parsed; throws when the reply does not parse.

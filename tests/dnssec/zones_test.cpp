@@ -608,3 +608,23 @@ TEST_CASE("CPU per validation, cold chain and seeded", "[.][dnssec][perf]") {
                 negative_seeded);
   }
 }
+
+TEST_CASE("a reply with thousands of unsigned sets ends within the step bound", "[dnssec][zones][hostile]") {
+  Response r = zones().fetch(std::string("www.rsa.test."), kA);
+  for (int i = 0; i < 3000; ++i)
+    r.answer.push_back(Rrset{name_from_text("n" + std::to_string(i) + ".rsa.test."), kA, 1, 60, {{192, 0, 2, 1}}, {}});
+  // Each unsigned owner is a name to walk to (one DS question, two NSEC checks): the
+  // signature budget ends it first.
+  const RunResult res = run_validation(zones(), anchors(), r);
+  require(res, Verdict::bogus, Ede::dnssec_bogus);
+  CHECK(res.outcome.why == "signature validation limit reached");
+  CHECK(res.counters.signature_validations == Limits{}.max_signature_validations);
+  CHECK(res.steps < Validation::kMaxSteps);
+  // With no signature bound, the step bound ends it.
+  Limits lax;
+  lax.max_signature_validations = 1'000'000;
+  const RunResult steps = run_validation(zones(), anchors(), r, lax);
+  require(steps, Verdict::bogus, Ede::dnssec_bogus);
+  CHECK(steps.outcome.why == "chain of trust too long");
+  CHECK(steps.steps == Validation::kMaxSteps + 1);
+}

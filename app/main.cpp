@@ -11,6 +11,7 @@
 #include "bench/commands.hpp"
 #include "cache/format_version.hpp"
 #include "common/command_table.hpp"
+#include "dnssec/commands.hpp"
 #include "policy/commands.hpp"
 #include "workers/commands.hpp"
 
@@ -22,6 +23,7 @@ using dnsarena::common::Command;
 constexpr Command kCommands[] = {
     {"", dnsarena::bench::add_bench_command},    // bench         cache benchmark
     {"", dnsarena::admin::add_check_command},    // check SEGMENT fsck of a segment
+    {"", dnsarena::dnssec::add_dnssec_command},  // dnssec ...    validator bench, check-trust
     {"", dnsarena::admin::add_dump_command},     // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},    // flush NAME    remove a name's entries
     {"", dnsarena::admin::add_migrate_command},  // migrate SEG   warm upgrade of a stopped cache

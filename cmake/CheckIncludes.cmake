@@ -11,7 +11,7 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<source root> -P CheckIncludes.cmake")
 endif()
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
-  ${SOURCE_DIR}/wire/*.[ch]pp ${SOURCE_DIR}/cache/*.[ch]pp ${SOURCE_DIR}/common/*.[ch]pp ${SOURCE_DIR}/dns/*.[ch]pp ${SOURCE_DIR}/policy/*.[ch]pp ${SOURCE_DIR}/sim/*.[ch]pp
+  ${SOURCE_DIR}/wire/*.[ch]pp ${SOURCE_DIR}/cache/*.[ch]pp ${SOURCE_DIR}/common/*.[ch]pp ${SOURCE_DIR}/dns/*.[ch]pp ${SOURCE_DIR}/policy/*.[ch]pp ${SOURCE_DIR}/dnssec/*.[ch]pp ${SOURCE_DIR}/sim/*.[ch]pp
   ${SOURCE_DIR}/workers/*.[ch]pp ${SOURCE_DIR}/admin/*.[ch]pp ${SOURCE_DIR}/bench/*.[ch]pp
   ${SOURCE_DIR}/app/*.[ch]pp)
 set(errors "")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
-#   wire <- cache <- dns <- policy <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   wire <- cache <- dns <- policy <- workers;  wire, common, dns <- dnssec <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
 #   workload, dns + workers' dnstap schema <- sim/fit;
 #   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
 #   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
@@ -12,7 +12,7 @@
 #   app  lab_app                      the two programs
 #   validate  lab_bench  admin  bench
 #   workers  sim/fleet  sim/fit
-#   sim/traffic  sim/layouts  policy
+#   sim/traffic  sim/layouts  policy  dnssec
 #   dns  sim/workload
 #   cache  common
 #   wire
@@ -31,6 +31,12 @@
 # decoder protoc-c generates from workers/dnstap.proto (dnsarena_dnstap_proto, a target of
 # workers/): that generated code is all it takes of workers/.
 #
+# dnssec/ (DNSSEC validation: RRSIG verification and DS matching through libdnssec,
+# NSEC / NSEC3 proofs, trust anchors read by libzscanner, the chain of trust as a state
+# machine that asks its caller for DS and DNSKEY sets) uses wire/ (names), common/ (Bytes)
+# and may use dns/; it does no I/O and never touches the cache segment. workers/ call it
+# in forwarding mode, and the recursive mode will.
+#
 # policy/ (response policy zones and local data compiled into a read-only image) uses
 # wire/ (names), dns/ (the query it answers, EDE) and common/; workers/ applies it before
 # the cache, and app/ offers its bench. It never touches the cache segment.
@@ -45,24 +51,25 @@
 # not even through a module it may link (checked on the whole link closure).
 # Every library and program under a module's directory must be marked with
 # dnsarena_module() (checked too), so the rule sees every target.
-set(DNSARENA_MODULES wire cache common dns policy workload traffic layouts fleet fit workers admin validate bench lab_bench
+set(DNSARENA_MODULES wire cache common dns policy dnssec workload traffic layouts fleet fit workers admin validate bench lab_bench
     app lab_app)
 set(DNSARENA_ALLOWED_wire "")
 set(DNSARENA_ALLOWED_cache wire)
 set(DNSARENA_ALLOWED_common "")
 set(DNSARENA_ALLOWED_dns cache wire common)
 set(DNSARENA_ALLOWED_policy dns wire common)
+set(DNSARENA_ALLOWED_dnssec dns wire common)
 set(DNSARENA_ALLOWED_workload cache wire common)
 set(DNSARENA_ALLOWED_traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fleet layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fit workers workload dns cache wire common)
-set(DNSARENA_ALLOWED_workers policy dns cache wire common)
+set(DNSARENA_ALLOWED_workers policy dnssec dns cache wire common)
 set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
 set(DNSARENA_ALLOWED_lab_bench workers policy traffic workload dns cache wire common)
-set(DNSARENA_ALLOWED_app bench workers policy admin dns cache wire common)
+set(DNSARENA_ALLOWED_app bench workers policy dnssec admin dns cache wire common)
 set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.
 set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)
@@ -78,7 +85,7 @@ function(dnsarena_module_of_path path out)
     set(module ${CMAKE_MATCH_1})
   elseif(path MATCHES "^(bench|app)/lab/")
     set(module lab_${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(wire|cache|common|dns|policy|workers|admin|bench|app)/")
+  elseif(path MATCHES "^(wire|cache|common|dns|policy|dnssec|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A zone's DNSKEYs prepared for verification, and RRSIG verification against them
+// (RFC 4034 sections 3.1.8.1 and 6, RFC 4035 section 5.3).
+//
+// ZoneKeys imports each DNSKEY into libdnssec once (dnssec_key_t: the public key parsed,
+// its tag computed), so an RRSIG check is a tag lookup and one libdnssec verification.
+// Keys with an algorithm outside the supported set (8, 10, 13, 14, 15, 16: RFC 8624), a
+// protocol other than 3 or without the Zone Key flag are kept out: no RRSIG may use them.
+//
+// verify_rrset, for one RRset and its RRSIGs, checks each RRSIG in turn (RFC 4035 5.3.1):
+// type covered, signer == the zone, owner at or below the signer, labels field not above
+// the owner's label count, the validity window in serial arithmetic (RFC 4034 3.1.5),
+// then every key of that tag and algorithm (at most Limits::max_key_tag_collisions), each
+// try one verification taken from the Budget. The first RRSIG that verifies makes the set
+// secure. When none does, the outcome names the most telling failure: expired (7) or not
+// yet valid (8) when a signature would otherwise have been tried, no key of that tag (9),
+// no RRSIG at all (10), else DNSSEC Bogus (6).
+//
+// Wildcards: an RRSIG whose labels field is below the owner's label count signed
+// "*." + the owner's rightmost `labels` labels; the signed data is rebuilt so, and the
+// outcome reports the expansion (Verified::wildcard_labels) for the caller, who must then
+// prove that the next closer name does not exist (RFC 4035 5.3.4, nsec_proof.hpp).
+#pragma once
+#include "dnssec/c_libraries.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dnssec/limits.hpp"
+#include "dnssec/rrset.hpp"
+#include "dnssec/verdict.hpp"
+
+namespace dnsarena::dnssec {
+
+bool algorithm_supported(std::uint8_t algorithm);
+bool digest_supported(std::uint8_t digest_type);
+
+class ZoneKeys {
+public:
+  ZoneKeys() = default;
+  // `zone`: lowercase wire name; `dnskeys`: DNSKEY RDATA. Unusable keys are skipped.
+  ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys);
+  ~ZoneKeys();
+  ZoneKeys(ZoneKeys&&) noexcept;
+  ZoneKeys& operator=(ZoneKeys&&) noexcept;
+  ZoneKeys(const ZoneKeys&) = delete;
+  ZoneKeys& operator=(const ZoneKeys&) = delete;
+
+  const Bytes& zone() const { return zone_; }
+  std::size_t size() const { return keys_.size(); }
+  // The RDATA of the usable keys (what trust_secure needs to rebuild them).
+  std::vector<Bytes> rdata() const;
+  // Keeps only the keys whose RDATA is in `rdata` (the ones a DS or anchor matched).
+  void keep_only(const std::vector<Bytes>& rdata);
+
+  struct Key {
+    dnssec_key_t* key = nullptr;  // owned: the public key parsed by libdnssec
+    std::uint16_t tag = 0;
+    std::uint8_t algorithm = 0;
+    Bytes rdata;
+    Key() = default;
+    Key(const Key&) = delete;
+    Key& operator=(const Key&) = delete;
+    ~Key();
+  };
+  const std::vector<std::unique_ptr<Key>>& keys() const { return keys_; }
+
+private:
+  Bytes zone_;
+  std::vector<std::unique_ptr<Key>> keys_;
+};
+
+struct Verified {
+  Outcome outcome;
+  int wildcard_labels = -1;  // the RRSIG labels field when it proved a wildcard expansion
+  const Bytes* key_rdata = nullptr;  // the key that verified (points into ZoneKeys)
+  std::uint32_t max_ttl = UINT32_MAX;  // secure: min(original TTL, expiration - now) of that RRSIG
+};
+
+// REQUIRES: rrset.owner at or below keys.zone() (else the outcome is bogus).
+Verified verify_rrset(const Rrset& rrset, const ZoneKeys& keys, std::uint32_t now, Budget& budget);
+
+// The data an RRSIG signs (RFC 4034 3.1.8.1): RRSIG RDATA without the signature, then the
+// records in canonical order with `owner` (the wildcard form when labels says so) and the
+// original TTL. Exposed for tests and the benchmark.
+Bytes signed_data(const Rrset& rrset, const RrsigFields& sig, std::span<const std::uint8_t> rrsig_rdata);
+
+}  // namespace dnsarena::dnssec

@@ -142,7 +142,9 @@ void MissRatioCurves::feed(const cache::CacheKey& key, std::uint32_t now, std::u
   for (std::size_t i = 0; i < models_.size(); ++i) {
     if (h >= descs_[i].threshold) continue;
     cache::Cache& m = *caches_[i];
-    const cache::LookupStatus st = m.probe(key, now);
+    // No client asked (a background refresh): the model refreshes the entry as the real
+    // cache did, counting no request.
+    const cache::LookupStatus st = requests == 0 ? cache::LookupStatus::miss : m.probe(key, now);
     // The other clients of one upstream answer missed too (the real cache missed each).
     if (requests > 1) {
       m.count(cache::Counter::lookups, requests - 1);
@@ -169,7 +171,7 @@ void MissRatioCurves::feed_hit(cache::Cache& real, const cache::CacheKey& key, s
 
 void MissRatioCurves::feed_answer(const cache::CacheKey& key, std::span<const std::uint8_t> padded_entry,
                                   std::uint32_t now, std::uint32_t requests) {
-  feed(key, now, std::max<std::uint32_t>(1, requests), [&] { return padded_entry; });
+  feed(key, now, requests, [&] { return padded_entry; });
 }
 
 }  // namespace dnsarena::workers

@@ -34,7 +34,9 @@
 //   - a fresh hit of the real cache (the batched UDP path, CacheAnswers::fresh): one
 //     request of the key; a model that misses gets the real entry's bytes (Cache::peek);
 //   - an upstream answer inserted into the real cache: one request per client that
-//     waited on it (the real cache missed each of them), with the encoded entry.
+//     waited on it (the real cache missed each of them), with the encoded entry; a
+//     background refresh (prefetch, stale-first: no client waited) replaces the entry in
+//     the models that sample the key and counts no request.
 // A miss that ends without an insert (upstream failure, an answer not cached, a policy
 // answer) is not fed: it would be a miss at every size and says nothing of capacity. A
 // real lookup under ECS tries several keys in order; a model sees only the key that
@@ -97,17 +99,9 @@
 
 #include "cache/cache.hpp"
 #include "common/anonymous_mapping.hpp"
+#include "workers/mrc_settings.hpp"
 
 namespace dnsarena::workers {
-
-// serve's `mrc:` section (serve_config.hpp).
-struct MrcSettings {
-  bool enabled = true;
-  double sample_rate = 0.001;                // R before the bounds below
-  std::uint64_t min_sampled_entries = 2'048;  // R C at least this (R <= 1)
-  std::uint64_t max_sampled_entries = 65'536;  // R C at most this
-  bool operator==(const MrcSettings&) const = default;
-};
 
 inline constexpr std::array<double, 7> kMrcFactors = {0.125, 0.25, 0.5, 1, 2, 4, 8};
 inline constexpr std::uint32_t kMrcMinRegionBytes = 8192;
@@ -177,8 +171,8 @@ public:
   bool sampled(std::uint64_t key_hash) const { return mix(key_hash) < max_threshold_; }
   // A fresh hit of `key` in `real` (REQUIRES: sampled(key.hash())).
   void feed_hit(cache::Cache& real, const cache::CacheKey& key, std::uint32_t now);
-  // `requests` clients missed `key` and got the upstream answer, entry `padded_entry`
-  // (REQUIRES: sampled(key.hash())).
+  // `requests` clients missed `key` and got the upstream answer, entry `padded_entry`;
+  // 0: a background refresh (the entry replaced, nothing counted). REQUIRES: sampled(key.hash()).
   void feed_answer(const cache::CacheKey& key, std::span<const std::uint8_t> padded_entry, std::uint32_t now,
                    std::uint32_t requests);
 

@@ -7,6 +7,7 @@
 
 #include "common/monotonic_clock.hpp"
 #include "workers/ecs.hpp"
+#include "workers/miss_ratio_curves.hpp"
 #include "workers/query_pipeline.hpp"
 
 namespace dnsarena::workers {
@@ -39,7 +40,10 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     } catch (const std::invalid_argument&) {
       have_entry = false;
     }
-    if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) cache_.insert_encoded(key, scratch_, now);
+    if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) {
+      cache_.insert_encoded(key, scratch_, now);
+      mrc_feed_answer(key, scratch_, now, p.waiters.size());  // miss_ratio_curves.hpp
+    }
   }
   for (Waiter& w : p.waiters) {
     std::uint8_t* out = reply_buf_;

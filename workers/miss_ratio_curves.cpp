@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/miss_ratio_curves.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -52,10 +55,12 @@ cache::Geometry mrc_model_geometry(const cache::Geometry& real, double factor, d
 }
 
 MissRatioCurves::MissRatioCurves(const cache::Geometry& real, const MrcSettings& s, std::uint32_t stat_slots)
-    : map_(sizeof(MrcHeader) + sizeof(MrcModelDesc) * kMrcFactors.size(), true, "miss-ratio curves"),
+    : map_(sizeof(MrcHeader) + sizeof(MrcModelDesc) * kMrcFactors.size() + sizeof(MrcSeenRow) * kMrcSeenRows, true,
+           "miss-ratio curves"),
       copy_(std::make_unique<cache::EntryCopy>()) {
   header_ = static_cast<MrcHeader*>(map_.data());
   descs_ = reinterpret_cast<MrcModelDesc*>(header_ + 1);
+  rows_ = reinterpret_cast<MrcSeenRow*>(descs_ + kMrcFactors.size());
   const cache::SegmentLayout rl = cache::SegmentLayout::compute(real);
   header_->real_entries = real.max_entries;
   header_->real_arena = rl.arena_bytes();
@@ -83,6 +88,10 @@ MissRatioCurves::MissRatioCurves(const cache::Geometry& real, const MrcSettings&
 }
 
 MissRatioCurves::~MissRatioCurves() {
+  if (caches_pid_ == ::getpid() && my_row_) {
+    my_row_->seen.fetch_add(unflushed_, std::memory_order_relaxed);
+    if (row_owned_) my_row_->owner_pid.store(0, std::memory_order_release);  // the count stays
+  }
   if (caches_pid_ != ::getpid())
     for (auto& c : caches_) (void)c.release();  // a parent's: its slots are not this process's to free
 }
@@ -93,14 +102,22 @@ std::uint64_t MissRatioCurves::shared_bytes() const {
   return b;
 }
 
+std::uint64_t MissRatioCurves::seen() const {
+  std::uint64_t n = 0;
+  for (std::uint32_t i = 0; i < kMrcSeenRows; ++i) n += rows_[i].seen.load(std::memory_order_relaxed);
+  return n;
+}
+
 std::vector<MrcModelStats> MissRatioCurves::read() const {
   std::vector<MrcModelStats> out;
+  const double seen_all = static_cast<double>(seen());
   for (std::size_t i = 0; i < models_.size(); ++i) {
     const cache::Segment& seg = models_[i];
     const cache::SegmentLayout& l = seg.layout();
     MrcModelStats m;
     m.factor = descs_[i].factor;
     m.rate = descs_[i].rate;
+    m.expected = m.rate * seen_all;
     m.live_entries = seg.header().live_entries.load(std::memory_order_relaxed);
     m.bytes_in_use = seg.header().bytes_in_use.load(std::memory_order_relaxed);
     m.max_entries = l.max_entries;
@@ -131,11 +148,28 @@ void MissRatioCurves::ensure_caches() {
     caches_.push_back(std::move(c));
   }
   caches_pid_ = me;
+  // This process's seen row: a free one, else a dead process's (its count kept), else
+  // the last, shared.
+  my_row_ = &rows_[kMrcSeenRows - 1];
+  row_owned_ = false;
+  for (int pass = 0; pass < 2 && !row_owned_; ++pass)
+    for (std::uint32_t i = 0; i + 1 < kMrcSeenRows; ++i) {
+      std::uint32_t owner = rows_[i].owner_pid.load(std::memory_order_relaxed);
+      const bool free = pass == 0 ? owner == 0 : owner != 0 && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH;
+      if (free && rows_[i].owner_pid.compare_exchange_strong(owner, static_cast<std::uint32_t>(me))) {
+        my_row_ = &rows_[i];
+        row_owned_ = true;
+        break;
+      }
+    }
 }
 
 template <class Entry>
 void MissRatioCurves::feed(const cache::CacheKey& key, std::uint32_t now, std::uint32_t requests, Entry&& entry) {
   ensure_caches();
+  if (row_owned_) my_row_->seen.store(my_row_->seen.load(std::memory_order_relaxed) + unflushed_, std::memory_order_relaxed);
+  else my_row_->seen.fetch_add(unflushed_, std::memory_order_relaxed);
+  unflushed_ = 0;
   const std::uint64_t h = mix(key.hash());
   std::span<const std::uint8_t> bytes;
   bool have = false;

@@ -49,7 +49,7 @@
 // change without a restart (a reload keeps the running one), and a restart makes new
 // models: a geometry change resets the curves, as does anything that changes R.
 //
-//   MrcHeader (64 B), then MrcModelDesc[models] (64 B each):
+//   MrcHeader (64 B), then MrcModelDesc[models] (64 B each), then MrcSeenRow[256] (64 B each):
 //   offset  size  field            meaning
 //   0       8     real_entries     the real cache's max_entries
 //   8       8     real_arena       the real cache's arena bytes (A)
@@ -71,8 +71,27 @@
 //   48      8     segment_bytes    the model segment's size
 //   56      8     (zero)
 //
+//   MrcSeenRow: the requests every process saw at the hooks, sampled or not
+//   0       4     owner_pid        atomic; the process counting here (0: free; a dead pid's
+//                                  row is taken over with its count, as a stat slot)
+//   8       8     seen             atomic; requests seen, added in batches (below)
+//   16      48    (zero)           a row per cache line: no false sharing between workers
+//
+// Estimator (SHARDS-adj, Waldspurger et al., FAST 2015, section 4.3): with few sampled
+// keys, whether a handful of very popular keys fall under the threshold moves the
+// sampled hit rate by points (a Zipf 0.9 stream over 100,000 names at R = 0.125: 7
+// points low over every size in one bench run). Those keys are almost always hits, so
+// the gap between the requests a model should have seen, R_f x seen, and those it did
+// is counted as hits (or, above it, taken from them): hit rate = (hits + R_f seen -
+// requests) / (R_f seen), within [0, 1]. `seen` costs the hooks one increment of a
+// process-local count per query; it is added to the process's row when the process
+// next feeds a sampled key (about every 1/R requests), so the rows lag by at most that.
+//
 // Concurrency: the header and descriptors are written once, before the first fork, and
-// only read after. Each model segment is a cache segment with the cache's own rules
+// only read after. A seen row is claimed by CAS on owner_pid and then written by its
+// owner alone (relaxed load and store); when every row is taken, a process adds to row
+// 255 with an atomic add. A process killed between flushes loses its unflushed count
+// (less than 1/R requests). Each model segment is a cache segment with the cache's own rules
 // (docs/cache-design.md, Concurrency): probes take no lock (seqlock); inserts take the
 // model's robust writer lock with a 1 ms bounded wait (a stopped holder costs a skipped
 // model insert, counted as writer_lock_unavailable in the model, never a blocked query);
@@ -90,7 +109,9 @@
 #pragma once
 #include <sys/types.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -105,6 +126,7 @@ namespace dnsarena::workers {
 
 inline constexpr std::array<double, 7> kMrcFactors = {0.125, 0.25, 0.5, 1, 2, 4, 8};
 inline constexpr std::uint32_t kMrcMinRegionBytes = 8192;
+inline constexpr std::uint32_t kMrcSeenRows = 256;
 
 struct MrcHeader {
   std::uint64_t real_entries;
@@ -127,6 +149,15 @@ struct MrcModelDesc {
   std::uint64_t segment_bytes;
   std::uint8_t zero[8];
 };
+struct MrcSeenRow {
+  std::atomic<std::uint32_t> owner_pid;
+  std::uint32_t pad;
+  std::atomic<std::uint64_t> seen;
+  std::uint8_t zero[48];
+};
+static_assert(sizeof(MrcSeenRow) == 64 && offsetof(MrcSeenRow, seen) == 8, "one row per cache line, as documented");
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free,
+              "rows are shared between processes: only lock-free atomics are address-free");
 static_assert(sizeof(MrcHeader) == 64 && sizeof(MrcModelDesc) == 64, "one cache line each, as documented");
 static_assert(offsetof(MrcHeader, base_rate) == 24 && offsetof(MrcHeader, created_unix) == 40,
               "the documented header layout");
@@ -145,7 +176,14 @@ struct MrcModelStats {
   std::uint64_t lookups = 0, hits = 0;   // requests fed, and those the model hit
   std::uint64_t live_entries = 0, max_entries = 0, bytes_in_use = 0, arena_bytes = 0, segment_bytes = 0;
   std::uint64_t evictions = 0, expirations = 0, refused = 0, lock_skips = 0;
-  double hit_rate() const { return lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0; }
+  double expected = 0;  // R_f x the requests seen at the hooks (0: none counted yet)
+  // The sampled hit rate as measured, and as corrected (the estimator above).
+  double raw_hit_rate() const { return lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0; }
+  double hit_rate() const {
+    if (expected < 1) return raw_hit_rate();
+    const double h = static_cast<double>(hits) + expected - static_cast<double>(lookups);
+    return std::min(1.0, std::max(0.0, h / expected));
+  }
   double scaled_entries() const { return rate > 0 ? static_cast<double>(live_entries) / rate : 0.0; }
 };
 
@@ -169,6 +207,11 @@ public:
 
   // Whether a key of this hash is fed to any model (the hooks' fast test).
   bool sampled(std::uint64_t key_hash) const { return mix(key_hash) < max_threshold_; }
+  // `n` requests reached a hook (sampled or not): counted here, added to this process's
+  // row on its next sampled feed.
+  void saw(std::uint64_t n) { unflushed_ += n; }
+  // The requests seen by every process (flushed so far).
+  std::uint64_t seen() const;
   // A fresh hit of `key` in `real` (REQUIRES: sampled(key.hash())).
   void feed_hit(cache::Cache& real, const cache::CacheKey& key, std::uint32_t now);
   // `requests` clients missed `key` and got the upstream answer, entry `padded_entry`;
@@ -201,6 +244,10 @@ private:
   pid_t caches_pid_ = 0;
   std::vector<std::unique_ptr<cache::Cache>> caches_;
   std::unique_ptr<cache::EntryCopy> copy_;  // feed_hit's copy of the real entry
+  MrcSeenRow* rows_ = nullptr;
+  MrcSeenRow* my_row_ = nullptr;  // this process's (claimed by ensure_caches)
+  bool row_owned_ = false;
+  std::uint64_t unflushed_ = 0;
 };
 
 // The host's curves in this process: set by the supervisor before it forks the workers
@@ -210,12 +257,17 @@ MissRatioCurves* host_curves();
 
 // The hooks (a few instructions when the key is not sampled or the curves are off).
 inline void mrc_feed_hit(cache::Cache& real, const cache::CacheKey& key, std::uint32_t now) {
-  if (MissRatioCurves* c = host_curves(); c && c->sampled(key.hash())) c->feed_hit(real, key, now);
+  MissRatioCurves* c = host_curves();
+  if (!c) return;
+  c->saw(1);
+  if (c->sampled(key.hash())) c->feed_hit(real, key, now);
 }
 inline void mrc_feed_answer(const cache::CacheKey& key, std::span<const std::uint8_t> padded_entry, std::uint32_t now,
                             std::size_t requests) {
-  if (MissRatioCurves* c = host_curves(); c && c->sampled(key.hash()))
-    c->feed_answer(key, padded_entry, now, static_cast<std::uint32_t>(requests));
+  MissRatioCurves* c = host_curves();
+  if (!c) return;
+  c->saw(requests);
+  if (c->sampled(key.hash())) c->feed_answer(key, padded_entry, now, static_cast<std::uint32_t>(requests));
 }
 
 }  // namespace dnsarena::workers

@@ -21,6 +21,8 @@ nlohmann::json mrc_json(const MissRatioCurves& curves, std::uint64_t real_segmen
                       {"requests", m.lookups},
                       {"hits", m.hits},
                       {"hit_rate", m.hit_rate()},
+                      {"sampled_hit_rate", m.raw_hit_rate()},
+                      {"expected_requests", m.expected},
                       {"entries", m.scaled_entries()},
                       {"sampled_entries", m.live_entries},
                       {"model_max_entries", m.max_entries},

@@ -7,7 +7,9 @@
 //    "sample_rate": R, "shared_bytes": B (header + models), "real_max_entries": C,
 //    "real_arena_bytes": A, "real_segment_bytes": S,
 //    "models": [{"factor": f, "sample_rate": R_f, "capacity_entries": f C,
-//                "capacity_arena_bytes": f A, "requests": n, "hits": h, "hit_rate": h/n,
+//                "capacity_arena_bytes": f A, "requests": n, "hits": h,
+//                "hit_rate": the estimate (miss_ratio_curves.hpp: SHARDS-adj),
+//                "sampled_hit_rate": h/n, "expected_requests": R_f x requests seen,
 //                "entries": live/R_f (full scale), "sampled_entries": live,
 //                "model_max_entries", "model_arena_bytes", "model_regions",
 //                "evictions", "expirations", "refused", "lock_skips"}, ...]}

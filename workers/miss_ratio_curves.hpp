@@ -19,8 +19,8 @@
 // models' keys are a subset of the smaller ones': R_f only falls as f grows).
 // R itself is the configured sample_rate (0.001) brought into [min_sampled_entries,
 // max_sampled_entries] / C (at most 1): a small cache is sampled densely enough to have
-// a curve at all (at R C < ~2,000 entries a few popular keys in or out of the sample
-// decide the hit rate), a very large one keeps a bounded number of sampled keys.
+// a curve at all (the default floor, 1,000 entries, keeps R = 0.001 from the default
+// 1,000,000-entry cache up), a very large one keeps a bounded number of sampled keys.
 //
 // Regions: the real ring has N = A / region_bytes regions and holds on average about
 // N - 1.5 of them (the head fills while at least one stays free). A model's regions must

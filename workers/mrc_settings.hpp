@@ -9,7 +9,7 @@ namespace dnsarena::workers {
 struct MrcSettings {
   bool enabled = true;
   double sample_rate = 0.001;                  // R before the bounds below
-  std::uint64_t min_sampled_entries = 2'048;   // R C at least this (R <= 1)
+  std::uint64_t min_sampled_entries = 1'000;   // R C at least this (R <= 1)
   std::uint64_t max_sampled_entries = 65'536;  // R C at most this
   static constexpr std::uint64_t kMaxSampledEntriesLimit = 1ull << 24;  // bounds the curves' memory
   bool operator==(const MrcSettings&) const = default;

@@ -87,7 +87,7 @@
 //                                  failing (RFC 9520); host-wide
 //   prefetch: {percent: 10}        a hit in the last percent of an entry's TTL refreshes it
 //                                  in the background (Unbound prefetch); 0 = off
-//   mrc: {enabled: true, sample_rate: 0.001, min_sampled_entries: 2048, max_sampled_entries: 65536}
+//   mrc: {enabled: true, sample_rate: 0.001, min_sampled_entries: 1000, max_sampled_entries: 65536}
 //                                  miss-ratio curves: the hit rate the cache would have at
 //                                  1/8x..8x its size, from miniature copies fed with a
 //                                  hash-sampled share R of the keys (miss_ratio_curves.hpp;

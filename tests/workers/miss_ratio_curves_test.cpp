@@ -115,7 +115,7 @@ TEST_CASE("mrc: the documented geometry: scaled regions, R within its bounds", "
   real.arena_bytes = 256ull << 20;
   real.region_bytes = 1u << 20;
   MrcSettings s;
-  CHECK(workers::mrc_base_rate(real.max_entries, s) == Approx(0.002048));  // 2,048 / 1M: the floor
+  CHECK(workers::mrc_base_rate(100'000, s) == Approx(0.01));  // 1,000 / 100,000: the floor
   s.min_sampled_entries = 0;
   CHECK(workers::mrc_base_rate(real.max_entries, s) == Approx(0.001));
   CHECK(workers::mrc_base_rate(1'000'000'000, s) == Approx(65'536e-9));  // the ceiling

@@ -104,7 +104,9 @@
 //
 // Costs per query: the key's hash and one comparison (a hash-sampled key is 1 in 1/R);
 // a sampled key costs one probe per model it falls in (7 at most) and an insert per
-// model miss. Shared memory: ~4.9 x R x the real segment, plus 64 B x (K + 1) and each
+// model miss. A flood of random names costs no more: its keys are sampled at the same
+// rate R, each model is bounded by its own capacity (it evicts as the real cache does),
+// and no model insert waits more than 1 ms. Shared memory: ~4.9 x R x the real segment, plus 64 B x (K + 1) and each
 // model's index and stat slots (`dnsarena stats --mrc` prints the sum).
 #pragma once
 #include <sys/types.h>

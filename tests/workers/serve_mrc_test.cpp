@@ -2,10 +2,11 @@
 // The miss-ratio curves of a running serve (workers/miss_ratio_curves.hpp): fed by every
 // worker from the three places a lookup's outcome is known (the batched UDP path, the
 // cache stage of a TCP query, the upstream answer), published to `stats --mrc` (table
-// and JSON) and /metrics, and kept when a worker is killed with -9.
+// and JSON) and /metrics, and kept when a worker is killed with -9 and across a reload.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <string>
 
 #include "tests/workers/prometheus_text.hpp"
@@ -40,7 +41,8 @@ TEST_CASE("serve: every worker feeds the miss-ratio curves; stats --mrc and /met
           "[serve][mrc]") {
   const std::uint16_t metrics_port = free_port();
   // R = 1: every key is fed (the 10,000-entry test cache is under max_sampled_entries).
-  Service s({"-c", write_config("mrc: {sample_rate: 1}\n"), "--metrics", "127.0.0.1:" + std::to_string(metrics_port)});
+  const std::string config = write_config("mrc: {sample_rate: 1}\n");
+  Service s({"-c", config, "--metrics", "127.0.0.1:" + std::to_string(metrics_port)});
   // 20 misses (NXDOMAIN, negatively cached), then the same 20 over UDP (the batched path)
   // and over TCP (the pipeline's cache stage): 40 hits.
   for (int round = 0; round < 3; ++round)
@@ -95,6 +97,22 @@ TEST_CASE("serve: every worker feeds the miss-ratio curves; stats --mrc and /met
     return requests_at(snap, 3) == 80;
   }));
   CHECK(snap["models"][3]["hits"] == 60);
+
+  // A reload keeps the curves (and their running settings: a changed mrc section needs a
+  // restart, and says so); the new workers feed the same models.
+  std::ofstream(config) << "mrc: {sample_rate: 0.5}\n";
+  REQUIRE(::kill(s.serve->pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return s.serve->log().find("reloaded: 2 workers replaced") != std::string::npos; }));
+  CHECK(s.serve->log().find("reload: mrc changed; it needs a restart") != std::string::npos);
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(udp_exchange(s.port, make_query(static_cast<std::uint16_t>(700 + i), "m" + std::to_string(i) + ".test", 1))
+                .answered);
+  REQUIRE(eventually([&] {
+    snap = stats_mrc(s.segment);
+    return requests_at(snap, 3) == 100;
+  }));
+  CHECK(snap["models"][3]["hits"] == 80);
+  CHECK(snap["sample_rate"] == 1.0);
 }
 
 TEST_CASE("serve: mrc.enabled false publishes no curve and stats --mrc says so", "[serve][mrc]") {

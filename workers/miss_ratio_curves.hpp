@@ -4,7 +4,8 @@
 //
 // Purpose: what hit rate the host's cache would have at 1/8x .. 8x its configured size,
 // measured on the live traffic, so that capacity can be bought by its effect on the
-// upstream queries (`dnsarena stats --mrc`, /metrics, `dnsarena top`).
+// upstream queries (`dnsarena stats --mrc`, /metrics). The hit rates are cumulative since
+// the service started, like the cache's own counters: a young curve is a cold-start one.
 //
 // Model: K = 7 miniature caches, at capacity factors f = 1/8, 1/4, 1/2, 1, 2, 4, 8. Each
 // is a real cache::Cache on a segment of its own (cache/segment.hpp, the same code as
@@ -42,8 +43,8 @@
 // real lookup under ECS tries several keys in order; a model sees only the key that
 // answered (or was inserted).
 //
-// Memory: one small anonymous shared mapping (the header below, read-only after the
-// supervisor wrote it) and one anonymous shared segment per model (create_private with
+// Memory: one small anonymous shared mapping (the header and descriptors below, read-only
+// after the supervisor wrote them, and the seen rows) and one anonymous shared segment per model (create_private with
 // shared_across_fork), all made by the supervisor before it forks the workers: kept
 // across worker restarts and reloads, gone with the service. The cache geometry cannot
 // change without a restart (a reload keeps the running one), and a restart makes new

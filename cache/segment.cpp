@@ -334,14 +334,15 @@ Segment Segment::create(const std::string& name, const Geometry& g, mode_t mode)
   return s;
 }
 
-Segment Segment::create_private(const Geometry& g) {
+Segment Segment::create_private(const Geometry& g, bool shared_across_fork) {
   const SegmentLayout l = SegmentLayout::compute(g);
   constexpr std::size_t kHugePage = 2u << 20;
   Segment s;
   s.layout_ = l;
   // One huge page more than needed, so the segment can start on a huge-page boundary.
   const std::size_t bytes = static_cast<std::size_t>(l.total_bytes) + kHugePage;
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   (shared_across_fork ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     throw SegmentError(Kind::system, "cannot map a private segment of " + std::to_string(l.total_bytes) +
                                          " bytes: " + std::strerror(errno));

@@ -109,7 +109,11 @@ public:
   // mapping, 2 MiB aligned, advised MADV_HUGEPAGE (transparent huge pages apply to it
   // when /sys/kernel/mm/transparent_hugepage/enabled is always or madvise; shared memory
   // follows shmem_enabled, often never). No name: nothing to attach or remove.
-  static Segment create_private(const Geometry& g);
+  // `shared_across_fork`: MAP_SHARED | MAP_ANONYMOUS instead, so that processes forked
+  // after the call share it (the miniature caches of workers/miss_ratio_curves.hpp, made
+  // by serve's supervisor before it forks its workers); it lives as long as one of them
+  // maps it. Huge pages then follow shmem_enabled too.
+  static Segment create_private(const Geometry& g, bool shared_across_fork = false);
   static Segment attach(const std::string& name);
   // `report` (when given) is filled when the outcome is `migrated`.
   static Segment open(const std::string& name, const Geometry& g, OpenPolicy policy, OpenOutcome* outcome = nullptr,

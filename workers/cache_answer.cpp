@@ -5,6 +5,7 @@
 #include "dns/server_cookie.hpp"
 #include "wire/constants.hpp"
 #include "workers/ecs.hpp"
+#include "workers/miss_ratio_curves.hpp"
 
 namespace dnsarena::workers {
 
@@ -38,6 +39,7 @@ CacheAnswer CacheAnswers::fresh(const dns::ClientQuery& q, const CheckedQuery& c
     if (r.size) {
       a.plain = !scoped;
       a.result = r;
+      mrc_feed_hit(cache_, key, now);  // miss_ratio_curves.hpp
     }
     return r.size;
   });

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "workers/mrc_report.hpp"
 #include "workers/upstream_client.hpp"  // monotonic_us
 
 namespace dnsarena::workers {
@@ -126,18 +127,19 @@ std::string prometheus_text(const UpstreamHealth& health, std::uint64_t now_us) 
 }
 
 MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health,
-                             const AnswerMetrics* answers)
+                             const AnswerMetrics* answers, const MissRatioCurves* curves)
     : cache_(std::make_unique<cache::Cache>(segment, cache::SlotRole::tool)),
       server_(std::make_unique<httplib::Server>()) {
   std::string host = listen.text.substr(0, listen.text.rfind(':'));
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
   auto mu = std::make_shared<std::mutex>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(1); };
-  server_->Get("/metrics", [this, mu, health, answers](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this, mu, health, answers, curves](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(*mu);
     std::string text = prometheus_text(collect_stats(*cache_));
     if (health) text += prometheus_text(*health, monotonic_us());
     if (answers) text += prometheus_text(answers->totals());
+    if (curves) text += prometheus_text(*curves);
     res.set_content(text, "text/plain; version=0.0.4");
   });
   if (!server_->bind_to_port(host, listen.port())) throw std::runtime_error("cannot bind " + listen.text);

@@ -15,6 +15,7 @@
 // dnsarena_answer_latency_seconds{kind="hit"|"miss"} (answer_metrics.hpp), each with
 // _bucket (cumulative), _sum and _count; counters dnsarena_answer_rcodes_total{rcode}
 // and dnsarena_answer_qtypes_total{qtype} (answers sent, summed over the workers).
+// The miss-ratio curves per capacity factor (dnsarena_mrc_*{factor}: mrc_report.hpp).
 // cpp-httplib runs its accept loop on one thread owned by this object.
 #pragma once
 #include <memory>
@@ -24,6 +25,7 @@
 #include "cache/segment.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/answer_metrics.hpp"
+#include "workers/miss_ratio_curves.hpp"
 #include "workers/stats_report.hpp"
 #include "workers/upstream_health.hpp"
 
@@ -43,7 +45,7 @@ public:
   // `answers` (may be nullptr): the upstream health table and the answer metrics, read
   // on every scrape.
   MetricsServer(cache::Segment& segment, const Endpoint& listen, const UpstreamHealth* health = nullptr,
-                const AnswerMetrics* answers = nullptr);
+                const AnswerMetrics* answers = nullptr, const MissRatioCurves* curves = nullptr);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

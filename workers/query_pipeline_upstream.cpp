@@ -7,6 +7,7 @@
 
 #include "common/monotonic_clock.hpp"
 #include "workers/ecs.hpp"
+#include "workers/miss_ratio_curves.hpp"
 #include "workers/query_pipeline.hpp"
 
 namespace dnsarena::workers {
@@ -43,6 +44,7 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) {
       const cache::InsertStatus st = cache_.insert_encoded(key, scratch_, now);
       cached = st == cache::InsertStatus::inserted || st == cache::InsertStatus::replaced;
+      mrc_feed_answer(key, scratch_, now, p.waiters.size());  // miss_ratio_curves.hpp
     }
     // Not cached: the workers waiting for this claim take it from the answer slot.
     if (have_entry && !cached && p.claim.value && answer_slots_ &&

@@ -512,6 +512,18 @@ ServeConfig load_serve_config(const std::string& path) {
     c.failure_max_s = integer_or(s, "max_s", c.failure_max_s, 86400);
   });
   read_section(r, "prefetch", [&](MapReader& s) { c.prefetch_percent = integer_or(s, "percent", c.prefetch_percent, 50); });
+  read_section(r, "mrc", [&](MapReader& s) {
+    c.mrc.enabled = s.boolean_or("enabled", c.mrc.enabled);
+    c.mrc.sample_rate = s.number_or("sample_rate", c.mrc.sample_rate, 1e-9, 1.0);
+    c.mrc.min_sampled_entries = integer_or(s, "min_sampled_entries", c.mrc.min_sampled_entries,
+                                           MrcSettings::kMaxSampledEntriesLimit);
+    c.mrc.max_sampled_entries = s.integer_or("max_sampled_entries", c.mrc.max_sampled_entries, 1,
+                                             MrcSettings::kMaxSampledEntriesLimit);
+    if (c.mrc.min_sampled_entries > c.mrc.max_sampled_entries)
+      s.fail("min_sampled_entries", "must not exceed max_sampled_entries (" +
+                                        std::to_string(c.mrc.max_sampled_entries) + "), got " +
+                                        std::to_string(c.mrc.min_sampled_entries));
+  });
   read_section(r, "ecs", [&](MapReader& s) {
     // Read as text: YAML would take a bare `off` for a boolean.
     if (const YAML::Node n = s.raw("policy"); !n.IsNull()) c.ecs_policy = parsed(s, n, "policy", parse_ecs_policy);

@@ -101,6 +101,13 @@
 //                                  failing (RFC 9520); host-wide
 //   prefetch: {percent: 10}        a hit in the last percent of an entry's TTL refreshes it
 //                                  in the background (Unbound prefetch); 0 = off
+//   mrc: {enabled: true, sample_rate: 0.001, min_sampled_entries: 1000, max_sampled_entries: 65536}
+//                                  miss-ratio curves: the hit rate the cache would have at
+//                                  1/8x..8x its size, from miniature copies fed with a
+//                                  hash-sampled share R of the keys (miss_ratio_curves.hpp;
+//                                  `dnsarena stats --mrc`, /metrics). R = sample_rate, raised
+//                                  or lowered so that R x max_entries lies between the two
+//                                  bounds (max <= 16,777,216). Changed only by a restart
 //   ecs: {policy: off|forward|synthesize, ipv4_prefix: 24, ipv6_prefix: 56}
 //   policy: {local_zone: ["ads.example always_nxdomain"], local_data: ["www.example. 300 A 192.0.2.1"],
 //            rpz: [{file: block.rpz, name: rpz.example.}]}   response policy before the cache
@@ -198,6 +205,7 @@
 #include "workers/private_address.hpp"
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"
+#include "workers/mrc_settings.hpp"
 
 namespace dnsarena::workers {
 
@@ -367,6 +375,8 @@ struct ServeConfig {
   // Prefetch: a hit within the last `prefetch_percent`% of an entry's TTL refreshes it in
   // the background, one query per name per host. 0: off.
   unsigned prefetch_percent = 10;
+  // Miss-ratio curves (miss_ratio_curves.hpp): miniature caches at 1/8x..8x, host-wide.
+  MrcSettings mrc;
 
   EcsPolicy ecs_policy = EcsPolicy::off;
   std::uint8_t ecs_ipv4_prefix = 24;

@@ -4,10 +4,12 @@
 // latency and answers by RCODE and type (answer_snapshot.hpp).
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "workers/commands.hpp"
 #include "workers/answer_snapshot.hpp"
+#include "workers/mrc_report.hpp"
 #include "workers/stats_report.hpp"
 #include "workers/upstream_snapshot.hpp"
 
@@ -87,6 +89,35 @@ nlohmann::json row_json(const StatsRow& r, double qps, bool with_rate) {
   if (with_rate) j["queries_per_s"] = qps;
   for (std::size_t k = 0; k < cache::kCounterCount; ++k) j[std::string(cache::kCounterNames[k])] = r.counters[k];
   return j;
+}
+
+// `stats --mrc`: the miss-ratio curve the serve publishes (mrc_report.hpp), with the
+// upstream queries each capacity would send at the rate measured over `interval`.
+int run_stats_mrc(const std::string& segment, bool json, double interval) {
+  try {
+    cache::Segment seg = cache::Segment::attach(segment);
+    cache::Cache cache(seg, cache::SlotRole::tool);
+    std::optional<nlohmann::json> snap = read_mrc_snapshot(segment);
+    if (!snap) {
+      std::cerr << "dnsarena stats: no miss-ratio curve for segment '" << segment
+                << "' (is serve running, with mrc.enabled?)\n";
+      return 2;
+    }
+    const StatsReport rep = interval > 0 ? collect_stats_with_rates(cache, interval) : collect_stats(cache);
+    const double qps = rep.qps.empty() ? -1.0 : rep.qps.back();
+    const std::string table = mrc_table(*snap, qps, rep.total.hit_ratio());
+    if (json) {
+      (*snap)["queries_per_s"] = qps >= 0 ? nlohmann::json(qps) : nlohmann::json(nullptr);
+      (*snap)["hit_rate"] = rep.total.hit_ratio();
+      std::cout << snap->dump() << "\n";
+    } else {
+      std::cout << table;
+    }
+    return 0;
+  } catch (const cache::SegmentError& e) {
+    std::cerr << "dnsarena stats: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 int run_stats(const std::string& segment, bool json, double interval) {
@@ -170,12 +201,15 @@ void add_stats_command(CLI::App& app) {
   auto segment = std::make_shared<std::string>("dnsarena");
   auto json = std::make_shared<bool>(false);
   auto interval = std::make_shared<double>(1.0);
+  auto mrc = std::make_shared<bool>(false);
   cmd->add_option("--segment", *segment, "segment name (default dnsarena)");
   cmd->add_option("--interval", *interval, "seconds between two reads for queries/s (0: no rates)")
       ->check(CLI::Range(0.0, 60.0));
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([segment, json, interval] {
-    const int rc = run_stats(*segment, *json, *interval);
+  cmd->add_flag("--mrc", *mrc,
+                "the miss-ratio curve: hit rate and upstream q/s at 1/8x..8x the cache's capacity (serve's mrc)");
+  cmd->callback([segment, json, interval, mrc] {
+    const int rc = *mrc ? run_stats_mrc(*segment, *json, *interval) : run_stats(*segment, *json, *interval);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

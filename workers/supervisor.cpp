@@ -35,6 +35,7 @@
 #include "workers/upstream_snapshot.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/answer_snapshot.hpp"
+#include "workers/mrc_report.hpp"
 #include "workers/worker.hpp"
 
 namespace dnsarena::workers {
@@ -254,6 +255,9 @@ private:
   // The workers' latency histograms and answer counts (answer_metrics.hpp), likewise
   // mapped before /metrics and the first fork: three rows per worker index.
   void map_answer_metrics();
+  // The miss-ratio curves (miss_ratio_curves.hpp), of the segment's geometry, made
+  // before /metrics and the first fork and handed to the workers by set_host_curves.
+  void map_curves();
   // Adds a row for every upstream of cfg_ not yet in the table (at start, and at a
   // reload before the new workers are forked); warns about those that find it full.
   void add_upstream_rows();
@@ -305,6 +309,8 @@ private:
   std::unique_ptr<UpstreamHealth> upstream_health_;
   // Likewise: every worker's latency histograms and answers by RCODE and type.
   std::unique_ptr<AnswerMetrics> answer_metrics_;
+  // Likewise: the miss-ratio curves' miniature caches (nullptr: mrc.enabled false).
+  std::unique_ptr<MissRatioCurves> curves_;
   std::uint64_t next_snapshot_ms_ = 0;
   std::vector<WorkerProc> workers_;
   std::vector<WorkerProc> retiring_;  // replaced by a reload, told to stop, not yet reaped
@@ -434,6 +440,18 @@ void Supervisor::map_answer_metrics() {
   answer_metrics_ = std::make_unique<AnswerMetrics>(InFlightNames::kRowsPerWorkerIndex * cfg_.resolved_workers(), true);
 }
 
+void Supervisor::map_curves() {
+  if (!cfg_.mrc.enabled) return;
+  try {
+    curves_ = std::make_unique<MissRatioCurves>(seg_->geometry(), cfg_.mrc, cfg_.resolved_workers() + 2);
+    set_host_curves(curves_.get());
+    spdlog::info("miss-ratio curves: {} models at sample rate {:.6g}, {:.2f} MiB of shared memory", curves_->models(),
+                 curves_->header().base_rate, static_cast<double>(curves_->shared_bytes()) / (1 << 20));
+  } catch (const std::exception& e) {
+    spdlog::warn("miss-ratio curves off: {}", e.what());
+  }
+}
+
 void Supervisor::add_upstream_rows() {
   for (const ForwardZone& z : cfg_.zones())
     for (const Endpoint& e : z.upstreams)
@@ -451,13 +469,15 @@ void Supervisor::publish_upstream_snapshot(bool now) {
     spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
   if (!write_answer_snapshot(cfg_.segment, *answer_metrics_))
     spdlog::debug("cannot write {}: {}", answer_snapshot_path(cfg_.segment), std::strerror(errno));
+  if (curves_ && !write_mrc_snapshot(cfg_.segment, *curves_, seg_->size()))
+    spdlog::debug("cannot write {}: {}", mrc_snapshot_path(cfg_.segment), std::strerror(errno));
 }
 
 bool Supervisor::start_metrics() {
   if (cfg_.metrics_listen.empty()) return true;
   try {
     metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get(),
-                                               answer_metrics_.get());
+                                               answer_metrics_.get(), curves_.get());
     spdlog::info("metrics on http://{}/metrics", cfg_.metrics_listen);
     return true;
   } catch (const std::exception& e) {
@@ -549,7 +569,8 @@ void Supervisor::restart_due_workers() {
 // zones, timeouts, TTL limits, ECS policy, access control, rate limits, TCP limits,
 // log level). What the supervisor holds for the service's life cannot change without a
 // restart: the listening addresses (the whole list) and their sockets' buffers, the number of workers (one
-// UDP socket each), the segment and its geometry, the /metrics endpoint, the restart
+// UDP socket each), the segment and its geometry, the miss-ratio curves (mrc: their
+// models are sized from both), the /metrics endpoint, the restart
 // policy. Those keep their running values, with a warning naming each one changed.
 // The same addresses in the same order (the order is the workers' socket order).
 bool same_addresses(const std::vector<Endpoint>& a, const std::vector<Endpoint>& b) {
@@ -570,6 +591,7 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   keep("cache.segment", next.segment, running.segment, next.segment != running.segment);
   keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
   keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
+  keep("mrc", next.mrc, running.mrc, !(next.mrc == running.mrc));
   keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
   // DoT on or off, and its addresses, are sockets: with them changed the whole tls section
   // keeps its running values (a file without it must not leave listeners without a
@@ -830,6 +852,7 @@ int Supervisor::run() {
   block_signals();
   map_upstream_health();
   map_answer_metrics();
+  map_curves();
   if (!start_metrics()) {
     close_everything();
     return 1;
@@ -841,6 +864,7 @@ int Supervisor::run() {
   close_everything();
   remove_upstream_snapshot(cfg_.segment);  // the tables die with the service
   remove_answer_snapshot(cfg_.segment);
+  remove_mrc_snapshot(cfg_.segment);
   const auto live = cache_->stats().live_entries;
   if (opt_.remove_segment) {
     cache::Segment::remove(cfg_.segment);

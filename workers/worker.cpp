@@ -25,6 +25,7 @@
 #include "workers/descriptor_budget.hpp"
 #include "workers/dnstap_writer.hpp"
 #include "workers/doh_server.hpp"
+#include "workers/miss_ratio_curves.hpp"
 #include "workers/query_pipeline.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/server_cookies.hpp"
@@ -327,6 +328,7 @@ private:
       if (l.response.size) {
         sizes[i] = l.response.size;
         pipeline_.maybe_prefetch(batch_key_[i], l.response);
+        mrc_feed_hit(cache_, batch_key_[i], pipeline_.now());  // miss_ratio_curves.hpp
         continue;
       }
       const QuerySource src = udp_source(i);

@@ -88,6 +88,26 @@ TEST_CASE("stats.metrics_listen: on by default, kept by a stats section without 
   CHECK(load_serve_config(write_file("stats: {metrics_listen: \"\"}\n")).metrics_listen.empty());
 }
 
+TEST_CASE("mrc: on by default at R 0.001 within its bounds, bad rates and crossed bounds are errors", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const auto d = load_serve_config(write_file("workers: 1\n"));
+  CHECK(d.mrc.enabled);
+  CHECK(d.mrc.sample_rate == 0.001);
+  const auto c = load_serve_config(
+      write_file("mrc: {enabled: false, sample_rate: 0.01, min_sampled_entries: 10, max_sampled_entries: 20}\n"));
+  CHECK_FALSE(c.mrc.enabled);
+  CHECK(c.mrc.sample_rate == 0.01);
+  CHECK(c.mrc.min_sampled_entries == 10);
+  CHECK(c.mrc.max_sampled_entries == 20);
+  CHECK_THROWS_WITH(load_serve_config(write_file("mrc: {sample_rate: 0}\n")), Catch::Contains("'mrc.sample_rate'"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("mrc: {sample_rate: 1.5}\n")), Catch::Contains("'mrc.sample_rate'"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("mrc: {max_sampled_entries: 0}\n")),
+                    Catch::Contains("'mrc.max_sampled_entries'"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("mrc: {min_sampled_entries: 30, max_sampled_entries: 20}\n")),
+                    Catch::Contains("'mrc.min_sampled_entries'") && Catch::Contains("must not exceed"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("mrc: {rate: 0.1}\n")), Catch::Contains("unknown key"));
+}
+
 TEST_CASE("udp.coalesce_us: default 100, 0 turns it off, over 1000 is an error", "[serve][config]") {
   using dnsarena::workers::load_serve_config;
   CHECK(load_serve_config(write_file("workers: 1\n")).udp_coalesce_us == 100);

@@ -61,6 +61,41 @@ def target(runs, metric):
     return "{}: met in {} of {}".format(rule, met, len(verdicts))
 
 
+def same_run(runs, num, den, pattern):
+    """' (naive heap cache: X)': num / den computed within each run, then the median, so
+    the machine's speed in that run cancels out. Paths are a key or a tuple of keys."""
+    num = num if isinstance(num, tuple) else (num,)
+    den = den if isinstance(den, tuple) else (den,)
+    ratios = []
+    for r in runs:
+        a, b = r, r
+        for k in num:
+            a = a.get(k) if isinstance(a, dict) else None
+        for k in den:
+            b = b.get(k) if isinstance(b, dict) else None
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
+            ratios.append(a / b)
+    if not ratios:
+        return ""
+    return " (naive heap cache, same run: " + pattern.format(statistics.median(ratios)) + ")"
+
+
+def machine():
+    """The machine a run was made on: CPU model, cores, memory (for the table's caption)."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            mem_kib = int(f.readline().split()[1])
+    except OSError:
+        mem_kib = 0
+    return "{}, {} cores, {:.0f} GiB".format(model, os.cpu_count(), mem_kib / 2**20)
+
+
 def table(runs, entries):
     m = lambda *p: median_of(runs, *p)
     bpe, heap = m("bytes_per_entry"), m("baseline", "bytes_per_entry")
@@ -69,11 +104,14 @@ def table(runs, entries):
          fmt(bpe, "{:.1f}") + ("" if heap is None else " (naive heap cache {:.1f}: {:.1f}x)".format(heap, heap / bpe)),
          target(runs, "bytes_per_entry")),
         ("resident bytes/entry (RssShmem + RssAnon)", fmt(m("rss_per_entry"), "{:.1f}"), "-"),
-        ("inserts/s (fill, 64 per lock)", fmt(m("insert_per_s"), "{:,.0f}"), target(runs, "insert_per_s")),
+        ("inserts/s (fill, 64 per lock)",
+         fmt(m("insert_per_s"), "{:,.0f}") + same_run(runs, "insert_per_s", ("baseline", "insert_per_s"), "{:.1f}x"),
+         target(runs, "insert_per_s")),
         ("evicting inserts/s (full cache)", fmt(m("evict_insert_per_s"), "{:,.0f}"), target(runs, "evict_insert_per_s")),
         ("lookup p50 / pointer-chase DRAM latency",
          "{} / {} ns = {}x".format(fmt(m("lookup_ns_p50"), "{:.0f}"), fmt(m("dram_ns"), "{:.0f}"),
-                                   fmt(m("lookup_over_dram"), "{:.2f}")),
+                                   fmt(m("lookup_over_dram"), "{:.2f}"))
+         + same_run(runs, ("baseline", "lookup_ns_p50"), "lookup_ns_p50", "{:.1f}x faster"),
          target(runs, "lookup_ns_p50 / dram_ns")),
         ("batched lookup / memory-level parallelism (mlp_ns)",
          "{} / {} ns = {}x".format(fmt(m("lookup_batched_ns"), "{:.0f}"), fmt(m("mlp_ns"), "{:.1f}"),
@@ -105,10 +143,15 @@ def main():
     if not os.access(a.bin, os.X_OK):
         p.error("{} is not an executable; build dnsarena first (README)".format(a.bin))
     runs = []
+    loads = [os.getloadavg()[0]]
     for _ in range(a.runs):
         runs.append(run_bench(a.bin, a.entries))
+        loads.append(os.getloadavg()[0])
         print("load average: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), file=sys.stderr)
     print(table(runs, a.entries))
+    print()
+    print("Machine: {}; 1-minute load average {:.1f} before and {:.1f} at most during the runs.".format(
+        machine(), loads[0], max(loads[1:])))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -251,6 +252,84 @@ TEST_CASE("private_address: private addresses of public names removed before cac
   Service plain;
   CHECK(udp_exchange(plain.port, make_query(1, "a.test", 1)).answers.size() == 2);
   CHECK(udp_exchange(plain.port, make_query(2, "aaaa.test", 28)).answers.size() == 1);
+}
+
+// Unbound follows a local-data CNAME in a redirect zone alone, and resolves its target by
+// the iterator, never in its local data; serve follows it in every local zone type and
+// looks the target up in the policy first (a local name is answered locally, a loop ends).
+TEST_CASE("local_data CNAME: its target resolved through the cache or the upstream, as Unbound follows it",
+          "[serve][policy][local-zone]") {
+  const char* data[] = {"alias.example. 300 IN CNAME a.test.", "gone.example. 300 IN CNAME missing.test.",
+                        "hop.example. 300 IN CNAME inner.example.", "inner.example. 300 IN A 192.0.2.55",
+                        "loop1.example. 300 IN CNAME loop2.example.", "loop2.example. 300 IN CNAME loop1.example."};
+  std::string ours_cfg = "policy:\n  local_data: [";
+  std::string theirs_cfg;
+  for (const char* rr : data) {
+    ours_cfg += std::string(ours_cfg.back() == '[' ? "" : ", ") + "\"" + rr + "\"";
+    const std::string owner(rr, std::strchr(rr, ' '));
+    if (std::strstr(rr, "CNAME")) theirs_cfg += "  local-zone: \"" + owner + "\" redirect\n";
+    theirs_cfg += std::string("  local-data: \"") + rr + "\"\n";
+  }
+  Service s({"--config", write_config(ours_cfg + "]\n")});
+  UnboundForwarder unbound(s.upstream.port(), theirs_cfg);
+  std::uint16_t id = 1;
+  DnsReply theirs;
+  std::uint64_t ours_asked = 0;  // the upstream queries serve sent for the last question
+  auto ask = [&](const char* name, std::uint16_t qtype) {
+    INFO(name << " type " << qtype);
+    const std::uint64_t queries = s.upstream.queries();
+    const DnsReply ours = udp_exchange(s.port, make_query(id++, name, qtype));
+    ours_asked = s.upstream.queries() - queries;
+    theirs = udp_exchange(unbound.port(), make_query(id++, name, qtype));
+    REQUIRE(ours.answered);
+    REQUIRE(theirs.answered);
+    CHECK(ours.id == id - 2);
+    CHECK(ours.has_opt);
+    return ours;
+  };
+  // Through the upstream, then from the cache: the local CNAME first, then the target's A.
+  const std::vector<std::string> want{"1 c0000201", "1 c0000202", "5 0161047465737400"};  // sorted
+  const std::uint64_t before = s.upstream.queries();
+  const DnsReply first = ask("alias.example", 1);
+  CHECK(answer_text(first, false) == answer_text(theirs, false));
+  CHECK(first.rcode() == 0);
+  CHECK(first.answers == want);
+  CHECK(upstream_was_asked(s.upstream, "a.test"));
+  const std::uint64_t after_first = s.upstream.queries();
+  CHECK(after_first > before);
+  const DnsReply second = udp_exchange(s.port, make_query(id++, "Alias.Example", 1));
+  REQUIRE(second.answered);
+  CHECK(second.answers == want);
+  CHECK(std::string(second.wire.begin() + 12, second.wire.begin() + 18) == "\x05" "Alias");  // the client's case
+  CHECK(s.upstream.queries() == after_first);  // a.test. came from the cache
+  // A target the upstream does not know: its NXDOMAIN, with its SOA, after the CNAME.
+  const DnsReply gone = ask("gone.example", 1);
+  CHECK(answer_text(gone, false) == answer_text(theirs, false));
+  CHECK(gone.rcode() == 3);
+  CHECK(gone.answers == std::vector<std::string>{"5 076d697373696e67047465737400"});
+  CHECK(gone.count(1, 6) == 1);
+  CHECK(gone.count(1, 6) == theirs.count(1, 6));
+  // The same name asked for its CNAME: the record alone, nothing followed.
+  const DnsReply cname = ask("alias.example", 5);
+  CHECK(answer_text(cname, true) == answer_text(theirs, true));
+  CHECK(cname.answers == std::vector<std::string>{"5 0161047465737400"});
+  // A CNAME to another local name: followed inside the local data, never asked upstream
+  // (Unbound asks its upstream, which has no inner.example.: NXDOMAIN after the CNAME).
+  const DnsReply hop = ask("hop.example", 1);
+  CHECK(hop.rcode() == 0);
+  CHECK(hop.answers == std::vector<std::string>{"1 c0000237", "5 05696e6e6572076578616d706c6500"});
+  CHECK(ours_asked == 0);
+  CHECK(theirs.answers == std::vector<std::string>{"5 05696e6e6572076578616d706c6500"});
+  CHECK(theirs.rcode() == 3);
+  // A loop of two local CNAMEs ends at the bound: SERVFAIL, never asked upstream (Unbound,
+  // which does not look loop2.example. up in its local data, answers the upstream's
+  // NXDOMAIN for it after the first CNAME).
+  const DnsReply loop = ask("loop1.example", 1);
+  CHECK(loop.rcode() == 2);
+  CHECK(loop.answers.empty());
+  CHECK(ours_asked == 0);
+  CHECK(theirs.rcode() == 3);
+  CHECK(theirs.answers == std::vector<std::string>{"5 056c6f6f7032076578616d706c6500"});
 }
 
 TEST_CASE("private_address, private_domain, unblock_lan_zones and nodefault: a bad value is an error naming the key",

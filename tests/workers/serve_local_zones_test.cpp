@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/loopback.hpp"
@@ -330,6 +331,60 @@ TEST_CASE("local_data CNAME: its target resolved through the cache or the upstre
   CHECK(ours_asked == 0);
   CHECK(theirs.rcode() == 3);
   CHECK(theirs.answers == std::vector<std::string>{"5 056c6f6f7032076578616d706c6500"});
+}
+
+TEST_CASE("local_data CNAME: the policy on the target's chain, over TCP, and clients waiting on both workers",
+          "[serve][policy][local-zone]") {
+  const std::string zone = write_config("$TTL 60\n@ SOA ns.rpz.test. admin.rpz.test. 1 3600 600 86400 60\n"
+                                        "@ NS ns.rpz.test.\ntarget.test CNAME .\n");
+  Service s({"--config", write_config("policy:\n  local_data: [\"walk.example. 300 IN CNAME cname.test.\",\n"
+                                      "    \"slowalias.example. 300 IN CNAME slow400c.host.test.\"]\n"
+                                      "  rpz: [{file: " + zone + ", name: rpz.test.}]\n")});
+  std::uint16_t id = 1;
+  // The upstream's chain for cname.test. leads to target.test., which the RPZ blocks: the
+  // local CNAME and the chain up to the blocked name stay, NXDOMAIN, no address. Fetched,
+  // then from the cache, then over TCP.
+  const std::string walk_target = "5 05636e616d65047465737400";  // walk.example. CNAME cname.test.
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    const auto query = make_query(id++, "walk.example", 1);
+    const DnsReply r = round < 2 ? udp_exchange(s.port, query) : tcp_exchange(s.port, query);
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == 3);
+    CHECK(r.count(0, 1) == 0);
+    CHECK(r.count(0, 5) == 2);
+    CHECK(std::find(r.answers.begin(), r.answers.end(), walk_target) != r.answers.end());
+    CHECK(r.ede == 15);
+  }
+  CHECK(s.total("policy_hits") >= 3 + 3);  // the local data, then the chain's rule, each time
+
+  // Clients on both workers (UDP, and one over TCP) ask the alias of a name the upstream
+  // answers after 400 ms: one waits on the upstream query of its worker, others join it
+  // or the other worker's; every one gets the local CNAME and the target's address.
+  const std::string slow_cname = "5 08736c6f773430306304686f7374047465737400";
+  std::vector<std::thread> clients;
+  std::vector<DnsReply> replies(12);
+  for (unsigned i = 0; i < replies.size(); ++i)
+    clients.emplace_back([&, i] {
+      const auto query = make_query(static_cast<std::uint16_t>(1000 + i), "slowalias.example", 1);
+      replies[i] = i == 0 ? tcp_exchange(s.port, query, 5000ms) : udp_exchange(s.port, query, 5000ms);
+    });
+  for (std::thread& t : clients) t.join();
+  for (unsigned i = 0; i < replies.size(); ++i) {
+    INFO("client " << i);
+    REQUIRE(replies[i].answered);
+    CHECK(replies[i].id == 1000 + i);
+    CHECK(replies[i].rcode() == 0);
+    CHECK(replies[i].answers == std::vector<std::string>{"1 c0000264", slow_cname});
+  }
+  std::size_t asked = 0;
+  for (std::string n : s.upstream.names_received()) {  // as sent: 0x20 case
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+    asked += n == "slow400c.host.test.";
+  }
+  CHECK(asked >= 1);
+  CHECK(asked < replies.size());
+  CHECK(s.total("upstream_joined") >= 1);
 }
 
 TEST_CASE("private_address, private_domain, unblock_lan_zones and nodefault: a bad value is an error naming the key",

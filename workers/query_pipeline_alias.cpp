@@ -35,11 +35,15 @@ std::size_t QueryPipeline::follow_local_cname(const dns::ClientQuery& q, const C
     if (!m || m.action == policy::Action::passthru) {
       // Stages 3-5 for the target; a client that waits carries its alias (forward()).
       alias->check_target = !m;
+      // Written into out and composed back there: a dnstap mark (a stale answer) names
+      // the buffer and the ID, which the client's answer keeps.
       forwarding_alias_ = alias;
-      n = resolve(target, c, src, nullptr, step, cap);
+      n = resolve(target, c, src, nullptr, out, cap);
       forwarding_alias_.reset();
       if (n == 0) return 0;  // the client waits (answered_later()), or gets nothing
-      return finish_alias(*alias, target, src.addr, c.limit, step, n, out, cap);
+      n = finish_alias(*alias, target, src.addr, c.limit, out, n, step, cap);
+      std::copy(step, step + n, out);
+      return n;
     }
     // A rule decided the target: its answer (the policy decided every name up to here).
     const policy::PolicyAnswer a = policy::write_policy_answer(*policy_, m, target, c.limit, step, cap);

@@ -387,6 +387,29 @@ TEST_CASE("local_data CNAME: the policy on the target's chain, over TCP, and cli
   CHECK(s.total("upstream_joined") >= 1);
 }
 
+TEST_CASE("local_data CNAME: a target expired in the cache is answered stale behind the CNAME, at the client "
+          "response timer and with answer_first",
+          "[serve][policy][local-zone][stale][timing]") {
+  const std::string local = "policy:\n  local_data: [\"alias.example. 300 IN CNAME a.test.\"]\nttl:\n  ceiling: 1\n";
+  for (const char* stale : {"stale:\n  client_timeout_ms: 600\n", "stale:\n  answer_first: true\n"}) {
+    INFO(stale);
+    Service s({"-c", write_config(local + stale), "--upstream-attempts", "1"});
+    std::uint16_t id = 1;
+    const DnsReply fresh = udp_exchange(s.port, make_query(id++, "alias.example", 1));
+    REQUIRE(fresh.answered);
+    REQUIRE(fresh.count(0, 1) == 2);
+    REQUIRE(eventually([&] { return live_cache_entries(s.segment) == 0; }));  // a.test. expired (TTL capped at 1 s)
+    s.upstream.set_mode(UpstreamMode::silent);
+    const DnsReply r = udp_exchange(s.port, make_query(id++, "alias.example", 1), 3000ms);
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == 0);
+    CHECK(r.answers == std::vector<std::string>{"1 c0000201", "1 c0000202", "5 0161047465737400"});
+    CHECK(r.ede == 3);  // Stale Answer
+    for (const ReplyRecord& rec : r.records) CHECK(rec.ttl == (rec.type == 5 ? 300u : 30u));
+    CHECK(s.total("stale_answers") >= 1);
+  }
+}
+
 TEST_CASE("private_address, private_domain, unblock_lan_zones and nodefault: a bad value is an error naming the key",
           "[serve][config][private-address][local-zone]") {
   using dnsarena::workers::load_serve_config;

@@ -167,8 +167,9 @@ std::size_t write_alias_answer(const LocalAlias& alias, const std::uint8_t* src,
   put16(dst + 6, static_cast<std::uint16_t>(alias.count + counts[0]));
   put16(dst + 8, static_cast<std::uint16_t>(counts[1]));
   put16(dst + 10, static_cast<std::uint16_t>(counts[2]));
-  if (p <= limit) return p;
-  // Over the client's limit: no records, TC, the OPT kept.
+  if (p <= limit && !(get16(src + 2) & kFlagTc)) return p;
+  // Over the client's limit, or the target's answer was: no records, TC, the OPT kept (as
+  // the cache's writer sends it: the client asks again over TCP).
   put16(dst + 2, static_cast<std::uint16_t>(get16(dst + 2) | kFlagTc));
   put16(dst + 6, 0);
   put16(dst + 8, 0);

@@ -23,14 +23,15 @@
 // each name decompressed (at most 255 bytes) and compressed again against at most 48
 // earlier names, about what writing the answer from the cache costs; no allocation. The
 // answer stays as small as a server's, so a client at 512 or 1232 bytes gets what fits.
-// Over the client's limit the answer is sent empty with TC (the OPT kept).
+// Over the client's limit (or the target's answer truncated) the answer is sent empty with
+// TC (the OPT kept).
 //
 // A target is looked up in the policy first: a name with local data (or any other rule) is
 // answered by it, another local CNAME followed in turn. Unbound resolves a local alias's
 // target by its iterator alone, so a local chain ends after one CNAME there (the upstream's
 // answer for the second name). Bound: at most kMaxLocalCnames local CNAMEs are followed.
 // Each costs one policy lookup and one record in the prefix (a waiting client holds them,
-// at most 8 x 522 bytes): 8 bounds both, is more than any real chain of local aliases,
+// at most 8 x 520 bytes): 8 bounds both, is more than any real chain of local aliases,
 // and ends a loop (a -> b -> a), answered SERVFAIL, as a resolver answers a CNAME loop.
 #pragma once
 #include <cstddef>

@@ -26,8 +26,10 @@ std::size_t QueryPipeline::follow_local_cname(const dns::ClientQuery& q, const C
   std::uint8_t* step = alias_buf_.data();
   std::size_t n = 0;
   for (unsigned links = 0;; ++links) {
-    if (links == kMaxLocalCnames)  // a loop, or a chain longer than any real one
+    if (links == kMaxLocalCnames) {  // a loop, or a chain longer than any real one
+      cache_.count(cache::Counter::servfail);
       return dns::write_error_response(q, wire::kRcodeServFail, out, cap);
+    }
     alias->add(target.qname(), link.ttl, {link.target, link.target_len});
     std::copy(link.target, link.target + link.target_len, target.qname_storage.begin());
     target.qname_len = static_cast<std::uint8_t>(link.target_len);

@@ -338,7 +338,8 @@ TEST_CASE("local_data CNAME: the policy on the target's chain, over TCP, and cli
   const std::string zone = write_config("$TTL 60\n@ SOA ns.rpz.test. admin.rpz.test. 1 3600 600 86400 60\n"
                                         "@ NS ns.rpz.test.\ntarget.test CNAME .\n");
   Service s({"--config", write_config("policy:\n  local_data: [\"walk.example. 300 IN CNAME cname.test.\",\n"
-                                      "    \"slowalias.example. 300 IN CNAME slow400c.host.test.\"]\n"
+                                      "    \"slowalias.example. 300 IN CNAME slow400c.host.test.\",\n"
+                                      "    \"bigalias.example. 300 IN CNAME big.test.\"]\n"
                                       "  rpz: [{file: " + zone + ", name: rpz.test.}]\n")});
   std::uint16_t id = 1;
   // The upstream's chain for cname.test. leads to target.test., which the RPZ blocks: the
@@ -357,6 +358,18 @@ TEST_CASE("local_data CNAME: the policy on the target's chain, over TCP, and cli
     CHECK(r.ede == 15);
   }
   CHECK(s.total("policy_hits") >= 3 + 3);  // the local data, then the chain's rule, each time
+
+  // Over the client's size (512 bytes without EDNS): TC and no records; over TCP all of it.
+  const DnsReply small = udp_exchange(s.port, make_query(id++, "bigalias.example", 16, 0));
+  REQUIRE(small.answered);
+  CHECK(small.tc());
+  CHECK(small.records.empty());
+  const DnsReply whole = tcp_exchange(s.port, make_query(id++, "bigalias.example", 16, 0));
+  REQUIRE(whole.answered);
+  CHECK_FALSE(whole.tc());
+  CHECK(whole.count(0, 5) == 1);
+  CHECK(whole.count(0, 16) >= 1);
+  CHECK(whole.wire.size() > 512);
 
   // Clients on both workers (UDP, and one over TCP) ask the alias of a name the upstream
   // answers after 400 ms: one waits on the upstream query of its worker, others join it

@@ -144,9 +144,9 @@ namespace dnsarena::workers {
 class DnstapWriter;  // dnstap_writer.hpp
 enum class TapProtocol : std::uint8_t;  // dnstap_writer.hpp
 
-// A client waiting for an answer.
 struct LocalAlias;  // local_alias.hpp
 
+// A client waiting for an answer.
 struct Waiter {
   dns::ClientQuery query;
   bool tcp = false;

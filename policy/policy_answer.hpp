@@ -14,7 +14,8 @@
 // The mapping follows Knot Resolver (policy.DENY: Blocked, policy.REFUSE: Prohibited,
 // answers rewritten by policy: Filtered). Records are owned by the query name (a
 // compression pointer to the question), so a `*.` rule's data answers in the asker's
-// name. A CNAME is not followed: the client asks for its target. An answer over the
+// name. A CNAME is followed by the worker for other query types than CNAME and ANY
+// (workers/local_alias.hpp): its target's answer is added. An answer over the
 // client's size limit is sent empty with TC.
 //
 // Negative answers (NXDOMAIN, and NODATA whether from the action or from local data

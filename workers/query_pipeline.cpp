@@ -43,8 +43,11 @@ CheckedQuery QueryPipeline::admit(std::uint8_t* wire, std::size_t len, const Que
   policy_hit_ = {};
   CheckedQuery c = check_.check(wire, len, *src.addr, src.tcp, now_, q, out, cap, key);
   if (c.lookup && policy_ &&
-      apply_policy(*policy_, q, *src.addr, c.limit, out, cap, cache_, replies_.meter(), c.size, policy_hit_, tap_))
+      apply_policy(*policy_, q, *src.addr, c.limit, out, cap, cache_, replies_.meter(), c.size, policy_hit_, tap_)) {
     c.lookup = false;
+    if (c.size && policy_hit_.action == policy::Action::local_data && follows_local_cname(q))
+      c.size = follow_local_cname(q, c, src, out, cap);
+  }
   return c;
 }
 
@@ -101,6 +104,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.conn_id = src.conn_id;
   w.doh_stream = src.doh_stream;
   w.arrived_us = arrived_us;
+  w.alias = forwarding_alias_;
   UpstreamClient::ForwardDetail detail;
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;

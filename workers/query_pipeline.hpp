@@ -4,6 +4,7 @@
 //
 //   1 check      access control, parse, cookies, rate limit, error answers  query_check.hpp
 //   2 policy     the response policy's answer, before the cache            policy_gate.hpp
+//                (a local CNAME's target: stages 3-5 for it)               local_alias.hpp
 //   3 cache      a fresh answer under the keys the query may use           cache_answer.hpp
 //                (the batched UDP path looks the plain key up per batch: worker.cpp)
 //   4 upstream   a miss: stale-first (stale.answer_first), then forwarded   upstream_client.hpp
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "workers/answer_slots.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/client_timers.hpp"
+#include "workers/local_alias.hpp"
 #include "workers/parked_clients.hpp"
 #include "workers/policy_gate.hpp"
 #include "workers/query_check.hpp"
@@ -123,6 +126,20 @@ public:
   bool idle() const { return upstream_.in_flight() == 0 && parked_.empty(); }
 
 private:
+  // Stage 2 for local data that is a CNAME for the query name (query_pipeline_alias.cpp,
+  // local_alias.hpp): its target answered by the policy or resolved (stages 3-5), the
+  // answer written for the client in out; 0 when the client waits or gets nothing.
+  std::size_t follow_local_cname(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                                 std::uint8_t* out, std::size_t cap);
+  // The client's answer in out from the answer target[0, n) that the pipeline wrote for
+  // target_query, after the policy on the target's chain (target is rewritten in place;
+  // `cap` bytes both). 0: dropped by a rule.
+  std::size_t finish_alias(const LocalAlias& alias, const dns::ClientQuery& target_query,
+                           const sockaddr_storage* client, std::size_t limit, std::uint8_t* target, std::size_t n,
+                           std::uint8_t* out, std::size_t cap);
+  // write_alias_answer, or SERVFAIL when the target's message cannot be read back.
+  std::size_t write_alias(const LocalAlias& alias, const std::uint8_t* target, std::size_t n, std::uint8_t* out,
+                          std::size_t limit, std::size_t cap);
   // Stage 4 for a miss: forwarded, joined (parked), or answered as failed/overloaded.
   std::size_t forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
@@ -160,6 +177,10 @@ private:
   ClientReplies& replies_;
   DnstapWriter* tap_ = nullptr;
   bool answered_later_ = false;
+  // The alias forward() gives the Waiter it makes: set while a local CNAME's target, or a
+  // resumed client that came through one, is resolved (nullptr otherwise).
+  std::shared_ptr<const LocalAlias> forwarding_alias_;
+  std::vector<std::uint8_t> alias_buf_ = std::vector<std::uint8_t>(65535);  // a local CNAME target's answer
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
   std::uint8_t reply_buf_[65535];      // answers to clients that waited

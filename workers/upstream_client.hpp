@@ -144,6 +144,8 @@ namespace dnsarena::workers {
 class DnstapWriter;  // dnstap_writer.hpp
 enum class TapProtocol : std::uint8_t;  // dnstap_writer.hpp
 
+struct LocalAlias;  // local_alias.hpp
+
 // A client waiting for an answer.
 struct Waiter {
   dns::ClientQuery query;
@@ -155,6 +157,10 @@ struct Waiter {
   std::uint64_t conn_id = 0;
   std::uint64_t arrived_us = 0;  // monotonic_us() when the query came: its response deadline runs from here
   std::uint32_t doh_stream = 0;  // DoH: the request's HTTP/2 stream on connection conn_id (0: not DoH)
+  // A client whose question led here through a CNAME in the policy's local data: `query`
+  // is the target's, the alias holds the client's and the CNAME records its answer starts
+  // with (nullptr: none, the query is the client's own).
+  std::shared_ptr<const LocalAlias> alias;
 };
 
 struct Pending {

@@ -8,9 +8,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/loopback.hpp"
@@ -251,6 +253,174 @@ TEST_CASE("private_address: private addresses of public names removed before cac
   Service plain;
   CHECK(udp_exchange(plain.port, make_query(1, "a.test", 1)).answers.size() == 2);
   CHECK(udp_exchange(plain.port, make_query(2, "aaaa.test", 28)).answers.size() == 1);
+}
+
+// Unbound follows a local-data CNAME in a redirect zone alone, and resolves its target by
+// the iterator, never in its local data; serve follows it in every local zone type and
+// looks the target up in the policy first (a local name is answered locally, a loop ends).
+TEST_CASE("local_data CNAME: its target resolved through the cache or the upstream, as Unbound follows it",
+          "[serve][policy][local-zone]") {
+  const char* data[] = {"alias.example. 300 IN CNAME a.test.", "gone.example. 300 IN CNAME missing.test.",
+                        "hop.example. 300 IN CNAME inner.example.", "inner.example. 300 IN A 192.0.2.55",
+                        "loop1.example. 300 IN CNAME loop2.example.", "loop2.example. 300 IN CNAME loop1.example."};
+  std::string ours_cfg = "policy:\n  local_data: [";
+  std::string theirs_cfg;
+  for (const char* rr : data) {
+    ours_cfg += std::string(ours_cfg.back() == '[' ? "" : ", ") + "\"" + rr + "\"";
+    const std::string owner(rr, std::strchr(rr, ' '));
+    if (std::strstr(rr, "CNAME")) theirs_cfg += "  local-zone: \"" + owner + "\" redirect\n";
+    theirs_cfg += std::string("  local-data: \"") + rr + "\"\n";
+  }
+  Service s({"--config", write_config(ours_cfg + "]\n")});
+  UnboundForwarder unbound(s.upstream.port(), theirs_cfg);
+  std::uint16_t id = 1;
+  DnsReply theirs;
+  std::uint64_t ours_asked = 0;  // the upstream queries serve sent for the last question
+  auto ask = [&](const char* name, std::uint16_t qtype) {
+    INFO(name << " type " << qtype);
+    const std::uint64_t queries = s.upstream.queries();
+    const DnsReply ours = udp_exchange(s.port, make_query(id++, name, qtype));
+    ours_asked = s.upstream.queries() - queries;
+    theirs = udp_exchange(unbound.port(), make_query(id++, name, qtype));
+    REQUIRE(ours.answered);
+    REQUIRE(theirs.answered);
+    CHECK(ours.id == id - 2);
+    CHECK(ours.has_opt);
+    return ours;
+  };
+  // Through the upstream, then from the cache: the local CNAME first, then the target's A.
+  const std::vector<std::string> want{"1 c0000201", "1 c0000202", "5 0161047465737400"};  // sorted
+  const std::uint64_t before = s.upstream.queries();
+  const DnsReply first = ask("alias.example", 1);
+  CHECK(answer_text(first, false) == answer_text(theirs, false));
+  CHECK(first.rcode() == 0);
+  CHECK(first.answers == want);
+  CHECK(upstream_was_asked(s.upstream, "a.test"));
+  const std::uint64_t after_first = s.upstream.queries();
+  CHECK(after_first > before);
+  const DnsReply second = udp_exchange(s.port, make_query(id++, "Alias.Example", 1));
+  REQUIRE(second.answered);
+  CHECK(second.answers == want);
+  CHECK(std::string(second.wire.begin() + 12, second.wire.begin() + 18) == "\x05" "Alias");  // the client's case
+  CHECK(s.upstream.queries() == after_first);  // a.test. came from the cache
+  // A target the upstream does not know: its NXDOMAIN, with its SOA, after the CNAME.
+  const DnsReply gone = ask("gone.example", 1);
+  CHECK(answer_text(gone, false) == answer_text(theirs, false));
+  CHECK(gone.rcode() == 3);
+  CHECK(gone.answers == std::vector<std::string>{"5 076d697373696e67047465737400"});
+  CHECK(gone.count(1, 6) == 1);
+  CHECK(gone.count(1, 6) == theirs.count(1, 6));
+  // The same name asked for its CNAME: the record alone, nothing followed.
+  const DnsReply cname = ask("alias.example", 5);
+  CHECK(answer_text(cname, true) == answer_text(theirs, true));
+  CHECK(cname.answers == std::vector<std::string>{"5 0161047465737400"});
+  // A CNAME to another local name: followed inside the local data, never asked upstream
+  // (Unbound asks its upstream, which has no inner.example.: NXDOMAIN after the CNAME).
+  const DnsReply hop = ask("hop.example", 1);
+  CHECK(hop.rcode() == 0);
+  CHECK(hop.answers == std::vector<std::string>{"1 c0000237", "5 05696e6e6572076578616d706c6500"});
+  CHECK(ours_asked == 0);
+  CHECK(theirs.answers == std::vector<std::string>{"5 05696e6e6572076578616d706c6500"});
+  CHECK(theirs.rcode() == 3);
+  // A loop of two local CNAMEs ends at the bound: SERVFAIL, never asked upstream (Unbound,
+  // which does not look loop2.example. up in its local data, answers the upstream's
+  // NXDOMAIN for it after the first CNAME).
+  const DnsReply loop = ask("loop1.example", 1);
+  CHECK(loop.rcode() == 2);
+  CHECK(loop.answers.empty());
+  CHECK(ours_asked == 0);
+  CHECK(theirs.rcode() == 3);
+  CHECK(theirs.answers == std::vector<std::string>{"5 056c6f6f7032076578616d706c6500"});
+}
+
+TEST_CASE("local_data CNAME: the policy on the target's chain, over TCP, and clients waiting on both workers",
+          "[serve][policy][local-zone]") {
+  const std::string zone = write_config("$TTL 60\n@ SOA ns.rpz.test. admin.rpz.test. 1 3600 600 86400 60\n"
+                                        "@ NS ns.rpz.test.\ntarget.test CNAME .\n");
+  Service s({"--config", write_config("policy:\n  local_data: [\"walk.example. 300 IN CNAME cname.test.\",\n"
+                                      "    \"slowalias.example. 300 IN CNAME slow400c.host.test.\",\n"
+                                      "    \"bigalias.example. 300 IN CNAME big.test.\"]\n"
+                                      "  rpz: [{file: " + zone + ", name: rpz.test.}]\n")});
+  std::uint16_t id = 1;
+  // The upstream's chain for cname.test. leads to target.test., which the RPZ blocks: the
+  // local CNAME and the chain up to the blocked name stay, NXDOMAIN, no address. Fetched,
+  // then from the cache, then over TCP.
+  const std::string walk_target = "5 05636e616d65047465737400";  // walk.example. CNAME cname.test.
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    const auto query = make_query(id++, "walk.example", 1);
+    const DnsReply r = round < 2 ? udp_exchange(s.port, query) : tcp_exchange(s.port, query);
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == 3);
+    CHECK(r.count(0, 1) == 0);
+    CHECK(r.count(0, 5) == 2);
+    CHECK(std::find(r.answers.begin(), r.answers.end(), walk_target) != r.answers.end());
+    CHECK(r.ede == 15);
+  }
+  CHECK(s.total("policy_hits") >= 3 + 3);  // the local data, then the chain's rule, each time
+
+  // Over the client's size (512 bytes without EDNS): TC and no records; over TCP all of it.
+  const DnsReply small = udp_exchange(s.port, make_query(id++, "bigalias.example", 16, 0));
+  REQUIRE(small.answered);
+  CHECK(small.tc());
+  CHECK(small.records.empty());
+  const DnsReply whole = tcp_exchange(s.port, make_query(id++, "bigalias.example", 16, 0));
+  REQUIRE(whole.answered);
+  CHECK_FALSE(whole.tc());
+  CHECK(whole.count(0, 5) == 1);
+  CHECK(whole.count(0, 16) >= 1);
+  CHECK(whole.wire.size() > 512);
+
+  // Clients on both workers (UDP, and one over TCP) ask the alias of a name the upstream
+  // answers after 400 ms: one waits on the upstream query of its worker, others join it
+  // or the other worker's; every one gets the local CNAME and the target's address.
+  const std::string slow_cname = "5 08736c6f773430306304686f7374047465737400";
+  std::vector<std::thread> clients;
+  std::vector<DnsReply> replies(12);
+  for (unsigned i = 0; i < replies.size(); ++i)
+    clients.emplace_back([&, i] {
+      const auto query = make_query(static_cast<std::uint16_t>(1000 + i), "slowalias.example", 1);
+      replies[i] = i == 0 ? tcp_exchange(s.port, query, 5000ms) : udp_exchange(s.port, query, 5000ms);
+    });
+  for (std::thread& t : clients) t.join();
+  for (unsigned i = 0; i < replies.size(); ++i) {
+    INFO("client " << i);
+    REQUIRE(replies[i].answered);
+    CHECK(replies[i].id == 1000 + i);
+    CHECK(replies[i].rcode() == 0);
+    CHECK(replies[i].answers == std::vector<std::string>{"1 c0000264", slow_cname});
+  }
+  std::size_t asked = 0;
+  for (std::string n : s.upstream.names_received()) {  // as sent: 0x20 case
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+    asked += n == "slow400c.host.test.";
+  }
+  CHECK(asked >= 1);
+  CHECK(asked < replies.size());
+  CHECK(s.total("upstream_joined") >= 1);
+}
+
+TEST_CASE("local_data CNAME: a target expired in the cache is answered stale behind the CNAME, at the client "
+          "response timer and with answer_first",
+          "[serve][policy][local-zone][stale][timing]") {
+  const std::string local = "policy:\n  local_data: [\"alias.example. 300 IN CNAME a.test.\"]\nttl:\n  ceiling: 1\n";
+  for (const char* stale : {"stale:\n  client_timeout_ms: 600\n", "stale:\n  answer_first: true\n"}) {
+    INFO(stale);
+    Service s({"-c", write_config(local + stale), "--upstream-attempts", "1"});
+    std::uint16_t id = 1;
+    const DnsReply fresh = udp_exchange(s.port, make_query(id++, "alias.example", 1));
+    REQUIRE(fresh.answered);
+    REQUIRE(fresh.count(0, 1) == 2);
+    REQUIRE(eventually([&] { return live_cache_entries(s.segment) == 0; }));  // a.test. expired (TTL capped at 1 s)
+    s.upstream.set_mode(UpstreamMode::silent);
+    const DnsReply r = udp_exchange(s.port, make_query(id++, "alias.example", 1), 3000ms);
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == 0);
+    CHECK(r.answers == std::vector<std::string>{"1 c0000201", "1 c0000202", "5 0161047465737400"});
+    CHECK(r.ede == 3);  // Stale Answer
+    for (const ReplyRecord& rec : r.records) CHECK(rec.ttl == (rec.type == 5 ? 300u : 30u));
+    CHECK(s.total("stale_answers") >= 1);
+  }
 }
 
 TEST_CASE("private_address, private_domain, unblock_lan_zones and nodefault: a bad value is an error naming the key",

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
 #include "wire/name_compressor.hpp"
 
 namespace dnsarena::workers {

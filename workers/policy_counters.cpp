@@ -29,7 +29,7 @@ void PolicyCounters::set_zone_names(const std::vector<std::string>& names) {
     char* entry = names_ + z * kPolicyZoneNameBytes;
     const std::string_view name = z < names.size() ? std::string_view(names[z]) : std::string_view{};
     const std::size_t n = std::min(name.size(), kPolicyZoneNameBytes - 1);
-    std::memcpy(entry, name.data(), n);
+    if (n) std::memcpy(entry, name.data(), n);  // an empty view's data() may be null
     std::memset(entry + n, 0, kPolicyZoneNameBytes - n);
   }
 }

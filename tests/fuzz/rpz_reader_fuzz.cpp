@@ -4,7 +4,8 @@
 // taken from the text's first SOA. Every outcome must be a compiled image or a
 // PolicyError with a message (no crash, no hang, no other exception). For an image:
 //   - the view accepts it; every rule's trigger is found by the lookup (its own name for
-//     an exact trigger, a child of it for `*.`), with a zone no later than the rule's;
+//     an exact trigger, a child of it for `*.`, its address for an address trigger), with
+//     a zone no later than the rule's;
 //   - the answer written for each match fits the buffer and the client's limit.
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +60,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const policy::PolicyView view(image);
   for (const policy::Rule& r : rules.rules()) {
-    if (!r.wildcard) {
+    if (r.kind != policy::TriggerKind::qname) {
+      // An address trigger (rpz-ip, rpz-client-ip): its key is the prefix length and the
+      // 16-byte address; the address itself finds a rule of that kind, in no later zone.
+      check(r.name.size() == 17);
+      const policy::Match m = view.find_address(r.kind, r.name.data() + 1);
+      check(bool(m));
+      check(m.zone <= r.zone);
+    } else if (!r.wildcard) {
       ask(view, r.name, r.zone);
     } else if (r.name.size() + 2 <= 255) {
       policy::WireName child = r.name;

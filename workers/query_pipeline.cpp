@@ -59,7 +59,6 @@ std::size_t QueryPipeline::handle(std::uint8_t* wire, std::size_t len, const Que
   return answer_policy(q, src.addr, c.limit, out, resolve(q, c, src, nullptr, out, cap), cap);
 }
 
-
 // --- stages 3 to 5: cache, upstream, failure ---
 
 std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,

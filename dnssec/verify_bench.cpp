@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/bytes.hpp"
 #include "dnssec/c_libraries.hpp"
 #include "dnssec/denial.hpp"
 #include "dnssec/zone_keys.hpp"
@@ -33,15 +34,6 @@ std::pair<std::uint64_t, double> run_for(double seconds, F&& body) {
     now = cpu_seconds();
   }
   return {n, now - start};
-}
-
-void put16(Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v));
-}
-void put32(Bytes& b, std::uint32_t v) {
-  put16(b, static_cast<std::uint16_t>(v >> 16));
-  put16(b, static_cast<std::uint16_t>(v));
 }
 
 struct KeyStore {
@@ -111,13 +103,13 @@ VerifyBenchResult run_verify_bench(const VerifyBenchOptions& o) {
 
     // The RRSIG: fixed fields and signer, then libdnssec's signature over the signed data.
     Bytes sig;
-    put16(sig, rrset.type);
+    common::append_u16(sig, rrset.type);
     sig.push_back(c.algorithm);
     sig.push_back(static_cast<std::uint8_t>(label_count(rrset.owner)));
-    put32(sig, rrset.ttl);
-    put32(sig, now + 86400);
-    put32(sig, now - 3600);
-    put16(sig, dnssec_key_get_keytag(key));
+    common::append_u32(sig, rrset.ttl);
+    common::append_u32(sig, now + 86400);
+    common::append_u32(sig, now - 3600);
+    common::append_u16(sig, dnssec_key_get_keytag(key));
     sig += zone;
     const RrsigFields fields = *parse_rrsig(sig + Bytes{0});  // a placeholder signature byte to parse
     const Bytes data = signed_data(rrset, fields, sig);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/zone_keys.hpp"
 
+#include "common/bytes.hpp"
 #include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
@@ -23,11 +24,6 @@ dnssec_binary_t as_binary(std::span<const std::uint8_t> s) {
 
 // RFC 1982 serial arithmetic: a <= b.
 bool serial_le(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(b - a) >= 0; }
-
-void put16(Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v));
-}
 
 }  // namespace
 
@@ -88,11 +84,11 @@ Bytes signed_data(const Rrset& rrset, const RrsigFields& sig, std::span<const st
   std::sort(sorted.begin(), sorted.end(), [](const Bytes* a, const Bytes* b) { return *a < *b; });
   for (const Bytes* rd : sorted) {
     out += owner;
-    put16(out, rrset.type);
-    put16(out, rrset.klass);
-    put16(out, static_cast<std::uint16_t>(sig.original_ttl >> 16));
-    put16(out, static_cast<std::uint16_t>(sig.original_ttl));
-    put16(out, static_cast<std::uint16_t>(rd->size()));
+    common::append_u16(out, rrset.type);
+    common::append_u16(out, rrset.klass);
+    common::append_u16(out, static_cast<std::uint16_t>(sig.original_ttl >> 16));
+    common::append_u16(out, static_cast<std::uint16_t>(sig.original_ttl));
+    common::append_u16(out, static_cast<std::uint16_t>(rd->size()));
     out += *rd;
   }
   return out;

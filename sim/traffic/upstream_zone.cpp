@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/bytes.hpp"
 #include "dns/opt_record.hpp"
 #include "wire/address_prefix.hpp"
 #include "wire/constants.hpp"
@@ -16,19 +17,11 @@ namespace dnsarena::sim::traffic {
 
 namespace {
 
-void put16(Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v));
-}
-void put32(Bytes& b, std::uint32_t v) {
-  put16(b, static_cast<std::uint16_t>(v >> 16));
-  put16(b, static_cast<std::uint16_t>(v));
-}
 void set16(Bytes& b, std::size_t at, std::uint16_t v) {
   b[at] = static_cast<std::uint8_t>(v >> 8);
   b[at + 1] = static_cast<std::uint8_t>(v);
 }
-void put_pointer(Bytes& b, std::size_t offset) { put16(b, static_cast<std::uint16_t>(0xC000 | offset)); }
+void put_pointer(Bytes& b, std::size_t offset) { common::append_u16(b, static_cast<std::uint16_t>(0xC000 | offset)); }
 
 std::uint64_t hash_name(std::span<const std::uint8_t> wire) { return XXH3_64bits(wire.data(), wire.size()); }
 
@@ -44,20 +37,20 @@ constexpr std::size_t kAnCount = 6, kNsCount = 8, kArCount = 10;
 // Writes header + question of the response to `q` with `rcode` (low 4 bits).
 void write_header_question(const dns::Message& q, std::uint16_t rcode, Bytes& out) {
   out.clear();
-  put16(out, q.id);
+  common::append_u16(out, q.id);
   std::uint16_t flags = 0x8000 | 0x0400;  // QR, AA
   flags |= static_cast<std::uint16_t>((q.opcode & 0xF) << 11);
   if (q.rd) flags |= 0x0100;
   flags |= rcode & 0xF;
-  put16(out, flags);
-  put16(out, q.qname.empty() ? 0 : 1);
-  put16(out, 0);
-  put16(out, 0);
-  put16(out, 0);
+  common::append_u16(out, flags);
+  common::append_u16(out, q.qname.empty() ? 0 : 1);
+  common::append_u16(out, 0);
+  common::append_u16(out, 0);
+  common::append_u16(out, 0);
   if (!q.qname.empty()) {
     out += q.qname;
-    put16(out, q.qtype);
-    put16(out, q.qclass);
+    common::append_u16(out, q.qtype);
+    common::append_u16(out, q.qclass);
   }
 }
 
@@ -122,16 +115,16 @@ std::uint32_t UpstreamZone::served_ttl(std::uint32_t ttl) const {
 void UpstreamZone::write_soa(Bytes& out, std::size_t zone_offset, std::uint32_t ttl) const {
   ttl = served_ttl(ttl);
   put_pointer(out, zone_offset);
-  put16(out, wire::kTypeSoa);
-  put16(out, 1);
-  put32(out, ttl);
+  common::append_u16(out, wire::kTypeSoa);
+  common::append_u16(out, 1);
+  common::append_u32(out, ttl);
   const std::size_t len_at = out.size();
-  put16(out, 0);
+  common::append_u16(out, 0);
   out += Bytes{2, 'n', 's'};
   put_pointer(out, zone_offset);
   out += Bytes{10, 'h', 'o', 's', 't', 'm', 'a', 's', 't', 'e', 'r'};
   put_pointer(out, zone_offset);
-  for (std::uint32_t v : {2026113001u, 7200u, 900u, 1209600u, ttl}) put32(out, v);
+  for (std::uint32_t v : {2026113001u, 7200u, 900u, 1209600u, ttl}) common::append_u32(out, v);
   set16(out, len_at, static_cast<std::uint16_t>(out.size() - len_at - 2));
 }
 
@@ -213,9 +206,9 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
   std::uint16_t rcode = 0;
   auto add_rr_header = [&](std::size_t owner_offset, std::uint16_t type, std::uint32_t ttl) {
     put_pointer(out, owner_offset);
-    put16(out, type);
-    put16(out, 1);
-    put32(out, served_ttl(ttl));
+    common::append_u16(out, type);
+    common::append_u16(out, 1);
+    common::append_u32(out, served_ttl(ttl));
   };
   auto negative = [&](std::uint16_t code, std::uint32_t ttl) {
     rcode = code;
@@ -231,7 +224,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
       }
       if (q.qtype == wire::kTypeNs || any) {
         add_rr_header(zone_offset, wire::kTypeNs, 3600);
-        put16(out, 4);
+        common::append_u16(out, 4);
         out += Bytes{2, 'n', 's'};
         put_pointer(out, zone_offset);
         ++ancount;
@@ -241,7 +234,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
     case Kind::ns:
       if (q.qtype == wire::kTypeA || any) {
         add_rr_header(12, wire::kTypeA, 3600);
-        put16(out, 4);
+        common::append_u16(out, 4);
         out += Bytes{127, 0, 0, 1};
         ++ancount;
       } else {
@@ -260,7 +253,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
       std::size_t owner = 12;
       if (kind == Kind::entry && !e.cname_target.empty()) {
         add_rr_header(12, wire::kTypeCname, e.ttl);
-        put16(out, 6);
+        common::append_u16(out, 6);
         owner = out.size();  // the target name starts here: "cdn" + pointer to the qname
         out += Bytes{3, 'c', 'd', 'n'};
         put_pointer(out, 12);
@@ -273,7 +266,7 @@ ResponseInfo UpstreamZone::respond(const dns::Message& q, bool udp, Bytes& out) 
           vary_for_subnet(index, q.ecs, ecs_reply.scope_prefix, e.qtype, rdatas);
         for (const Bytes& rd : rdatas) {
           add_rr_header(owner, e.qtype, e.ttl);
-          put16(out, static_cast<std::uint16_t>(rd.size()));
+          common::append_u16(out, static_cast<std::uint16_t>(rd.size()));
           out += rd;
           ++ancount;
         }

@@ -14,30 +14,25 @@ using common::Bytes;
 
 namespace {
 
-void put16(Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v));
-}
-
 // A response to `name` A with `records` A records of `ttl` (or a query when records < 0).
 Bytes message(const std::string& name, int records, std::uint32_t ttl = 0) {
   Bytes m;
-  put16(m, 1);
-  put16(m, records < 0 ? 0x0100 : 0x8180);
-  put16(m, 1);
-  put16(m, records < 0 ? 0 : static_cast<std::uint16_t>(records));
-  put16(m, 0);
-  put16(m, 0);
+  common::append_u16(m, 1);
+  common::append_u16(m, records < 0 ? 0x0100 : 0x8180);
+  common::append_u16(m, 1);
+  common::append_u16(m, records < 0 ? 0 : static_cast<std::uint16_t>(records));
+  common::append_u16(m, 0);
+  common::append_u16(m, 0);
   m += wire::name_to_wire(name);
-  put16(m, 1);
-  put16(m, 1);
+  common::append_u16(m, 1);
+  common::append_u16(m, 1);
   for (int i = 0; i < records; ++i) {
-    put16(m, 0xC00C);
-    put16(m, 1);
-    put16(m, 1);
-    put16(m, static_cast<std::uint16_t>(ttl >> 16));
-    put16(m, static_cast<std::uint16_t>(ttl));
-    put16(m, 4);
+    common::append_u16(m, 0xC00C);
+    common::append_u16(m, 1);
+    common::append_u16(m, 1);
+    common::append_u16(m, static_cast<std::uint16_t>(ttl >> 16));
+    common::append_u16(m, static_cast<std::uint16_t>(ttl));
+    common::append_u16(m, 4);
     m += Bytes{10, 0, 0, static_cast<std::uint8_t>(i)};
   }
   return m;

@@ -106,6 +106,18 @@ bool upstream_was_asked(const TestUpstream& up, const char* name) {
   return false;
 }
 
+// One question to serve (at `ours`) and to Unbound (at `theirs`), with the next two IDs:
+// serve must answer, and the two must agree on rcode and answer section (TTLs too with
+// `with_ttl`). Returns serve's reply.
+DnsReply ask_both(std::uint16_t ours, std::uint16_t theirs, std::uint16_t& id, const Q& q, bool with_ttl = false) {
+  INFO(q.name << " type " << q.qtype);
+  const DnsReply mine = udp_exchange(ours, make_query(id++, q.name, q.qtype));
+  const DnsReply other = udp_exchange(theirs, make_query(id++, q.name, q.qtype));
+  REQUIRE(mine.answered);
+  CHECK(answer_text(mine, with_ttl) == answer_text(other, with_ttl));
+  return mine;
+}
+
 constexpr const char* kIp6Loopback = "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa";
 
 }  // namespace
@@ -145,19 +157,14 @@ TEST_CASE("default local zones: answered by serve as Unbound answers them, never
   std::uint16_t id = 100;
   for (const Q& q : local) {
     INFO(q.name << " type " << q.qtype);
-    const DnsReply ours = udp_exchange(s.port, make_query(id++, q.name, q.qtype));
-    const DnsReply theirs = udp_exchange(unbound.port(), make_query(id++, q.name, q.qtype));
-    REQUIRE(ours.answered);
-    CHECK(answer_text(ours, true) == answer_text(theirs, true));
+    ask_both(s.port, unbound.port(), id, q, true);
     CHECK_FALSE(upstream_was_asked(s.upstream, q.name));
   }
   // Names next to them are forwarded by both (the responder's NXDOMAIN, or its data).
   for (const Q& q : std::vector<Q>{{"a.test", 1}, {"onion.example", 1}, {"1.1.1.1.in-addr.arpa", 12},
                                    {"1.15.172.in-addr.arpa", 12}}) {
     INFO(q.name);
-    const DnsReply ours = udp_exchange(s.port, make_query(id++, q.name, q.qtype));
-    const DnsReply theirs = udp_exchange(unbound.port(), make_query(id++, q.name, q.qtype));
-    CHECK(answer_text(ours, false) == answer_text(theirs, false));
+    ask_both(s.port, unbound.port(), id, q);
     CHECK(upstream_was_asked(s.upstream, q.name));
   }
   CHECK(s.total("policy_hits") >= local.size());
@@ -175,14 +182,7 @@ TEST_CASE("default local zones: a local_zone replaces one, nodefault and unblock
                                               "  local-zone: \"home.arpa.\" static\n"
                                               "  local-data: \"printer.home.arpa. 300 A 192.168.1.9\"\n");
   std::uint16_t id = 1;
-  auto same = [&](const char* name, std::uint16_t qtype) {
-    INFO(name);
-    const DnsReply ours = udp_exchange(s.port, make_query(id++, name, qtype));
-    const DnsReply theirs = udp_exchange(unbound.port(), make_query(id++, name, qtype));
-    REQUIRE(ours.answered);
-    CHECK(answer_text(ours, false) == answer_text(theirs, false));
-    return ours;
-  };
+  auto same = [&](const char* name, std::uint16_t qtype) { return ask_both(s.port, unbound.port(), id, {name, qtype}); };
   same("4.3.2.10.in-addr.arpa", 12);
   CHECK(upstream_was_asked(s.upstream, "4.3.2.10.in-addr.arpa"));  // transparent: forwarded
   same("hidden.onion", 1);
@@ -196,10 +196,7 @@ TEST_CASE("default local zones: a local_zone replaces one, nodefault and unblock
   Service lan({"--config", write_config("policy: {unblock_lan_zones: true}\n")});
   UnboundForwarder unbound_lan(lan.upstream.port(), "  unblock-lan-zones: yes\n");
   for (const Q& q : std::vector<Q>{{"1.1.168.192.in-addr.arpa", 12}, {"localhost", 1}, {"x.onion", 1}}) {
-    INFO(q.name);
-    const DnsReply ours = udp_exchange(lan.port, make_query(id++, q.name, q.qtype));
-    const DnsReply theirs = udp_exchange(unbound_lan.port(), make_query(id++, q.name, q.qtype));
-    CHECK(answer_text(ours, false) == answer_text(theirs, false));
+    ask_both(lan.port, unbound_lan.port(), id, q);
   }
   CHECK(upstream_was_asked(lan.upstream, "1.1.168.192.in-addr.arpa"));
   CHECK_FALSE(upstream_was_asked(lan.upstream, "x.onion"));
@@ -214,14 +211,7 @@ TEST_CASE("private_address: private addresses of public names removed before cac
   UnboundForwarder unbound(s.upstream.port(), "  private-address: 192.0.2.1/32\n  private-address: 192.0.2.9/32\n"
                                               "  private-address: 192.0.2.53/32\n  private-address: 2001:db8::/32\n");
   std::uint16_t id = 1;
-  auto both = [&](const char* name, std::uint16_t qtype) {
-    INFO(name);
-    const DnsReply ours = udp_exchange(s.port, make_query(id++, name, qtype));
-    const DnsReply theirs = udp_exchange(unbound.port(), make_query(id++, name, qtype));
-    REQUIRE(ours.answered);
-    CHECK(answer_text(ours, false) == answer_text(theirs, false));
-    return ours;
-  };
+  auto both = [&](const char* name, std::uint16_t qtype) { return ask_both(s.port, unbound.port(), id, {name, qtype}); };
   // One of two records removed, the other kept; cached so: the second ask is a hit.
   CHECK(both("a.test", 1).answers == std::vector<std::string>{"1 c0000202"});
   const std::uint64_t asked = s.upstream.queries();

@@ -531,6 +531,9 @@ ServeConfig load_serve_config(const std::string& path) {
     c.ecs_ipv6_prefix = integer_or(s, "ipv6_prefix", c.ecs_ipv6_prefix, 128);
   });
   read_policy(r, c);
+  read_section(r, "dnssec", [&](MapReader& s) {
+    read_dnssec_config(s, std::filesystem::path(path).parent_path().string(), c.dnssec);
+  });
   read_private_addresses(r, c);
   read_section(r, "tcp", [&](MapReader& s) {
     c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);

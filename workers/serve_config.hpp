@@ -123,6 +123,16 @@
 //                                  name replaces one or "NAME nodefault" drops it;
 //                                  unblock_lan_zones: true drops the AS112 ones
 //                                  (policy/default_local_zones.hpp)
+//   dnssec: {trust_anchor_file: /usr/share/dns/root.ds, validate: true,
+//            negative_trust_anchors: [example.com], limits: {max_key_tag_collisions: 4,
+//            max_signature_validations: 16, max_nsec3_hashes: 64, max_nsec3_iterations: 150}}
+//                                  validation of forwarded answers (RFC 4033-4035, RFC 5155;
+//                                  validation_jobs.hpp), on when a trust anchor file is set
+//                                  (validate: true without one is an error). Upstream
+//                                  queries then carry DO and CD; clients without CD get
+//                                  secure answers with AD (to DO or AD clients), bogus ones
+//                                  SERVFAIL with the RFC 8914 EDE; CD clients the data as
+//                                  the upstream sent it. dnssec_config.hpp says the rest
 //   private_address: [192.168.0.0/16, fd00::/8]   rebinding protection (Unbound's
 //                                  private-address): A/AAAA records of these subnets are
 //                                  removed from upstream answers for names outside
@@ -204,6 +214,7 @@
 #include "policy/policy_config.hpp"
 #include "workers/private_address.hpp"
 #include "workers/access_control.hpp"
+#include "workers/dnssec_config.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/mrc_settings.hpp"
 
@@ -386,6 +397,8 @@ struct ServeConfig {
   policy::PolicyConfig policy;
   // Rebinding protection (private_address.hpp): off unless subnets are listed.
   PrivateAddresses private_addresses;
+  // DNSSEC validation of forwarded answers (dnssec_config.hpp, validation_jobs.hpp).
+  DnssecConfig dnssec;
 
   unsigned tcp_idle_timeout_ms = 10000;
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed

@@ -34,6 +34,9 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       timers_(ClientTimers::of(cfg)),
       replies_(replies) {
   scratch_.reserve(4096);
+  if (cfg.dnssec.validating())
+    validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, replies_.meter().dnssec_row(),
+                                                   [this](ValidationJobs::Finished& f) { on_validated(f); });
 }
 
 // --- stages 1 and 2: check, policy ---
@@ -153,6 +156,8 @@ int QueryPipeline::next_timeout_ms(std::uint64_t now_us) const {
     const int parked = parked_.timeout_ms(now_us);
     timeout = timeout < 0 ? parked : std::min(timeout, parked);
   }
+  if (const int v = validation_ ? validation_->next_timeout_ms(now_us) : -1; v >= 0)
+    timeout = timeout < 0 ? v : std::min(timeout, v);
   return timeout;
 }
 
@@ -165,6 +170,7 @@ void QueryPipeline::on_timers(std::uint64_t now_us) {
   upstream_.on_timeouts(now_us);
   now_us = monotonic_us();
   if (!parked_.empty() && parked_.scan_due(now_us)) resume_parked(now_us);
+  if (validation_) validation_->run(now_us);
 }
 
 }  // namespace dnsarena::workers

@@ -43,6 +43,7 @@
 #include "workers/stale_answer.hpp"
 #include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
+#include "workers/validation_jobs.hpp"
 
 namespace dnsarena::workers {
 
@@ -123,7 +124,9 @@ public:
   // Expired upstream attempts and client deadlines, and the parked clients due.
   void on_timers(std::uint64_t now_us);
   // Nothing in flight or parked (a retiring worker may exit).
-  bool idle() const { return upstream_.in_flight() == 0 && parked_.empty(); }
+  bool idle() const {
+    return upstream_.in_flight() == 0 && parked_.empty() && (!validation_ || validation_->in_flight() == 0);
+  }
 
 private:
   // Stage 2 for local data that is a CNAME for the query name (query_pipeline_alias.cpp,
@@ -145,6 +148,13 @@ private:
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
   // The upstream client's completion and deadline callbacks (query_pipeline_upstream.cpp).
   void on_upstream_done(Pending& p, const UpstreamAnswer* a);
+  // The end of p's query: the entry (padded; empty: none) cached when `cacheable` (else
+  // published in the answer slot), the claim released, every waiter answered from it, or
+  // stale / SERVFAIL with `failure` when there is none.
+  void deliver(Pending& p, const cache::CacheKey& key, std::span<const std::uint8_t> entry, std::size_t entry_len,
+               bool cacheable, std::uint8_t scope, dns::ExtendedError failure);
+  // A validation job's end (validation_jobs.hpp): deliver() for its verdict; bogus: the EDE.
+  void on_validated(ValidationJobs::Finished& f);
   bool on_deadline_passed(const Pending& p, Waiter& w, bool given_up);
   void resume_parked(std::uint64_t now_us);
   // A client that waited gets `n` bytes of out, after the policy on the answer.
@@ -183,6 +193,8 @@ private:
   std::vector<std::uint8_t> alias_buf_ = std::vector<std::uint8_t>(65535);  // a local CNAME target's answer
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
+  std::vector<cache::RecordData> stripped_[3];  // an answer without DNSSEC records (strip_dnssec)
+  std::unique_ptr<ValidationJobs> validation_;  // nullptr: not validating (dnssec_config.hpp)
   std::uint8_t reply_buf_[65535];      // answers to clients that waited
   alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
 };

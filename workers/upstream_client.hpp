@@ -190,7 +190,8 @@ struct Pending {
   bool case_fallback = false;     // the upstream lost the 0x20 case: asked in lowercase
   unsigned zone = 0;     // index into the client's zones: who may be asked
   std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
-  bool trust_ad = false;                     // that zone's trust_ad
+  bool trust_ad = false;                     // that zone's trust_ad (false while validating)
+  bool dnssec = false;  // validating (validation_jobs.hpp): asked with DO and CD whatever the key's flags
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   dns::EcsOption ecs;          // sent upstream
@@ -239,11 +240,12 @@ struct Pending {
   bool trial = false;
   std::uint64_t trial_of = 0;
   UpstreamQuestion question() const {
-    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
+    return {id, {qname_sent.data(), qname_len}, qtype, dnssec || (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
   }
   // The question as earlier attempt `e` asked it: its ID and case, the rest the same.
   UpstreamQuestion question_of(const Earlier& e) const {
-    return {e.id, {e.qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
+    return {e.id, {e.qname_sent.data(), qname_len}, qtype, dnssec || (key_flags & cache::kKeyDo) != 0, ecs, zone_name,
+            trust_ad};
   }
 };
 

@@ -316,6 +316,9 @@ public:
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   std::size_t in_flight() const { return pending_.size(); }
+  // The failure cache the client consults (the host's, or its own): a validation job
+  // records a bogus name there (validation_jobs.hpp).
+  FailureCache& failures() { return *failures_; }
   // Clients waiting on this worker's queries (their waiters and held lists).
   std::size_t waiting() const { return waiting_; }
   static constexpr std::size_t kWaitersPerQuerySlot = 64;

@@ -7,6 +7,7 @@
 
 #include "common/monotonic_clock.hpp"
 #include "workers/dnssec_response.hpp"
+#include "workers/failure_cache.hpp"
 
 namespace dnsarena::workers {
 
@@ -233,6 +234,12 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
   counters_.add(DnssecCounter::nsec3_hash_limit, c.nsec3_hash_limit_hit);
   counters_.add(DnssecCounter::nsec3_iteration_limit, c.nsec3_iterations_over);
   if (o.verdict != Verdict::bogus) learn(*j.v, j.now_s);
+  // A bogus name is not asked again for a while (RFC 9520; failure_cache.hpp): its
+  // clients get SERVFAIL with EDE 6 from the failure cache. Only for the validation's own
+  // verdict, not for a job that ran out of time (v unfinished): the upstream was slow.
+  if (o.verdict == Verdict::bogus && j.v->finished())
+    upstream_.failures().record(j.query.name_hash, FailureKind::bogus, common::monotonic_us() / 1000,
+                                cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
   std::span<const std::uint8_t> entry;
   std::size_t entry_len = 0;
   if (o.verdict == Verdict::secure) {

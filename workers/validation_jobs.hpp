@@ -25,7 +25,9 @@
 // fetch safely. A finished job goes back to the pipeline (Done) with its verdict:
 // secure -> the entry re-encoded with AD and its TTLs capped at the validation's max_ttl;
 // insecure, indeterminate -> the entry as it came (AD clear: the upstream's is never
-// trusted while validating); bogus -> no entry, SERVFAIL with the outcome's EDE.
+// trusted while validating); bogus -> no entry, SERVFAIL with the outcome's EDE, and the
+// name (its key's qname, qtype, DO) goes into the host's failure cache (FailureKind::bogus:
+// SERVFAIL with EDE 6 and no upstream query until its window ends; CD keys are apart).
 //
 // Key cache: the zones each validation established (secure with their DNSKEY RDATA,
 // insecure with their reason) are kept per worker until their max_ttl (at most

@@ -3,6 +3,7 @@
 #include "workers/validation_jobs.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "common/monotonic_clock.hpp"

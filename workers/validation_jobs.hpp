@@ -50,13 +50,11 @@
 // Hooks for aggressive NSEC (RFC 8198, later): the validated NSEC / NSEC3 sets of a
 // secure negative answer are in the entry the pipeline caches (DO keys keep them).
 #pragma once
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>

@@ -37,10 +37,11 @@ struct ValidatingServe {
   std::string segment = t::unique_segment("dnssec");
   std::unique_ptr<t::ServeProcess> serve;
 
-  ValidatingServe(const SignedZones& zones, unsigned workers) {
+  // `dnssec_extra`: more keys of the dnssec section, indented.
+  ValidatingServe(const SignedZones& zones, unsigned workers, const std::string& dnssec_extra = "") {
     // A failure cache window long enough that a loaded machine's second query falls in it.
-    const std::string config = t::write_config("dnssec:\n  trust_anchor_file: " + zones.anchor_ds_file() +
-                                               "\nfailure_cache: {min_s: 60}\n");
+    const std::string config = t::write_config("dnssec:\n  trust_anchor_file: " + zones.anchor_ds_file() + "\n" +
+                                               dnssec_extra + "failure_cache: {min_s: 60}\n");
     serve = std::make_unique<t::ServeProcess>(
         std::vector<std::string>{"--config", config, "--segment", segment, "--workers", std::to_string(workers),
                                  "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
@@ -192,4 +193,27 @@ TEST_CASE("a worker killed with validated misses in flight: its successor answer
     CHECK(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
     CHECK_FALSE(serve.ask("www.unsigned.test.", kTypeA).ad());
   }
+}
+
+TEST_CASE("dnssec.limits: a validation past max_signature_validations is bogus (EDE 6) and counted",
+          "[dnssec][serve][limits]") {
+  SignedZones zones;
+  // A chain from the anchor to www.rsa.test. takes four verifications (test.'s DNSKEY,
+  // rsa.test.'s DS and DNSKEY, the answer): one is allowed.
+  ValidatingServe serve(zones, 1, "  limits: {max_signature_validations: 1}\n");
+  const t::DnsReply r = serve.ask("www.rsa.test.", kTypeA);
+  CHECK(r.rcode() == 2);
+  CHECK(r.ede == 6);
+  CHECK_FALSE(r.ad());
+  nlohmann::json dnssec;
+  CHECK(t::eventually([&] {
+    const nlohmann::json stats = t::serve_stats(serve.segment);
+    if (!stats.contains("answers")) return false;
+    dnssec = stats["answers"]["dnssec"];
+    return dnssec.value("signature_limit", 0ull) >= 1;
+  }));
+  CHECK(dnssec["bogus"].get<std::uint64_t>() >= 1);
+  CHECK(dnssec["secure"].get<std::uint64_t>() == 0);
+  // The CD client still gets the data (nothing to verify).
+  CHECK(serve.ask("www.rsa.test.", kTypeA, true, true).rcode() == 0);
 }

@@ -199,10 +199,15 @@ void ValidationJobs::seed(dnssec::Validation& v, const dnssec::Response& r, std:
       // would judge them by the child's trust (response_check.cpp looks the name's zone up).
       if (r.qtype == dnssec::kTypeDs && dnssec::is_subdomain(zone, r.qname)) continue;
       auto it = zones_.find(zone);
-      if (it == zones_.end() || it->second.expires <= now || !seeded.insert(zone).second) continue;
-      if (it->second.outcome.verdict == Verdict::secure) v.trust_secure(zone, it->second.dnskeys);
-      else v.trust_insecure(zone, it->second.outcome);
-      counters_.add(DnssecCounter::key_cache_seeds);
+      if (it == zones_.end() || it->second.expires <= now) continue;
+      // The closest known zone is where the walk starts: those above it are not needed
+      // (each secure seed costs an import of its keys).
+      if (seeded.insert(zone).second) {
+        if (it->second.outcome.verdict == Verdict::secure) v.trust_secure(zone, it->second.dnskeys);
+        else v.trust_insecure(zone, it->second.outcome);
+        counters_.add(DnssecCounter::key_cache_seeds);
+      }
+      break;
     }
   }
 }

@@ -63,6 +63,9 @@ public:
                                         std::chrono::milliseconds(3000));
   }
 
+  std::uint16_t port() const { return port_; }
+  pid_t pid() const { return unbound_.pid(); }
+
 private:
   std::uint16_t port_ = 0;
   std::string dir_;

@@ -61,10 +61,18 @@ cache::Answer strip_dnssec(const cache::Answer& answer, std::uint16_t qtype,
   return out;
 }
 
-std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::CacheKey& key, bool secure,
+std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::CacheKey& key, dnssec::Verdict verdict,
                          std::uint32_t max_ttl, std::uint32_t now, std::vector<std::uint8_t>& out) {
   cache::EntryReader reader(entry);
   if (!reader.valid()) return 0;
+  if (verdict != dnssec::Verdict::secure) {  // FORMAT-DEPENDENT: the info byte's verdict bits
+    const cache::EntryVerdict v =
+        verdict == dnssec::Verdict::insecure ? cache::EntryVerdict::insecure : cache::EntryVerdict::indeterminate;
+    out.assign(entry.begin(), entry.end());
+    out[cache::kEntryInfoOffset] = static_cast<std::uint8_t>((out[cache::kEntryInfoOffset] & ~cache::kInfoVerdictMask) |
+                                                             (static_cast<unsigned>(v) << cache::kInfoVerdictShift));
+    return reader.length();
+  }
   std::vector<cache::RecordData> records[3];
   cache::RecordView rec;
   for (std::uint32_t i = 0; reader.next(rec); ++i) {
@@ -77,7 +85,8 @@ std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::Cache
   if (!reader.records_valid()) return 0;
   cache::Answer a;
   a.rcode = reader.rcode();
-  a.authentic_data = secure;
+  a.authentic_data = true;
+  a.verdict = cache::EntryVerdict::secure;
   a.ttl = std::min(reader.ttl(), max_ttl);
   for (unsigned s = 0; s < 3; ++s) a.sections[s] = records[s];
   // The entry keeps its insert time: `now` is when the answer came, not when it was judged.

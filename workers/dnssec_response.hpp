@@ -9,9 +9,10 @@
 //   strip_dnssec         the answer without RRSIG, NSEC and NSEC3 (unless asked for): what a
 //                        client without DO gets, when the query upstream carried DO only
 //                        so that the answer could be validated
-//   with_verdict         an encoded entry re-encoded for its verdict: AD set only when
-//                        secure, every TTL capped at the validation's max_ttl (RFC 4035
-//                        5.3.3: no longer than the RRSIGs allow)
+//   with_verdict         an encoded entry with its verdict (the info byte's bits 6-7,
+//                        cache/entry_format.hpp); secure: re-encoded with AD and every TTL
+//                        capped at the validation's max_ttl (RFC 4035 5.3.3: no longer
+//                        than the RRSIGs allow); else the same bytes, the verdict set
 //
 // Cost: one copy of each record into canonical form (dnssec/rrset.hpp), and for
 // with_verdict one decode and one encode of the entry: once per validated miss, never on
@@ -24,6 +25,7 @@
 #include "cache/cache_key.hpp"
 #include "cache/entry_codec.hpp"
 #include "dnssec/rrset.hpp"
+#include "dnssec/verdict.hpp"
 
 namespace dnsarena::workers {
 
@@ -37,9 +39,10 @@ bool to_dnssec_response(cache::EntryReader& entry, dnssec::Response& out);
 cache::Answer strip_dnssec(const cache::Answer& answer, std::uint16_t qtype,
                            std::vector<cache::RecordData> (&storage)[3]);
 
-// The entry (encoded for `key`) re-encoded with AD = `secure` and every TTL at most
-// `max_ttl`, into `out`. Returns the length, 0 when the entry does not read back.
-std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::CacheKey& key, bool secure,
+// The entry (encoded for `key`, padded) with `verdict` (not bogus: never cached) into
+// `out` (padded); secure: AD set and every TTL at most `max_ttl`. Returns the unpadded
+// length, 0 when the entry does not read back.
+std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::CacheKey& key, dnssec::Verdict verdict,
                          std::uint32_t max_ttl, std::uint32_t now, std::vector<std::uint8_t>& out);
 
 }  // namespace dnsarena::workers

@@ -49,7 +49,7 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
   if (validation_) {  // validation_jobs.hpp: a set a job waits for; an answer to judge first
     validation_->on_fetched(p, a);
     if (have_entry && validation_->wants(p))
-      return validation_->start(p, *a, key, scratch_, entry_len, a->cacheable() && ecs_cacheable(p.ecs, scope), scope,
+      return validation_->start(p, *a, key, scratch_, a->cacheable() && ecs_cacheable(p.ecs, scope), scope,
                                 monotonic_us());
   }
   const ExtendedError failure = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;

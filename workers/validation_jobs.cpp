@@ -21,7 +21,6 @@ struct ValidationJobs::Job {
   Pending query;
   cache::CacheKey key;
   std::vector<std::uint8_t> entry;  // padded
-  std::size_t entry_len = 0;
   bool cacheable = false;
   std::uint8_t scope = 0;
   std::uint32_t now_s = 0;  // the validation time (RRSIG windows)
@@ -47,7 +46,7 @@ ValidationJobs::ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, Upst
 ValidationJobs::~ValidationJobs() = default;
 
 void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::CacheKey& key,
-                           std::span<const std::uint8_t> entry, std::size_t entry_len, bool cacheable,
+                           std::span<const std::uint8_t> entry, bool cacheable,
                            std::uint8_t scope, std::uint64_t now_us) {
   const std::uint32_t now = cache::wall_clock_now();
   if (jobs_.size() >= kMaxJobs) {
@@ -65,7 +64,6 @@ void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::Cac
   p.claim.value = 0;  // the job releases it (through Done), not the upstream client
   j.key = key;
   j.entry.assign(entry.begin(), entry.end());
-  j.entry_len = entry_len;
   j.cacheable = cacheable;
   j.scope = scope;
   j.now_s = now;
@@ -248,12 +246,9 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
                                 cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
   std::span<const std::uint8_t> entry;
   std::size_t entry_len = 0;
-  if (o.verdict == Verdict::secure) {
-    entry_len = with_verdict(j.entry, j.key, true, o.max_ttl, j.now_s, encoded_);
+  if (o.verdict != Verdict::bogus) {
+    entry_len = with_verdict(j.entry, j.key, o.verdict, o.max_ttl, j.now_s, encoded_);
     if (entry_len) entry = encoded_;
-  } else if (o.verdict != Verdict::bogus) {
-    entry = j.entry;
-    entry_len = j.entry_len;
   }
   Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o};
   const std::uint64_t id = j.id;

@@ -23,9 +23,10 @@
 // Replies are handed to their jobs in run() (from the event loop's timer step), never
 // from inside the upstream client's completion, so a resumed job may start the next
 // fetch safely. A finished job goes back to the pipeline (Done) with its verdict:
-// secure -> the entry re-encoded with AD and its TTLs capped at the validation's max_ttl;
-// insecure, indeterminate -> the entry as it came (AD clear: the upstream's is never
-// trusted while validating); bogus -> no entry, SERVFAIL with the outcome's EDE, and the
+// every verdict is stored in the entry (cache/entry_format.hpp, EntryVerdict); secure ->
+// the entry re-encoded with AD and its TTLs capped at the validation's max_ttl;
+// insecure, indeterminate -> the entry as it came but for the verdict (AD clear: the
+// upstream's is never trusted while validating); bogus -> no entry, SERVFAIL with the outcome's EDE, and the
 // name (its key's qname, qtype, DO) goes into the host's failure cache (FailureKind::bogus:
 // SERVFAIL with EDE 6 and no upstream query until its window ends; CD keys are apart).
 //
@@ -48,7 +49,8 @@
 // response; at kMaxJobs and 64 KiB entries, about 40 MB at the very worst.
 //
 // Hooks for aggressive NSEC (RFC 8198, later): the validated NSEC / NSEC3 sets of a
-// secure negative answer are in the entry the pipeline caches (DO keys keep them).
+// secure negative answer are in the entry the pipeline caches (DO keys keep them), and
+// the entry says it is secure (EntryReader::verdict()).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -94,12 +96,12 @@ public:
 
   // Whether the answer to `p` must be validated before it is cached or answered.
   bool wants(const Pending& p) const { return on_ && !(p.key_flags & cache::kKeyCd); }
-  // Starts a job for `p`'s answer `a` (encoded for `key` as `entry`, padded, `entry_len`
-  // bytes unpadded): it takes p's waiters and claim. Past kMaxJobs, Done is called at
+  // Starts a job for `p`'s answer `a` (encoded for `key` as `entry`, padded): it takes
+  // p's waiters and claim. Past kMaxJobs, Done is called at
   // once with a bogus outcome. The job ends by p's resolution timer (Pending::ends_us),
   // or one upstream_timeout_ms from now if that is later.
   void start(Pending& p, const UpstreamAnswer& a, const cache::CacheKey& key, std::span<const std::uint8_t> entry,
-             std::size_t entry_len, bool cacheable, std::uint8_t scope, std::uint64_t now_us);
+             bool cacheable, std::uint8_t scope, std::uint64_t now_us);
   // Any upstream query ended (a = nullptr: failed): the jobs waiting on its set get it.
   void on_fetched(const Pending& p, const UpstreamAnswer* a);
   // Resumes jobs with a reply or a poll due, ends those past their deadline.

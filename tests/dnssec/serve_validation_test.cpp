@@ -121,6 +121,13 @@ TEST_CASE("serve validates forwarded answers as Unbound's validator does", "[dns
   CHECK(dnssec["nsec3_iteration_limit"].get<std::uint64_t>() >= 1);  // hiter.test.: 200 iterations
   CHECK(dnssec["timeouts"].get<std::uint64_t>() == 0);
 
+  // The verdicts are in the entries (cache::EntryVerdict), as `dnsarena dump` shows them.
+  const std::string dump = t::run_command(t::dnsarena_binary() + " dump " + serve.segment);
+  CHECK(dump.find("$ENTRY www.rsa.test. A flags=do ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(dump.find(" dnssec=secure\n") != std::string::npos);
+  CHECK(dump.find(" dnssec=insecure\n") != std::string::npos);
+  CHECK(dump.find("$ENTRY www.badds.test. A flags=do") == std::string::npos);  // bogus: never cached
+
   // A validated name again: a hit with AD, nothing sent upstream.
   REQUIRE(serve.ask("www.rsa.test.", kTypeA).ad());
   const std::uint64_t upstream = serve.total("upstream_queries");

@@ -97,7 +97,13 @@ public:
   void clear_answered_later() { answered_later_ = false; }
 
   // A hit on the plain key near the end of its TTL starts one background refresh.
-  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
+  // Inline: on every hit, and most hits are far from their end.
+  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+    if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
+    // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
+    if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+    prefetch(plain_key, r);
+  }
 
   // The host's AD cut now (ad_trust.hpp; 0: none).
   std::uint32_t ad_trusted_after() const { return workers::ad_trusted_after(ad_trust_); }
@@ -126,6 +132,8 @@ public:
   bool idle() const { return upstream_.in_flight() == 0 && parked_.empty(); }
 
 private:
+  // The background refresh maybe_prefetch decided on.
+  void prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
   // Stage 2 for local data that is a CNAME for the query name (query_pipeline_alias.cpp,
   // local_alias.hpp): its target answered by the policy or resolved (stages 3-5), the
   // answer written for the client in out; 0 when the client waits or gets nothing.

@@ -11,10 +11,14 @@
 # loop included (receive, parse, check, policy, lookup, answer, counters). Prints Ir
 # per hit per binary and the top functions of each. Deterministic up to batch sizes
 # (about +-20 Ir): compare builds in one run, not against old figures.
+# CONFIG=FILE: a serve config every binary starts with (the flags above override it), e.g.
+# one with `mrc: {enabled: false}` to price a feature by running the script twice.
 # Needs valgrind, dnsperf, kdig, python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -gt 0 ] || set -- "$root/build/dnsarena"
+config=()
+[ -n "${CONFIG:-}" ] && config=(-c "$(realpath "$CONFIG")")
 bins=()
 for b in "$@"; do bins+=("$(realpath "$b")"); done
 hits=${HITS:-20000}
@@ -30,7 +34,7 @@ for bin in "${bins[@]}"; do
   [ -x "$bin" ] || { echo "not an executable: $bin" >&2; exit 1; }
   rm -f cg.*
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/cg.%p" \
-    "$bin" serve --listen 127.0.0.1:$port --upstream 127.0.0.1:$port_up --workers 1 \
+    "$bin" serve "${config[@]}" --listen 127.0.0.1:$port --upstream 127.0.0.1:$port_up --workers 1 \
     --segment dnsarena-hit-instructions --max-entries 100000 --arena-bytes 64M --no-metrics \
     --remove-segment --reset-segment --log-level warn > serve.log 2>&1 &
   serve=$!
@@ -48,5 +52,5 @@ for bin in "${bins[@]}"; do
   ir=$(grep -m1 '^summary:' "$w" | awk '{print $2}')
   printf '%-50s %10s %12.1f\n' "$bin" "$completed" "$(echo "$ir / $completed" | bc -l)"
   callgrind_annotate --threshold=100 --inclusive=no "$w" 2>/dev/null | sed -n '/file:function/,$p' |
-    grep -v '100.0%' | sed -n '3,14p' | awk -v n="$completed" '{ir = $1; gsub(",", "", ir); f = $0; sub(/^[^)]*\) +/, "", f); sub(/^[^:]*:/, "", f); printf "    %8.1f  %s\n", ir / n, substr(f, 1, 90)}'
+    grep -v '100.0%' | sed -n "3,${TOP:-14}p" | awk -v n="$completed" '{ir = $1; gsub(",", "", ir); f = $0; sub(/^[^)]*\) +/, "", f); sub(/^[^:]*:/, "", f); printf "    %8.1f  %s\n", ir / n, substr(f, 1, 90)}'
 done

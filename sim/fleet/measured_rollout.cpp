@@ -8,18 +8,22 @@ namespace dnsarena::sim::fleet {
 
 MeasuredPlateaus::MeasuredPlateaus(const FleetConfig& fleet, std::vector<DatacenterCurves> curves)
     : by_dc_(fleet.datacenters.size()) {
-  for (DatacenterCurves& c : curves) {
+  for (DatacenterCurves& c : curves)  // group_by_datacenter: each names a datacenter of the fleet
     for (std::size_t d = 0; d < fleet.datacenters.size(); ++d)
       if (fleet.datacenters[d].name == c.datacenter) {
         names_.push_back(c.datacenter);
         by_dc_[d] = std::move(c);
+        break;
       }
-  }
+}
+
+const DatacenterCurves* MeasuredPlateaus::curves(std::size_t d) const {
+  return d < by_dc_.size() && by_dc_[d] ? &*by_dc_[d] : nullptr;  // a default one has no rows
 }
 
 void MeasuredPlateaus::require_in_range(std::size_t d, std::uint64_t capacity) const {
-  if (!by_dc_[d]) return;
-  const DatacenterCurves& c = *by_dc_[d];
+  if (!curves(d)) return;
+  const DatacenterCurves& c = *curves(d);
   const CurveReading r = c.at(static_cast<double>(capacity)).curve;
   if (r.in_range) return;
   char t[96];
@@ -30,8 +34,8 @@ void MeasuredPlateaus::require_in_range(std::size_t d, std::uint64_t capacity) c
 }
 
 std::optional<double> MeasuredPlateaus::plateau(std::size_t d, std::uint64_t capacity) const {
-  if (!by_dc_[d]) return std::nullopt;
-  return by_dc_[d]->at(static_cast<double>(capacity)).curve.hit_rate;
+  if (!curves(d)) return std::nullopt;
+  return curves(d)->at(static_cast<double>(capacity)).curve.hit_rate;
 }
 
 double MeasuredPlateaus::hit_rate_at(std::size_t d, std::uint64_t capacity, const OccupancyCurve& c,

@@ -38,6 +38,7 @@ public:
   std::optional<double> plateau(std::size_t d, std::uint64_t capacity) const;
 
 private:
+  const DatacenterCurves* curves(std::size_t d) const;  // nullptr: none for d
   std::vector<std::optional<DatacenterCurves>> by_dc_;  // by the fleet's datacenter index
   std::vector<std::string> names_;
 };

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `sim tune --curves`: the capacity that fits the budget and the hit rate it buys, read
 // off hand-made curve files (measured_tune.hpp), checked against values computed here by
-// hand; bad files are errors naming the file.
+// hand; bad files are errors naming the file. `sim rollout --curves`: the datacenters'
+// hit rates are the curves' (measured_rollout.hpp).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,10 +12,13 @@
 #include <fstream>
 
 #include "sim/fleet/measured_tune.hpp"
+#include "sim/fleet/rollout_sim.hpp"
+#include "tests/fleet/fixed_calibration.hpp"
 #include "tests/fleet/fleet_test_dir.hpp"
 
 using namespace dnsarena::sim::fleet;
 
+using dnsarena::test::fixed_measurer;
 using dnsarena::test::kFleetTestDir;
 
 namespace {
@@ -183,4 +187,47 @@ TEST_CASE("sim tune --curves: bad files are errors naming the file", "[fleet][mr
   CHECK(group_error({{"north", one}}).find("'north' is not in the fleet") != std::string::npos);
   CHECK(split_datacenter("east=/tmp/x=y.json") == std::pair<std::string, std::string>{"east", "/tmp/x=y.json"});
   CHECK(split_datacenter("/tmp/a=b.json") == std::pair<std::string, std::string>{"", "/tmp/a=b.json"});
+}
+
+TEST_CASE("sim rollout --curves: the datacenters' hit rates before and after a capacity change are the curves'",
+          "[fleet][mrc]") {
+  const FleetConfig f = load_fleet(kFleetTestDir + "/data/mrc_fleet.yaml");
+  const RolloutPlan plan = load_plan(kFleetTestDir + "/data/mrc_plan.yaml", f);  // capacity x 2 on 3 May
+  TempDir dir;
+  // Both datacenters measured: 0.25 at 1x and 0.35 at 2x, far from the model's plateaus.
+  const std::string east = dir.write("east.json", curve_doc({0.05, 0.10, 0.18, 0.25, 0.35, 0.40, 0.42}, 100).dump());
+  const std::string west = dir.write("west.json", curve_doc({0.05, 0.10, 0.18, 0.25, 0.35, 0.40, 0.42}, 100).dump());
+  const MeasuredPlateaus measured(f, group_by_datacenter(load_curve_specs({"east=" + east, "west=" + west}), f));
+  Calibration cal("", fixed_measurer(), f.calibration_entries, f.seed);
+  const RolloutResult model = run_rollout(f, plan, cal);
+  const RolloutResult r = run_rollout(f, plan, cal, measured);
+  REQUIRE(r.checks.size() == 2);
+  for (const DatacenterCheck& c : r.checks) {
+    REQUIRE(c.measured_hit_rate);
+    CHECK(*c.measured_hit_rate == Approx(0.25));
+  }
+  // At each step every instance at its plateau (none restarted within a day: the curves
+  // are one day long) has the measured hit rate: the fleet's mean is the curves'.
+  auto mean_on = [](const RolloutResult& x, int day) {
+    double sum = 0;
+    int n = 0;
+    for (const RolloutStep& s : x.steps)
+      if (s.minute >= day * 1440 && s.minute < (day + 1) * 1440) sum += s.mean_hit_rate, ++n;
+    return sum / n;
+  };
+  INFO("model: day 1 " << mean_on(model, 1) << ", day 5 " << mean_on(model, 5));
+  CHECK(mean_on(r, 1) == Approx(0.25).margin(0.02));  // before the rollout (2 May): 1x
+  CHECK(mean_on(r, 5) == Approx(0.35).margin(0.02));  // after it (6 May): 2x
+  CHECK(std::fabs(mean_on(model, 1) - 0.25) > 0.1);   // the model alone says otherwise
+
+  // A capacity the curves do not cover is an error naming the file, before any curve runs.
+  RolloutPlan far = plan;
+  far.capacity_factor = 16;
+  try {
+    run_rollout(f, far, cal, measured);
+    FAIL("no error for 16x");
+  } catch (const CurveFileError& e) {
+    CHECK(std::string(e.what()).find(east + " (datacenter east): capacity 160000 is 16x") != std::string::npos);
+    CHECK(std::string(e.what()).find("beyond measured range (0.125x..8x)") != std::string::npos);
+  }
 }

@@ -31,7 +31,7 @@ double number(const nlohmann::json& obj, const char* key, const std::string& sou
 
 std::uint64_t positive_count(const nlohmann::json& obj, const char* key, const std::string& source) {
   const nlohmann::json& v = field(obj, key, source);
-  if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0) bad(source, std::string("\"") + key + "\" is not a positive integer");
+  if (!v.is_number_integer() || v.get<std::int64_t>() <= 0) bad(source, std::string("\"") + key + "\" is not a positive integer");
   return v.get<std::uint64_t>();
 }
 
@@ -71,7 +71,7 @@ MeasuredCurve parse_measured_curve(const nlohmann::json& doc, const std::string&
     if (!(p.hit_rate >= 0 && p.hit_rate <= 1)) bad(source, where + "\"hit_rate\" is not within [0, 1]");
     if (!c.points.empty() && p.factor <= c.points.back().factor) bad(source, where + "factors are not ascending");
     const nlohmann::json& n = field(m, "requests", source, where);
-    if (!n.is_number_unsigned()) bad(source, where + "\"requests\" is not a count");
+    if (!n.is_number_integer() || n.get<std::int64_t>() < 0) bad(source, where + "\"requests\" is not a count");
     requests += n.get<std::uint64_t>();
     c.points.push_back(p);
   }
@@ -126,15 +126,18 @@ DatacenterCurves::Reading DatacenterCurves::at(double capacity) const {
   Reading out;
   double weighted = 0, weights = 0, qps = 0;
   bool rates = true;
-  for (const MeasuredCurve& h : hosts) rates = rates && h.queries_per_s.has_value();
+  for (const MeasuredCurve& h : hosts) {
+    rates = rates && h.queries_per_s.has_value();
+    qps += h.queries_per_s.value_or(0.0);
+  }
+  const bool by_rate = rates && qps > 0;  // else (no rate, or no query in stats' interval) alike
   for (const MeasuredCurve& h : hosts) {
     const CurveReading r = read_curve(h.points, capacity / static_cast<double>(h.capacity));
     out.curve = r;
     if (!r.in_range) return out;  // the same factors on every host: out of range on all
-    const double w = rates ? *h.queries_per_s : 1.0;
+    const double w = by_rate ? *h.queries_per_s : 1.0;
     weighted += w * r.hit_rate;
     weights += w;
-    if (rates) qps += *h.queries_per_s;
   }
   out.curve.hit_rate = weights > 0 ? weighted / weights : 0.0;
   if (!rates) return out;

@@ -20,7 +20,8 @@
 // A datacenter's hosts (DatacenterCurves) must share one geometry and one set of factors
 // (another geometry is an error naming both files): the capacity is the same number of
 // entries on each. Its hit rate is request-weighted over its hosts by queries_per_s (each
-// host alike when a file has no rate, and then upstream q/s are unknown).
+// host alike when a file has no rate, and then upstream q/s are unknown; alike too when
+// every rate is 0, with 0 upstream q/s).
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -116,6 +116,26 @@ TEST_CASE("sim tune --curves: the capacity that fits and the hit rate read off t
   CHECK(std::filesystem::exists(out + "/tune.csv"));
 }
 
+TEST_CASE("sim tune --curves: hosts without a query rate, or with none in stats' interval, weigh alike",
+          "[fleet][mrc]") {
+  const FleetConfig fleet = load_fleet(kFleetTestDir + "/data/mrc_fleet.yaml");
+  const std::vector<double> a = {0.40, 0.50, 0.60, 0.70, 0.80, 0.88, 0.92}, b = {0.44, 0.54, 0.64, 0.74, 0.84, 0.90, 0.94};
+  for (const bool idle : {true, false}) {
+    std::vector<MeasuredCurve> hosts;
+    for (const auto* hits : {&a, &b}) {
+      nlohmann::json doc = curve_doc(*hits, 0);
+      if (!idle) doc["queries_per_s"] = nullptr;  // `stats --mrc --json --interval 0`
+      hosts.push_back(parse_measured_curve(doc, "host"));
+      hosts.back().datacenter = "east";
+    }
+    const DatacenterCurves::Reading r = group_by_datacenter(hosts, fleet).front().at(20000);  // 2x
+    INFO(idle);
+    CHECK(r.curve.hit_rate == Approx(0.82));
+    CHECK(r.upstream_qps.has_value() == idle);
+    if (idle) CHECK(*r.upstream_qps == 0);
+  }
+}
+
 TEST_CASE("sim tune --curves: a capacity between two measured factors, and one below the range", "[fleet][mrc]") {
   const std::vector<MeasuredPoint> p = {{0.5, 0.5}, {1, 0.6}, {2, 0.8}};
   CHECK(read_curve(p, 1).hit_rate == Approx(0.6));

@@ -163,7 +163,8 @@ void add_tune_command(CLI::App& sim) {
   auto* segments = c->add_option("--segment", args->segments,
                                  "Measured curve of a live segment on this host, [DC=]NAME (runs `dnsarena stats --mrc "
                                  "--json`)");
-  for (const char* model_only : {"--outage-minutes", "--outage-answered", "--layout"}) {
+  // The profile model's options: refused beside measured curves rather than ignored.
+  for (const char* model_only : {"--outage-minutes", "--outage-answered", "--layout", "--reinvest-layout", "--calibration"}) {
     c->get_option(model_only)->excludes(curves);
     c->get_option(model_only)->excludes(segments);
   }

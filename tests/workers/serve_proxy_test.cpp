@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// PROXY protocol v2 in front of serve (proxy_protocol_from, workers/proxy_protocol.hpp):
+// hand-built headers over UDP and TCP from a listed 127.0.0.1 carrying 192.0.2.7, judged
+// by an access control that allows only 192.0.2.0/24; a headerless query, a malformed
+// header and a header from an unlisted 127.0.0.2, dropped and counted; then haproxy
+// (send-proxy-v2, TCP mode, to serve's TCP and DoT listeners) and dnsdist
+// (useProxyProtocol, UDP) in front, with kdig as the client. The config's strict parsing.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/find_program.hpp"
+#include "dns/proxy_v2.hpp"
+#include "tests/test_skip.hpp"
+#include "tests/workers/service_fixture.hpp"
+#include "tests/workers/tls_test_support.hpp"
+#include "workers/serve_config.hpp"
+
+using namespace dnsarena::test;
+using dnsarena::dns::build_proxy_v2;
+using dnsarena::dns::ProxyV2Transport;
+
+namespace {
+
+sockaddr_storage v4(const char* ip, std::uint16_t port) {
+  sockaddr_storage ss{};
+  auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+  a->sin_family = AF_INET;
+  a->sin_port = htons(port);
+  ::inet_pton(AF_INET, ip, &a->sin_addr);
+  return ss;
+}
+
+// A header carrying `client` as a balancer in front of 127.0.0.1:`port` writes it.
+std::vector<std::uint8_t> header_for(const char* client, std::uint16_t port, ProxyV2Transport t) {
+  const sockaddr_storage s = v4(client, 40000), d = v4("127.0.0.1", port);
+  return build_proxy_v2(&s, &d, t);
+}
+
+std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// What a TCP connection from 127.0.0.1 that sends `prefix` (in two writes, cut at `cut`)
+// and then one framed query got: the answer, or nothing because serve closed it.
+struct TcpOutcome {
+  DnsReply reply;
+  bool closed = false;
+};
+TcpOutcome proxied_tcp(std::uint16_t port, const std::vector<std::uint8_t>& prefix, const std::vector<std::uint8_t>& query,
+                       std::size_t cut = 0) {
+  const sockaddr_storage to = v4("127.0.0.1", port);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  TcpOutcome out;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(sockaddr_in)) != 0) {
+    ::close(fd);
+    return out;
+  }
+  std::vector<std::uint8_t> msg = prefix;
+  msg.push_back(static_cast<std::uint8_t>(query.size() >> 8));
+  msg.push_back(static_cast<std::uint8_t>(query.size()));
+  msg.insert(msg.end(), query.begin(), query.end());
+  if (cut && cut < msg.size()) {
+    ::send(fd, msg.data(), cut, MSG_NOSIGNAL);
+    // The first part on its own: serve reads it and must wait for the rest.
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, 100);
+    ::send(fd, msg.data() + cut, msg.size() - cut, MSG_NOSIGNAL);
+  } else {
+    ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
+  }
+  std::vector<std::uint8_t> in;
+  for (int i = 0; i < 60; ++i) {  // up to 3 s
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) != 1) continue;
+    std::uint8_t buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      out.closed = true;
+      break;
+    }
+    in.insert(in.end(), buf, buf + n);
+    if (in.size() >= 2 && in.size() >= 2u + ((in[0] << 8) | in[1])) {
+      out.reply = parse_reply({in.begin() + 2, in.begin() + 2 + ((in[0] << 8) | in[1])});
+      break;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+std::uint64_t proxy_count(const std::string& segment, const char* outcome) {
+  const nlohmann::json stats = serve_stats(segment);
+  return stats.contains("answers") && stats["answers"].contains("proxy")
+             ? stats["answers"]["proxy"][outcome].get<std::uint64_t>()
+             : 0;
+}
+
+const char* kAllowDocNet =
+    "proxy_protocol_from: [127.0.0.1/32]\n"
+    "access_control: [\"192.0.2.0/24 allow\"]\n";
+
+}  // namespace
+
+TEST_CASE("proxy v2 over UDP: the carried client is the one access control judges; no header, a malformed one "
+          "and an unlisted source are dropped and counted",
+          "[serve][proxy]") {
+  Service s({"--config", write_config(kAllowDocNet)}, 1);
+  const auto query = [](std::uint16_t id) { return make_query(id, "a.test", 1); };
+  // 192.0.2.7 through the balancer: allowed, answered to the balancer's socket.
+  const DnsReply allowed =
+      udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::dgram), query(1)));
+  REQUIRE(allowed.answered);
+  CHECK(allowed.rcode() == 0);
+  CHECK(allowed.id == 1);
+  CHECK(allowed.answers.size() == 2);
+  // A client outside 192.0.2.0/24 through it: REFUSED.
+  const DnsReply refused =
+      udp_exchange(s.port, concat(header_for("198.51.100.7", s.port, ProxyV2Transport::dgram), query(2)));
+  REQUIRE(refused.answered);
+  CHECK(refused.rcode() == 5);
+  // LOCAL: the balancer's own address (127.0.0.1) stands, and is not allowed.
+  const DnsReply local = udp_exchange(s.port, concat(build_proxy_v2(nullptr, nullptr, ProxyV2Transport::dgram), query(3)));
+  REQUIRE(local.answered);
+  CHECK(local.rcode() == 5);
+  // The balancer's query without a header, and with a TLV running past the header: nothing.
+  CHECK_FALSE(udp_exchange(s.port, query(4), std::chrono::milliseconds(300)).answered);
+  std::vector<std::uint8_t> bad = header_for("192.0.2.7", s.port, ProxyV2Transport::dgram);
+  bad.insert(bad.end(), {0x04, 0x00, 0x09});  // a NOOP TLV of 9 bytes with none of them
+  bad[15] = static_cast<std::uint8_t>(bad[15] + 3);
+  CHECK_FALSE(udp_exchange(s.port, concat(bad, query(5)), std::chrono::milliseconds(300)).answered);
+  // A STREAM header on a datagram is malformed too.
+  CHECK_FALSE(udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::stream), query(6)),
+                           std::chrono::milliseconds(300))
+                  .answered);
+  // 127.0.0.2 is not a listed balancer: its header is dropped, not read as DNS.
+  CHECK_FALSE(udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::dgram), query(7)),
+                           std::chrono::milliseconds(300), "127.0.0.2")
+                  .answered);
+  // ... and its plain query is judged by its own address (refused).
+  const DnsReply plain = udp_exchange(s.port, query(8), std::chrono::milliseconds(2000), "127.0.0.2");
+  REQUIRE(plain.answered);
+  CHECK(plain.rcode() == 5);
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "unlisted") == 1; }));
+  CHECK(proxy_count(s.segment, "accepted") == 2);
+  CHECK(proxy_count(s.segment, "local") == 1);
+  CHECK(proxy_count(s.segment, "no_header") == 1);
+  CHECK(proxy_count(s.segment, "malformed") == 2);
+  CHECK(s.upstream.queries() == 1);  // only 192.0.2.7's miss went upstream
+}
+
+TEST_CASE("proxy v2 over TCP: the header (also cut in two) names the client; no header, a malformed one and an "
+          "unlisted source close the connection, counted",
+          "[serve][proxy]") {
+  Service s({"--config", write_config(kAllowDocNet)}, 1);
+  const std::vector<std::uint8_t> h = header_for("192.0.2.7", s.port, ProxyV2Transport::stream);
+  const TcpOutcome whole = proxied_tcp(s.port, h, make_query(1, "a.test", 1));
+  REQUIRE(whole.reply.answered);
+  CHECK(whole.reply.rcode() == 0);
+  CHECK(whole.reply.answers.size() == 2);
+  // Cut inside the signature, and inside the address block: serve waits for the rest.
+  for (const std::size_t cut : {std::size_t{5}, std::size_t{20}}) {
+    INFO("cut at " << cut);
+    const TcpOutcome split = proxied_tcp(s.port, h, make_query(2, "a.test", 1), cut);
+    REQUIRE(split.reply.answered);
+    CHECK(split.reply.rcode() == 0);
+  }
+  const TcpOutcome refused = proxied_tcp(s.port, header_for("198.51.100.7", s.port, ProxyV2Transport::stream),
+                                         make_query(3, "a.test", 1));
+  REQUIRE(refused.reply.answered);
+  CHECK(refused.reply.rcode() == 5);
+  const TcpOutcome none = proxied_tcp(s.port, {}, make_query(4, "a.test", 1));
+  CHECK_FALSE(none.reply.answered);
+  CHECK(none.closed);
+  std::vector<std::uint8_t> v1 = h;
+  v1[12] = 0x11;  // version 1 in a v2 header
+  const TcpOutcome bad = proxied_tcp(s.port, v1, make_query(5, "a.test", 1));
+  CHECK_FALSE(bad.reply.answered);
+  CHECK(bad.closed);
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "malformed") == 1; }));
+  CHECK(proxy_count(s.segment, "accepted") == 4);
+  CHECK(proxy_count(s.segment, "no_header") == 1);
+}
+
+TEST_CASE("proxy v2 over TCP from an unlisted source: a header closes the connection, a plain query is answered",
+          "[serve][proxy]") {
+  // Listed: 127.0.0.2 only; the test's TCP client connects from 127.0.0.1.
+  Service s({"--config", write_config("proxy_protocol_from: [127.0.0.2/32]\n")}, 1);
+  const TcpOutcome header = proxied_tcp(s.port, header_for("192.0.2.7", s.port, ProxyV2Transport::stream),
+                                        make_query(1, "a.test", 1));
+  CHECK_FALSE(header.reply.answered);
+  CHECK(header.closed);
+  const DnsReply plain = tcp_exchange(s.port, make_query(2, "a.test", 1));
+  REQUIRE(plain.answered);
+  CHECK(plain.rcode() == 0);
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "unlisted") == 1; }));
+}
+
+TEST_CASE("proxy_protocol_from: a list of subnets, parsed strictly", "[serve][config][proxy]") {
+  using dnsarena::workers::load_serve_config;
+  const auto cfg = load_serve_config(write_config("proxy_protocol_from: [10.0.0.5, \"fd00::/8\"]\n"));
+  REQUIRE(cfg.proxy_protocol_from.size() == 2);
+  CHECK(cfg.proxy_protocol_from[0].prefix == 32);
+  CHECK(cfg.proxy_protocol_from[1].prefix == 8);
+  CHECK(load_serve_config(write_config("log_level: info\n")).proxy_protocol_from.empty());
+  CHECK_THROWS_WITH(load_serve_config(write_config("proxy_protocol_from: 10.0.0.5\n")),
+                    Catch::Contains("key 'proxy_protocol_from'") && Catch::Contains("expected a list of subnets"));
+  CHECK_THROWS_WITH(load_serve_config(write_config("proxy_protocol_from: [10.0.0.0/33]\n")),
+                    Catch::Contains(":1:23: key 'proxy_protocol_from'") && Catch::Contains("prefix '33'"));
+  CHECK_THROWS_WITH(load_serve_config(write_config("proxy_protocol_from: [balancer.example]\n")),
+                    Catch::Contains("not an IPv4 or IPv6 address"));
+  CHECK_THROWS_WITH(load_serve_config(write_config("proxy_protocol_from: [[10.0.0.1]]\n")),
+                    Catch::Contains("expected a single value"));
+  std::string many = "proxy_protocol_from: [";
+  for (int i = 0; i < 65; ++i) many += (i ? ", 10.0.0." : "10.0.0.") + std::to_string(i);
+  CHECK_THROWS_WITH(load_serve_config(write_config(many + "]\n")), Catch::Contains("at most 64 subnets, got 65"));
+}

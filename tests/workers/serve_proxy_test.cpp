@@ -23,6 +23,7 @@
 #include "common/find_program.hpp"
 #include "dns/proxy_v2.hpp"
 #include "tests/test_skip.hpp"
+#include "tests/workers/hostile_clients.hpp"
 #include "tests/workers/service_fixture.hpp"
 #include "tests/workers/tls_test_support.hpp"
 #include "workers/serve_config.hpp"
@@ -107,6 +108,36 @@ std::uint64_t proxy_count(const std::string& segment, const char* outcome) {
              ? stats["answers"]["proxy"][outcome].get<std::uint64_t>()
              : 0;
 }
+
+// The header status kdig printed ("NOERROR", "REFUSED"; "" when it got no answer),
+// asking from `source` through 127.0.0.1:`port`.
+std::string kdig_status(const char* source, std::uint16_t port, const std::string& extra) {
+  const std::string out = run_command(kdig_program() + " -b " + source + " @127.0.0.1 -p " + std::to_string(port) +
+                                      " a.test A +timeout=2 +retry=0 " + extra + " 2>&1");
+  const std::size_t at = out.find("status: ");
+  if (at == std::string::npos) return "";
+  const std::size_t end = out.find(';', at);
+  return out.substr(at + 8, end - at - 8);
+}
+
+// A balancer (haproxy, dnsdist) run from `config` until the test ends; its log in a
+// temporary file.
+struct Balancer {
+  TempConfig config;
+  TempConfig log{""};
+  dnsarena::common::ChildProcess process;
+  Balancer(const std::string& text, std::vector<std::string> argv) : config(text) {
+    for (std::string& a : argv)
+      if (a == "CONFIG") a = config.path();
+    process = dnsarena::common::ChildProcess(argv, {.log_path = log.path(), .truncate_log = true, .search_path = true});
+  }
+  std::string log_text() const {
+    std::ifstream f(log.path());
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+};
+
+const char* kBalancerAddress = "127.0.0.3";  // the balancers connect from here: the listed source
 
 const char* kAllowDocNet =
     "proxy_protocol_from: [127.0.0.1/32]\n"
@@ -226,4 +257,60 @@ TEST_CASE("proxy_protocol_from: a list of subnets, parsed strictly", "[serve][co
   std::string many = "proxy_protocol_from: [";
   for (int i = 0; i < 65; ++i) many += (i ? ", 10.0.0." : "10.0.0.") + std::to_string(i);
   CHECK_THROWS_WITH(load_serve_config(write_config(many + "]\n")), Catch::Contains("at most 64 subnets, got 65"));
+}
+
+TEST_CASE("proxy v2 from haproxy (send-proxy-v2) to serve's TCP and DoT listeners: kdig's own address is the one "
+          "serve judges",
+          "[serve][proxy][haproxy]") {
+  if (!dnsarena::common::find_program("haproxy")) return skip_test("haproxy is not installed (apt package haproxy)");
+  kdig_program();
+  TestCertificate cert;
+  const std::uint16_t tls_port = free_port(), haproxy_tcp = free_port(), haproxy_tls = free_port();
+  // Only kdig's 127.0.0.1 is allowed; the balancer's own 127.0.0.3 is not.
+  Service s({"--config", write_config("proxy_protocol_from: [" + std::string(kBalancerAddress) +
+                                      "/32]\naccess_control: [\"127.0.0.1/32 allow\"]\ntls: {listen: [127.0.0.1:" +
+                                      std::to_string(tls_port) + "], certificate: " + cert.cert_path() +
+                                      ", key: " + cert.key_path() + "}\n")},
+            1);
+  const std::string backend = std::string(" send-proxy-v2 source ") + kBalancerAddress + "\n";
+  Balancer haproxy("defaults\n  mode tcp\n  timeout connect 2s\n  timeout client 5s\n  timeout server 5s\n"
+                   "listen dns_tcp\n  bind 127.0.0.1:" + std::to_string(haproxy_tcp) + "\n  server serve 127.0.0.1:" +
+                       std::to_string(s.port) + backend +
+                   "listen dns_tls\n  bind 127.0.0.1:" + std::to_string(haproxy_tls) + "\n  server serve 127.0.0.1:" +
+                       std::to_string(tls_port) + backend,
+                   {"haproxy", "-db", "-f", "CONFIG"});
+  REQUIRE(eventually([&] {
+    return dnsarena::common::accepts_tcp(haproxy_tcp) && dnsarena::common::accepts_tcp(haproxy_tls);
+  }));
+  INFO(haproxy.log_text());
+  CHECK(kdig_status("127.0.0.1", haproxy_tcp, "+tcp") == "NOERROR");
+  CHECK(kdig_status("127.0.0.4", haproxy_tcp, "+tcp") == "REFUSED");
+  CHECK(kdig_status("127.0.0.1", haproxy_tls, "+tls") == "NOERROR");
+  CHECK(kdig_status("127.0.0.4", haproxy_tls, "+tls") == "REFUSED");
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "accepted") >= 4; }));
+  CHECK(proxy_count(s.segment, "malformed") == 0);
+  CHECK(proxy_count(s.segment, "no_header") == 0);
+}
+
+TEST_CASE("proxy v2 from dnsdist (useProxyProtocol) over UDP: kdig's own address is the one serve judges",
+          "[serve][proxy][dnsdist]") {
+  if (!dnsarena::common::find_program("dnsdist")) return skip_test("dnsdist is not installed (apt package dnsdist)");
+  kdig_program();
+  Service s({"--config", write_config("proxy_protocol_from: [" + std::string(kBalancerAddress) +
+                                      "/32]\naccess_control: [\"127.0.0.1/32 allow\"]\n")},
+            1);
+  const std::uint16_t port = free_port();
+  // No security polling (a DNS query of its own to the outside); its health check, sent
+  // with a header too, must find serve up before it forwards.
+  Balancer dnsdist("setSecurityPollSuffix(\"\")\nsetLocal(\"127.0.0.1:" + std::to_string(port) +
+                       "\")\nsetACL({\"127.0.0.0/8\"})\nnewServer({address=\"127.0.0.1:" + std::to_string(s.port) +
+                       "\", useProxyProtocol=true, source=\"" + kBalancerAddress + "\"})\n",
+                   {"dnsdist", "--supervised", "--disable-syslog", "-C", "CONFIG"});
+  REQUIRE(eventually([&] { return dnsdist.log_text().find("as 'up'") != std::string::npos; }));
+  INFO(dnsdist.log_text());
+  CHECK(kdig_status("127.0.0.1", port, "+notcp") == "NOERROR");
+  CHECK(kdig_status("127.0.0.4", port, "+notcp") == "REFUSED");
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "accepted") >= 2; }));
+  CHECK(proxy_count(s.segment, "malformed") == 0);
+  CHECK(proxy_count(s.segment, "no_header") == 0);
 }

@@ -314,3 +314,22 @@ TEST_CASE("proxy v2 from dnsdist (useProxyProtocol) over UDP: kdig's own address
   CHECK(proxy_count(s.segment, "malformed") == 0);
   CHECK(proxy_count(s.segment, "no_header") == 0);
 }
+
+TEST_CASE("proxy v2: ECS synthesized from the source is the carried client's subnet, over UDP and TCP",
+          "[serve][proxy][ecs]") {
+  Service s({"--config", write_config("proxy_protocol_from: [127.0.0.1/32]\naccess_control: [\"0.0.0.0/0 allow\"]\n"
+                                      "ecs: {policy: synthesize}\n")},
+            1);
+  // ecs.test. answers 10.<b1>.<b2>.1 from the ECS address a.b1.b2.0/24 it was sent
+  // (test_upstream.hpp): 127.0.0.1's would be 10.0.0.1.
+  const DnsReply udp = udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::dgram),
+                                                   make_query(1, "ecs.test", 1)));
+  REQUIRE(udp.answered);
+  REQUIRE(udp.answers.size() == 1);
+  CHECK(udp.answers[0] == "1 0a000201");  // 10.0.2.1: 192.0.2.0/24
+  const TcpOutcome tcp = proxied_tcp(s.port, header_for("198.51.100.7", s.port, ProxyV2Transport::stream),
+                                     make_query(2, "ecs.test", 1));
+  REQUIRE(tcp.reply.answered);
+  REQUIRE(tcp.reply.answers.size() == 1);
+  CHECK(tcp.reply.answers[0] == "1 0a336401");  // 10.51.100.1: 198.51.100.0/24
+}

@@ -17,85 +17,99 @@ constexpr std::uint8_t kTransportUnspec = 0x0, kTransportStream = 0x1, kTranspor
 constexpr std::size_t kInetBlock = 12, kInet6Block = 36;
 constexpr std::uint8_t kTlvNoop = 0x04;  // PP2_TYPE_NOOP
 
-ProxyV2 malformed(ProxyV2::Malformed why) {
-  ProxyV2 r;
-  r.verdict = ProxyV2::Verdict::malformed;
-  r.why = why;
-  return r;
+socklen_t socket_address(sa_family_t family, const std::array<std::uint8_t, 16>& addr,
+                         const std::array<std::uint8_t, 2>& port, sockaddr_storage& out) {
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&out);
+    a->sin_family = AF_INET;
+    std::memcpy(&a->sin_port, port.data(), 2);
+    std::memcpy(&a->sin_addr, addr.data(), 4);
+    std::memset(a->sin_zero, 0, sizeof a->sin_zero);
+    return sizeof(sockaddr_in);
+  }
+  auto* a = reinterpret_cast<sockaddr_in6*>(&out);
+  a->sin6_family = AF_INET6;
+  std::memcpy(&a->sin6_port, port.data(), 2);
+  a->sin6_flowinfo = 0;
+  std::memcpy(&a->sin6_addr, addr.data(), 16);
+  a->sin6_scope_id = 0;
+  return sizeof(sockaddr_in6);
 }
 
 std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
-// The address block's source and destination as socket addresses.
+// The address block (INET: 4 + 4 + 2 + 2 bytes, INET6: 16 + 16 + 2 + 2).
 void read_addresses(const std::uint8_t* block, std::uint8_t family, ProxyV2& r) {
-  if (family == kFamilyInet) {
-    auto* s = reinterpret_cast<sockaddr_in*>(&r.source);
-    auto* d = reinterpret_cast<sockaddr_in*>(&r.destination);
-    s->sin_family = d->sin_family = AF_INET;
-    std::memcpy(&s->sin_addr, block, 4);
-    std::memcpy(&d->sin_addr, block + 4, 4);
-    std::memcpy(&s->sin_port, block + 8, 2);
-    std::memcpy(&d->sin_port, block + 10, 2);
-    r.source_len = sizeof(sockaddr_in);
-  } else {
-    auto* s = reinterpret_cast<sockaddr_in6*>(&r.source);
-    auto* d = reinterpret_cast<sockaddr_in6*>(&r.destination);
-    s->sin6_family = d->sin6_family = AF_INET6;
-    std::memcpy(&s->sin6_addr, block, 16);
-    std::memcpy(&d->sin6_addr, block + 16, 16);
-    std::memcpy(&s->sin6_port, block + 32, 2);
-    std::memcpy(&d->sin6_port, block + 34, 2);
-    r.source_len = sizeof(sockaddr_in6);
-  }
+  const std::size_t n = family == kFamilyInet ? 4 : 16;
+  r.family = family == kFamilyInet ? AF_INET : AF_INET6;
+  std::memcpy(r.source_addr.data(), block, n);
+  std::memcpy(r.destination_addr.data(), block + n, n);
+  std::memcpy(r.source_port.data(), block + 2 * n, 2);
+  std::memcpy(r.destination_port.data(), block + 2 * n + 2, 2);
 }
 
 }  // namespace
 
+// One result object, returned on every path: NRVO builds it in the caller's slot (with
+// a result per path, it was built on the stack and copied out: 46 bytes a datagram).
 ProxyV2 parse_proxy_v2(std::span<const std::uint8_t> bytes, ProxyV2Transport transport, bool whole) {
-  const std::size_t sig = std::min(bytes.size(), kProxyV2Signature.size());
-  if (sig == 0 || std::memcmp(bytes.data(), kProxyV2Signature.data(), sig) != 0) return {};
-  if (bytes.size() < kProxyV2Prefix) {
-    if (whole) return malformed(ProxyV2::Malformed::truncated);
-    ProxyV2 r;
-    r.verdict = ProxyV2::Verdict::incomplete;
-    return r;
-  }
-  const std::uint8_t ver_cmd = bytes[12], fam = bytes[13];
-  if ((ver_cmd >> 4) != 2) return malformed(ProxyV2::Malformed::version);
-  const std::uint8_t command = ver_cmd & 0x0F;
-  if (command != kCommandLocal && command != kCommandProxy) return malformed(ProxyV2::Malformed::command);
-  const std::uint8_t family = fam >> 4, proto = fam & 0x0F;
-  if (family > kFamilyInet6 || proto > kTransportDgram) return malformed(ProxyV2::Malformed::family);
-  const std::size_t len = be16(bytes.data() + 14);
-  if (kProxyV2Prefix + len > kProxyV2MaxHeader) return malformed(ProxyV2::Malformed::too_long);
-  if (command == kCommandProxy) {
-    if (family == kFamilyUnspec || proto == kTransportUnspec) return malformed(ProxyV2::Malformed::proxy_unspec);
-    if (proto != (transport == ProxyV2Transport::stream ? kTransportStream : kTransportDgram))
-      return malformed(ProxyV2::Malformed::transport);
-  }
-  const std::size_t block = family == kFamilyInet ? kInetBlock : family == kFamilyInet6 ? kInet6Block : 0;
-  if (len < block) return malformed(ProxyV2::Malformed::short_addresses);
-  if (bytes.size() < kProxyV2Prefix + len) {
-    if (whole) return malformed(ProxyV2::Malformed::truncated);
-    ProxyV2 r;
-    r.verdict = ProxyV2::Verdict::incomplete;
-    return r;
-  }
   ProxyV2 r;
-  const std::uint8_t* p = bytes.data() + kProxyV2Prefix + block;
-  const std::uint8_t* const end = bytes.data() + kProxyV2Prefix + len;
-  while (p < end) {
-    if (end - p < 3) return malformed(ProxyV2::Malformed::tlv_overrun);
-    const std::size_t value = be16(p + 1);
-    if (static_cast<std::size_t>(end - p - 3) < value) return malformed(ProxyV2::Malformed::tlv_overrun);
-    p += 3 + value;
-    ++r.tlvs;
+  const auto fail = [&r](ProxyV2::Malformed why) {
+    r.verdict = ProxyV2::Verdict::malformed;
+    r.why = why;
+  };
+  const std::size_t sig = std::min(bytes.size(), kProxyV2Signature.size());
+  if (sig == 0 || std::memcmp(bytes.data(), kProxyV2Signature.data(), sig) != 0) return r;  // not_proxy
+  const std::size_t len = bytes.size() >= kProxyV2Prefix ? be16(bytes.data() + 14) : 0;
+  const std::uint8_t ver_cmd = bytes.size() >= kProxyV2Prefix ? bytes[12] : 0, fam = bytes.size() >= kProxyV2Prefix ? bytes[13] : 0;
+  const std::uint8_t command = ver_cmd & 0x0F, family = fam >> 4, proto = fam & 0x0F;
+  const std::size_t block = family == kFamilyInet ? kInetBlock : family == kFamilyInet6 ? kInet6Block : 0;
+  if (bytes.size() < kProxyV2Prefix) {
+    if (whole) fail(ProxyV2::Malformed::truncated);
+    else r.verdict = ProxyV2::Verdict::incomplete;
+  } else if ((ver_cmd >> 4) != 2) {
+    fail(ProxyV2::Malformed::version);
+  } else if (command != kCommandLocal && command != kCommandProxy) {
+    fail(ProxyV2::Malformed::command);
+  } else if (family > kFamilyInet6 || proto > kTransportDgram) {
+    fail(ProxyV2::Malformed::family);
+  } else if (kProxyV2Prefix + len > kProxyV2MaxHeader) {
+    fail(ProxyV2::Malformed::too_long);
+  } else if (command == kCommandProxy && (family == kFamilyUnspec || proto == kTransportUnspec)) {
+    fail(ProxyV2::Malformed::proxy_unspec);
+  } else if (command == kCommandProxy &&
+             proto != (transport == ProxyV2Transport::stream ? kTransportStream : kTransportDgram)) {
+    fail(ProxyV2::Malformed::transport);
+  } else if (len < block) {
+    fail(ProxyV2::Malformed::short_addresses);
+  } else if (bytes.size() < kProxyV2Prefix + len) {
+    if (whole) fail(ProxyV2::Malformed::truncated);
+    else r.verdict = ProxyV2::Verdict::incomplete;
+  } else {
+    const std::uint8_t* p = bytes.data() + kProxyV2Prefix + block;
+    const std::uint8_t* const end = bytes.data() + kProxyV2Prefix + len;
+    while (p < end) {
+      if (end - p < 3 || static_cast<std::size_t>(end - p - 3) < be16(p + 1)) {
+        fail(ProxyV2::Malformed::tlv_overrun);
+        return r;
+      }
+      p += 3 + be16(p + 1);
+      ++r.tlvs;
+    }
+    r.verdict = ProxyV2::Verdict::ok;
+    r.length = static_cast<std::uint16_t>(kProxyV2Prefix + len);
+    r.local = command == kCommandLocal;
+    if (!r.local) read_addresses(bytes.data() + kProxyV2Prefix, family, r);
   }
-  r.verdict = ProxyV2::Verdict::ok;
-  r.length = kProxyV2Prefix + len;
-  r.local = command == kCommandLocal;
-  if (!r.local) read_addresses(bytes.data() + kProxyV2Prefix, family, r);
   return r;
+}
+
+socklen_t ProxyV2::source(sockaddr_storage& out) const {
+  return socket_address(family, source_addr, source_port, out);
+}
+
+socklen_t ProxyV2::destination(sockaddr_storage& out) const {
+  return socket_address(family, destination_addr, destination_port, out);
 }
 
 const char* proxy_v2_malformed_name(ProxyV2::Malformed why) {

@@ -78,11 +78,19 @@ struct ProxyV2 {
   Verdict verdict = Verdict::not_proxy;
   Malformed why = Malformed::none;
   bool local = false;          // LOCAL: use the connection's own addresses
-  std::size_t length = 0;      // ok: the header's bytes (16 + len)
-  sockaddr_storage source{};   // PROXY: the client's address and port (AF_INET / AF_INET6)
-  socklen_t source_len = 0;
-  sockaddr_storage destination{};  // PROXY: the address the client asked (the balancer's)
-  unsigned tlvs = 0;               // TLVs walked
+  sa_family_t family = AF_UNSPEC;  // PROXY: AF_INET or AF_INET6
+  std::uint16_t length = 0;    // ok: the header's bytes (16 + len)
+  std::uint16_t tlvs = 0;      // TLVs walked
+  // PROXY: the address block as sent (network order; IPv4 in the first 4 bytes). Kept
+  // small and written only when read: no socket address is zeroed per datagram.
+  std::array<std::uint8_t, 16> source_addr, destination_addr;
+  std::array<std::uint8_t, 2> source_port, destination_port;
+
+  // PROXY: the client's address and port (`out` written as far as the family needs: a
+  // reader goes by ss_family). Returns its length.
+  socklen_t source(sockaddr_storage& out) const;
+  // PROXY: the address the client asked (the balancer's), as source().
+  socklen_t destination(sockaddr_storage& out) const;
 };
 
 // The header at the start of `bytes`. `whole`: the bytes are a whole datagram (a short

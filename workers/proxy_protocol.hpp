@@ -26,6 +26,7 @@
 // verdict (the header is at most 512 bytes), held no longer than the idle timeout (the
 // sweep closes a connection that never completes its header).
 #pragma once
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -33,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "dns/proxy_v2.hpp"
 #include "workers/answer_metrics.hpp"
 #include "workers/subnet.hpp"
 #include "workers/udp_pktinfo.hpp"
@@ -42,13 +44,22 @@ struct mmsghdr;
 namespace dnsarena::workers {
 
 class ProxyGate {
+  // The IPv4 subnets as masks (network order): a datagram's test is an AND and a compare each.
+  struct V4Net {
+    std::uint32_t net, mask;
+  };
+
 public:
   // `sources`: the config's proxy_protocol_from (empty: off); `meter`: the worker's row,
   // where the outcomes are counted (proxy_counts.hpp). Both outlive the gate.
-  ProxyGate(const std::vector<Subnet>& sources, AnswerMeter& meter) : sources_(sources), meter_(meter) {}
+  ProxyGate(const std::vector<Subnet>& sources, AnswerMeter& meter);
   bool enabled() const { return !sources_.empty(); }
-  // Whether `peer` must send a header (IPv4-mapped IPv6 is matched as IPv4).
-  bool listed(const sockaddr_storage& peer) const;
+  // Whether `peer` must send a header (IPv4-mapped IPv6 is matched as IPv4). Inline: it
+  // runs for every datagram while the gate is on.
+  bool listed(const sockaddr_storage& peer) const {
+    if (peer.ss_family == AF_INET) return listed_v4(reinterpret_cast<const sockaddr_in*>(&peer)->sin_addr.s_addr);
+    return listed_slow(peer);
+  }
 
   // A received UDP batch, as the worker holds it: datagram i's bytes at data + i x stride
   // (msgs[i].msg_len of them), its source peers[i], its local address locals[i]
@@ -81,8 +92,16 @@ public:
 
 private:
   void count(ProxyOutcome o) { meter_.proxy(o); }
+  bool listed_v4(std::uint32_t addr) const {
+    for (const V4Net& n : v4_)
+      if ((addr & n.mask) == n.net) return true;
+    return false;
+  }
+  bool listed_slow(const sockaddr_storage& peer) const;  // IPv6 (and IPv4-mapped)
+  void dropped_udp(const dns::ProxyV2& h);                // counted (and logged at debug)
 
   const std::vector<Subnet>& sources_;
+  std::vector<V4Net> v4_;
   AnswerMeter& meter_;
 };
 

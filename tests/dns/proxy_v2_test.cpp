@@ -45,6 +45,18 @@ std::string ip_of(const sockaddr_storage& ss) {
   return buf;
 }
 
+sockaddr_storage source_of(const ProxyV2& r) {
+  sockaddr_storage ss{};
+  r.source(ss);
+  return ss;
+}
+
+sockaddr_storage destination_of(const ProxyV2& r) {
+  sockaddr_storage ss{};
+  r.destination(ss);
+  return ss;
+}
+
 std::vector<std::uint8_t> v4_header(ProxyV2Transport t = ProxyV2Transport::dgram, std::size_t padding = 0) {
   const sockaddr_storage s = addr("192.0.2.7", 40000), d = addr("127.0.0.1", 53);
   return build_proxy_v2(&s, &d, t, padding);
@@ -70,11 +82,14 @@ TEST_CASE("proxy_v2: a PROXY INET header over a datagram gives the client's addr
   REQUIRE(r.verdict == Verdict::ok);
   CHECK_FALSE(r.local);
   CHECK(r.length == 28);
-  CHECK(r.source.ss_family == AF_INET);
-  CHECK(ip_of(r.source) == "192.0.2.7");
-  CHECK(ntohs(reinterpret_cast<const sockaddr_in&>(r.source).sin_port) == 40000);
-  CHECK(r.source_len == sizeof(sockaddr_in));
-  CHECK(ip_of(r.destination) == "127.0.0.1");
+  CHECK(r.family == AF_INET);
+  const sockaddr_storage src = source_of(r);
+  CHECK(src.ss_family == AF_INET);
+  CHECK(ip_of(src) == "192.0.2.7");
+  CHECK(ntohs(reinterpret_cast<const sockaddr_in&>(src).sin_port) == 40000);
+  sockaddr_storage again{};
+  CHECK(r.source(again) == sizeof(sockaddr_in));
+  CHECK(ip_of(destination_of(r)) == "127.0.0.1");
 }
 
 TEST_CASE("proxy_v2: the spec's example bytes, PROXY TCP4, parse as written") {
@@ -84,9 +99,10 @@ TEST_CASE("proxy_v2: the spec's example bytes, PROXY TCP4, parse as written") {
                                        0x1F, 0x90, 0x00, 0x35};
   const ProxyV2 r = parse_proxy_v2(b, ProxyV2Transport::stream, false);
   REQUIRE(r.verdict == Verdict::ok);
-  CHECK(ip_of(r.source) == "10.0.0.1");
-  CHECK(ntohs(reinterpret_cast<const sockaddr_in&>(r.source).sin_port) == 8080);
-  CHECK(ip_of(r.destination) == "10.0.0.2");
+  const sockaddr_storage src = source_of(r);
+  CHECK(ip_of(src) == "10.0.0.1");
+  CHECK(ntohs(reinterpret_cast<const sockaddr_in&>(src).sin_port) == 8080);
+  CHECK(ip_of(destination_of(r)) == "10.0.0.2");
 }
 
 TEST_CASE("proxy_v2: PROXY INET6 over a stream, with TLVs") {
@@ -96,8 +112,11 @@ TEST_CASE("proxy_v2: PROXY INET6 over a stream, with TLVs") {
   REQUIRE(r.verdict == Verdict::ok);
   CHECK(r.length == 16 + 36 + 3 + 20);
   CHECK(r.tlvs == 1);
-  CHECK(ip_of(r.source) == "2001:db8::7");
-  CHECK(r.source_len == sizeof(sockaddr_in6));
+  CHECK(r.family == AF_INET6);
+  CHECK(ip_of(source_of(r)) == "2001:db8::7");
+  sockaddr_storage ss{};
+  CHECK(r.source(ss) == sizeof(sockaddr_in6));
+  CHECK(ntohs(reinterpret_cast<const sockaddr_in6&>(ss).sin6_port) == 1234);
 }
 
 TEST_CASE("proxy_v2: LOCAL UNSPEC (a health check) is accepted without an address") {
@@ -107,14 +126,14 @@ TEST_CASE("proxy_v2: LOCAL UNSPEC (a health check) is accepted without an addres
   REQUIRE(r.verdict == Verdict::ok);
   CHECK(r.local);
   CHECK(r.length == 16);
-  CHECK(r.source.ss_family == AF_UNSPEC);
+  CHECK(r.family == AF_UNSPEC);
   // LOCAL with an INET address block (some balancers send one): accepted, addresses ignored.
   std::vector<std::uint8_t> inet = v4_header();
   inet[12] = 0x20;
   const ProxyV2 l = parse_whole(inet);
   REQUIRE(l.verdict == Verdict::ok);
   CHECK(l.local);
-  CHECK(l.source.ss_family == AF_UNSPEC);
+  CHECK(l.family == AF_UNSPEC);
 }
 
 TEST_CASE("proxy_v2: bytes that are not a header, or only the start of one") {

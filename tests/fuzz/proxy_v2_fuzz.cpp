@@ -33,14 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (stream.verdict == Verdict::ok) {
     if (stream.length > bytes.size() || stream.length > dns::kProxyV2MaxHeader || stream.length < dns::kProxyV2Prefix)
       std::abort();
-    if (!stream.local && stream.source.ss_family != AF_INET && stream.source.ss_family != AF_INET6) std::abort();
+    if (!stream.local && stream.family != AF_INET && stream.family != AF_INET6) std::abort();
     const dns::ProxyV2 own = dns::parse_proxy_v2(bytes.first(stream.length), t, true);
     if (own.verdict != Verdict::ok || own.length != stream.length || own.local != stream.local) std::abort();
     if (!stream.local) {
-      const std::vector<std::uint8_t> again = dns::build_proxy_v2(&stream.source, &stream.destination, t);
+      sockaddr_storage source{}, destination{}, rebuilt_source{};
+      const socklen_t len = stream.source(source);
+      stream.destination(destination);
+      const std::vector<std::uint8_t> again = dns::build_proxy_v2(&source, &destination, t);
       const dns::ProxyV2 rebuilt = dns::parse_proxy_v2(again, t, true);
-      if (rebuilt.verdict != Verdict::ok || rebuilt.source_len != stream.source_len ||
-          std::memcmp(&rebuilt.source, &stream.source, stream.source_len) != 0)
+      if (rebuilt.verdict != Verdict::ok || rebuilt.source(rebuilt_source) != len ||
+          std::memcmp(&rebuilt_source, &source, len) != 0)
         std::abort();
     }
   }

@@ -12,9 +12,12 @@
 #                                     bursts of BURST (default 32: recvmmsg batches as under load)
 #   bench/proxy_cost.sh cpu [N [BURST]]   the worker's CPU time (user + system, from
 #                                     /proc/PID/schedstat: nanoseconds on a CPU) per hit, plain
-#                                     and headered phases alternated 5 times in one serve run
-#                                     (proxy on), no valgrind: what the kernel's share of a
-#                                     hit (recvmmsg, sendmmsg, epoll) makes of the difference
+#                                     and headered phases alternated ROUNDS (default 10) times
+#                                     in one serve run (proxy on), no valgrind: what the
+#                                     kernel's share of a hit (recvmmsg, sendmmsg, epoll) makes
+#                                     of the difference. Prints the ratio of the sums and the
+#                                     median of the rounds' ratios (a loaded machine's noise
+#                                     moves single rounds by +-10%)
 # Needs valgrind (callgrind_control), kdig, python3, bc and a built ./build/dnsarena.
 set -euo pipefail
 mode=${1:?usage: proxy_cost.sh callgrind|cpu [N [BURST]]}
@@ -100,7 +103,7 @@ cpu_phase() {
 cpu_phases() {
   send 127.0.0.2 5000 "$burst" > /dev/null
   send 127.0.0.3 5000 "$burst" 192.0.2.7 > /dev/null
-  for round in 1 2 3 4 5; do
+  for _ in $(seq 1 "${ROUNDS:-10}"); do
     cpu_phase "$1" plain 127.0.0.2 "$n" "$burst"
     cpu_phase "$1" header 127.0.0.3 "$n" "$burst" 192.0.2.7
   done
@@ -109,15 +112,19 @@ if [ "$mode" = cpu ]; then
   printf '%-12s %8s %12s %8s\n' phase answered worker_ns ns/hit
   run on cpu_phases plain
   python3 - <<'PY'
-t = {}
+import statistics
+t, rounds = {}, {"plain": [], "header": []}
 for l in open("cpu.txt"):
     name, a, ns = l.split()
     t.setdefault(name, [0, 0])
     t[name][0] += int(a)
     t[name][1] += int(ns)
+    rounds[name].append(int(ns) / int(a))
 per = {k: ns / a for k, (a, ns) in t.items()}
-print(f"header / no header (same run, 5 alternations): {per['header'] / per['plain']:.4f} "
-      f"({per['header'] - per['plain']:+.0f} ns per hit of {per['plain']:.0f})")
+ratios = [h / p for p, h in zip(rounds["plain"], rounds["header"])]
+print(f"header / no header (same run, {len(ratios)} alternations): sums {per['header'] / per['plain']:.4f} "
+      f"({per['header'] - per['plain']:+.0f} ns per hit of {per['plain']:.0f}), "
+      f"median of rounds {statistics.median(ratios):.4f}")
 PY
   exit 0
 fi

@@ -131,40 +131,30 @@ const char* proxy_v2_malformed_name(ProxyV2::Malformed why) {
 std::vector<std::uint8_t> build_proxy_v2(const sockaddr_storage* source, const sockaddr_storage* destination,
                                          ProxyV2Transport transport, std::size_t tlv_padding) {
   std::vector<std::uint8_t> h(kProxyV2Signature.begin(), kProxyV2Signature.end());
-  const std::uint8_t proto = transport == ProxyV2Transport::stream ? kTransportStream : kTransportDgram;
   std::vector<std::uint8_t> body;
   if (!source) {
     h.push_back(0x20 | kCommandLocal);
     h.push_back(static_cast<std::uint8_t>(kFamilyUnspec << 4));
-  } else if (source->ss_family == AF_INET) {
-    if (!destination || destination->ss_family != AF_INET) throw std::invalid_argument("build_proxy_v2: mixed families");
-    const auto* s = reinterpret_cast<const sockaddr_in*>(source);
-    const auto* d = reinterpret_cast<const sockaddr_in*>(destination);
-    h.push_back(0x20 | kCommandProxy);
-    h.push_back(static_cast<std::uint8_t>(kFamilyInet << 4 | proto));
-    const auto* sa = reinterpret_cast<const std::uint8_t*>(&s->sin_addr);
-    const auto* da = reinterpret_cast<const std::uint8_t*>(&d->sin_addr);
-    const auto* sp = reinterpret_cast<const std::uint8_t*>(&s->sin_port);
-    const auto* dp = reinterpret_cast<const std::uint8_t*>(&d->sin_port);
-    body.insert(body.end(), sa, sa + 4);
-    body.insert(body.end(), da, da + 4);
-    body.insert(body.end(), sp, sp + 2);
-    body.insert(body.end(), dp, dp + 2);
-  } else if (source->ss_family == AF_INET6) {
-    if (!destination || destination->ss_family != AF_INET6)
-      throw std::invalid_argument("build_proxy_v2: mixed families");
-    const auto* s = reinterpret_cast<const sockaddr_in6*>(source);
-    const auto* d = reinterpret_cast<const sockaddr_in6*>(destination);
-    h.push_back(0x20 | kCommandProxy);
-    h.push_back(static_cast<std::uint8_t>(kFamilyInet6 << 4 | proto));
-    const auto* sp = reinterpret_cast<const std::uint8_t*>(&s->sin6_port);
-    const auto* dp = reinterpret_cast<const std::uint8_t*>(&d->sin6_port);
-    body.insert(body.end(), s->sin6_addr.s6_addr, s->sin6_addr.s6_addr + 16);
-    body.insert(body.end(), d->sin6_addr.s6_addr, d->sin6_addr.s6_addr + 16);
-    body.insert(body.end(), sp, sp + 2);
-    body.insert(body.end(), dp, dp + 2);
   } else {
-    throw std::invalid_argument("build_proxy_v2: not an IPv4 or IPv6 address");
+    const sa_family_t family = source->ss_family;
+    if (family != AF_INET && family != AF_INET6)
+      throw std::invalid_argument("build_proxy_v2: not an IPv4 or IPv6 address");
+    if (!destination || destination->ss_family != family) throw std::invalid_argument("build_proxy_v2: mixed families");
+    const std::uint8_t proto = transport == ProxyV2Transport::stream ? kTransportStream : kTransportDgram;
+    h.push_back(0x20 | kCommandProxy);
+    h.push_back(static_cast<std::uint8_t>((family == AF_INET ? kFamilyInet : kFamilyInet6) << 4 | proto));
+    // The address block: both addresses, then both ports.
+    const auto append = [&body](const void* p, std::size_t n) {
+      body.insert(body.end(), static_cast<const std::uint8_t*>(p), static_cast<const std::uint8_t*>(p) + n);
+    };
+    for (const sockaddr_storage* a : {source, destination}) {
+      if (family == AF_INET) append(&reinterpret_cast<const sockaddr_in*>(a)->sin_addr, 4);
+      else append(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, 16);
+    }
+    for (const sockaddr_storage* a : {source, destination}) {
+      if (family == AF_INET) append(&reinterpret_cast<const sockaddr_in*>(a)->sin_port, 2);
+      else append(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_port, 2);
+    }
   }
   if (tlv_padding) {
     body.push_back(kTlvNoop);

@@ -114,7 +114,8 @@ std::uint64_t proxy_count(const std::string& segment, const char* outcome) {
 std::string kdig_status(const char* source, std::uint16_t port, const std::string& extra) {
   const std::string out = run_command(kdig_program() + " -b " + source + " @127.0.0.1 -p " + std::to_string(port) +
                                       " a.test A +timeout=2 +retry=0 " + extra + " 2>&1");
-  const std::size_t at = out.find("status: ");
+  const std::size_t header = out.find("->>HEADER<<-");  // not +https's "(HTTP/2 ... status: 200)"
+  const std::size_t at = header == std::string::npos ? header : out.find("status: ", header);
   if (at == std::string::npos) return "";
   const std::size_t end = out.find(';', at);
   return out.substr(at + 8, end - at - 8);
@@ -259,35 +260,42 @@ TEST_CASE("proxy_protocol_from: a list of subnets, parsed strictly", "[serve][co
   CHECK_THROWS_WITH(load_serve_config(write_config(many + "]\n")), Catch::Contains("at most 64 subnets, got 65"));
 }
 
-TEST_CASE("proxy v2 from haproxy (send-proxy-v2) to serve's TCP and DoT listeners: kdig's own address is the one "
-          "serve judges",
+TEST_CASE("proxy v2 from haproxy (send-proxy-v2) to serve's TCP, DoT and DoH listeners: kdig's own address is "
+          "the one serve judges",
           "[serve][proxy][haproxy]") {
   if (!dnsarena::common::find_program("haproxy")) return skip_test("haproxy is not installed (apt package haproxy)");
   kdig_program();
   TestCertificate cert;
-  const std::uint16_t tls_port = free_port(), haproxy_tcp = free_port(), haproxy_tls = free_port();
+  const std::uint16_t tls_port = free_port(), doh_port = free_port(), haproxy_tcp = free_port(),
+                      haproxy_tls = free_port(), haproxy_doh = free_port();
   // Only kdig's 127.0.0.1 is allowed; the balancer's own 127.0.0.3 is not.
   Service s({"--config", write_config("proxy_protocol_from: [" + std::string(kBalancerAddress) +
                                       "/32]\naccess_control: [\"127.0.0.1/32 allow\"]\ntls: {listen: [127.0.0.1:" +
                                       std::to_string(tls_port) + "], certificate: " + cert.cert_path() +
-                                      ", key: " + cert.key_path() + "}\n")},
+                                      ", key: " + cert.key_path() + "}\nhttps: {listen: [127.0.0.1:" +
+                                      std::to_string(doh_port) + "]}\n")},
             1);
   const std::string backend = std::string(" send-proxy-v2 source ") + kBalancerAddress + "\n";
   Balancer haproxy("defaults\n  mode tcp\n  timeout connect 2s\n  timeout client 5s\n  timeout server 5s\n"
                    "listen dns_tcp\n  bind 127.0.0.1:" + std::to_string(haproxy_tcp) + "\n  server serve 127.0.0.1:" +
                        std::to_string(s.port) + backend +
                    "listen dns_tls\n  bind 127.0.0.1:" + std::to_string(haproxy_tls) + "\n  server serve 127.0.0.1:" +
-                       std::to_string(tls_port) + backend,
+                       std::to_string(tls_port) + backend +
+                   "listen dns_https\n  bind 127.0.0.1:" + std::to_string(haproxy_doh) + "\n  server serve 127.0.0.1:" +
+                       std::to_string(doh_port) + backend,
                    {"haproxy", "-db", "-f", "CONFIG"});
   REQUIRE(eventually([&] {
-    return dnsarena::common::accepts_tcp(haproxy_tcp) && dnsarena::common::accepts_tcp(haproxy_tls);
+    return dnsarena::common::accepts_tcp(haproxy_tcp) && dnsarena::common::accepts_tcp(haproxy_tls) &&
+           dnsarena::common::accepts_tcp(haproxy_doh);
   }));
   INFO(haproxy.log_text());
   CHECK(kdig_status("127.0.0.1", haproxy_tcp, "+tcp") == "NOERROR");
   CHECK(kdig_status("127.0.0.4", haproxy_tcp, "+tcp") == "REFUSED");
   CHECK(kdig_status("127.0.0.1", haproxy_tls, "+tls") == "NOERROR");
   CHECK(kdig_status("127.0.0.4", haproxy_tls, "+tls") == "REFUSED");
-  REQUIRE(eventually([&] { return proxy_count(s.segment, "accepted") >= 4; }));
+  CHECK(kdig_status("127.0.0.1", haproxy_doh, "+https") == "NOERROR");
+  CHECK(kdig_status("127.0.0.4", haproxy_doh, "+https") == "REFUSED");
+  REQUIRE(eventually([&] { return proxy_count(s.segment, "accepted") >= 6; }));
   CHECK(proxy_count(s.segment, "malformed") == 0);
   CHECK(proxy_count(s.segment, "no_header") == 0);
 }

@@ -19,12 +19,15 @@
 //                                  read as DNS), counted unlisted.
 //
 // Costs: off (no source listed), the UDP path pays one predictable branch per batch and
-// streams nothing. On: per datagram a scan of the listed subnets (at most
-// kMaxProxySources masked compares, serve_config.hpp), the parse, and a memmove of the query over the
-// header (the datagram's own bytes, ~50); a datagram dropped from the middle of a batch
-// moves those after it down one slot. Per connection: at most 1 KiB buffered until the
-// verdict (the header is at most 512 bytes), held no longer than the idle timeout (the
-// sweep closes a connection that never completes its header).
+// streams nothing. On, per datagram: a scan of the listed IPv4 subnets as masks (at most
+// kMaxProxySources, serve_config.hpp) and a first-byte test for the signature (a plain
+// query: +55 instructions per UDP hit); from a balancer, the parse and a memmove of the
+// query over the header (+180 per hit, about 1% of a hit's CPU with the kernel's share:
+// docs/benchmarking.md, bench/proxy_cost.sh). A datagram dropped from the middle of a
+// batch moves those after it down one slot. Per connection: at most 1 KiB buffered until
+// the verdict (the header is at most 512 bytes), held no longer than the idle timeout
+// (the sweep closes a connection that never completes its header); a TLS handshake's
+// own timeout runs from the accept, header included.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -54,36 +54,34 @@ std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<
   return a;
 }
 
-// What a TCP connection from 127.0.0.1 that sends `prefix` (in two writes, cut at `cut`)
-// and then one framed query got: the answer, or nothing because serve closed it.
+// What a TCP connection got for one framed query: the answer, or nothing because serve
+// closed it.
 struct TcpOutcome {
   DnsReply reply;
   bool closed = false;
 };
-TcpOutcome proxied_tcp(std::uint16_t port, const std::vector<std::uint8_t>& prefix, const std::vector<std::uint8_t>& query,
+
+// Sends `bytes` then one framed `query` on connection `fd` (the bytes cut in two writes
+// at `cut` when nonzero) and reads the answer (up to 3 s).
+TcpOutcome exchange_on(int fd, const std::vector<std::uint8_t>& bytes, const std::vector<std::uint8_t>& query,
                        std::size_t cut = 0) {
-  const sockaddr_storage to = v4("127.0.0.1", port);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  TcpOutcome out;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(sockaddr_in)) != 0) {
-    ::close(fd);
-    return out;
-  }
-  std::vector<std::uint8_t> msg = prefix;
+  std::vector<std::uint8_t> msg = bytes;
   msg.push_back(static_cast<std::uint8_t>(query.size() >> 8));
   msg.push_back(static_cast<std::uint8_t>(query.size()));
   msg.insert(msg.end(), query.begin(), query.end());
   if (cut && cut < msg.size()) {
     ::send(fd, msg.data(), cut, MSG_NOSIGNAL);
-    // The first part on its own: serve reads it and must wait for the rest.
+    // Not a synchronization: only to let the two parts travel in separate segments, so
+    // that serve most likely reads the first alone and must wait for the rest.
     pollfd p{fd, POLLIN, 0};
     ::poll(&p, 1, 100);
     ::send(fd, msg.data() + cut, msg.size() - cut, MSG_NOSIGNAL);
   } else {
     ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
   }
+  TcpOutcome out;
   std::vector<std::uint8_t> in;
-  for (int i = 0; i < 60; ++i) {  // up to 3 s
+  for (int i = 0; i < 60; ++i) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) != 1) continue;
     std::uint8_t buf[4096];
@@ -98,6 +96,15 @@ TcpOutcome proxied_tcp(std::uint16_t port, const std::vector<std::uint8_t>& pref
       break;
     }
   }
+  return out;
+}
+
+// A connection from 127.0.0.1 that sends `prefix` and one query, then is closed.
+TcpOutcome proxied_tcp(std::uint16_t port, const std::vector<std::uint8_t>& prefix, const std::vector<std::uint8_t>& query,
+                       std::size_t cut = 0) {
+  const int fd = tcp_connect_from("127.0.0.1", port);
+  TcpOutcome out;
+  if (fd >= 0) out = exchange_on(fd, prefix, query, cut);
   ::close(fd);
   return out;
 }
@@ -191,6 +198,9 @@ TEST_CASE("proxy v2 over UDP: the carried client is the one access control judge
   CHECK(proxy_count(s.segment, "no_header") == 1);
   CHECK(proxy_count(s.segment, "malformed") == 2);
   CHECK(s.upstream.queries() == 1);  // only 192.0.2.7's miss went upstream
+  // `dnsarena stats` prints them on one line.
+  const std::string table = run_command(dnsarena_binary() + " stats --segment " + s.segment + " --interval 0");
+  CHECK_THAT(table, Catch::Contains("proxy   accepted 2 local 1 no_header 1 malformed 2 unlisted 1"));
 }
 
 TEST_CASE("proxy v2 over TCP: the header (also cut in two) names the client; no header, a malformed one and an "
@@ -340,4 +350,33 @@ TEST_CASE("proxy v2: ECS synthesized from the source is the carried client's sub
   REQUIRE(tcp.reply.answered);
   REQUIRE(tcp.reply.answers.size() == 1);
   CHECK(tcp.reply.answers[0] == "1 0a336401");  // 10.51.100.1: 198.51.100.0/24
+}
+
+TEST_CASE("proxy v2 over TCP: the per-client bound counts the client a header names, not the balancer",
+          "[serve][proxy][tcp]") {
+  Service s({"--config", write_config("proxy_protocol_from: [127.0.0.1/32]\naccess_control: [\"0.0.0.0/0 allow\"]\n"
+                                      "tcp: {idle_timeout_ms: 30000, max_connections_per_client: 2}\n")},
+            1);
+  std::vector<int> fds;
+  // Five clients through the balancer at once: more than its own bound of 2, all served.
+  for (int i = 0; i < 5; ++i) {
+    const std::string client = "192.0.2." + std::to_string(10 + i);
+    fds.push_back(tcp_connect_from("127.0.0.1", s.port));
+    const TcpOutcome r = exchange_on(fds.back(), header_for(client.c_str(), s.port, ProxyV2Transport::stream),
+                                     make_query(static_cast<std::uint16_t>(i), "a.test", 1));
+    INFO(client);
+    CHECK(r.reply.answered);
+  }
+  // One client through it on three connections: the third is over its bound of 2.
+  unsigned answered = 0, closed = 0;
+  for (int i = 0; i < 3; ++i) {
+    fds.push_back(tcp_connect_from("127.0.0.1", s.port));
+    const TcpOutcome r = exchange_on(fds.back(), header_for("192.0.2.7", s.port, ProxyV2Transport::stream),
+                                     make_query(static_cast<std::uint16_t>(10 + i), "a.test", 1));
+    answered += r.reply.answered;
+    closed += r.closed;
+  }
+  CHECK(answered == 2);
+  CHECK(closed == 1);
+  for (int fd : fds) ::close(fd);
 }

@@ -153,7 +153,7 @@ const char* kAllowDocNet =
 
 }  // namespace
 
-TEST_CASE("proxy v2 over UDP: the carried client is the one access control judges; no header, a malformed one "
+TEST_CASE("proxy v2 over UDP: the carried client is the one access control judges, and no header, a malformed one "
           "and an unlisted source are dropped and counted",
           "[serve][proxy]") {
   Service s({"--config", write_config(kAllowDocNet)}, 1);
@@ -203,7 +203,7 @@ TEST_CASE("proxy v2 over UDP: the carried client is the one access control judge
   CHECK_THAT(table, Catch::Contains("proxy   accepted 2 local 1 no_header 1 malformed 2 unlisted 1"));
 }
 
-TEST_CASE("proxy v2 over TCP: the header (also cut in two) names the client; no header, a malformed one and an "
+TEST_CASE("proxy v2 over TCP: the header (also cut in two) names the client, and no header, a malformed one and an "
           "unlisted source close the connection, counted",
           "[serve][proxy]") {
   Service s({"--config", write_config(kAllowDocNet)}, 1);

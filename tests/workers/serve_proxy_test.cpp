@@ -380,3 +380,31 @@ TEST_CASE("proxy v2 over TCP: the per-client bound counts the client a header na
   CHECK(closed == 1);
   for (int fd : fds) ::close(fd);
 }
+
+TEST_CASE("proxy v2: rpz-client-ip triggers on the carried client, over UDP and TCP, hits included",
+          "[serve][proxy][policy]") {
+  const std::string zone = write_config("$TTL 60\n@ SOA ns.rpz.test. admin.rpz.test. 1 3600 600 86400 60\n"
+                                        "@ NS ns.rpz.test.\n32.7.2.0.192.rpz-client-ip CNAME .\n");
+  Service s({"--config", write_config("proxy_protocol_from: [127.0.0.1/32]\naccess_control: [\"0.0.0.0/0 allow\"]\n"
+                                      "policy:\n  rpz: [{file: " + zone + ", name: rpz.test.}]\n")},
+            1);
+  for (std::uint16_t round = 0; round < 2; ++round) {  // a miss, then a hit
+    INFO("round " << round);
+    const DnsReply other = udp_exchange(s.port, concat(header_for("192.0.2.8", s.port, ProxyV2Transport::dgram),
+                                                       make_query(static_cast<std::uint16_t>(1 + round), "a.test", 1)));
+    REQUIRE(other.answered);
+    CHECK(other.rcode() == 0);
+    CHECK(other.answers.size() == 2);
+    const DnsReply blocked = udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::dgram),
+                                                         make_query(static_cast<std::uint16_t>(3 + round), "a.test", 1)));
+    REQUIRE(blocked.answered);
+    CHECK(blocked.rcode() == 3);
+    const TcpOutcome tcp = proxied_tcp(s.port, header_for("192.0.2.7", s.port, ProxyV2Transport::stream),
+                                       make_query(static_cast<std::uint16_t>(5 + round), "a.test", 1));
+    REQUIRE(tcp.reply.answered);
+    CHECK(tcp.reply.rcode() == 3);
+  }
+  // The balancer's own address is not the one the rule names: a plain query from an
+  // unlisted 127.0.0.2 is answered.
+  CHECK(udp_exchange(s.port, make_query(9, "a.test", 1), std::chrono::milliseconds(2000), "127.0.0.2").rcode() == 0);
+}

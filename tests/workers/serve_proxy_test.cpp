@@ -3,8 +3,10 @@
 // hand-built headers over UDP and TCP from a listed 127.0.0.1 carrying 192.0.2.7, judged
 // by an access control that allows only 192.0.2.0/24; a headerless query, a malformed
 // header and a header from an unlisted 127.0.0.2, dropped and counted; then haproxy
-// (send-proxy-v2, TCP mode, to serve's TCP and DoT listeners) and dnsdist
-// (useProxyProtocol, UDP) in front, with kdig as the client. The config's strict parsing.
+// (send-proxy-v2, TCP mode, to serve's TCP, DoT and DoH listeners) and dnsdist
+// (useProxyProtocol, UDP) in front, with kdig as the client; the carried client in ECS
+// synthesized from the source, rpz-client-ip, dnstap and the per-client TCP bound. The
+// config's strict parsing.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -407,4 +410,27 @@ TEST_CASE("proxy v2: rpz-client-ip triggers on the carried client, over UDP and 
   // The balancer's own address is not the one the rule names: a plain query from an
   // unlisted 127.0.0.2 is answered.
   CHECK(udp_exchange(s.port, make_query(9, "a.test", 1), std::chrono::milliseconds(2000), "127.0.0.2").rcode() == 0);
+}
+
+TEST_CASE("proxy v2: dnstap logs the carried client as the query address, misses, hits and TCP", "[serve][proxy][dnstap]") {
+  const std::string dir = "/tmp/dnsarena-proxy-dnstap-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Service s({"--config", write_config("proxy_protocol_from: [127.0.0.1/32]\naccess_control: [\"0.0.0.0/0 allow\"]\n"
+                                      "dnstap: {file: " + dir + "/tap, forwarder_query: false, forwarder_response: false}\n")},
+            1);
+  for (std::uint16_t id = 1; id <= 2; ++id)  // a miss (answered later), then a hit (the batch)
+    REQUIRE(udp_exchange(s.port, concat(header_for("192.0.2.7", s.port, ProxyV2Transport::dgram),
+                                        make_query(id, "a.test", 1)))
+                .answered);
+  REQUIRE(proxied_tcp(s.port, header_for("192.0.2.7", s.port, ProxyV2Transport::stream), make_query(3, "a.test", 1))
+              .reply.answered);
+  REQUIRE(s.serve->stop() == 0);
+  int status = 0;
+  const std::string yaml = dnsarena::common::run_and_capture({"dnstap-ldns", "-y", "-r", dir + "/tap.0"}, status);
+  REQUIRE(status == 0);
+  INFO(yaml);
+  CHECK(occurrences(yaml, "query_address: \"192.0.2.7\"") == 6);  // 3 queries and their 3 answers
+  CHECK(occurrences(yaml, "query_address: \"127.0.0.1\"") == 0);
+  std::filesystem::remove_all(dir);
 }

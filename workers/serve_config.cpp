@@ -407,7 +407,8 @@ void read_access_control(MapReader& r, ServeConfig& c) {
   c.access_control = AccessControl(std::move(rules));
 }
 
-// proxy_protocol_from: a list of subnets, at most kMaxProxySources (proxy_protocol.hpp).
+// proxy_protocol_from: a list of subnets, at most kMaxProxySources (serve_config.hpp; the
+// worker applies them: proxy_protocol.hpp).
 void read_proxy_protocol_from(MapReader& r, ServeConfig& c) {
   const YAML::Node list = r.raw("proxy_protocol_from");
   if (list.IsNull()) return;

@@ -95,8 +95,9 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.query = q;
   w.tcp = src.tcp;
   if (!src.tcp) {
-    w.addr = *src.addr;
+    w.addr = src.reply_to ? *src.reply_to : *src.addr;
     w.addr_len = src.addr_len;
+    if (src.reply_to) w.proxied_client = *src.addr;
     w.udp_socket = src.udp_socket;
     if (src.local) w.local = *src.local;
   }

@@ -55,6 +55,10 @@ struct QuerySource {
   unsigned udp_socket = 0;               // UDP: the index into the worker's UDP sockets
   const LocalAddress* local = nullptr;   // UDP on a wildcard socket: the address asked
   std::uint32_t doh_stream = 0;          // DoH: the request's HTTP/2 stream (0: not DoH)
+  // UDP from a balancer that sent a PROXY header (proxy_protocol.hpp): where the answer
+  // goes (addr_len is its length), while addr is the client the header carried. nullptr:
+  // addr is both.
+  const sockaddr_storage* reply_to = nullptr;
 };
 
 class QueryPipeline {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena top [--by hits|bytes] [-n N] [--segment SEG]`: the hottest or the largest
-// entries of a live cache.
+// entries of a live cache, under one line with the cache's miss-ratio curve
+// (top_mrc_line.hpp: the hit rate now and at each measured capacity factor).
 //
 // --by bytes: one lock-free walk; entries ranked by their size in the arena.
 // --by hits: the cache keeps no per-entry hit counter (the index slot has one hit bit,
@@ -22,6 +23,7 @@
 #include "admin/dump_format.hpp"
 #include "admin/entry_walk.hpp"
 #include "admin/run_reporting.hpp"
+#include "admin/top_mrc_line.hpp"
 #include "common/add_command.hpp"
 
 namespace dnsarena::admin {
@@ -109,12 +111,17 @@ int run_top(const TopRequest& req) {
   const std::size_t n = std::min(req.count, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(n), ranked.end(), ranks_before);
   ranked.resize(n);
+  const cache::CacheStats stats = cache.stats();
+  const std::uint64_t lookups = stats.counter(cache::Counter::lookups);
+  const TopMrc mrc = read_top_mrc(
+      req.segment, lookups ? static_cast<double>(stats.counter(cache::Counter::hits)) / static_cast<double>(lookups) : 0.0);
   auto key_text = [](const TopRow& r) {
     return key_to_text({reinterpret_cast<const std::uint8_t*>(r.blob.data()), r.blob.size()});
   };
   if (req.json) {
     nlohmann::json j{{"segment", req.segment}, {"by", req.by}, {"rows", nlohmann::json::array()}};
     if (by_hits) j["rounds"] = req.rounds;
+    j["mrc"] = top_mrc_json(mrc);
     for (const TopRow& r : ranked)
       j["rows"].push_back({{"key", key_text(r)}, {by_hits ? "rounds_hit" : "bytes", r.score}, {"bytes", r.bytes},
                            {"records", r.records}, {"ttl_left", r.ttl_left}});
@@ -126,6 +133,7 @@ int run_top(const TopRequest& req) {
               << req.segment << ")\n";
   else
     std::cout << "largest entries (segment " << req.segment << ")\n";
+  std::cout << top_mrc_line(mrc);
   std::printf("%8s %7s %7s %8s  %s\n", by_hits ? "rounds" : "bytes", "bytes", "records", "ttl left", "key");
   for (const TopRow& r : ranked)
     std::printf("%8llu %7u %7u %8u  %s\n", static_cast<unsigned long long>(r.score), r.bytes, r.records, r.ttl_left,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Sourced by the bench scripts (dnstap_cost.sh, policy_reload.sh, dot_wakeups.sh), after they set $root:
+# Sourced by the bench scripts (dnstap_cost.sh, policy_reload.sh, dot_wakeups.sh, proxy_cost.sh), after they set $root:
 #   scratch_dir NAME             a new /tmp/NAME.XXXXXX as $dir, entered; at exit every
 #                                process in $pids is killed and $dir removed
 #   start_answer_upstream PORT   answer_a_upstream.py on 127.0.0.1:PORT (every query: one A)

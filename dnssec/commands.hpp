@@ -13,6 +13,11 @@ namespace dnsarena::dnssec {
 //                                      prints each anchor (zone, DS / DNSKEY: key tag,
 //                                      algorithm, digest type or flags, usable or not)
 //                                      and the negative anchors; errors as FILE:LINE
+//   update-trust FILE [--server ADDR:PORT] [--if-due] [--dry-run] [--json]
+//                                      one RFC 5011 probe of the file's trust point,
+//                                      written back atomically (autotrust.hpp)
 void add_dnssec_command(CLI::App& app);
+// The update-trust subcommand, into the group (update_trust_command.cpp).
+void add_update_trust(CLI::App& group);
 
 }  // namespace dnsarena::dnssec

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena dnssec bench` and `dnsarena dnssec check-trust`: CLI, table and JSON.
+// `dnsarena dnssec bench` and `dnsarena dnssec check-trust`: CLI, table and JSON
+// (update-trust: update_trust_command.cpp).
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -123,6 +124,7 @@ void add_dnssec_command(CLI::App& app) {
   CLI::App* group = common::add_command_group(app, "dnssec", "DNSSEC validation: benchmark, trust anchors");
   add_bench(group[0]);
   add_check_trust(group[0]);
+  add_update_trust(group[0]);
 }
 
 }  // namespace dnsarena::dnssec

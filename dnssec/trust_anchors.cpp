@@ -4,6 +4,10 @@
 #include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <functional>
 #include <memory>
 
@@ -12,7 +16,6 @@ namespace dnsarena::dnssec {
 namespace {
 
 struct ScanContext {
-  TrustAnchors* anchors;
   std::string what;
   std::string error;
   std::vector<std::tuple<Bytes, std::uint16_t, Bytes>> records;
@@ -39,11 +42,11 @@ void on_error(zs_scanner_t* s) {
   s->state = ZS_STATE_STOP;
 }
 
-void scan(TrustAnchors& anchors, const std::string& what, const std::function<int(zs_scanner_t*)>& set_input,
+void scan(const std::string& what, const std::function<int(zs_scanner_t*)>& set_input,
           std::vector<std::tuple<Bytes, std::uint16_t, Bytes>>& out) {
   auto s = std::make_unique<zs_scanner_t>();
   if (zs_init(s.get(), ".", 1, 3600) != 0) throw TrustAnchorError(what + ": cannot start the zone parser");
-  ScanContext ctx{&anchors, what, {}, {}};
+  ScanContext ctx{what, {}, {}};
   const bool ok = set_input(s.get()) == 0 && zs_set_processing(s.get(), on_record, on_error, &ctx) == 0;
   if (!ok) {
     const std::string err = what + ": " + zs_strerror(s->error.code);
@@ -60,6 +63,15 @@ void scan(TrustAnchors& anchors, const std::string& what, const std::function<in
 
 }  // namespace
 
+std::vector<AnchorRecord> scan_anchor_records(const std::string& text, const std::string& what) {
+  std::vector<std::tuple<Bytes, std::uint16_t, Bytes>> records;
+  scan(what, [&](zs_scanner_t* s) { return zs_set_input_string(s, text.data(), text.size()); }, records);
+  std::vector<AnchorRecord> out;
+  out.reserve(records.size());
+  for (auto& [owner, type, rdata] : records) out.push_back({std::move(owner), type, std::move(rdata)});
+  return out;
+}
+
 void TrustAnchors::add_record(const Bytes& owner, std::uint16_t type, std::span<const std::uint8_t> rdata) {
   if (type == kTypeDnskey && rdata.size() >= 2 && (rdata[1] & 0x80)) return;  // revoked (RFC 5011)
   auto it = std::find_if(anchors_.begin(), anchors_.end(), [&](const TrustAnchor& a) { return a.zone == owner; });
@@ -71,15 +83,29 @@ void TrustAnchors::add_record(const Bytes& owner, std::uint16_t type, std::span<
 }
 
 void TrustAnchors::add_file(const std::string& path) {
-  std::vector<std::tuple<Bytes, std::uint16_t, Bytes>> records;
-  scan(*this, path, [&](zs_scanner_t* s) { return zs_set_input_file(s, path.c_str()); }, records);
-  if (records.empty()) throw TrustAnchorError(path + ": no DS or DNSKEY record");
-  for (const auto& [owner, type, rdata] : records) add_record(owner, type, rdata);
+  std::ifstream f(path);
+  if (!f) throw TrustAnchorError(path + ": cannot be read: " + std::strerror(errno));
+  std::stringstream text;
+  text << f.rdbuf();
+  add_text(text.str(), path);
 }
 
-void TrustAnchors::add_text(const std::string& text, const std::string& what) {
+void TrustAnchors::add_text(const std::string& given, const std::string& what) {
+  // An autotrust file (RFC 5011, autotrust.hpp) marks each key's state: only valid (2) and
+  // missing (3) keys are anchors; a key in its add hold-down (1) is not yet, a revoked
+  // one (4) never again. Such lines are blanked, so errors keep their line numbers.
+  std::string text;
+  std::istringstream lines(given);
+  for (std::string line; std::getline(lines, line);) {
+    if (const std::size_t at = line.find(";;state="); at != std::string::npos) {
+      const char state = at + 8 < line.size() ? line[at + 8] : '?';
+      if (state != '2' && state != '3') line.clear();
+    }
+    text += line;
+    text += '\n';
+  }
   std::vector<std::tuple<Bytes, std::uint16_t, Bytes>> records;
-  scan(*this, what, [&](zs_scanner_t* s) { return zs_set_input_string(s, text.data(), text.size()); }, records);
+  scan(what, [&](zs_scanner_t* s) { return zs_set_input_string(s, text.data(), text.size()); }, records);
   if (records.empty()) throw TrustAnchorError(what + ": no DS or DNSKEY record");
   for (const auto& [owner, type, rdata] : records) add_record(owner, type, rdata);
 }

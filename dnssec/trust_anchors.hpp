@@ -3,7 +3,8 @@
 //
 // Positive anchors are DS or DNSKEY records in zone-file syntax, read by libzscanner
 // (Knot's zone parser): the formats of Unbound's root.key (DNSKEY lines, `;;state=`
-// comments of its RFC 5011 state), of Debian's dns-root-data root.ds and of Knot
+// comments of its RFC 5011 state: keys in their add hold-down or revoked are no anchors),
+// of Debian's dns-root-data root.ds and of Knot
 // Resolver's root.keys (DS lines). A DNSKEY with the REVOKE bit (RFC 5011) is not an
 // anchor. Records of other types, other classes, or syntax errors are errors that name the
 // file and line. Several anchors may exist for several zones (a lab's "test." beside the
@@ -31,6 +32,17 @@ class TrustAnchorError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
+
+// One DS or DNSKEY record of an anchor file, as written (a revoked DNSKEY included).
+struct AnchorRecord {
+  Bytes owner;  // lowercase wire
+  std::uint16_t type = 0;
+  Bytes rdata;
+};
+// Every record of `text` (zone-file syntax; `what` names it in errors). Throws
+// TrustAnchorError ("WHAT:LINE: what") for syntax errors and records other than IN DS
+// and IN DNSKEY.
+std::vector<AnchorRecord> scan_anchor_records(const std::string& text, const std::string& what);
 
 class TrustAnchors {
 public:

@@ -38,13 +38,13 @@ bool algorithm_supported(std::uint8_t a) {
 
 bool digest_supported(std::uint8_t d) { return d == 1 || d == 2 || d == 4; }
 
-ZoneKeys::ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys) : zone_(std::move(zone)) {
+ZoneKeys::ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys, RevokedKeys revoked) : zone_(std::move(zone)) {
   crypto_init_once();
   for (const Bytes& rd : dnskeys) {
     if (rd.size() < 5) continue;
     const std::uint16_t flags = static_cast<std::uint16_t>(rd[0] << 8 | rd[1]);
     if (!(flags & 0x0100) || rd[2] != 3 || !algorithm_supported(rd[3])) continue;
-    if (flags & 0x0080) continue;  // REVOKE (RFC 5011): never used to verify
+    if ((flags & 0x0080) && revoked == RevokedKeys::skip) continue;  // REVOKE (RFC 5011)
     auto k = std::make_unique<Key>();
     if (dnssec_key_new(&k->key) != DNSSEC_EOK) continue;
     const dnssec_binary_t b = as_binary(rd);

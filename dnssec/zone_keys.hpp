@@ -39,8 +39,11 @@ bool digest_supported(std::uint8_t digest_type);
 class ZoneKeys {
 public:
   ZoneKeys() = default;
+  // Revoked keys (the RFC 5011 REVOKE bit) never verify data; only the check that a
+  // revoked key signed its own revocation (autotrust.hpp) takes them.
+  enum class RevokedKeys { skip, include };
   // `zone`: lowercase wire name; `dnskeys`: DNSKEY RDATA. Unusable keys are skipped.
-  ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys);
+  ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys, RevokedKeys revoked = RevokedKeys::skip);
   ~ZoneKeys();
   ZoneKeys(ZoneKeys&&) noexcept;
   ZoneKeys& operator=(ZoneKeys&&) noexcept;

@@ -46,6 +46,7 @@ PolicyView::PolicyView(std::span<const std::uint8_t> image) {
 
 void PolicyView::collect_top_labels() {
   top_count_ = 0;
+  top_bits_ = 0;
   top_any_ = false;
   for (std::uint64_t i = 0; i <= mask_ && !top_any_; ++i) {
     const std::uint64_t slot = slots_[i];
@@ -77,6 +78,7 @@ void PolicyView::collect_top_labels() {
     }
     top_[top_count_].len = l;
     std::memcpy(top_[top_count_].text, name + last + 1, l);
+    top_bits_ |= std::uint64_t{1} << top_label_bit(l, l ? name[last + 1] : 0);
     ++top_count_;
   }
 }
@@ -91,6 +93,7 @@ bool PolicyView::may_match(std::span<const std::uint8_t> qname) const {
   if (last >= qname.size()) return false;  // the root: no trigger is there
   const std::uint8_t l = qname[last];
   if (last + 1u + l > qname.size()) return true;  // malformed: let the full lookup decide
+  if (!(top_bits_ >> top_label_bit(l, l ? wire::ascii_lower(qname[last + 1]) : 0) & 1)) return false;
   for (unsigned t = 0; t < top_count_; ++t) {
     if (top_[t].len != l) continue;
     unsigned k = 0;

@@ -58,6 +58,10 @@ public:
   std::size_t rules() const { return header_ ? header_->rule_count : 0; }
   // REQUIRES: `qname` a valid wire name (any case), at most 255 bytes.
   Match find(std::span<const std::uint8_t> qname) const;
+  // False when no name trigger can match `qname`: its top-level label is none of the
+  // triggers' (find() then finds nothing). What a query the policy does not touch costs:
+  // a walk to its last label and a bit test, most of the time.
+  bool may_match(std::span<const std::uint8_t> qname) const;
   // True when some trigger of `kind` (response_ip, client_ip) is compiled: without one,
   // find_address() is never worth calling.
   bool has_address_triggers(TriggerKind kind) const {
@@ -83,8 +87,6 @@ private:
   const std::uint8_t* find_trigger(std::uint64_t hash, const std::uint8_t* name, std::size_t len, std::uint8_t kind_bits) const;
   // Reads the top-level labels of every name trigger (not the address triggers) into top_ (or sets top_any_).
   void collect_top_labels();
-  // False when `qname`'s top-level label is none of top_ (it then has no rule).
-  bool may_match(std::span<const std::uint8_t> qname) const;
 
   static constexpr unsigned kMaxTopLabels = 8;
   struct TopLabel {
@@ -97,6 +99,10 @@ private:
   const std::uint64_t* filter_ = nullptr;
   std::uint64_t mask_ = 0;
   std::uint32_t filter_words_ = 0;
+  // The bit top_label_bit(len, first letter) of every top_ entry: most top-level labels
+  // of queries miss it and are told apart without comparing text.
+  static unsigned top_label_bit(std::uint8_t len, std::uint8_t first) { return (len * 7u + first) & 63u; }
+  std::uint64_t top_bits_ = 0;
   TopLabel top_[kMaxTopLabels];
   unsigned top_count_ = 0;
   bool top_any_ = true;  // some trigger is the root, or too many top-level labels

@@ -45,6 +45,7 @@ AnswerMetrics::Totals AnswerMetrics::totals() const {
         t.rcodes[rc] += n;
         t.qtypes[q] += n;
       }
+    for (std::size_t o = 0; o < kProxyOutcomes; ++o) t.proxy[o] += r.proxy[o].load(std::memory_order_relaxed);
   }
   t.policy = policy_.totals();
   t.dnssec = dnssec_.totals();

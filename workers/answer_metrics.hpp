@@ -33,14 +33,16 @@
 //                        SRV, HTTPS, SVCB, DS, DNSKEY, ANY, other, which also takes
 //                        answers without a question: a FORMERR to a broken packet). One
 //                        count per answer; readers add up rows and columns.
-//   1112   40   (zero)
+//   1112   40   proxy    [5]: PROXY v2 headers by outcome (proxy_counts.hpp: accepted,
+//                        local, and dropped: no_header, malformed, unlisted)
 //
 // A hit is an answer from the cache: a UDP batch's hits are the rise of the worker's
 // `hits` stat counter across the batch (exact while the worker owns its stat slot; when
 // every slot is taken and the last is shared, another process's hits can land in it).
 // Answers that are neither hits nor misses (FORMERR, REFUSED, the failure cache's
 // SERVFAIL, a stale answer given first) are counted by RCODE and type only. Queries
-// dropped without an answer are counted nowhere here (the stat slots count them).
+// dropped without an answer are counted nowhere here (the stat slots count them), but
+// for those a PROXY header decided (`proxy`).
 //
 // Concurrency: a row has one writer at a time, the live worker of its row (the
 // supervisor hands rows out as in_flight_names.hpp says: a retiring worker and its
@@ -64,6 +66,7 @@
 #include "workers/dnssec_counters.hpp"
 #include "workers/latency_histogram.hpp"
 #include "workers/policy_counters.hpp"
+#include "workers/proxy_counts.hpp"
 
 namespace dnsarena::workers {
 
@@ -102,7 +105,7 @@ public:
     LatencyHistogram hit;
     LatencyHistogram miss;
     std::atomic<std::uint64_t> answers[kRcodeKinds][kQtypeKinds];
-    std::uint8_t zero[40];
+    std::atomic<std::uint64_t> proxy[kProxyOutcomes];
 
     // REQUIRES (every writer below): the caller is this row's only writer (above).
     // One answer of `len` (>= 12) bytes sent; `qtype`: its question's type when the
@@ -126,6 +129,7 @@ public:
     std::array<std::uint64_t, kQtypeKinds> qtypes{};
     std::vector<PolicyCounters::Zone> policy;  // policy matches per zone and trigger kind
     std::array<std::uint64_t, kDnssecCounters> dnssec{};  // validation (dnssec_counters.hpp)
+    std::array<std::uint64_t, kProxyOutcomes> proxy{};  // PROXY v2 headers by outcome
   };
   Totals totals() const;
 
@@ -142,7 +146,7 @@ private:
   };
   static_assert(sizeof(Header) == 64, "row 0 starts on its own cache line");
   static_assert(sizeof(Row) == 1152, "a row is whole cache lines: two workers never share one");
-  static_assert(offsetof(Row, miss) == 136 && offsetof(Row, answers) == 272 && offsetof(Row, zero) == 1112,
+  static_assert(offsetof(Row, miss) == 136 && offsetof(Row, answers) == 272 && offsetof(Row, proxy) == 1112,
                 "the row layout above");
 
   common::AnonymousMapping map_;
@@ -165,6 +169,8 @@ public:
   void udp_hits(std::uint64_t hits, std::uint64_t batch_ns) {
     if (hits) row_->hit.add_owned(batch_ns, hits);
   }
+  // A PROXY v2 header's outcome (proxy_protocol.hpp).
+  void proxy(ProxyOutcome o) { AnswerMetrics::Row::bump(row_->proxy[static_cast<std::size_t>(o)]); }
   // A response policy match in zone `zone` on a trigger of kind `kind` (policy_counters.hpp).
   void policy_hit(unsigned zone, unsigned kind) { metrics_->policy().count(row_index_, zone, kind); }
   // This worker's row of DNSSEC validation counts (dnssec_counters.hpp).

@@ -11,7 +11,9 @@
 //                "rcodes": {"NOERROR": 10, "FORMERR": 0, ..., "other": 0},
 //                "qtypes": {"A": 7, "AAAA": 3, ..., "other": 0},
 //                "policy": {"rpz.example.": {"qname": 5, "cname_chain": 1, "response_ip": 0,
-//                           "client_ip": 0}, ...}}}   (policy_counters.hpp)
+//                           "client_ip": 0}, ...},   (policy_counters.hpp)
+//                "proxy": {"accepted": 4, "local": 0, "no_header": 1, "malformed": 0,
+//                          "unlisted": 0}}}   (PROXY v2 headers: proxy_counts.hpp)
 //
 // Costs: one file of about 1 KB, whatever the number of workers.
 #pragma once

@@ -9,20 +9,10 @@
 
 namespace dnsarena::workers {
 
-cache::ResponseOptions response_options(const dns::ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                        std::uint8_t* options_buf, bool udp, std::uint32_t ad_trusted_after) {
-  cache::ResponseOptions o;
-  o.ad_trusted_after = ad_trusted_after;
-  o.max_size = limit;
-  o.one_answer_rrset = udp && q.qtype == wire::kTypeAny;  // RFC 8482: no amplification by ANY
-  o.edns = q.edns;
-  o.edns_do = q.do_bit;
-  if (q.edns && (q.ecs.present || q.cookie.len)) {
-    std::size_t n = q.ecs.present ? dns::write_ecs_option(q.ecs, scope, options_buf) : 0;
-    if (q.cookie.len) n += dns::write_cookie_option(q.cookie, options_buf + n);
-    o.edns_options = {options_buf, n};
-  }
-  return o;
+std::size_t write_answer_options(const dns::ClientQuery& q, std::uint8_t scope, std::uint8_t* options_buf) {
+  std::size_t n = q.ecs.present ? dns::write_ecs_option(q.ecs, scope, options_buf) : 0;
+  if (q.cookie.len) n += dns::write_cookie_option(q.cookie, options_buf + n);
+  return n;
 }
 
 CacheAnswer CacheAnswers::fresh(const dns::ClientQuery& q, const CheckedQuery& c, bool udp, std::uint32_t now,

@@ -12,6 +12,7 @@
 
 #include "cache/cache.hpp"
 #include "dns/client_query.hpp"
+#include "wire/constants.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/query_check.hpp"
 
@@ -24,8 +25,20 @@ inline constexpr std::size_t kAnswerOptionBytes = dns::kMaxEcsOptionBytes + dns:
 // `options_buf` (kAnswerOptionBytes) for this answer only: never into the cache; and the
 // AD cut in force (ad_trust.hpp: an entry inserted at or before `ad_trusted_after` is
 // answered without AD; 0: every cached AD stands).
-cache::ResponseOptions response_options(const dns::ClientQuery& q, std::uint8_t scope, std::size_t limit,
-                                        std::uint8_t* options_buf, bool udp, std::uint32_t ad_trusted_after);
+// Inline: it is on every hit; the options, when the query has any, are written out of line
+// (write_answer_options: the ECS and COOKIE options' bytes, returns their length).
+std::size_t write_answer_options(const dns::ClientQuery& q, std::uint8_t scope, std::uint8_t* options_buf);
+inline cache::ResponseOptions response_options(const dns::ClientQuery& q, std::uint8_t scope, std::size_t limit,
+                                               std::uint8_t* options_buf, bool udp, std::uint32_t ad_trusted_after) {
+  cache::ResponseOptions o;
+  o.ad_trusted_after = ad_trusted_after;
+  o.max_size = limit;
+  o.one_answer_rrset = udp && q.qtype == wire::kTypeAny;  // RFC 8482: no amplification by ANY
+  o.edns = q.edns;
+  o.edns_do = q.do_bit;
+  if (q.edns && (q.ecs.present || q.cookie.len)) o.edns_options = {options_buf, write_answer_options(q, scope, options_buf)};
+  return o;
+}
 // The AD cut of `cut` now (nullptr: none).
 inline std::uint32_t ad_trusted_after(const AdTrustCut* cut) { return cut ? cut->after() : 0; }
 

@@ -11,7 +11,7 @@ void ClientReplies::send(const Waiter& w, const std::uint8_t* out, std::size_t n
   answers_.answered(out, n, AnswerKind::miss, (common::monotonic_us() - w.arrived_us) * 1000);
   if (tap_) {
     const sockaddr_storage stream_local = w.tcp ? local_of(w.conn_id, w.doh_stream) : sockaddr_storage{};
-    tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.addr,
+    tap_->client_response(w.tcp ? peer_of(w.conn_id, w.doh_stream) : w.client_address(),
                           w.tcp ? TapLocal{nullptr, nullptr, &stream_local} : tap_local(w.udp_socket, &w.local),
                           w.tcp ? stream_protocol(w.conn_id, w.doh_stream) : TapProtocol::udp,
                           {out, n}, nullptr);

@@ -100,6 +100,7 @@ public:
   void stop_accepting();
   std::size_t connections() const { return transport_.connections(); }
   sockaddr_storage peer(std::uint64_t conn_id) const { return transport_.peer(conn_id); }
+  void set_proxy(ProxyGate* gate) { transport_.set_proxy(gate); }
   sockaddr_storage local(std::uint64_t conn_id) const { return transport_.local(conn_id); }
   // Streams open over all connections (requests not yet answered, or answers not yet sent).
   std::size_t streams() const;

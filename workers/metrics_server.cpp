@@ -89,6 +89,11 @@ std::string prometheus_text(const AnswerMetrics::Totals& t) {
        "# TYPE dnsarena_answer_qtypes_total counter\n";
   for (std::size_t k = 0; k < kQtypeKinds; ++k)
     o << "dnsarena_answer_qtypes_total{qtype=\"" << kQtypeNames[k] << "\"} " << t.qtypes[k] << "\n";
+  o << "# HELP dnsarena_proxy_headers_total PROXY v2 headers, by outcome (accepted, local; dropped: no_header, "
+       "malformed, unlisted)\n"
+       "# TYPE dnsarena_proxy_headers_total counter\n";
+  for (std::size_t k = 0; k < kProxyOutcomes; ++k)
+    o << "dnsarena_proxy_headers_total{outcome=\"" << kProxyOutcomeNames[k] << "\"} " << t.proxy[k] << "\n";
   if (!t.policy.empty())
     o << "# HELP dnsarena_policy_zone_hits_total Response policy matches, by policy zone and trigger kind\n"
          "# TYPE dnsarena_policy_zone_hits_total counter\n";

@@ -15,9 +15,9 @@
 
 namespace dnsarena::workers {
 
-namespace {
-
 MissRatioCurves* g_host_curves = nullptr;
+
+namespace {
 
 std::uint32_t pow2_floor(double v) {
   std::uint32_t p = 1;
@@ -28,7 +28,6 @@ std::uint32_t pow2_floor(double v) {
 }  // namespace
 
 void set_host_curves(MissRatioCurves* curves) { g_host_curves = curves; }
-MissRatioCurves* host_curves() { return g_host_curves; }
 
 double mrc_base_rate(std::uint64_t real_entries, const MrcSettings& s) {
   const double c = static_cast<double>(std::max<std::uint64_t>(1, real_entries));

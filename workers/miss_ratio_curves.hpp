@@ -256,7 +256,8 @@ private:
 // The host's curves in this process: set by the supervisor before it forks the workers
 // (nullptr: curves off), inherited by each worker. The query path's hooks read it.
 void set_host_curves(MissRatioCurves* curves);
-MissRatioCurves* host_curves();
+extern MissRatioCurves* g_host_curves;  // set_host_curves's; read through host_curves()
+inline MissRatioCurves* host_curves() { return g_host_curves; }
 
 // The hooks (a few instructions when the key is not sampled or the curves are off).
 inline void mrc_feed_hit(cache::Cache& real, const cache::CacheKey& key, std::uint32_t now) {

@@ -67,9 +67,9 @@ Match client_rule(const policy::PolicyView& view, const sockaddr_storage* client
 
 }  // namespace
 
-bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
-                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
-                  std::size_t& size, PolicyHit& hit, DnstapWriter* tap) {
+bool check_query_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
+                        std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
+                        std::size_t& size, PolicyHit& hit, DnstapWriter* tap) {
   hit = {};
   Match m = view.find(q.qname());
   PolicyHit::Kind kind = PolicyHit::Kind::qname;

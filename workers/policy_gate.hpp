@@ -59,9 +59,20 @@ struct PolicyHit {
 // False: no rule, or PASSTHRU; the query goes on to the cache. `hit` says which rule.
 // Every match is counted in the stat slot (`cache`: policy_hits and its action) and per
 // zone and trigger kind (`meter`: policy_counters.hpp).
-bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
-                  std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
-                  std::size_t& size, PolicyHit& hit, DnstapWriter* tap = nullptr);
+// Inline: a query whose name no trigger can match, from a policy without rpz-client-ip
+// triggers (most queries), costs PolicyView::may_match alone.
+bool check_query_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
+                        std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache, AnswerMeter& meter,
+                        std::size_t& size, PolicyHit& hit, DnstapWriter* tap = nullptr);
+inline bool apply_policy(const policy::PolicyView& view, const dns::ClientQuery& q, const sockaddr_storage& client,
+                         std::size_t limit, std::uint8_t* out, std::size_t cap, cache::Cache& cache,
+                         AnswerMeter& meter, std::size_t& size, PolicyHit& hit, DnstapWriter* tap = nullptr) {
+  if (!view.may_match(q.qname()) && !view.has_address_triggers(policy::TriggerKind::client_ip)) {
+    hit = {};
+    return false;
+  }
+  return check_query_policy(view, q, client, limit, out, cap, cache, meter, size, hit, tap);
+}
 
 // The answer in out[0, size) written for `q` from `client` (nullptr: not known) checked
 // along its chain; returns the size to send (rewritten, or 0: dropped). `hit` says which

@@ -98,8 +98,9 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.query = q;
   w.tcp = src.tcp;
   if (!src.tcp) {
-    w.addr = *src.addr;
+    w.addr = src.reply_to ? *src.reply_to : *src.addr;
     w.addr_len = src.addr_len;
+    if (src.reply_to) w.proxied_client = *src.addr;
     w.udp_socket = src.udp_socket;
     if (src.local) w.local = *src.local;
   }
@@ -139,10 +140,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
 // clients. At most one per question on the host (UpstreamClient::refresh: not while one
 // is in flight here or on another worker, nor while the name is in the failure cache).
 // Plain keys only: an ECS-scoped entry is refreshed by the next miss.
-void QueryPipeline::maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
-  if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
-  // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
-  if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
   // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
   // when a caching upstream returned what is left of the same TTL (the same expiry).
   if (upstream_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);

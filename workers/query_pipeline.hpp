@@ -56,6 +56,10 @@ struct QuerySource {
   unsigned udp_socket = 0;               // UDP: the index into the worker's UDP sockets
   const LocalAddress* local = nullptr;   // UDP on a wildcard socket: the address asked
   std::uint32_t doh_stream = 0;          // DoH: the request's HTTP/2 stream (0: not DoH)
+  // UDP from a balancer that sent a PROXY header (proxy_protocol.hpp): where the answer
+  // goes (addr_len is its length), while addr is the client the header carried. nullptr:
+  // addr is both.
+  const sockaddr_storage* reply_to = nullptr;
 };
 
 class QueryPipeline {
@@ -98,7 +102,13 @@ public:
   void clear_answered_later() { answered_later_ = false; }
 
   // A hit on the plain key near the end of its TTL starts one background refresh.
-  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
+  // Inline: on every hit, and most hits are far from their end.
+  void maybe_prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+    if (cfg_.prefetch_percent == 0 || r.expire <= now_) return;
+    // Whole seconds: the last second of a 10 s TTL is its last 10%, so the bound is inclusive.
+    if (std::uint64_t{r.expire - now_} * 100 > std::uint64_t{r.ttl} * cfg_.prefetch_percent) return;
+    prefetch(plain_key, r);
+  }
 
   // The host's AD cut now (ad_trust.hpp; 0: none).
   std::uint32_t ad_trusted_after() const { return workers::ad_trusted_after(ad_trust_); }
@@ -129,6 +139,8 @@ public:
   }
 
 private:
+  // The background refresh maybe_prefetch decided on.
+  void prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r);
   // Stage 2 for local data that is a CNAME for the query name (query_pipeline_alias.cpp,
   // local_alias.hpp): its target answered by the policy or resolved (stages 3-5), the
   // answer written for the client in out; 0 when the client waits or gets nothing.

@@ -122,12 +122,12 @@ std::size_t QueryPipeline::slot_answer(const dns::ClientQuery& q, bool tcp, cons
 void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
   policy_hit_ = {};  // the gate's PASSTHRU for this client, if any, is not kept while it waits
   if (w.alias && n) {  // the answer for a local CNAME's target: the client's, its chain checked
-    const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.addr;
+    const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.client_address();
     std::copy(out, out + n, alias_buf_.begin());
     n = finish_alias(*w.alias, w.query, &client, client_limit(cfg_, w.alias->client, w.tcp), alias_buf_.data(), n,
                      out, sizeof reply_buf_);
   } else if (policy_ && n) {
-    const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.addr;
+    const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.client_address();
     n = answer_policy(w.query, &client, client_limit(cfg_, w.query, w.tcp), out, n, sizeof reply_buf_);
   }
   replies_.send(w, out, n);
@@ -172,7 +172,8 @@ void QueryPipeline::resume_parked(std::uint64_t now_us) {
       }
       cache_.count(cache::Counter::deadline_answers);
     } else {
-      const QuerySource src{w.tcp, &w.addr, w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream};
+      const QuerySource src{w.tcp, &w.client_address(), w.addr_len, w.conn_id, w.udp_socket, &w.local, w.doh_stream,
+                            w.proxied_client.ss_family ? &w.addr : nullptr};
       n = slot_answer(w.query, w.tcp, pk.claim, reply_buf_, sizeof reply_buf_);
       if (n == 0) {
         forwarding_alias_ = w.alias;  // a client that waits again keeps its alias

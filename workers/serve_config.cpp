@@ -407,6 +407,18 @@ void read_access_control(MapReader& r, ServeConfig& c) {
   c.access_control = AccessControl(std::move(rules));
 }
 
+// proxy_protocol_from: a list of subnets, at most kMaxProxySources (serve_config.hpp; the
+// worker applies them: proxy_protocol.hpp).
+void read_proxy_protocol_from(MapReader& r, ServeConfig& c) {
+  const YAML::Node list = r.raw("proxy_protocol_from");
+  if (list.IsNull()) return;
+  if (!list.IsSequence()) r.fail("proxy_protocol_from", "expected a list of subnets");
+  if (list.size() > kMaxProxySources)
+    r.fail("proxy_protocol_from", "at most " + std::to_string(kMaxProxySources) + " subnets, got " +
+                                      std::to_string(list.size()));
+  for (const auto& item : list) c.proxy_protocol_from.push_back(parsed(r, item, "proxy_protocol_from", Subnet::parse));
+}
+
 // policy: local_zone and local_data (lists of strings), unblock_lan_zones, rpz (a list of
 // {file, name}); a relative file is relative to the config file's directory.
 void read_policy(MapReader& r, ServeConfig& c) {
@@ -477,6 +489,7 @@ ServeConfig load_serve_config(const std::string& path) {
     c.udp_coalesce_us = integer_or(s, "coalesce_us", c.udp_coalesce_us, 1000);
   });
   read_access_control(r, c);
+  read_proxy_protocol_from(r, c);
   read_section(r, "rate_limit", [&](MapReader& s) {
     RateLimitConfig& l = c.rate_limit;
     l.responses_per_second = integer_or(s, "responses_per_second", l.responses_per_second, 1u << 24);

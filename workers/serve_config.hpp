@@ -69,6 +69,16 @@
 //                                  NIC's interrupt moderation); 0 = off, at most 1000.
 //                                  Adds up to this much latency under such rates only
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
+//   proxy_protocol_from: [10.0.0.5/32]   load balancers that put a PROXY protocol v2
+//                                  header in front of every UDP datagram and at the start
+//                                  of every TCP, DoT and DoH connection (before TLS); at
+//                                  most 64 subnets, none = off. The client address a header
+//                                  carries replaces the balancer's everywhere (access_control,
+//                                  rate_limit, cookies, ECS, dnstap, rpz-client-ip, the
+//                                  per-client TCP bound); the answer goes to the balancer.
+//                                  A listed source without a valid header, or a header from
+//                                  any other source, is dropped and counted
+//                                  (proxy_protocol.hpp)
 //   rate_limit: {responses_per_second: 0, slip: 2, ipv4_prefix: 24, ipv6_prefix: 56,
 //                table_size: 65536}        per client subnet over UDP and per host: every
 //                                  worker counts in one shared table (rate_limit_table.hpp);
@@ -216,6 +226,7 @@
 #include "workers/access_control.hpp"
 #include "workers/dnssec_config.hpp"
 #include "workers/rate_limiter.hpp"
+#include "workers/subnet.hpp"
 #include "workers/mrc_settings.hpp"
 
 namespace dnsarena::workers {
@@ -236,6 +247,8 @@ struct Endpoint {
 
 // Listen addresses at most (each holds one UDP socket per worker and a TCP listener).
 inline constexpr std::size_t kMaxListen = 64;
+// proxy_protocol_from's subnets at most (each datagram from a balancer scans them).
+inline constexpr std::size_t kMaxProxySources = 64;
 
 // "127.0.0.1:53, [::1]:53": the endpoints' texts for logs and messages.
 std::string join_endpoints(const std::vector<Endpoint>& endpoints);
@@ -399,6 +412,8 @@ struct ServeConfig {
   PrivateAddresses private_addresses;
   // DNSSEC validation of forwarded answers (dnssec_config.hpp, validation_jobs.hpp).
   DnssecConfig dnssec;
+  // Sources that must send a PROXY v2 header (proxy_protocol.hpp); empty: off.
+  std::vector<Subnet> proxy_protocol_from;
 
   unsigned tcp_idle_timeout_ms = 10000;
   unsigned tcp_max_connections = 256;             // per worker; when full the longest-idle one is closed

@@ -2,6 +2,7 @@
 // `dnsarena stats`: per-worker and total counters of a serve segment, as a table or JSON,
 // the upstreams' health when the serve publishes it (upstream_snapshot.hpp), and the
 // latency and answers by RCODE and type (answer_snapshot.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -47,6 +48,9 @@ void print_answers(const nlohmann::json& snap) {
   };
   counts("rcodes", kRcodeNames);
   counts("qtypes", kQtypeNames);
+  // PROXY v2 headers by outcome (proxy_counts.hpp), when any was seen.
+  if (a.contains("proxy") && std::any_of(a["proxy"].begin(), a["proxy"].end(), [](const nlohmann::json& n) { return n != 0; }))
+    counts("proxy", kProxyOutcomeNames);
   if (a.contains("policy"))  // response policy matches per zone and trigger kind (policy_counters.hpp)
     for (const auto& [zone, kinds] : a["policy"].items()) {
       std::printf("  policy  %s:", zone.c_str());

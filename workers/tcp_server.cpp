@@ -17,6 +17,7 @@
 
 #include "common/monotonic_clock.hpp"
 #include "dns/edns_padding.hpp"
+#include "workers/proxy_protocol.hpp"
 
 namespace dnsarena::workers {
 
@@ -112,7 +113,9 @@ void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     const ClientKey key = client_key(peer);
-    if (limits_.max_per_client) {
+    // A balancer's connections are bounded per client once its header names the client.
+    const bool balancer = proxy_ && proxy_->listed(peer);
+    if (limits_.max_per_client && !balancer) {
       auto it = per_client_.find(key);
       if (it != per_client_.end() && it->second >= limits_.max_per_client) {
         ::close(fd);
@@ -143,7 +146,9 @@ void TcpServer::on_accept(std::size_t listener, std::uint64_t now) {
     c.last_progress_ms = now;
     c.accepted_ms = now;
     c.lru = lru_.insert(lru_.end(), id);
-    ++per_client_[key];
+    c.proxy_pending = proxy_ != nullptr;
+    c.client_counted = !balancer;
+    if (!balancer) ++per_client_[key];
     if (session) {
       c.tls = session;
       gnutls_transport_set_ptr(session, &c);  // conns_ is node-based: &c lives as long as c
@@ -168,7 +173,7 @@ void TcpServer::close_conn(std::uint64_t id) {
   }
   ::close(c.fd);
   lru_.erase(c.lru);
-  auto pc = per_client_.find(c.client);
+  auto pc = c.client_counted ? per_client_.find(c.client) : per_client_.end();
   if (pc != per_client_.end() && --pc->second == 0) per_client_.erase(pc);
   conns_.erase(it);
 }
@@ -184,6 +189,7 @@ void TcpServer::on_event(std::uint64_t conn_id, std::uint32_t events, std::uint6
     return;
   }
   c->drained = false;
+  if (c->proxy_pending && !proxy_preamble(id, *c)) return;
   if (c->handshaking && (!handshake(id, *c, now) || c->handshaking)) return;
   c->resume_pending = false;
   if (c->out_bytes && !flush(id, *c)) return;

@@ -75,6 +75,14 @@
 // protocol's to say (mark_progress: a whole request received, a whole answer written),
 // and its own bound replaces kTcpMaxPipeline (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS).
 //
+// PROXY v2 (set_proxy, proxy_protocol.hpp): every connection's first bytes go to the
+// gate before anything else (before TLS: a balancer writes the header in the clear):
+// a listed balancer's header is removed and the client it carries becomes the
+// connection's peer (peer(), and its per-client bound, which a listed source is not
+// held to until then); a connection the gate drops is closed. Bytes read past the
+// header stay for the DNS framing, or for GnuTLS (tls_ahead). Until the verdict (at most
+// 512 header bytes) the connection holds at most 1 KiB and the idle sweep bounds it.
+//
 // Not thread-safe: one TcpServer per worker, used by its event loop only.
 #pragma once
 #include <sys/epoll.h>
@@ -93,6 +101,8 @@
 #include "workers/tls_credentials.hpp"
 
 namespace dnsarena::workers {
+
+class ProxyGate;  // proxy_protocol.hpp
 
 struct TcpLimits {
   unsigned max_connections = 256;  // per worker
@@ -146,6 +156,8 @@ public:
   void sweep_idle(std::uint64_t now_ms);
   // Before the first accept: the connections speak `protocol` (see above).
   void set_protocol(StreamProtocol* protocol) { protocol_ = protocol; }
+  // Before the first accept: each connection starts with the gate's preamble (above).
+  void set_proxy(ProxyGate* gate) { proxy_ = gate; }
   // A protocol's bytes, written as they are (TLS records, no framing, no padding), queued
   // when the socket does not take them. False when the connection is gone or a write
   // error closed it (then StreamProtocol::on_close has run).
@@ -198,6 +210,8 @@ private:
     std::unique_ptr<std::uint8_t[]> tls_ahead;
     std::uint32_t tls_ahead_len = 0, tls_ahead_off = 0;
     bool handshaking = false;        // TLS: in handshakes_, not yet reading queries
+    bool proxy_pending = false;      // set_proxy: the first bytes still go to the gate
+    bool client_counted = true;      // in per_client_ (a listed balancer: once its header is read)
     std::uint64_t accepted_ms = 0;
     std::list<std::uint64_t>::iterator hs;  // in handshakes_ while handshaking
   };
@@ -242,6 +256,10 @@ private:
   void send_tls(std::uint64_t id, Conn& c, std::span<const std::uint8_t> msg);
   // Writes what the socket takes now and queues the rest. -1: closed, 0: queued, 1: all out.
   int write_or_queue(std::uint64_t id, Conn& c, std::span<const std::uint8_t> bytes);
+  // set_proxy: reads the connection's first bytes into `in` and applies the gate's
+  // verdict (tcp_proxy_preamble.cpp). True when done and the connection goes on; false
+  // when it waits for more bytes or was closed.
+  bool proxy_preamble(std::uint64_t id, Conn& c);
   // StreamProtocol: hands the buffered input over. False when the connection closed.
   bool protocol_input(std::uint64_t id, Conn& c);
 
@@ -266,6 +284,7 @@ private:
   std::list<std::uint64_t> handshakes_;  // TLS connections handshaking, oldest accept first
   std::vector<std::uint8_t> framed_;  // TLS: length prefix + padded answer, one record
   StreamProtocol* protocol_ = nullptr;  // nullptr: RFC 7766 messages
+  ProxyGate* proxy_ = nullptr;          // nullptr: no PROXY headers
 };
 
 }  // namespace dnsarena::workers

@@ -150,8 +150,12 @@ struct LocalAlias;  // local_alias.hpp
 struct Waiter {
   dns::ClientQuery query;
   bool tcp = false;
-  sockaddr_storage addr{};
+  sockaddr_storage addr{};  // UDP: where the answer goes
   socklen_t addr_len = 0;
+  // UDP through a PROXY header (proxy_protocol.hpp): the client it carried, for the
+  // policy and dnstap (addr is the balancer's). AF_UNSPEC: addr is the client.
+  sockaddr_storage proxied_client{};
+  const sockaddr_storage& client_address() const { return proxied_client.ss_family ? proxied_client : addr; }
   unsigned udp_socket = 0;  // UDP: which of the worker's listen sockets it came on
   LocalAddress local;       // UDP on a wildcard socket: the address it asked, the answer's source
   std::uint64_t conn_id = 0;

@@ -26,6 +26,7 @@
 #include "workers/dnstap_writer.hpp"
 #include "workers/doh_server.hpp"
 #include "workers/miss_ratio_curves.hpp"
+#include "workers/proxy_protocol.hpp"
 #include "workers/query_pipeline.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/server_cookies.hpp"
@@ -94,6 +95,7 @@ public:
                on_stream_message(id, stream, m, n);
              }),
         answers_(answer_metrics, host.row),
+        proxy_(cfg.proxy_protocol_from, answers_),
         replies_(cfg, udp_, tcp_, tls_, doh_, answers_, tap_),
         pipeline_(cfg, cache_, epfd, kTagUpstream, host, rate_limit_table, cookie_secrets, policy, replies_),
         heartbeat_fd_(heartbeat_fd) {
@@ -107,6 +109,12 @@ public:
       in_msgs_[i].msg_hdr.msg_iovlen = 1;
       in_msgs_[i].msg_hdr.msg_name = &peers_[i];
       in_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+      client_[i] = &peers_[i];  // ProxyGate::strip_udp points it at a carried address
+    }
+    if (proxy_.enabled()) {
+      tcp_.set_proxy(&proxy_);
+      tls_.set_proxy(&proxy_);
+      doh_.set_proxy(&proxy_);
     }
     // A writer lock held by a stopped process must not stop answers: after this wait the
     // insert is skipped (counted as writer_lock_unavailable) and the answer goes out
@@ -197,18 +205,20 @@ private:
       for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
       if (pktinfo)
         for (unsigned i = 0; i < in_used_; ++i) msgs[i].msg_hdr.msg_controllen = sizeof(PktinfoControl);
-      const int n = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
-      recv_hist_.received(n);
-      if (n > 0) udp_last_batch_ += static_cast<unsigned>(n);
-      in_used_ = n > 0 ? static_cast<unsigned>(n) : 0;
-      if (n <= 0) return;
+      const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
+      recv_hist_.received(got);
+      if (got > 0) udp_last_batch_ += static_cast<unsigned>(got);
+      in_used_ = got > 0 ? static_cast<unsigned>(got) : 0;
+      if (got <= 0) return;
       const std::uint64_t user_t0 = TscTimer::ticks();  // user-space time of this batch (tsc_timer.hpp)
       if (pktinfo)
-        for (int i = 0; i < n; ++i) locals_[i] = read_local_address(msgs[i].msg_hdr);
+        for (int i = 0; i < got; ++i) locals_[i] = read_local_address(msgs[i].msg_hdr);
+      // Balancers' PROXY headers (proxy_protocol.hpp) stripped; the datagrams dropped are gone.
+      const int n = proxy_.enabled() ? static_cast<int>(proxy_.strip_udp(udp_batch(pktinfo), got)) : got;
       const timespec received = tap_ ? DnstapWriter::wall_now() : timespec{};
       if (tap_ && tap_->client_queries())
         for (int i = 0; i < n; ++i)
-          tap_->client_query(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
+          tap_->client_query(*client_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
                              {in_[i], msgs[i].msg_len}, received);
       std::size_t sizes[kBatch];
       const std::uint64_t hits_before = cache_.my_stats().get(cache::Counter::hits);
@@ -255,10 +265,15 @@ private:
       if (tap_ && tap_->client_responses())
         for (int i = 0; i < n; ++i)
           if (sizes[i])
-            tap_->client_response(peers_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
+            tap_->client_response(*client_[i], replies_.tap_local(batch_socket_, &locals_[i]), TapProtocol::udp,
                                   {out_[i], sizes[i]}, &received);
-      if (static_cast<std::size_t>(n) < kBatch) return;
+      if (static_cast<std::size_t>(got) < kBatch) return;
     }
+  }
+
+  // The received batch as ProxyGate::strip_udp reads and rewrites it.
+  ProxyGate::UdpBatch udp_batch(bool pktinfo) {
+    return {in_[0], kMaxQuery, in_msgs_, peers_, pktinfo ? locals_ : nullptr, proxied_, client_};
   }
 
   // Points the receive headers at control buffers (a wildcard socket's batch) or at none.
@@ -272,8 +287,8 @@ private:
 
   // Datagram i of the batch being answered, as a query source.
   QuerySource udp_source(unsigned i) const {
-    return {false, &peers_[i], in_msgs_[i].msg_hdr.msg_namelen, 0, batch_socket_,
-            udp_[batch_socket_].pktinfo ? &locals_[i] : nullptr};
+    return {false, client_[i], in_msgs_[i].msg_hdr.msg_namelen, 0, batch_socket_,
+            udp_[batch_socket_].pktinfo ? &locals_[i] : nullptr, 0, client_[i] != &peers_[i] ? &peers_[i] : nullptr};
   }
 
   // Answers the n datagrams of in_ into out_ (sizes[i]: the answer to in_[i], 0: none).
@@ -343,7 +358,7 @@ private:
     if (!pipeline_.has_policy()) return;
     for (unsigned i = 0; i < n; ++i)
       if (sizes[i] && batch_checked_[i].lookup)
-        sizes[i] = pipeline_.answer_policy(batch_query_[i], &peers_[i], batch_checked_[i].limit, out_[i], sizes[i],
+        sizes[i] = pipeline_.answer_policy(batch_query_[i], client_[i], batch_checked_[i].limit, out_[i], sizes[i],
                                            kUdpAnswerMax);
   }
 
@@ -403,6 +418,7 @@ private:
   TlsServerSettings doh_tls_;  // the DoT credentials, ALPN h2
   DohServer doh_;              // no listeners without DoH
   AnswerMeter answers_;  // answer_metrics.hpp: this worker's row
+  ProxyGate proxy_;      // proxy_protocol_from (off: enabled() false)
   std::unique_ptr<DnstapWriter> tap_;  // nullptr: dnstap off
   ClientReplies replies_;
   QueryPipeline pipeline_;
@@ -415,6 +431,10 @@ private:
   alignas(64) std::uint8_t in_[kBatch][kMaxQuery];
   alignas(64) std::uint8_t out_[kBatch][kUdpAnswerMax];
   sockaddr_storage peers_[kBatch];
+  // Datagram i's client address: &peers_[i], or &proxied_[i] when a balancer's PROXY
+  // header carried one (ProxyGate::strip_udp; the answer still goes to peers_[i]).
+  const sockaddr_storage* client_[kBatch];
+  sockaddr_storage proxied_[kBatch];
   mmsghdr in_msgs_[kBatch];  // recvmmsg's headers over in_ and peers_, built once
   iovec in_iov_[kBatch];
   unsigned in_used_ = 0;     // headers the last recvmmsg filled (their namelen to reset)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena-lab sim rollout --fleet F --plan P [--out DIR] [--json]`
+// `dnsarena-lab sim rollout --fleet F --plan P [--curves [DC=]FILE...] [--out DIR] [--json]`
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -23,6 +23,7 @@ namespace {
 struct RolloutArgs : FleetRunOptions {
   std::string plan;
   std::string versus;  // another run's rollout.csv, drawn dashed on the chart
+  std::vector<std::string> curves;  // [DC=]FILE: measured hit rates (measured_rollout.hpp)
 };
 
 std::string time_of(const RolloutResult& r, std::int64_t minute) {
@@ -37,10 +38,12 @@ void run(const RolloutArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   const FleetConfig fleet = load_fleet(a.fleet);
   const RolloutPlan plan = load_plan(a.plan, fleet);
+  const MeasuredPlateaus measured =
+      a.curves.empty() ? MeasuredPlateaus() : MeasuredPlateaus(fleet, group_by_datacenter(load_curve_specs(a.curves), fleet));
   std::filesystem::create_directories(a.out);
   const std::string cal_path = a.calibration.empty() ? a.out + "/calibration.json" : a.calibration;
   Calibration cal(cal_path, layouts_measurer(), fleet.calibration_entries, fleet.seed);
-  const RolloutResult r = run_rollout(fleet, plan, cal);
+  const RolloutResult r = run_rollout(fleet, plan, cal, measured);
   const std::string csv = a.out + "/rollout.csv";
   write_rollout_csv(r, csv);
   std::string why;
@@ -65,6 +68,11 @@ void run(const RolloutArgs& a) {
                 c.bytes_after, c.resident_ratio_before, c.resident_ratio_after,
                 c.cache_reached_plateau ? "" : "  (no plateau within curve_max_days)");
   std::fprintf(report, "(B/e: resident bytes per entry; rss/al: heap layouts' resident / allocated after churn under jemalloc)\n");
+  for (const auto& c : r.checks)
+    if (c.measured_hit_rate)
+      std::fprintf(report, "%s: hit rates from measured curves: plateau %.4f at capacity %llu (the model's %.4f scaled to it)\n",
+                   c.datacenter.c_str(), *c.measured_hit_rate, static_cast<unsigned long long>(c.capacity),
+                   c.cache_hit_rate);
   std::fprintf(report, "\nRSS plateaus (GB): before = mean before the rollout start; after = mean over the last 7 days\n");
   std::fprintf(report, "%-5s %9s %9s %8s\n", "", "before", "after", "change");
   auto row = [report](const char* n, double b, double af) { std::fprintf(report, "%-5s %9.2f %9.2f %+7.1f%%\n", n, b, af, 100 * (af / b - 1)); };
@@ -190,7 +198,8 @@ void run(const RolloutArgs& a) {
                      {"hit_rate_diff_pts", 100 * (c.cache_hit_rate - c.che_hit_rate)},
                      {"bytes_per_entry_from", c.bytes_before}, {"bytes_per_entry_to", c.bytes_after},
                      {"resident_ratio_from", c.resident_ratio_before}, {"resident_ratio_to", c.resident_ratio_after},
-                     {"ecs_entry_share", c.ecs_entry_share}});
+                     {"ecs_entry_share", c.ecs_entry_share},
+                     {"measured_hit_rate", c.measured_hit_rate ? nlohmann::json(*c.measured_hit_rate) : nlohmann::json(nullptr)}});
     std::cout << j.dump() << std::endl;
   }
 }
@@ -207,12 +216,17 @@ void add_rollout_command(CLI::App& sim) {
       "(stale_share, failed_share) and --json give the share of requests answered stale and failed\n"
       "(datacenters' `stale: {max_age_s}` and `prefetch: {percent}` as serve's). `published:\n"
       "{p90_before_gb, p99_before_gb}` fits the process memory outside the cache to the before-state\n"
-      "and prints the after-state as an out-of-sample prediction.",
+      "and prints the after-state as an out-of-sample prediction.\n"
+      "--curves [DC=]FILE... (`dnsarena stats --mrc --json`, one per host) sets those datacenters' hit rate\n"
+      "against capacity from the live curves instead of the profile's model.",
       [](const RolloutArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "rollout-out");
   c->add_option("--plan", args->plan, "Rollout plan YAML (e.g. configs/rollout/seed.yaml)")->required()->check(CLI::ExistingFile);
   c->add_option("--versus", args->versus, "Another run's rollout.csv, drawn dashed on the chart (e.g. the cold upgrade)")
       ->check(CLI::ExistingFile);
+  c->add_option("--curves", args->curves,
+                "Measured curves, [DC=]FILE per host (`dnsarena stats --mrc --json` output): their datacenters' hit "
+                "rates against capacity");
 }
 
 }  // namespace dnsarena::sim::fleet

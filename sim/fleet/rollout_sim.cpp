@@ -176,8 +176,9 @@ void compute_curves(CurveStore& store, const FleetConfig& fleet, const std::vect
 // and every table the index of its RSS values among the fleet's sorted distinct values.
 class AgeTables {
 public:
-  AgeTables(const FleetConfig& fleet, const CurveStore& store, const DatacenterSizing& sizing, std::int64_t step)
-      : fleet_(fleet), store_(store), sizing_(sizing), step_(step) {}
+  AgeTables(const FleetConfig& fleet, const CurveStore& store, const DatacenterSizing& sizing, std::int64_t step,
+            const MeasuredPlateaus& measured)
+      : fleet_(fleet), store_(store), sizing_(sizing), step_(step), measured_(measured) {}
 
   void assign(std::vector<Instance>& instances) {
     for (auto& in : instances) {
@@ -218,7 +219,7 @@ private:
       t.rss.push_back(static_cast<float>(dc.process_gb * kGB + cache_resident_bytes(memory, static_cast<double>(key.capacity),
                                                                                      curve.entries_at(age),
                                                                                      curve.inserted_at(age))));
-      t.hit.push_back(static_cast<float>(curve.hit_rate_at(age)));
+      t.hit.push_back(static_cast<float>(measured_.hit_rate_at(key.dc, key.capacity, curve, age)));
       t.entries.push_back(static_cast<float>(curve.entries_at(age)));
       t.prefetch.push_back(static_cast<float>(curve.prefetch_rate_at(age)));
     }
@@ -232,6 +233,7 @@ private:
   const CurveStore& store_;
   const DatacenterSizing& sizing_;
   std::int64_t step_;
+  const MeasuredPlateaus& measured_;
   std::map<std::tuple<CurveKey, int>, std::uint32_t> index_;
   std::vector<AgeTable> tables_;
 };
@@ -365,7 +367,7 @@ void apply_outages(RolloutResult& res, const FleetConfig& fleet, const RolloutPl
 
 // Each datacenter's curve at the median rate beside Che's estimate.
 std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const RolloutPlan& plan, const CurveStore& store,
-                                               const DatacenterSizing& sizing) {
+                                               const DatacenterSizing& sizing, const MeasuredPlateaus& measured) {
   std::vector<DatacenterCheck> checks;
   for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {
     const Datacenter& dc = fleet.datacenters[d];
@@ -389,6 +391,7 @@ std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const R
     ck.resident_ratio_before = sizing.memory_before[d].resident_ratio;
     ck.resident_ratio_after = sizing.memory_after[d].resident_ratio;
     ck.ecs_entry_share = che.ecs_entry_share;
+    ck.measured_hit_rate = measured.plateau(d, sizing.capacity_before[d]);
     checks.push_back(ck);
   }
   return checks;
@@ -396,7 +399,8 @@ std::vector<DatacenterCheck> datacenter_checks(const FleetConfig& fleet, const R
 
 }  // namespace
 
-RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration) {
+RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration,
+                          const MeasuredPlateaus& measured) {
   const auto start = std::chrono::steady_clock::now();
   const double start_cpu = process_cpu_seconds();
   RolloutResult res;
@@ -408,6 +412,10 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   res.rollout_end_minute = (plan.end_day - plan.sim_start_day) * 1440;
 
   const DatacenterSizing sizing = size_datacenters(fleet, plan, calibration);
+  for (std::size_t d = 0; d < fleet.datacenters.size(); ++d) {  // before any curve runs
+    measured.require_in_range(d, sizing.capacity_before[d]);
+    measured.require_in_range(d, sizing.capacity_after[d]);
+  }
   std::vector<Instance> instances = place_instances(fleet, plan, total_minutes);
   res.instances = instances.size();
 
@@ -424,7 +432,7 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
   const double curves_cpu = process_cpu_seconds();
   res.curves_cpu_s = curves_cpu - start_cpu;
 
-  AgeTables tables(fleet, store, sizing, step);
+  AgeTables tables(fleet, store, sizing, step, measured);
   tables.assign(instances);
   resolve_warm_upgrades(instances, tables.tables(), step);
   const FleetWalk walk = make_walk(instances, tables.tables(), tables.index_values(), step, total_minutes / step + 1);
@@ -434,7 +442,7 @@ RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Cal
 
   summarize_plateaus(res, total_minutes);
   apply_outages(res, fleet, plan, instances, tables.tables(), step);
-  res.checks = datacenter_checks(fleet, plan, store, sizing);
+  res.checks = datacenter_checks(fleet, plan, store, sizing, measured);
   res.fit = fit_process_memory(fleet, plan, res);
   return res;
 }

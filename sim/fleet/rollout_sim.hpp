@@ -7,6 +7,8 @@
 // to-layout, possibly with a new capacity). At a step, an instance's age since its last
 // restart indexes its curve (curve_store.hpp); its RSS is process memory + the cache's
 // resident bytes for its layout (memory_model.hpp), its upstream load rate x (1 - hit).
+// With `--curves`, a datacenter's hit rates are set from live miss-ratio curves
+// (measured_rollout.hpp).
 //
 // Operations and costs: curves are computed once per (datacenter, capacity, rate
 // bucket); each curve is turned into an RSS-by-age table per version, so one
@@ -39,12 +41,14 @@
 // published after-state.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration.hpp"
 #include "curve_store.hpp"
 #include "fleet_config.hpp"
+#include "measured_rollout.hpp"
 
 namespace dnsarena::sim::fleet {
 
@@ -94,6 +98,7 @@ struct DatacenterCheck {
   double bytes_before = 0, bytes_after = 0;  // resident per entry, from calibration
   double resident_ratio_before = 1, resident_ratio_after = 1;  // heap: measured resident / allocated
   double ecs_entry_share = 0;
+  std::optional<double> measured_hit_rate;  // --curves: the live curves' plateau at capacity
 };
 
 struct RolloutResult {
@@ -118,7 +123,10 @@ struct RolloutResult {
   std::vector<DatacenterCheck> checks;
 };
 
-RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration);
+// `measured`: datacenters whose hit rates come from live curves (measured_rollout.hpp);
+// throws CurveFileError when a capacity of the plan is beyond their measured range.
+RolloutResult run_rollout(const FleetConfig& fleet, const RolloutPlan& plan, Calibration& calibration,
+                          const MeasuredPlateaus& measured = {});
 
 // CSV: time,day,share_upgraded,p50_gb,p90_gb,p98_gb,p99_gb,fleet_total_gb,mean_hit_rate,upstream_qps
 // and, when the plan had outages, stale_share,failed_share.

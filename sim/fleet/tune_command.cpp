@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena-lab sim tune --fleet F [--headroom 0.1] [--layout L] [--reinvest-layout L2] [--out DIR] [--json]`
+// `dnsarena-lab sim tune --fleet F --curves [DC=]FILE... | --segment [DC=]NAME... [--headroom 0.1]`:
+// from measured miss-ratio curves instead of the profile's model (measured_tune.hpp).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "chart.hpp"
 #include "distributed_run.hpp"
 #include "fleet_commands.hpp"
+#include "measured_tune.hpp"
 #include "sim/command_options.hpp"
 #include "tune_sim.hpp"
 
@@ -22,9 +25,26 @@ struct TuneArgs : FleetRunOptions {
   std::string layout, reinvest = "arena";
   double headroom = 0.1;
   OutageGoal outage;
+  std::vector<std::string> curves, segments;  // [DC=]FILE, [DC=]NAME: measured curves
 };
 
+// --curves / --segment: the hosts' curves grouped by datacenter, then measured_tune.hpp.
+void run_measured(const TuneArgs& a) {
+  const FleetConfig fleet = load_fleet(a.fleet);
+  std::vector<MeasuredCurve> hosts = load_curve_specs(a.curves);
+  for (const std::string& spec : a.segments) {
+    auto [dc, segment] = split_datacenter(spec);
+    hosts.push_back(read_live_curve(segment));
+    if (!dc.empty()) hosts.back().datacenter = dc;
+  }
+  const std::vector<DatacenterCurves> curves = group_by_datacenter(std::move(hosts), fleet);
+  std::filesystem::create_directories(a.out);
+  report_measured_tune(fleet, tune_from_curves(fleet, curves, a.headroom), a.headroom, a.out,
+                       a.json ? stderr : stdout, a.json);
+}
+
 void run(const TuneArgs& a) {
+  if (!a.curves.empty() || !a.segments.empty()) return run_measured(a);
   // With --json, stdout carries the one JSON document alone; the human report goes to stderr.
   FILE* const report = a.json ? stderr : stdout;
   const FleetConfig fleet = load_fleet(a.fleet);
@@ -118,7 +138,11 @@ void add_tune_command(CLI::App& sim) {
       "Outage goal: --outage-minutes 30 --outage-answered 0.99 also finds, per datacenter, the smallest\n"
       "capacity at which the median-rate instance answers 99% of the requests asked during a 30-minute\n"
       "upstream outage (fresh, or stale within the datacenter's stale.max_age_s), its p99 RSS and\n"
-      "whether it fits the budget (table, DIR/tune_outage.csv, `outage_goal` in each --json row).",
+      "whether it fits the budget (table, DIR/tune_outage.csv, `outage_goal` in each --json row).\n"
+      "Measured curves: --curves [DC=]FILE... (written by `dnsarena stats --mrc --json`, one per host) or\n"
+      "--segment [DC=]NAME... (a live segment on this host) replace the profile's model: per datacenter the\n"
+      "capacity whose whole segment fits the budget minus headroom, and the hit rate and upstream q/s read\n"
+      "off the curves there (or 'beyond measured range').",
       [](const TuneArgs& a) { run_distributed(a.fleet, [&] { run(a); }); });  // mpirun: distributed_run.hpp
   add_fleet_run_options(*c, *args, "tune-out", "Print one JSON array of per-datacenter rows last");
   c->add_option("--headroom", args->headroom, "Share of the budget kept free")->check(CLI::Range(0.0, 0.9))->capture_default_str();
@@ -133,6 +157,17 @@ void add_tune_command(CLI::App& sim) {
                 "Outage goal: share of the requests during the outage to answer, fresh or stale")
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
+  auto* curves = c->add_option("--curves", args->curves,
+                               "Measured curves, [DC=]FILE per host (`dnsarena stats --mrc --json` output; the "
+                               "datacenter from DC=, the file's \"datacenter\", or the fleet's only one)");
+  auto* segments = c->add_option("--segment", args->segments,
+                                 "Measured curve of a live segment on this host, [DC=]NAME (runs `dnsarena stats --mrc "
+                                 "--json`)");
+  // The profile model's options: refused beside measured curves rather than ignored.
+  for (const char* model_only : {"--outage-minutes", "--outage-answered", "--layout", "--reinvest-layout", "--calibration"}) {
+    c->get_option(model_only)->excludes(curves);
+    c->get_option(model_only)->excludes(segments);
+  }
 }
 
 }  // namespace dnsarena::sim::fleet

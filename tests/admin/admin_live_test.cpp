@@ -127,3 +127,50 @@ TEST_CASE("stats reports arena bytes per live entry and the preallocated index a
   CHECK(table.find("arena ") != std::string::npos);
   CHECK(table.find("bytes/entry at capacity") != std::string::npos);
 }
+
+TEST_CASE("top shows the miss-ratio curve: the hit rate now and at each capacity factor, or that it is off",
+          "[admin][mrc]") {
+  // R = 1: every key is fed to the models (the 10,000-entry test cache).
+  Service s({"-c", write_config("mrc: {sample_rate: 1}\n")});
+  // 20 misses (NXDOMAIN, cached), then the same 20 again: 20 hits of 40 lookups.
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 20; ++i)
+      REQUIRE(udp_exchange(s.port, make_query(static_cast<std::uint16_t>(round * 100 + i), "t" + std::to_string(i) + ".test", 1))
+                  .answered);
+  int status = -1;
+  nlohmann::json j;
+  REQUIRE(eventually([&] {  // the supervisor publishes the curve once a second
+    const std::string out = run_command(dnsarena_binary() + " top --by bytes -n 1 --json --segment " + s.segment +
+                                            " 2>/dev/null", &status);
+    if (status != 0) return false;
+    j = nlohmann::json::parse(out, nullptr, false);
+    if (!j.contains("mrc") || !j["mrc"].value("enabled", false)) return false;
+    for (const auto& p : j["mrc"]["points"])
+      if (p["factor"] == 1.0) return p["hit_rate"].get<double>() == Approx(0.5);
+    return false;
+  }));
+  INFO(j.dump(1));
+  REQUIRE(j["mrc"]["points"].size() == 7);
+  CHECK(j["mrc"]["points"][0]["factor"] == 0.125);
+  CHECK(j["mrc"]["points"][6]["factor"] == 8.0);
+  CHECK(j["mrc"]["hit_rate_now"].get<double>() == Approx(0.5));
+  CHECK(j["mrc"]["supervisor_running"] == true);
+  for (const auto& p : j["mrc"]["points"])  // each 20 names fits every model, 1/8x included
+    if (p["factor"].get<double>() <= 1) CHECK(p["hit_rate"].get<double>() == Approx(0.5));
+
+  const std::string table = run_dnsarena("top --by bytes -n 1 --segment " + s.segment, &status);
+  INFO(table);
+  CHECK(status == 0);
+  CHECK(table.find("mrc  now 50.0%  0.125x 50.0%  0.25x 50.0%  0.5x 50.0%  1x 50.0%  2x ") != std::string::npos);
+
+  // The curves off: top says so, in the table and in the JSON.
+  Service off({"-c", write_config("mrc: {enabled: false}\n")}, 1);
+  REQUIRE(udp_exchange(off.port, make_query(1, "x.test", 1)).answered);
+  REQUIRE(eventually([&] { return serve_stats(off.segment).contains("answers"); }));  // snapshots written
+  const std::string off_table = run_dnsarena("top --by bytes --segment " + off.segment, &status);
+  INFO(off_table);
+  CHECK(status == 0);
+  CHECK(off_table.find("mrc  off (no curve for segment") != std::string::npos);
+  j = nlohmann::json::parse(run_command(dnsarena_binary() + " top --by bytes --json --segment " + off.segment, &status));
+  CHECK(j["mrc"]["enabled"] == false);
+}

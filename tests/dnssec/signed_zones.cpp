@@ -73,6 +73,15 @@ std::string SignedZones::keymgr(const std::vector<std::string>& args) const {
   return out;
 }
 
+std::string knotd_conf_head(const std::string& dir, std::uint16_t port) {
+  std::ostringstream c;
+  c << "server:\n    rundir: \"" << dir << "\"\n    listen: 127.0.0.1@" << port << "\n"
+    << "    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n"
+    << "database:\n    storage: \"" << dir << "/db\"\n"
+    << "log:\n  - target: stderr\n    any: info\n";
+  return c.str();
+}
+
 SignedZones::SignedZones() {
   char templ[] = "/tmp/dnsarena-dnssec-XXXXXX";
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
@@ -81,11 +90,7 @@ SignedZones::SignedZones() {
   std::filesystem::create_directories(dir_ + "/zones");
   port_ = dnsarena::test::free_port();
   std::ostringstream c;
-  c << "server:\n    rundir: \"" << dir_ << "\"\n    listen: 127.0.0.1@" << port_ << "\n"
-    << "    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n"
-    << "database:\n    storage: \"" << dir_ << "/db\"\n"
-    << "log:\n  - target: stderr\n    any: info\n"
-    << kPolicies
+  c << knotd_conf_head(dir_, port_) << kPolicies
     << "template:\n  - id: default\n    storage: \"" << dir_ << "/zones\"\n    file: \"%s.zone\"\n"
     << "    zonefile-sync: -1\n    journal-content: none\n"
     << "zone:\n  - domain: test.\n    dnssec-signing: on\n    dnssec-policy: ecdsa\n";

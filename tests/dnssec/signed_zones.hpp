@@ -33,6 +33,10 @@
 
 namespace dnsarena::dnssec::test {
 
+// The start of a knot.conf for a knotd of the tests: its rundir and KASP storage in
+// `dir`, listening on 127.0.0.1@`port`, one worker of each kind, logging to stderr.
+std::string knotd_conf_head(const std::string& dir, std::uint16_t port);
+
 class SignedZones {
 public:
   SignedZones();  // throws std::runtime_error

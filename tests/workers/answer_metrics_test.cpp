@@ -195,6 +195,9 @@ TEST_CASE("/metrics histograms: cumulative buckets, +Inf equal to _count, labels
   w.answered(a.data(), a.size(), AnswerKind::hit, 200'000);
   w.answered(a.data(), a.size(), AnswerKind::miss, 12'000'000);
   w.answered(a.data(), a.size(), AnswerKind::miss, 9'000'000'000);
+  w.proxy(ProxyOutcome::accepted);
+  w.proxy(ProxyOutcome::accepted);
+  w.proxy(ProxyOutcome::unlisted);
   UpstreamHealth h(4, false);
   h.add(Endpoint::parse("127.0.0.1:53"));
   h.add(Endpoint::parse("[::1]:5300"));
@@ -215,6 +218,10 @@ TEST_CASE("/metrics histograms: cumulative buckets, +Inf equal to _count, labels
   CHECK(p.value("dnsarena_answer_latency_seconds_sum{kind=\"miss\"}") == Approx(9.012));
   CHECK(p.value("dnsarena_answer_rcodes_total{rcode=\"NOERROR\"}") == 3);
   CHECK(p.value("dnsarena_answer_qtypes_total{qtype=\"A\"}") == 3);
+  CHECK(p.types.at("dnsarena_proxy_headers_total") == "counter");
+  CHECK(p.value("dnsarena_proxy_headers_total{outcome=\"accepted\"}") == 2);
+  CHECK(p.value("dnsarena_proxy_headers_total{outcome=\"unlisted\"}") == 1);
+  CHECK(p.value("dnsarena_proxy_headers_total{outcome=\"malformed\"}") == 0);
   CHECK(p.value("dnsarena_upstream_rtt_seconds_count{upstream=\"[::1]:5300\"}") == 1);
   CHECK(p.value("dnsarena_upstream_rtt_seconds_bucket{upstream=\"[::1]:5300\",le=\"0.001\"}") == 1);
   CHECK(p.value("dnsarena_upstream_rtt_seconds_count{upstream=\"127.0.0.1:53\"}") == 0);

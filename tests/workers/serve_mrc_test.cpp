@@ -6,7 +6,11 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tests/workers/prometheus_text.hpp"
@@ -124,4 +128,77 @@ TEST_CASE("serve: mrc.enabled false publishes no curve and stats --mrc says so",
       run_command(dnsarena_binary() + " stats --mrc --segment " + s.segment + " --interval 0 2>&1", &status);
   CHECK(status != 0);
   CHECK(out.find("no miss-ratio curve") != std::string::npos);
+}
+
+TEST_CASE("sim tune reads a live serve's curve (a stats --mrc --json file, and the segment itself)", "[serve][mrc]") {
+  Service s({"-c", write_config("mrc: {sample_rate: 1}\n")});
+  // 300 names twice: the models above 1x sample 1/f of them, so 2x and 4x read different
+  // hit rates and the tuned capacity is read between two different values.
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 300; ++i)
+      REQUIRE(udp_exchange(s.port, make_query(static_cast<std::uint16_t>(round * 1000 + i), "n" + std::to_string(i) + ".tune.test", 1))
+                  .answered);
+  nlohmann::json snap;
+  REQUIRE(eventually([&] {
+    snap = stats_mrc(s.segment);
+    return requests_at(snap, 3) == 600;
+  }));
+  const std::string dir = "/tmp/dnsarena-mrc-tune-" + s.segment;
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/host.json";
+  int status = 0;
+  run_command(dnsarena_binary() + " stats --mrc --json --segment " + s.segment + " > " + file, &status);
+  REQUIRE(status == 0);
+  std::ifstream in(file);
+  const nlohmann::json curve = nlohmann::json::parse(in);
+  INFO(curve.dump(1));
+  REQUIRE(curve["queries_per_s"].is_number());
+
+  // A budget that fits 3 x the segment besides 1 MB of process memory, at 10% headroom:
+  // f = (budget x 0.9 - 0.001) / S = 3 (a hair more: rounding down keeps 3x).
+  const double segment_gb = curve["real_segment_bytes"].get<double>() / 1e9;
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%.12g", (0.001 + 3.0001 * segment_gb) / 0.9);
+  const std::string fleet = dir + "/fleet.yaml";
+  std::ofstream(fleet) << "name: live\nlayout: arena\ndatacenters:\n  - name: east\n    instances: 1\n"
+                          "    traffic: {names: 1000, zipf: 0.9, ttl: [{seconds: 600, share: 1.0}]}\n"
+                          "    memory: {budget_gb: " << budget << ", process_gb: 0.001}\n    capacity: 10000\n";
+  const std::string lab = std::filesystem::path(dnsarena_binary()).parent_path() / "dnsarena-lab";
+  auto tune = [&](const std::string& source) {
+    const std::string out = run_command(lab + " sim tune --fleet " + fleet + " --out " + dir + "/out " + source +
+                                            " --json 2>" + dir + "/report.txt", &status);
+    INFO(out);
+    REQUIRE(status == 0);
+    const nlohmann::json rows = nlohmann::json::parse(out);
+    REQUIRE(rows.size() == 1);
+    return rows[0];
+  };
+  const nlohmann::json row = tune("--curves east=" + file);
+  INFO(row.dump(1));
+  // By hand from the file: capacity 3 x 10,000 = 30,000 entries, read between 2x and 4x.
+  CHECK(row["current_capacity"] == 10000);
+  CHECK(row["tuned_capacity"] == 30000);
+  const auto& m = curve["models"];
+  REQUIRE(m[4]["factor"] == 2.0);
+  REQUIRE(m[5]["factor"] == 4.0);
+  const double h2 = m[4]["hit_rate"].get<double>(), h4 = m[5]["hit_rate"].get<double>();
+  const double t = std::log(1.5) / std::log(2.0);
+  CHECK(row["hit_rate_tuned"].get<double>() == Approx(h2 + t * (h4 - h2)));
+  CHECK(row["hit_rate_current"].get<double>() == Approx(m[3]["hit_rate"].get<double>()));
+  CHECK(row["read_between"]["low_factor"] == 2.0);
+  CHECK(row["read_between"]["high_factor"] == 4.0);
+  const double qps = curve["queries_per_s"].get<double>();
+  CHECK(row["upstream_qps_tuned"].get<double>() == Approx(qps * (1 - (h2 + t * (h4 - h2)))).margin(1e-9));
+  CHECK(row["p99_rss_tuned_gb"].get<double>() == Approx(0.001 + 3 * segment_gb));
+  std::ifstream report(dir + "/report.txt");
+  const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  CHECK(text.find("2x..4x") != std::string::npos);
+
+  // The live segment itself: the same geometry and capacity (the hit rates are this
+  // moment's, the same queries: equal).
+  const nlohmann::json live = tune("--segment east=" + s.segment);
+  CHECK(live["tuned_capacity"] == 30000);
+  CHECK(live["hit_rate_tuned"].get<double>() == Approx(row["hit_rate_tuned"].get<double>()));
+  CHECK(live["hosts"][0] == "segment " + s.segment);
+  std::filesystem::remove_all(dir);
 }

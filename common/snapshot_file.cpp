@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "workers/snapshot_file.hpp"
+#include "common/snapshot_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace dnsarena::workers {
+namespace dnsarena::common {
 
 namespace {
 std::uint64_t unix_ms() {
@@ -57,4 +57,4 @@ std::optional<nlohmann::json> read_snapshot(const std::string& path, const std::
   return j;
 }
 
-}  // namespace dnsarena::workers
+}  // namespace dnsarena::common

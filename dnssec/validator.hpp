@@ -91,6 +91,8 @@ public:
   // secure zone's outcome.max_ttl: how long it may be kept (its DNSKEY and DS RRSIGs'
   // original TTLs and expirations), the bound of a worker's key cache.
   const ZoneTrustMap& zones() const { return zones_; }
+  // The response given to start(), as read (its sets verified when the outcome is secure).
+  const Response& response() const { return response_; }
 
 private:
   void advance();

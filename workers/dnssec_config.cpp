@@ -24,6 +24,8 @@ void read_dnssec_config(common::MapReader& s, const std::string& config_dir, Dns
   if (d.validate && d.trust_anchor_file.empty())
     s.fail(has_validate ? "validate" : "trust_anchor_file", "validation needs a trust_anchor_file");
 
+  d.aggressive_nsec = s.boolean_or("aggressive_nsec", d.aggressive_nsec);
+
   auto anchors = std::make_shared<dnssec::TrustAnchors>();
   if (!d.trust_anchor_file.empty()) {
     try {

@@ -8,6 +8,10 @@
 //     validate: true               default true when a trust anchor file is set; true
 //                                  without one is an error
 //     negative_trust_anchors: [example.com]   RFC 7646: names at and below are insecure
+//     aggressive_nsec: true        RFC 8198: NXDOMAIN / NODATA from validated NSEC ranges
+//                                  without an upstream query (aggressive_nsec.hpp); default
+//                                  true, used only when validating (Unbound aggressive-nsec,
+//                                  Knot Resolver's default)
 //     limits: {max_key_tag_collisions: 4, max_signature_validations: 16,
 //              max_nsec3_hashes: 64, max_nsec3_iterations: 150}   (dnssec/limits.hpp)
 //
@@ -29,6 +33,7 @@ namespace dnsarena::workers {
 
 struct DnssecConfig {
   bool validate = false;
+  bool aggressive_nsec = true;  // when validating
   std::string trust_anchor_file;                    // as resolved (absolute or cwd-relative)
   std::vector<std::string> negative_trust_anchors;  // as written
   dnssec::Limits limits;

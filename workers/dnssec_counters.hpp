@@ -11,7 +11,7 @@
 //
 //   offset          size  field
 //   0               64    header: rows (u32), zero
-//   64 + r x 128    128   row r: u64 counts[16], by DnssecCounter (the last unused)
+//   64 + r x 128    128   row r: u64 counts[16], by DnssecCounter
 //
 // Rows are the answer metrics' rows: worker i writes its own (a relaxed load and store,
 // one writer per row), readers sum them (a sum may mix moments: benign for statistics).
@@ -43,13 +43,15 @@ enum class DnssecCounter : unsigned {
   key_tag_collisions_skipped,  // keys not tried past max_key_tag_collisions
   overloaded,  // answers judged bogus for want of a job slot (ValidationJobs::kMaxJobs)
   timeouts,    // validations that reached their deadline (bogus)
+  aggressive_nsec_answers,  // NXDOMAIN / NODATA synthesized from validated NSEC ranges (aggressive_nsec.hpp)
 };
-inline constexpr std::size_t kDnssecCounters = 15;
+inline constexpr std::size_t kDnssecCounters = 16;
 static_assert(static_cast<unsigned>(DnssecCounter::indeterminate) == 3, "the verdicts first, as dnssec::Verdict");
 inline constexpr std::array<std::string_view, kDnssecCounters> kDnssecCounterNames = {
     "secure",       "insecure",     "bogus",           "indeterminate",         "fetches",
     "fetch_cache_hits", "key_cache_seeds", "signature_validations", "nsec3_hashes", "signature_limit",
-    "nsec3_hash_limit", "nsec3_iteration_limit", "key_tag_collisions_skipped", "overloaded", "timeouts"};
+    "nsec3_hash_limit", "nsec3_iteration_limit", "key_tag_collisions_skipped", "overloaded", "timeouts",
+    "aggressive_nsec_answers"};
 
 class DnssecCounters {
 public:

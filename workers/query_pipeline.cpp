@@ -37,6 +37,8 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
   if (cfg.dnssec.validating())
     validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, replies_.meter().dnssec_row(),
                                                    [this](ValidationJobs::Finished& f) { on_validated(f); });
+  if (cfg.dnssec.validating() && cfg.dnssec.aggressive_nsec)
+    aggressive_ = std::make_unique<AggressiveNsec>(cfg, host.nsec_ranges, replies_.meter().dnssec_row());
 }
 
 // --- stages 1 and 2: check, policy ---
@@ -76,6 +78,8 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
         return hit.size;
       }
     }
+    if (aggressive_)  // a secure NSEC range proves the name (or type) absent: no upstream query
+      if (const std::size_t n = aggressive_->answer(q, c, now_, out, cap)) return n;
     if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
       // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
       // and one background query refreshes it.

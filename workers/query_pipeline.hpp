@@ -7,7 +7,8 @@
 //                (a local CNAME's target: stages 3-5 for it)               local_alias.hpp
 //   3 cache      a fresh answer under the keys the query may use           cache_answer.hpp
 //                (the batched UDP path looks the plain key up per batch: worker.cpp)
-//   4 upstream   a miss: stale-first (stale.answer_first), then forwarded   upstream_client.hpp
+//   4 upstream   a miss: validated NSEC ranges (RFC 8198), stale-first      aggressive_nsec.hpp
+//                (stale.answer_first), then forwarded                      upstream_client.hpp
 //                (or joined to another worker's query: parked)             parked_clients.hpp
 //   5 failure    stale if held, else SERVFAIL with an EDE                  stale_answer.hpp
 //   6 reply      a client that waited gets its answer on its transport     client_reply.hpp
@@ -32,6 +33,7 @@
 #include "policy/policy_view.hpp"
 #include "workers/cache_answer.hpp"
 #include "workers/ad_trust.hpp"
+#include "workers/aggressive_nsec.hpp"
 #include "workers/answer_slots.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/client_timers.hpp"
@@ -207,6 +209,7 @@ private:
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
   std::vector<cache::RecordData> stripped_[3];  // an answer without DNSSEC records (strip_dnssec)
   std::unique_ptr<ValidationJobs> validation_;  // nullptr: not validating (dnssec_config.hpp)
+  std::unique_ptr<AggressiveNsec> aggressive_;  // nullptr: not validating, or aggressive_nsec off
   std::uint8_t reply_buf_[65535];      // answers to clients that waited
   alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
 };

@@ -91,6 +91,7 @@ void QueryPipeline::deliver(Pending& p, const cache::CacheKey& key, std::span<co
 void QueryPipeline::on_validated(ValidationJobs::Finished& f) {
   const bool bogus = f.outcome.verdict == dnssec::Verdict::bogus;
   const dnssec::Ede ede = f.outcome.ede == dnssec::Ede::none ? dnssec::Ede::dnssec_bogus : f.outcome.ede;
+  if (aggressive_ && f.validation) aggressive_->learn(f.validation->response(), f.outcome, now_);
   deliver(f.query, f.key, f.entry, f.entry_len, f.cacheable, f.scope,
           bogus ? static_cast<ExtendedError>(ede) : ExtendedError::network_error);
 }

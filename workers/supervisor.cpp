@@ -117,12 +117,14 @@ struct HostTables {
         failures(FailureCache::kDefaultBuckets, true),
         claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true),
         answer_slots(AnswerSlots::kDefaultSlots, true),
-        ad_trust(true) {}
+        ad_trust(true),
+        nsec_ranges(NsecRanges::kDefaultBuckets, true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
   AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
+  NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
@@ -175,6 +177,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.doh = listen.doh;
       sockets.answer_slots = &host.answer_slots;
       sockets.ad_trust = &host.ad_trust;
+      sockets.nsec_ranges = &host.nsec_ranges;
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());

@@ -131,6 +131,7 @@
 #include "workers/answer_slots.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/nsec_ranges.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/upstream_answer.hpp"
@@ -283,6 +284,7 @@ public:
     UpstreamHealth* health = nullptr;
     AnswerSlots* answers = nullptr;
     const AdTrustCut* ad_trust = nullptr;
+    NsecRanges* nsec_ranges = nullptr;  // validated NSEC ranges (nsec_ranges.hpp), for the pipeline
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

@@ -250,7 +250,7 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
     entry_len = with_verdict(j.entry, j.key, o.verdict, o.max_ttl, j.now_s, encoded_);
     if (entry_len) entry = encoded_;
   }
-  Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o};
+  Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o, j.v.get()};
   const std::uint64_t id = j.id;
   done_(f);
   jobs_.erase(id);  // waiting_ and ready_ drop its id lazily

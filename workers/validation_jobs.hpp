@@ -85,6 +85,7 @@ public:
     bool cacheable = false;
     std::uint8_t scope = 0;
     const dnssec::Outcome& outcome;
+    const dnssec::Validation* validation = nullptr;  // its response (aggressive_nsec.hpp); null: none ran
   };
   using Done = std::function<void(Finished&)>;
 

@@ -46,6 +46,7 @@
 #include "policy/policy_view.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/nsec_ranges.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/answer_slots.hpp"
@@ -110,6 +111,8 @@ struct WorkerSockets {
   // answers handed between workers; every cached AD stands).
   AnswerSlots* answer_slots = nullptr;
   const AdTrustCut* ad_trust = nullptr;
+  // The host's validated NSEC ranges (nsec_ranges.hpp). nullptr: private to the worker.
+  NsecRanges* nsec_ranges = nullptr;
   // DNS over HTTPS (https.listen's order): the supervisor's listeners, shared like `tcp`,
   // served with tls_settings' credentials (ALPN h2). Empty: no DoH.
   std::vector<int> doh;

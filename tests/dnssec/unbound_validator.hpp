@@ -28,7 +28,8 @@ namespace dnsarena::dnssec::test {
 
 class UnboundValidator {
 public:
-  UnboundValidator(const SignedZones& zones, const std::string& anchor_file) {
+  // `aggressive_nsec`: Unbound's aggressive-nsec (RFC 8198), off unless asked.
+  UnboundValidator(const SignedZones& zones, const std::string& anchor_file, bool aggressive_nsec = false) {
     port_ = dnsarena::test::free_port();
     dir_ = zones.dir() + "/unbound";
     std::filesystem::create_directories(dir_);
@@ -37,7 +38,8 @@ public:
       << "  username: \"\"\n  chroot: \"\"\n  directory: \"" << dir_ << "\"\n  pidfile: \"" << dir_ << "/unbound.pid\"\n"
       << "  use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n  num-threads: 1\n  so-reuseport: no\n"
       << "  module-config: \"validator iterator\"\n  trust-anchor-file: \"" << anchor_file << "\"\n"
-      << "  ede: yes\n  val-log-level: 2\n  qname-minimisation: no\n  aggressive-nsec: no\n"
+      << "  ede: yes\n  val-log-level: 2\n  qname-minimisation: no\n  aggressive-nsec: "
+      << (aggressive_nsec ? "yes" : "no") << "\n"
       << "  access-control: 127.0.0.0/8 allow\n  minimal-responses: yes\n"
       << "  local-zone: \"test.\" nodefault\n";  // RFC 6761 names are local zones by default
     for (const char* z : {"test.", "rsa.test.", "ed.test.", "n3.test.", "optout.test.", "hiter.test.", "badds.test.",

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena serve` validating in front of knotd's signed zones (signed_zones.hpp) answers
+// names inside a validated NSEC range without an upstream query (RFC 8198;
+// workers/aggressive_nsec.hpp): NXDOMAIN and NODATA with AD, from any worker, never for
+// CD clients, with validation off, aggressive_nsec off, NSEC3 zones, outside the range or
+// after the range expired; and the answers agree with Unbound's (aggressive-nsec: yes).
+//
+// rsa.test.'s NSEC chain: rsa.test. -> b -> d -> ns -> *.wild -> www -> rsa.test. Names
+// sorting before b ("a", "abc", "0") are in the apex's range, which also covers
+// *.rsa.test. (no wildcard): one proof for all of them. "c" is in b's range.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cache/segment.hpp"
+#include "tests/dnssec/signed_zones.hpp"
+#include "tests/dnssec/unbound_validator.hpp"
+#include "tests/workers/serve_harness.hpp"
+
+using namespace dnsarena::dnssec::test;
+namespace t = dnsarena::test;
+
+namespace {
+
+constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, kQRrsig = 46;
+
+// serve forwarding to knotd with `dnssec_section` as its dnssec: keys (indented).
+struct AggressiveServe {
+  std::uint16_t port = t::free_port();
+  std::string segment = t::unique_segment("nsecaggr");
+  std::unique_ptr<t::ServeProcess> serve;
+
+  AggressiveServe(const SignedZones& zones, unsigned workers, const std::string& dnssec_section,
+                  const std::string& more = "") {
+    const std::string config = t::write_config("dnssec:\n" + dnssec_section + more);
+    serve = std::make_unique<t::ServeProcess>(
+        std::vector<std::string>{"--config", config, "--segment", segment, "--workers", std::to_string(workers),
+                                 "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--upstream",
+                                 "127.0.0.1:" + std::to_string(zones.port()), "--no-metrics"},
+        port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+    REQUIRE(t::eventually([&] { return serve->children().size() >= workers; }));
+  }
+  ~AggressiveServe() {
+    serve.reset();
+    dnsarena::cache::Segment::remove(segment);
+  }
+  t::DnsReply ask(const std::string& name, std::uint16_t type, bool do_bit = true, bool cd = false) const {
+    static std::uint16_t id = 3000;
+    std::vector<std::uint8_t> q = t::make_query(++id, name, type, 1232, do_bit);
+    if (cd) q[3] |= 0x10;
+    return t::udp_exchange(port, q, std::chrono::milliseconds(5000));
+  }
+  std::uint64_t upstream() const { return t::serve_stats(segment)["total"]["upstream_queries"].get<std::uint64_t>(); }
+  // The synthesized answers so far, once the answer snapshot shows at least `at_least`.
+  std::uint64_t synthesized(std::uint64_t at_least) const {
+    std::uint64_t n = 0;
+    t::eventually([&] {
+      const nlohmann::json s = t::serve_stats(segment);
+      if (!s.contains("answers")) return false;
+      n = s["answers"]["dnssec"].value("aggressive_nsec_answers", 0ull);
+      return n >= at_least;
+    });
+    return n;
+  }
+};
+
+std::string anchor_keys(const SignedZones& zones) { return "  trust_anchor_file: " + zones.anchor_ds_file() + "\n"; }
+
+}  // namespace
+
+TEST_CASE("serve answers names inside a validated NSEC range without asking upstream", "[dnssec][serve][nsec]") {
+  SignedZones zones;
+  AggressiveServe serve(zones, 2, anchor_keys(zones));
+
+  const t::DnsReply first = serve.ask("a.rsa.test.", kQA);
+  REQUIRE(first.answered);
+  REQUIRE(first.rcode() == 3);
+  REQUIRE(first.ad());
+  const std::uint64_t upstream = serve.upstream();
+
+  // Names in the same range, from fresh sockets (spread over both workers by the kernel):
+  // NXDOMAIN with AD, the SOA and the proving NSEC with their RRSIGs, nothing sent upstream.
+  const char* inside[] = {"abc.rsa.test.", "0.rsa.test.", "a-1.rsa.test.", "aa.rsa.test.", "ab.rsa.test.",
+                          "ac.rsa.test.",  "ad.rsa.test.", "ae.rsa.test.", "af.rsa.test.", "x.a.rsa.test."};
+  for (const char* name : inside) {
+    const t::DnsReply r = serve.ask(name, kQA);
+    INFO(name);
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == 3);
+    CHECK(r.ad());
+    CHECK(r.count(1, kQSoa) == 1);           // SOA
+    CHECK(r.count(1, kQNsec) >= 1);   // the proof
+    CHECK(r.count(1, kQRrsig) >= 2);          // RRSIGs of both
+  }
+  CHECK(serve.upstream() == upstream);
+  CHECK(serve.synthesized(std::size(inside)) == std::size(inside));
+  // Both workers answered some (each row counts its own misses).
+  unsigned rows_answering = 0;
+  const nlohmann::json stats = t::serve_stats(serve.segment);
+  for (const auto& row : stats["rows"])
+    if (row.contains("worker") && row.value("misses", 0ull) > 0) ++rows_answering;
+  INFO(stats.dump());
+  CHECK(rows_answering == 2);
+
+  // Without DO: the SOA alone; AD only for a client that set it (none here).
+  const t::DnsReply plain = serve.ask("ag.rsa.test.", kQA, false);
+  CHECK(plain.rcode() == 3);
+  CHECK_FALSE(plain.ad());
+  CHECK(plain.count(1, kQNsec) == 0);
+  CHECK(plain.count(1, kQSoa) == 1);
+  CHECK(serve.upstream() == upstream);
+
+  // Outside the range (between b and d): upstream.
+  CHECK(serve.ask("c.rsa.test.", kQA).rcode() == 3);
+  CHECK(serve.upstream() == upstream + 1);
+
+  // NODATA: www.rsa.test. has A only; after one NODATA, another type at www is proven too.
+  REQUIRE(serve.ask("www.rsa.test.", kQTxt).rcode() == 0);
+  const std::uint64_t before_mx = serve.upstream();
+  const t::DnsReply mx = serve.ask("www.rsa.test.", kQMx);
+  CHECK(mx.rcode() == 0);
+  CHECK(mx.ad());
+  CHECK(mx.answers.empty());
+  CHECK(mx.count(1, kQNsec) == 1);
+  CHECK(serve.upstream() == before_mx);
+  // A type the range shows present (A) is never denied: asked upstream.
+  CHECK(serve.ask("www.rsa.test.", kQA).count(0, kQA) == 1);
+
+  // A CD client is never answered from ranges.
+  const std::uint64_t before_cd = serve.upstream();
+  const t::DnsReply cd = serve.ask("ah.rsa.test.", kQA, true, true);
+  CHECK(cd.rcode() == 3);
+  CHECK(serve.upstream() == before_cd + 1);
+
+  // NSEC3 zone: not synthesized (upstream each time).
+  REQUIRE(serve.ask("a.n3.test.", kQA).rcode() == 3);
+  const std::uint64_t before_n3 = serve.upstream();
+  CHECK(serve.ask("abc.n3.test.", kQA).rcode() == 3);
+  CHECK(serve.upstream() == before_n3 + 1);
+}
+
+TEST_CASE("serve answers from NSEC ranges only when validating with aggressive_nsec on", "[dnssec][serve][nsec]") {
+  SignedZones zones;
+  for (const std::string& section :
+       {anchor_keys(zones) + "  aggressive_nsec: false\n", anchor_keys(zones) + "  validate: false\n"}) {
+    AggressiveServe serve(zones, 1, section);
+    INFO(section);
+    REQUIRE(serve.ask("a.rsa.test.", kQA).rcode() == 3);
+    const std::uint64_t upstream = serve.upstream();
+    CHECK(serve.ask("abc.rsa.test.", kQA).rcode() == 3);
+    CHECK(serve.upstream() == upstream + 1);
+    CHECK(serve.synthesized(0) == 0);
+  }
+}
+
+TEST_CASE("serve stops using an NSEC range when its TTL ends", "[dnssec][serve][nsec]") {
+  SignedZones zones;
+  // Negative answers (and so the ranges) kept one second.
+  AggressiveServe serve(zones, 1, anchor_keys(zones), "ttl: {negative_ceiling: 1}\n");
+  REQUIRE(serve.ask("a.rsa.test.", kQA).rcode() == 3);
+  const std::uint64_t upstream = serve.upstream();
+  const t::DnsReply r = serve.ask("abc.rsa.test.", kQA);
+  CHECK(r.rcode() == 3);
+  for (const auto& rec : r.records) CHECK(rec.ttl <= 1);
+  CHECK(serve.upstream() == upstream);
+  // The time a one-second range takes to expire (the wall clock's whole seconds).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(serve.ask("abd.rsa.test.", kQA).rcode() == 3);
+  CHECK(serve.upstream() == upstream + 1);
+}
+
+TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dnssec][serve][nsec][unbound]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
+  AggressiveServe serve(zones, 2, anchor_keys(zones));
+  // The proofs first, on both sides; then names inside their ranges.
+  for (const char* name : {"a.rsa.test.", "a.ed.test.", "a.test."}) {
+    REQUIRE(serve.ask(name, kQA).rcode() == 3);
+    REQUIRE(unbound.ask(name, kQA).rcode() == 3);
+  }
+  REQUIRE(serve.ask("www.ed.test.", kQTxt).rcode() == 0);
+  REQUIRE(unbound.ask("www.ed.test.", kQTxt).rcode() == 0);
+  const std::uint64_t upstream = serve.upstream();
+  const Name names[] = {{"abc.rsa.test.", kQA}, {"0.rsa.test.", kQTxt}, {"abc.ed.test.", kQA},
+                        {"www.ed.test.", kQMx}, {"aa.test.", kQA},      {"x.y.rsa.test.", kQA},
+                        {"c.rsa.test.", kQA},   {"b.rsa.test.", kQMx}};
+  for (const Name& n : names) {
+    const t::DnsReply ours = serve.ask(n.name, n.type);
+    const t::DnsReply theirs = unbound.ask(n.name, n.type);
+    INFO(n.name << " type " << n.type);
+    REQUIRE(ours.answered);
+    REQUIRE(theirs.answered);
+    CHECK(ours.rcode() == theirs.rcode());
+    CHECK(ours.ad() == theirs.ad());
+  }
+  // Of these, only c.rsa.test. (b's range, not proven yet) and b.rsa.test. MX (no NSEC at
+  // b yet) went upstream.
+  CHECK(serve.upstream() == upstream + 2);
+}

@@ -38,13 +38,16 @@ public:
       << "  username: \"\"\n  chroot: \"\"\n  directory: \"" << dir_ << "\"\n  pidfile: \"" << dir_ << "/unbound.pid\"\n"
       << "  use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n  num-threads: 1\n  so-reuseport: no\n"
       << "  module-config: \"validator iterator\"\n  trust-anchor-file: \"" << anchor_file << "\"\n"
-      << "  ede: yes\n  val-log-level: 2\n  qname-minimisation: no\n  aggressive-nsec: "
+      << "  ede: yes\n  val-log-level: 2\n  extended-statistics: yes\n  qname-minimisation: no\n  aggressive-nsec: "
       << (aggressive_nsec ? "yes" : "no") << "\n"
       << "  access-control: 127.0.0.0/8 allow\n  minimal-responses: yes\n"
       << "  local-zone: \"test.\" nodefault\n";  // RFC 6761 names are local zones by default
     for (const char* z : {"test.", "rsa.test.", "ed.test.", "n3.test.", "optout.test.", "hiter.test.", "badds.test.",
                           "unsigned.test."})
       c << "stub-zone:\n  name: \"" << z << "\"\n  stub-addr: 127.0.0.1@" << zones.port() << "\n";
+    // unbound-control over a local socket (control()): its statistics.
+    c << "remote-control:\n  control-enable: yes\n  control-use-cert: no\n  control-interface: \"" << dir_
+      << "/control.sock\"\n";
     std::ofstream(dir_ + "/unbound.conf") << c.str();
     unbound_ = dnsarena::common::ChildProcess({UNBOUND_PROGRAM, "-d", "-c", dir_ + "/unbound.conf"},
                                              {.log_path = dir_ + "/unbound.log", .truncate_log = true,
@@ -63,6 +66,18 @@ public:
     static std::uint16_t id = 100;
     return dnsarena::test::udp_exchange(port_, dnsarena::test::make_query(++id, name, type, 1232, true),
                                         std::chrono::milliseconds(3000));
+  }
+
+  // `unbound-control COMMAND` (stats_noreset, ...): its output.
+  std::string control(const std::string& command) const {
+    return dnsarena::test::run_command(std::string(UNBOUND_PROGRAM) + "-control -c " + dir_ + "/unbound.conf " + command);
+  }
+  // One value of `unbound-control stats_noreset` ("total.num.cachemiss"), 0 when absent.
+  std::uint64_t stat(const std::string& name) const {
+    std::istringstream in(control("stats_noreset"));
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(name + "=", 0) == 0) return std::stoull(line.substr(name.size() + 1));
+    return 0;
   }
 
   std::uint16_t port() const { return port_; }

@@ -518,3 +518,16 @@ TEST_CASE("dnssec: validation is on with a trust anchor file, strict keys, bound
                                                  "\n  negative_trust_anchors: [\"bad..name\"]\n")),
                     Catch::Contains("not a domain name"));
 }
+
+TEST_CASE("dnssec.aggressive_nsec: on by default when validating, a boolean", "[serve][config][dnssec]") {
+  using dnsarena::workers::load_serve_config;
+  const std::string anchor = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  CHECK(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n")).dnssec.aggressive_nsec);
+  CHECK_FALSE(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  aggressive_nsec: false\n"))
+                  .dnssec.aggressive_nsec);
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  aggressive_nsec: maybe\n")),
+                    Catch::Contains("dnssec.aggressive_nsec") && Catch::Contains("expected true or false"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  aggresive_nsec: true\n")),
+                    Catch::Contains("dnssec.aggresive_nsec") && Catch::Contains("unknown key"));
+}

@@ -32,7 +32,7 @@
 //   128 + S*i         cap    entry      the encoded entry, zero-padded to 8 bytes
 //   (S = kSlotBytes: 4,096; 256 slots: 1 MiB.)
 //
-// Concurrency (a seqlock per slot): publish: CAS seq from even to odd (writing, with its
+// Concurrency (a seqlock per slot, seqlock_words.hpp): publish: CAS seq from even to odd (writing, with its
 // start time); write claim, length, scope, entry and checksum as relaxed atomics; store
 // seq + 1 (even again, release). read: load seq (acquire); odd: nothing; compare claim;
 // copy; acquire fence; reload seq: unchanged, and the checksum of the copy matches: the

@@ -4,25 +4,12 @@
 
 #include "common/mix_hash.hpp"
 #include "common/monotonic_clock.hpp"
+#include "workers/seqlock_words.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
 namespace dnsarena::workers {
-
-namespace {
-
-constexpr unsigned kStartShift = 32;
-constexpr std::uint64_t kWriting = 1;
-
-// The record's words: each one mixed in with its position, so that a word moved or lost
-// changes the sum as surely as a word changed.
-std::uint64_t word_sum(std::uint64_t sum, std::uint64_t word, std::size_t index) {
-  return common::fmix64(sum ^ word ^ (std::uint64_t{index} << 48));
-}
-
-}  // namespace
 
 NsecRanges::NsecRanges(std::uint32_t buckets, bool shared) {
   buckets = std::clamp<std::uint32_t>(buckets, 1, 1u << 16);
@@ -61,32 +48,14 @@ bool NsecRanges::put(std::uint64_t zone_hash, std::uint64_t owner_hash, std::uin
     }
   }
   Slot& s = slot(pick);
-  const std::uint64_t now = relative(now_ms) & 0xFFFFFFFFull;
-  std::uint64_t seen = s.seq.load(std::memory_order_relaxed);
-  if (seen & kWriting) {
-    // Another worker writes it, or one was killed mid-write: taken over once that is old.
-    const std::uint64_t started = seen >> kStartShift;
-    if (((now - started) & 0xFFFFFFFFull) < kStaleWriteMs) return false;
-  }
-  const std::uint64_t generation = seen & 0xFFFFFFFFull & ~kWriting;
-  const std::uint64_t writing = now << kStartShift | generation | kWriting;
-  if (!s.seq.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
-    return false;
+  const auto generation = seqlock::begin_write(s.seq, relative(now_ms), kStaleWriteMs);
+  if (!generation) return false;  // another worker writes it (or one killed mid-write, lately)
   s.zone.store(zone_hash, std::memory_order_relaxed);
   s.owner.store(owner_hash, std::memory_order_relaxed);
   s.expires.store(expires, std::memory_order_relaxed);
   s.length.store(static_cast<std::uint32_t>(record.size()), std::memory_order_relaxed);
-  auto* words = reinterpret_cast<std::uint64_t*>(record_of(s));
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i * 8 < record.size(); ++i) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, record.data() + i * 8, std::min<std::size_t>(8, record.size() - i * 8));
-    __atomic_store_n(words + i, w, __ATOMIC_RELAXED);
-    sum = word_sum(sum, w, i);
-  }
-  s.checksum.store(sum, std::memory_order_relaxed);
-  // Even again, one generation on: a reader that copied across this write sees it moved.
-  s.seq.store((generation + 2) & 0xFFFFFFFFull, std::memory_order_release);
+  s.checksum.store(seqlock::store_words(record_of(s), record), std::memory_order_relaxed);
+  seqlock::end_write(s.seq, *generation);
   return true;
 }
 
@@ -98,20 +67,14 @@ void NsecRanges::for_zone(std::uint64_t zone_hash, std::uint32_t now, std::span<
     Slot& s = slot(i);
     if (s.zone.load(std::memory_order_relaxed) != zone_hash) continue;
     const std::uint64_t before = s.seq.load(std::memory_order_acquire);
-    if (before & kWriting) continue;
+    if (before & seqlock::kWriting) continue;
     if (s.zone.load(std::memory_order_relaxed) != zone_hash) continue;
     const std::uint32_t expires = s.expires.load(std::memory_order_relaxed);
     if (expires <= now) continue;
     const std::size_t length = s.length.load(std::memory_order_relaxed);
     if (length == 0 || length > kCapacity) continue;
     const std::uint64_t expected = s.checksum.load(std::memory_order_relaxed);
-    const auto* words = reinterpret_cast<const std::uint64_t*>(record_of(s));
-    std::uint64_t sum = 0;
-    for (std::size_t w = 0; w * 8 < length; ++w) {
-      const std::uint64_t word = __atomic_load_n(words + w, __ATOMIC_RELAXED);
-      std::memcpy(scratch.data() + w * 8, &word, std::min<std::size_t>(8, length - w * 8));
-      sum = word_sum(sum, word, w);
-    }
+    const std::uint64_t sum = seqlock::load_words(record_of(s), length, scratch.data());
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) != before || sum != expected) continue;
     if (!fn(scratch.first(length), expires)) return;

@@ -38,7 +38,7 @@
 //   (S = kSlotBytes: 2,048; slot i of bucket b is b * kWays + i; the default 256 buckets
 //   of 16 slots: 4,096 ranges, 8 MiB, touched only as ranges are stored.)
 //
-// Concurrency (a seqlock per slot, as answer_slots.hpp): put: CAS seq from even to odd
+// Concurrency (a seqlock per slot, seqlock_words.hpp, as answer_slots.hpp): put: CAS seq from even to odd
 // (writing, with its start time); write the fields and the record as relaxed atomics;
 // store seq + 2 (even again, release). read: load seq (acquire); odd: skip; copy; acquire
 // fence; reload seq: unchanged, and the checksum of the copy matches: the copy is the one

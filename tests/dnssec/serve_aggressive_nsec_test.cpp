@@ -22,6 +22,7 @@
 #include "cache/segment.hpp"
 #include "tests/dnssec/signed_zones.hpp"
 #include "tests/dnssec/unbound_validator.hpp"
+#include "tests/workers/prometheus_text.hpp"
 #include "tests/workers/serve_harness.hpp"
 
 using namespace dnsarena::dnssec::test;
@@ -34,6 +35,7 @@ constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, 
 // serve forwarding to knotd with `dnssec_section` as its dnssec: keys (indented).
 struct AggressiveServe {
   std::uint16_t port = t::free_port();
+  std::uint16_t metrics_port = t::free_port();
   std::string segment = t::unique_segment("nsecaggr");
   std::unique_ptr<t::ServeProcess> serve;
 
@@ -44,7 +46,8 @@ struct AggressiveServe {
         std::vector<std::string>{"--config", config, "--segment", segment, "--workers", std::to_string(workers),
                                  "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
                                  "127.0.0.1:" + std::to_string(port), "--upstream",
-                                 "127.0.0.1:" + std::to_string(zones.port()), "--no-metrics"},
+                                 "127.0.0.1:" + std::to_string(zones.port()), "--metrics",
+                                 "127.0.0.1:" + std::to_string(metrics_port)},
         port);
     if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
     REQUIRE(t::eventually([&] { return serve->children().size() >= workers; }));
@@ -70,6 +73,13 @@ struct AggressiveServe {
       return n >= at_least;
     });
     return n;
+  }
+  // /metrics, parsed strictly (prometheus_text.hpp).
+  t::PrometheusText metrics() const {
+    const std::string raw = t::run_command("bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(metrics_port) +
+                                           " && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && timeout 5 cat <&3'");
+    const std::size_t body = raw.find("\r\n\r\n");
+    return t::parse_prometheus_text(body == std::string::npos ? std::string() : raw.substr(body + 4));
   }
 };
 
@@ -103,6 +113,10 @@ TEST_CASE("serve answers names inside a validated NSEC range without asking upst
   }
   CHECK(serve.upstream() == upstream);
   CHECK(serve.synthesized(std::size(inside)) == std::size(inside));
+  const t::PrometheusText prom = serve.metrics();
+  CHECK(prom.errors.empty());
+  CHECK(prom.types.at("dnsarena_aggressive_nsec_answers_total") == "counter");
+  CHECK(prom.value("dnsarena_aggressive_nsec_answers_total") == std::size(inside));
   // Both workers answered some (each row counts its own misses).
   unsigned rows_answering = 0;
   const nlohmann::json stats = t::serve_stats(serve.segment);
@@ -209,7 +223,7 @@ TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dns
 
 // The figure of docs/benchmarking.md (hidden: run it by its tag, [.nsec-flood]): a
 // random-subdomain flood on rsa.test. (dnsperf, NSEC_FLOOD_NAMES random names at
-// NSEC_FLOOD_QPS for NSEC_FLOOD_SECONDS, DO set, fixed seed) through serve with
+// NSEC_FLOOD_QPS for NSEC_FLOOD_SECONDS, DO set, fixed seed) through serve (NSEC_FLOOD_WORKERS) with
 // aggressive_nsec on, then off, then through Unbound with aggressive-nsec: yes, each
 // with a cold cache. Reported: queries answered, queries sent upstream, DS and DNSKEY
 // fetches included (serve: its upstream_queries; Unbound: num.query.udpout + tcpout from
@@ -220,7 +234,7 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
     return v ? static_cast<unsigned>(std::stoul(v)) : fallback;
   };
   const unsigned names = env("NSEC_FLOOD_NAMES", 20000), qps = env("NSEC_FLOOD_QPS", 2000),
-                 seconds = env("NSEC_FLOOD_SECONDS", 10);
+                 seconds = env("NSEC_FLOOD_SECONDS", 10), workers = env("NSEC_FLOOD_WORKERS", 2);
   SignedZones zones;
   const std::string file = zones.dir() + "/flood.txt";
   {
@@ -246,7 +260,7 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   };
   std::vector<Row> rows;
   for (const bool on : {true, false}) {
-    AggressiveServe serve(zones, 2, anchor_keys(zones) + (on ? "" : "  aggressive_nsec: false\n"));
+    AggressiveServe serve(zones, workers, anchor_keys(zones) + (on ? "" : "  aggressive_nsec: false\n"));
     const std::uint64_t answered = dnsperf(serve.port);
     rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream()});
   }
@@ -258,8 +272,9 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
     rows.push_back({"unbound aggressive-nsec yes", answered, sent() - before});
   }
   std::ostringstream table, json;
-  table << "names " << names << ", " << qps << " q/s for " << seconds << " s\n";
-  json << "{\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds << ",\"rows\":[";
+  table << "names " << names << ", " << qps << " q/s for " << seconds << " s, " << workers << " workers\n";
+  json << "{\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds << ",\"workers\":" << workers
+       << ",\"rows\":[";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double share = r.answered ? 100.0 * static_cast<double>(r.upstream) / static_cast<double>(r.answered) : 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What two resolvers' answers are compared on: the rcode and the answer section as a
 // sorted set of "owner type rdata-hex" lines (TTLs and order aside: they differ between
-// correct resolvers), and asking a resolver on 127.0.0.1 one question over TCP.
+// correct resolvers), and asking a resolver on 127.0.0.1 one question.
 #pragma once
 #include <cstdint>
 #include <set>
@@ -20,7 +20,8 @@ struct AnswerSet {
 
 // The answer set of the records of `answer` with `rcode`.
 AnswerSet answer_set(int rcode, const std::vector<dns::Record>& answer);
-// Asks (qname, qtype) of the resolver on 127.0.0.1:port over TCP, RD set, EDNS 1232.
+// Asks (qname, qtype) of the resolver on 127.0.0.1:port over UDP (again over TCP when
+// the reply is truncated), RD set, EDNS 1232.
 AnswerSet ask_resolver(std::uint16_t port, const std::string& qname, std::uint16_t qtype);
 
 }  // namespace dnsarena::test

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The state machine over real UDP and TCP (sync_driver.hpp) against the lab hierarchy,
+// every answer compared with Unbound's (qname-minimisation on) from the same root hints:
+// referrals with and without glue, a lame and a silent server, chains across zones, a
+// DNAME, an answer that needs TCP, NXDOMAIN at a leaf and at the root, SERVFAIL.
+#include <catch2/catch.hpp>
+
+#include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/unbound_process.hpp"
+#include "dnssec/rrset.hpp"
+#include "recursion/iterative_resolution.hpp"
+#include "tests/recursion/answer_set.hpp"
+#include "tests/recursion/sync_driver.hpp"
+
+namespace {
+
+dnsarena::test::AnswerSet answer_set_of(const dnsarena::recursion::Result& r) {
+  std::vector<dnsarena::dns::Record> records;
+  for (const dnsarena::dnssec::Rrset& s : r.answer)
+    for (const auto& rd : s.rdata)
+      records.push_back({dnsarena::dnssec::name_text(s.owner), s.type, s.ttl, rd});
+  return dnsarena::test::answer_set(r.rcode, records);
+}
+
+}  // namespace
+
+TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as Unbound does", "[hierarchy][unbound]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "qmin", .threads = 1, .root_hints = h.root_hints(),
+                                           .server_lines = {"qname-minimisation: yes"}});
+  const dnsarena::recursion::Delegation hints = dnsarena::recursion::read_root_hints(h.root_hints());
+  dnsarena::recursion::MemoryDelegations store;
+  dnsarena::test::DriverCounts counts;
+  unsigned queries = 0;
+  for (const auto& n : dnsarena::bench::kHierarchyNames) {
+    dnsarena::recursion::IterativeResolution r(dnsarena::dnssec::name_from_text(n.name), n.qtype, hints, store);
+    const dnsarena::recursion::Result ours = dnsarena::test::resolve_sync(r, counts);
+    queries += r.queries_sent();
+    const dnsarena::test::AnswerSet theirs = dnsarena::test::ask_resolver(unbound.port(), n.name, n.qtype);
+    INFO(n.name << " type " << n.qtype << " (" << ours.why << ")\nours:   " << answer_set_of(ours).text()
+                << "unbound: " << theirs.text());
+    CHECK(answer_set_of(ours) == theirs);
+    CHECK(ours.rcode == n.rcode);
+  }
+  CHECK(counts.tcp >= 1);            // big.example.com
+  CHECK(counts.failures >= 1);       // the silent server, asked at most once before the cut is cached
+  CHECK(counts.case_mismatches == 0);  // knotd echoes the 0x20 case
+  CHECK(store.closest(dnsarena::dnssec::name_from_text("www.outside.com."))->zone ==
+        dnsarena::dnssec::name_from_text("outside.com."));
+  WARN("queries for " << dnsarena::bench::kHierarchyNames.size() << " names: " << queries << " (" << counts.udp
+                      << " UDP, " << counts.tcp << " TCP, " << counts.failures << " failed)");
+}

@@ -10,6 +10,7 @@
 #include "dnssec/rrset.hpp"
 #include "recursion/iterative_resolution.hpp"
 #include "tests/recursion/answer_set.hpp"
+#include "tests/recursion/hints_kresd.hpp"
 #include "tests/recursion/sync_driver.hpp"
 
 namespace {
@@ -24,12 +25,13 @@ dnsarena::test::AnswerSet answer_set_of(const dnsarena::recursion::Result& r) {
 
 }  // namespace
 
-TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as Unbound does", "[hierarchy][unbound]") {
+TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as Unbound and Knot Resolver do", "[hierarchy][unbound]") {
   REQUIRE(dnsarena::bench::knotd_installed());
   REQUIRE(dnsarena::bench::unbound_installed());
   dnsarena::bench::DnsHierarchy h;
   dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "qmin", .threads = 1, .root_hints = h.root_hints(),
                                            .server_lines = {"qname-minimisation: yes"}});
+  dnsarena::test::HintsKresd kresd(h);
   const dnsarena::recursion::Delegation hints = dnsarena::recursion::read_root_hints(h.root_hints());
   dnsarena::recursion::MemoryDelegations store;
   dnsarena::test::DriverCounts counts;
@@ -39,9 +41,11 @@ TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as
     const dnsarena::recursion::Result ours = dnsarena::test::resolve_sync(r, counts);
     queries += r.queries_sent();
     const dnsarena::test::AnswerSet theirs = dnsarena::test::ask_resolver(unbound.port(), n.name, n.qtype);
+    const dnsarena::test::AnswerSet knot_resolver = dnsarena::test::ask_resolver(kresd.port(), n.name, n.qtype);
     INFO(n.name << " type " << n.qtype << " (" << ours.why << ")\nours:   " << answer_set_of(ours).text()
-                << "unbound: " << theirs.text());
+                << "unbound: " << theirs.text() << "kresd: " << knot_resolver.text());
     CHECK(answer_set_of(ours) == theirs);
+    CHECK(answer_set_of(ours) == knot_resolver);
     CHECK(ours.rcode == n.rcode);
   }
   CHECK(counts.tcp >= 1);            // big.example.com

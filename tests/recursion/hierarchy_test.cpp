@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The lab hierarchy (bench/lab/dns_hierarchy.hpp) is a working DNS tree: Unbound,
-// resolving from its root hints, answers every question of kHierarchyNames with the rcode
+// The lab hierarchy (bench/lab/dns_hierarchy.hpp) is a working DNS tree: Unbound and
+// Knot Resolver, resolving from its root hints, answer every question of kHierarchyNames with the rcode
 // the hierarchy promises, through referrals with and without glue, lame and silent
 // servers, CNAME chains across zones, a DNAME and an answer only TCP carries.
 #include <catch2/catch.hpp>
@@ -8,6 +8,7 @@
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
 #include "tests/recursion/answer_set.hpp"
+#include "tests/recursion/hints_kresd.hpp"
 #include "wire/constants.hpp"
 
 using dnsarena::bench::DnsHierarchy;
@@ -33,4 +34,15 @@ TEST_CASE("Unbound resolves every name of the lab hierarchy from its root hints"
   CHECK(big.records.size() == 40);
   const auto nodata = dnsarena::test::ask_resolver(unbound.port(), "f.example.com.", dnsarena::wire::kTypeA);
   CHECK((nodata.rcode == 0 && nodata.records.empty()));
+}
+
+TEST_CASE("Knot Resolver resolves every name of the lab hierarchy from its root hints", "[hierarchy][kresd]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  DnsHierarchy h;
+  dnsarena::test::HintsKresd kresd(h);
+  for (const auto& n : kHierarchyNames) {
+    const dnsarena::test::AnswerSet a = dnsarena::test::ask_resolver(kresd.port(), n.name, n.qtype);
+    INFO(n.name << " type " << n.qtype << ": " << a.text());
+    CHECK(a.rcode == n.rcode);
+  }
 }

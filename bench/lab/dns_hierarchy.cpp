@@ -44,10 +44,13 @@ namespace {
 constexpr const char* kLockFile = "/tmp/dnsarena-hierarchy.lock";
 constexpr unsigned kFirstHost = 2, kLastHost = 9, kSilentHost = 9;
 
-std::string knotd_program() {
-  if (auto p = common::find_program("knotd")) return *p;
-  return ::access("/usr/sbin/knotd", X_OK) == 0 ? "/usr/sbin/knotd" : "";
+std::string sbin_program(const std::string& name) {
+  if (auto p = common::find_program(name)) return *p;
+  const std::string sbin = "/usr/sbin/" + name;
+  return ::access(sbin.c_str(), X_OK) == 0 ? sbin : "";
 }
+
+std::string knotd_program() { return sbin_program("knotd"); }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::trunc);
@@ -254,7 +257,9 @@ DnsHierarchy::DnsHierarchy() {
       << "    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n"
       << "database:\n    storage: \"" << s->dir << "/db\"\n"
       << "log:\n  - target: stderr\n    any: info\n"
-      << "template:\n  - id: default\n    storage: \"" << s->dir << "/zones\"\n"
+      << "control:\n    listen: \"" << s->dir << "/knot.sock\"\n"
+      << "mod-stats:\n  - id: count\n    request-protocol: on\n"
+      << "template:\n  - id: default\n    global-module: mod-stats/count\n    storage: \"" << s->dir << "/zones\"\n"
       << "    zonefile-sync: -1\n    journal-content: none\n"
       << "zone:\n";
     for (const std::string& origin : origins) {
@@ -295,6 +300,23 @@ DnsHierarchy::~DnsHierarchy() {
   if (block_lock_fd_ >= 0) ::close(block_lock_fd_);
   std::error_code ec;
   if (!dir_.empty() && !std::getenv("DNSARENA_HIERARCHY_KEEP")) std::filesystem::remove_all(dir_, ec);
+}
+
+std::uint64_t DnsHierarchy::authoritative_queries() const {
+  const std::string knotc = sbin_program("knotc");
+  if (knotc.empty()) throw std::runtime_error("knotc not found (apt-get install knot)");
+  std::uint64_t total = 0;
+  for (const auto& s : servers_) {
+    int status = 0;
+    const std::string out =
+        common::run_and_capture({knotc, "-c", s->dir + "/knot.conf", "stats", "mod-stats.request-protocol"}, status);
+    if (status != 0) throw std::runtime_error("knotc stats on " + address(s->host) + ": " + out);
+    // Lines "mod-stats.request-protocol[udp4] = 12".
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (const auto eq = line.find(" = "); eq != std::string::npos) total += std::stoull(line.substr(eq + 3));
+  }
+  return total;
 }
 
 std::string DnsHierarchy::logs() const {

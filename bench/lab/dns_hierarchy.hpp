@@ -30,6 +30,8 @@
 // kHierarchyNames lists the questions the tests and benches ask, with the rcode every
 // correct resolver returns.
 //
+// Each knotd counts the queries it receives (mod-stats), read by authoritative_queries().
+//
 // Cost: seven knotd processes (one UDP, one TCP, one background worker each), ready in
 // well under a second. The private directory (configs, zones, logs, root hints) is
 // removed by the destructor unless DNSARENA_HIERARCHY_KEEP is set.
@@ -73,6 +75,10 @@ public:
   std::vector<std::string> root_addresses() const { return {address(2), address(3)}; }
   // The private directory (removed with the hierarchy): other files of a test may go there.
   const std::string& dir() const { return dir_; }
+  // Queries every knotd has received so far, UDP and TCP (knotd's mod-stats, read with
+  // knotc over each knotd's control socket): the authoritative queries resolvers sent,
+  // the silent server's aside. Throws std::runtime_error when a knotd cannot be asked.
+  std::uint64_t authoritative_queries() const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
 

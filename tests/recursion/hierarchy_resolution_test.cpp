@@ -56,3 +56,39 @@ TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as
   WARN("queries for " << dnsarena::bench::kHierarchyNames.size() << " names: " << queries << " (" << counts.udp
                       << " UDP, " << counts.tcp << " TCP, " << counts.failures << " failed)");
 }
+
+TEST_CASE("a cold fill of the hierarchy's names costs no more authoritative queries than Unbound's", "[hierarchy][unbound]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  const auto& names = dnsarena::bench::kHierarchyNames;
+  // Counted at the knotds (mod-stats), the same way for each resolver, one after the other.
+  std::uint64_t before = h.authoritative_queries();
+  {
+    const dnsarena::recursion::Delegation hints = dnsarena::recursion::read_root_hints(h.root_hints());
+    dnsarena::recursion::MemoryDelegations store;
+    dnsarena::test::DriverCounts counts;
+    for (const auto& n : names) {
+      dnsarena::recursion::IterativeResolution r(dnsarena::dnssec::name_from_text(n.name), n.qtype, hints, store);
+      dnsarena::test::resolve_sync(r, counts);
+    }
+  }
+  const std::uint64_t ours = h.authoritative_queries() - before;
+  before = h.authoritative_queries();
+  {
+    dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "count", .threads = 1,
+                                             .root_hints = h.root_hints(), .server_lines = {"qname-minimisation: yes"}});
+    for (const auto& n : names) dnsarena::test::ask_resolver(unbound.port(), n.name, n.qtype);
+  }
+  const std::uint64_t unbound = h.authoritative_queries() - before;
+  before = h.authoritative_queries();
+  {
+    dnsarena::test::HintsKresd kresd(h);
+    for (const auto& n : names) dnsarena::test::ask_resolver(kresd.port(), n.name, n.qtype);
+  }
+  const std::uint64_t kresd = h.authoritative_queries() - before;
+  WARN("authoritative queries for a cold fill of " << names.size() << " names: state machine " << ours
+                                                   << ", Unbound (qname-minimisation) " << unbound << ", kresd " << kresd);
+  CHECK(ours > 0);
+  CHECK(ours <= unbound);
+}

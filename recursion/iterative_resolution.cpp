@@ -282,7 +282,10 @@ bool IterativeResolution::follow_answer(Task& t, const dnssec::Response& reply) 
   if (reply.answer.empty()) return false;
   Bytes cur = t.sname;
   bool moved = false;
-  for (;;) {
+  // Only records within the zone of the server that sent them are believed: the chain
+  // leaves the reply where it leaves that zone (an example.com server's A record for a
+  // name under org. would poison the answer), and its target is asked of its own servers.
+  for (; dnssec::is_subdomain(cur, t.cut.zone);) {
     bool found = false;
     for (const dnssec::Rrset& s : reply.answer)
       if (s.owner == cur && (s.type == t.qtype || t.qtype == wire::kTypeAny)) {
@@ -296,7 +299,8 @@ bool IterativeResolution::follow_answer(Task& t, const dnssec::Response& reply) 
     }
     const dnssec::Rrset* dname = nullptr;
     for (const dnssec::Rrset& s : reply.answer)
-      if (s.type == wire::kTypeDname && is_strictly_below(cur, s.owner) && s.rdata.size() == 1 && is_name(s.rdata[0]))
+      if (s.type == wire::kTypeDname && is_strictly_below(cur, s.owner) && dnssec::is_subdomain(s.owner, t.cut.zone) &&
+          s.rdata.size() == 1 && is_name(s.rdata[0]))
         dname = &s;
     const dnssec::Rrset* cname = dnssec::find_rrset(reply.answer, cur, wire::kTypeCname);
     if (cname != nullptr && (cname->rdata.size() != 1 || !is_name(cname->rdata[0]))) cname = nullptr;

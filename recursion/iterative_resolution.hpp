@@ -24,8 +24,9 @@
 //               12667), at most max_depth nested; a name under the cut's own zone is not
 //               (only glue can give its address).
 //   chains      CNAME and DNAME records in an answer are followed to the name they point
-//               at, within the reply while it answers for the new name, else resolved anew
-//               from the closest known cut; at most max_chain links (the answer then is
+//               at, within the reply while the new name lies in the zone of the server
+//               that sent it (records outside that zone are not believed), else resolved
+//               anew from the closest known cut; at most max_chain links (the answer then is
 //               SERVFAIL), a DNAME whose substitution exceeds 255 bytes gives YXDOMAIN.
 //   minimising  with qname_minimisation, a cut is asked the name one label below its
 //               zone (type A, as Unbound and Knot Resolver ask), then one label more each

@@ -301,3 +301,29 @@ TEST_CASE("CNAME chains across zones are followed, loops end at the chain bound"
     CHECK(run.result.answer.empty());
   }
 }
+
+TEST_CASE("records outside the answering server's zone are not believed: the CNAME target is asked of its servers",
+          "[recursion]") {
+  MemoryDelegations store;
+  const auto respond = [](const Query& q) -> std::optional<Response> {
+    if (is(q, ".")) return std::nullopt;
+    if (q.server.text() == "10.0.0.1") {
+      if (dnsarena::dnssec::is_subdomain(q.qname, N("org."))) return referral(q, "org.", {{"ns.org.", "10.0.0.4"}});
+      return referral(q, "com.", {{"ns.com.", "10.0.0.2"}});
+    }
+    Response r = reply_to(q);
+    if (q.server.text() == "10.0.0.2" && is(q, "www.com.")) {  // com. answers for org. too: forged
+      r.answer.push_back(set("www.com.", wire::kTypeCname, {N("www.org.")}));
+      r.answer.push_back(set("www.org.", wire::kTypeA, {A("6.6.6.6")}));
+    }
+    if (q.server.text() == "10.0.0.4" && is(q, "www.org.")) r.answer.push_back(set("www.org.", wire::kTypeA, {A("192.0.2.6")}));
+    if (r.answer.empty()) return nodata(q);
+    return r;
+  };
+  IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
+  const Run run = drive(r, respond);
+  CHECK(run.result.rcode == 0);
+  REQUIRE(run.result.answer.size() == 2);
+  CHECK(run.result.answer[1].rdata[0] == A("192.0.2.6"));
+  CHECK(run.queries.back() == "www.org. 1 @10.0.0.4");
+}

@@ -168,7 +168,8 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
         return Step::query;
       }
     // Every address failed: resolve a glueless NS name, within the bounds.
-    if (!t.priming && t.looked_up.size() < limits_.max_ns_lookups && stack_.size() - 1 < limits_.max_depth) {
+    if (!t.priming && t.looked_up.size() < limits_.max_ns_lookups && ns_lookups_ < limits_.max_ns_lookups_total &&
+        stack_.size() - 1 < limits_.max_depth) {
       bool pushed = false;
       for (std::size_t i = 0; i < t.cut.servers.size() && !pushed; ++i) {
         const NameServer& ns = t.cut.servers[i];
@@ -176,6 +177,7 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
             resolving_elsewhere(ns.name))
           continue;
         t.looked_up.insert(ns.name);
+        ++ns_lookups_;
         Task sub = make_task(ns.name, wire::kTypeA);
         sub.for_server = static_cast<int>(i);
         stack_.push_back(std::move(sub));  // t is invalid from here

@@ -20,8 +20,9 @@
 //               give addresses for names under org.
 //   glueless    when every known address of the cut has failed, an NS name without
 //               addresses is resolved as a sub-resolution (its A set, from the closest
-//               known cut), at most max_ns_lookups names per cut (NXNSAttack, CVE-2020-
-//               12667), at most max_depth nested; a name under the cut's own zone is not
+//               known cut), at most max_ns_lookups names per cut and
+//               max_ns_lookups_total per resolution (NXNSAttack, CVE-2020-12667), at most
+//               max_depth nested; a name under the cut's own zone is not
 //               (only glue can give its address).
 //   chains      CNAME and DNAME records in an answer are followed to the name they point
 //               at, within the reply while the new name lies in the zone of the server
@@ -58,6 +59,7 @@ namespace dnsarena::recursion {
 struct Limits {
   unsigned max_queries = 32;     // per resolution, sub-resolutions and priming included
   unsigned max_ns_lookups = 5;   // glueless NS names resolved per cut (NXNSAttack)
+  unsigned max_ns_lookups_total = 10;  // and per resolution, over every cut and chain link
   unsigned max_depth = 3;        // nested sub-resolutions
   unsigned max_chain = 12;       // CNAME and DNAME links followed
   unsigned max_referrals = 16;   // cuts descended per task
@@ -131,6 +133,7 @@ private:
   std::vector<Task> stack_;
   Result result_;
   unsigned queries_ = 0;
+  unsigned ns_lookups_ = 0;  // sub-resolutions started
 };
 
 }  // namespace dnsarena::recursion

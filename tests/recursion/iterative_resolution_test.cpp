@@ -6,7 +6,12 @@
 // and the bounds (NS names per referral, the query budget, the chain length).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -326,4 +331,68 @@ TEST_CASE("records outside the answering server's zone are not believed: the CNA
   REQUIRE(run.result.answer.size() == 2);
   CHECK(run.result.answer[1].rdata[0] == A("192.0.2.6"));
   CHECK(run.queries.back() == "www.org. 1 @10.0.0.4");
+}
+
+TEST_CASE("NXNSAttack over a chain: glueless NS names are bounded per resolution too", "[recursion]") {
+  // Three attacker zones a1. a2. a3., each delegated to five glueless names of which only
+  // the fifth resolves; x.a1. -> x.a2. -> x.a3. by CNAME. Five lookups per cut would be 15.
+  const auto respond = [](const Query& q) -> std::optional<Response> {
+    if (is(q, ".")) return std::nullopt;
+    const std::string name = dnsarena::dnssec::name_text(q.qname);
+    if (q.server.text() == "10.0.0.1") {
+      if (name.size() > 1 && name[0] == 'v') return reply_to(q, 3);  // a minimised victim TLD
+      if (name[0] == 'n') {
+        if (name.rfind("n4.", 0) != 0) return reply_to(q, 3);
+        Response r = reply_to(q);
+        r.answer.push_back(set(name, wire::kTypeA, {A("10.0.0.9")}));
+        return r;
+      }
+      const std::string zone = name.substr(name.find('a'));  // "a1." of "x.a1." or "a1."
+      std::vector<std::pair<std::string, std::string>> ns;
+      for (int i = 0; i < 5; ++i) ns.emplace_back("n" + std::to_string(i) + ".v" + zone.substr(1, 1) + ".", "");
+      return referral(q, zone, ns);
+    }
+    Response r = reply_to(q);
+    if (name == "x.a1.") r.answer.push_back(set(name, wire::kTypeCname, {N("x.a2.")}));
+    if (name == "x.a2.") r.answer.push_back(set(name, wire::kTypeCname, {N("x.a3.")}));
+    if (name == "x.a3.") r.answer.push_back(set(name, wire::kTypeA, {A("192.0.2.7")}));
+    return r;
+  };
+  const auto lookups = [](const Run& run) {
+    std::set<std::string> names;
+    for (const std::string& q : run.queries)
+      if (q[0] == 'n') names.insert(q.substr(0, q.find(' ')));
+    return names.size();
+  };
+  {
+    MemoryDelegations store;
+    IterativeResolution r(N("x.a1."), wire::kTypeA, hints(), store, {.max_queries = 200, .max_ns_lookups_total = 100});
+    const Run run = drive(r, respond);
+    CHECK(run.result.rcode == 0);
+    CHECK(lookups(run) == 15);
+  }
+  MemoryDelegations store;
+  IterativeResolution r(N("x.a1."), wire::kTypeA, hints(), store, {.max_queries = 200});
+  const Run run = drive(r, respond);
+  CHECK(run.result.rcode == 2);
+  CHECK(lookups(run) == 10);
+}
+
+TEST_CASE("root hints: read from zone-file lines, a bad line named with its number", "[recursion]") {
+  char path[] = "/tmp/dnsarena-hints-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::ofstream(path) << "; comment\n.  3600000  NS  A.ROOT.\nA.ROOT. 3600000 A 10.0.0.1\nA.ROOT. 3600000 AAAA ::1\n";
+  const Delegation d = read_root_hints(path);
+  REQUIRE(d.servers.size() == 1);
+  CHECK(d.servers[0].name == N("a.root."));
+  CHECK(d.servers[0].addresses.size() == 1);
+  std::ofstream(path) << ". NS a.root.\na.root. A 10.0.0.300\n";
+  CHECK_THROWS_WITH(read_root_hints(path), Catch::Contains(":2: bad address"));
+  std::ofstream(path) << ". NS a.root.\n";
+  CHECK_THROWS_WITH(read_root_hints(path), Catch::Contains("no root server with an IPv4 address"));
+  std::ofstream(path) << "com. NS a.root.\n";
+  CHECK_THROWS_WITH(read_root_hints(path), Catch::Contains(":1: NS not of the root"));
+  std::remove(path);
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -395,4 +396,73 @@ TEST_CASE("root hints: read from zone-file lines, a bad line named with its numb
   std::ofstream(path) << "com. NS a.root.\n";
   CHECK_THROWS_WITH(read_root_hints(path), Catch::Contains(":1: NS not of the root"));
   std::remove(path);
+}
+
+TEST_CASE("hostile authoritatives: random referrals, chains, rcodes and silence never break the bounds", "[recursion]") {
+  // Names from three labels up to four deep, so referrals go up, down and sideways and
+  // chains loop. Each seed is one resolution against replies drawn from that seed.
+  const std::vector<std::string> labels{"a", "b", "c"};
+  for (unsigned seed = 1; seed <= 3000; ++seed) {
+    std::mt19937 rng(seed);
+    const auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
+    const auto random_name = [&] {
+      std::string n;
+      for (unsigned i = 0, depth = 1 + pick(4); i < depth; ++i) n += labels[pick(3)] + ".";
+      return n;
+    };
+    const auto respond = [&](const Query& q) -> std::optional<Response> {
+      const std::string qname = dnsarena::dnssec::name_text(q.qname);
+      switch (pick(9)) {
+        case 0: return std::nullopt;
+        case 1: return reply_to(q, static_cast<std::uint16_t>(pick(6)), pick(2) == 0);
+        case 2: {  // a referral to any zone, glue for any name
+          std::vector<std::pair<std::string, std::string>> ns;
+          for (unsigned i = 0, n = 1 + pick(20); i < n; ++i)
+            ns.emplace_back(random_name(), pick(2) ? "10.0." + std::to_string(pick(4)) + "." + std::to_string(pick(4)) : "");
+          return referral(q, pick(2) ? random_name() : qname, ns);
+        }
+        case 3: {
+          Response r = reply_to(q, 0, pick(2) == 0);
+          r.answer.push_back(set(qname, wire::kTypeCname, {N(random_name())}));
+          if (pick(2)) r.answer.push_back(set(random_name(), wire::kTypeA, {A("192.0.2.1")}));
+          return r;
+        }
+        case 4: {
+          Response r = reply_to(q, static_cast<std::uint16_t>(pick(2) * 3));
+          r.answer.push_back(set(random_name(), wire::kTypeDname, {N(random_name())}));
+          r.answer.push_back(set(qname, wire::kTypeCname, {N(random_name())}));
+          return r;
+        }
+        case 5: return nodata(q);
+        case 6: {
+          Response r = reply_to(q);
+          r.answer.push_back(set(qname, q.qtype, {A("192.0.2.2")}));
+          return r;
+        }
+        case 7: {
+          Response r = reply_to(q);
+          r.qname = N(random_name());  // another question
+          return r;
+        }
+        default: return reply_to(q, 3, pick(2) == 0);
+      }
+    };
+    MemoryDelegations store;
+    Delegation h = hints();
+    h.servers[0].addresses.push_back(*ServerAddress::parse("10.0.0.2"));
+    IterativeResolution r(N(random_name()), wire::kTypeA, h, store);
+    Run run;
+    Query q;
+    while (r.need(q) == IterativeResolution::Step::query) {
+      run.queries.push_back("");
+      if (run.queries.size() > 32) break;
+      if (const auto reply = respond(q)) r.provide(*reply); else r.provide_failure();
+    }
+    INFO("seed " << seed);
+    REQUIRE(run.queries.size() <= 32);
+    REQUIRE(r.queries_sent() <= 32);
+    const std::uint16_t rcode = r.result().rcode;
+    CHECK((rcode == 0 || rcode == 2 || rcode == 3 || rcode == 6));
+    CHECK(r.need(q) == IterativeResolution::Step::done);
+  }
 }

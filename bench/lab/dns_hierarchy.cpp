@@ -44,13 +44,7 @@ namespace {
 constexpr const char* kLockFile = "/tmp/dnsarena-hierarchy.lock";
 constexpr unsigned kFirstHost = 2, kLastHost = 9, kSilentHost = 9;
 
-std::string sbin_program(const std::string& name) {
-  if (auto p = common::find_program(name)) return *p;
-  const std::string sbin = "/usr/sbin/" + name;
-  return ::access(sbin.c_str(), X_OK) == 0 ? sbin : "";
-}
-
-std::string knotd_program() { return sbin_program("knotd"); }
+std::string knotd_program() { return common::find_daemon_program("knotd").value_or(""); }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::trunc);
@@ -303,13 +297,13 @@ DnsHierarchy::~DnsHierarchy() {
 }
 
 std::uint64_t DnsHierarchy::authoritative_queries() const {
-  const std::string knotc = sbin_program("knotc");
-  if (knotc.empty()) throw std::runtime_error("knotc not found (apt-get install knot)");
+  const auto knotc = common::find_daemon_program("knotc");
+  if (!knotc) throw std::runtime_error("knotc not found (apt-get install knot)");
   std::uint64_t total = 0;
   for (const auto& s : servers_) {
     int status = 0;
     const std::string out =
-        common::run_and_capture({knotc, "-c", s->dir + "/knot.conf", "stats", "mod-stats.request-protocol"}, status);
+        common::run_and_capture({*knotc, "-c", s->dir + "/knot.conf", "stats", "mod-stats.request-protocol"}, status);
     if (status != 0) throw std::runtime_error("knotc stats on " + address(s->host) + ": " + out);
     // Lines "mod-stats.request-protocol[udp4] = 12".
     std::istringstream lines(out);

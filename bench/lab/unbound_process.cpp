@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench/lab/unbound_process.hpp"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -20,11 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string program(const std::string& name) {
-  if (auto p = common::find_program(name)) return *p;
-  const std::string sbin = "/usr/sbin/" + name;
-  return ::access(sbin.c_str(), X_OK) == 0 ? sbin : "";
-}
+std::string program(const std::string& name) { return common::find_daemon_program(name).value_or(""); }
 
 }  // namespace
 

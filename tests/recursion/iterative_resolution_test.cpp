@@ -72,6 +72,12 @@ Response nodata(const Query& q) {
   return r;
 }
 
+// The root of a tree with com. at 10.0.0.2 and org. at 10.0.0.4 (glue).
+Response com_and_org_referral(const Query& q) {
+  if (dnsarena::dnssec::is_subdomain(q.qname, N("org."))) return referral(q, "org.", {{"ns.org.", "10.0.0.4"}});
+  return referral(q, "com.", {{"ns.com.", "10.0.0.2"}});
+}
+
 Delegation hints() {
   Delegation d;
   d.zone = N(".");
@@ -270,10 +276,7 @@ TEST_CASE("CNAME chains across zones are followed, loops end at the chain bound"
   MemoryDelegations store;
   const auto respond = [](const Query& q) -> std::optional<Response> {
     if (is(q, ".")) return std::nullopt;
-    if (q.server.text() == "10.0.0.1") {
-      if (dnsarena::dnssec::is_subdomain(q.qname, N("org."))) return referral(q, "org.", {{"ns.org.", "10.0.0.4"}});
-      return referral(q, "com.", {{"ns.com.", "10.0.0.2"}});
-    }
+    if (q.server.text() == "10.0.0.1") return com_and_org_referral(q);
     Response r = reply_to(q);
     if (is(q, "a.com.")) r.answer.push_back(set("a.com.", wire::kTypeCname, {N("b.org.")}));
     if (is(q, "b.org.")) r.answer.push_back(set("b.org.", wire::kTypeA, {A("192.0.2.4")}));
@@ -284,8 +287,7 @@ TEST_CASE("CNAME chains across zones are followed, loops end at the chain bound"
       r.answer.push_back(set("d.x.com.", wire::kTypeCname, {N("d.org.")}));
     }
     if (is(q, "d.org.")) r.answer.push_back(set("d.org.", wire::kTypeA, {A("192.0.2.5")}));
-    if (r.answer.empty()) return nodata(q);
-    return r;
+    return r.answer.empty() ? nodata(q) : r;
   };
   {
     IterativeResolution r(N("a.com."), wire::kTypeA, hints(), store);
@@ -313,18 +315,14 @@ TEST_CASE("records outside the answering server's zone are not believed: the CNA
   MemoryDelegations store;
   const auto respond = [](const Query& q) -> std::optional<Response> {
     if (is(q, ".")) return std::nullopt;
-    if (q.server.text() == "10.0.0.1") {
-      if (dnsarena::dnssec::is_subdomain(q.qname, N("org."))) return referral(q, "org.", {{"ns.org.", "10.0.0.4"}});
-      return referral(q, "com.", {{"ns.com.", "10.0.0.2"}});
-    }
+    if (q.server.text() == "10.0.0.1") return com_and_org_referral(q);
     Response r = reply_to(q);
     if (q.server.text() == "10.0.0.2" && is(q, "www.com.")) {  // com. answers for org. too: forged
       r.answer.push_back(set("www.com.", wire::kTypeCname, {N("www.org.")}));
       r.answer.push_back(set("www.org.", wire::kTypeA, {A("6.6.6.6")}));
     }
     if (q.server.text() == "10.0.0.4" && is(q, "www.org.")) r.answer.push_back(set("www.org.", wire::kTypeA, {A("192.0.2.6")}));
-    if (r.answer.empty()) return nodata(q);
-    return r;
+    return r.answer.empty() ? nodata(q) : r;
   };
   IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
   const Run run = drive(r, respond);

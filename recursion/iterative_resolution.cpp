@@ -149,24 +149,33 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
       out = *t.pending;
       return Step::query;
     }
+    const ServerAddress* best = nullptr;
+    std::uint32_t best_rank = 0;
     for (const NameServer& ns : t.cut.servers)
       for (const ServerAddress& a : ns.addresses) {
         if (t.failed.count(a)) continue;
-        if (queries_ >= limits_.max_queries) {
-          fail_all("query budget of " + std::to_string(limits_.max_queries) + " spent");
-          return need(out);
+        const std::uint32_t rank = ranking_ ? ranking_(a) : 0;
+        if (best == nullptr || rank < best_rank) {
+          best = &a;
+          best_rank = rank;
         }
-        Query q;
-        q.qname = name_to_send(t);
-        q.qtype = t.minimised_labels != 0 ? wire::kTypeA : t.qtype;
-        q.server = a;
-        q.zone = t.cut.zone;
-        if (t.minimised_labels != 0) ++t.minimised_queries;
-        t.pending = q;
-        ++queries_;
-        out = std::move(q);
-        return Step::query;
       }
+    if (best != nullptr) {
+      if (queries_ >= limits_.max_queries) {
+        fail_all("query budget of " + std::to_string(limits_.max_queries) + " spent");
+        continue;
+      }
+      Query q;
+      q.qname = name_to_send(t);
+      q.qtype = t.minimised_labels != 0 ? wire::kTypeA : t.qtype;
+      q.server = *best;
+      q.zone = t.cut.zone;
+      if (t.minimised_labels != 0) ++t.minimised_queries;
+      t.pending = q;
+      ++queries_;
+      out = std::move(q);
+      return Step::query;
+    }
     // Every address failed: resolve a glueless NS name, within the bounds.
     if (!t.priming && t.looked_up.size() < limits_.max_ns_lookups && ns_lookups_ < limits_.max_ns_lookups_total &&
         stack_.size() - 1 < limits_.max_depth) {

@@ -35,6 +35,8 @@
 //               or the full name; at most kMaxMinimisedQueries per cut. Relaxed (RFC 9156
 //               section 2.3, the default of Unbound and Knot Resolver): NXDOMAIN or an
 //               error rcode for a minimised name makes the cut be asked the full name.
+//   servers     the next address is the cut's untried one the caller ranks lowest
+//               (rank_servers: RTT and timeouts are the caller's), else the first listed.
 //   lameness    REFUSED, SERVFAIL, NOTIMP, FORMERR, an upward or sideways referral, or a
 //               non-authoritative reply without a referral: that address is not asked
 //               again in this cut; when none is left, SERVFAIL.
@@ -46,6 +48,7 @@
 // grouped by dnssec::parse_response).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -88,6 +91,12 @@ public:
   // REQUIRES: qname a valid uncompressed wire name; hints with at least one address.
   IterativeResolution(Bytes qname, std::uint16_t qtype, Delegation hints, DelegationStore& store, Limits limits = {});
 
+  // How the caller ranks an address from its per-address state (smoothed RTT, a penalty
+  // after timeouts): of the cut's addresses not yet failed, the lowest rank is asked next,
+  // ties in the order the referral listed them. Without a ranking, that order alone.
+  using ServerRanking = std::function<std::uint32_t(const ServerAddress&)>;
+  void rank_servers(ServerRanking ranking) { ranking_ = std::move(ranking); }
+
   enum class Step { query, done };
   // The next query in `out`, or done.
   Step need(Query& out);
@@ -129,6 +138,7 @@ private:
 
   Delegation hints_;
   DelegationStore& store_;
+  ServerRanking ranking_;
   Limits limits_;
   std::vector<Task> stack_;
   Result result_;

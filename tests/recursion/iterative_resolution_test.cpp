@@ -464,3 +464,23 @@ TEST_CASE("hostile authoritatives: random referrals, chains, rcodes and silence 
     CHECK(r.need(q) == IterativeResolution::Step::done);
   }
 }
+
+TEST_CASE("the caller's ranking picks the address asked next; a failed one is not asked again", "[recursion]") {
+  const auto respond = [](const Query& q) -> std::optional<Response> {
+    if (is(q, ".")) return std::nullopt;
+    const std::string at = q.server.text();
+    if (at == "10.0.0.1") return referral(q, "com.", {{"ns1.com.", "10.0.0.2"}, {"ns2.com.", "10.0.0.3"}, {"ns3.com.", "10.0.0.4"}});
+    if (at == "10.0.0.3") return std::nullopt;  // the fastest by rank, but silent now
+    Response r = reply_to(q);
+    r.answer.push_back(set("www.com.", wire::kTypeA, {A("192.0.2.3")}));
+    return r;
+  };
+  MemoryDelegations store;
+  IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
+  // Lower is better: .3, then .4, then .2.
+  r.rank_servers([](const ServerAddress& a) { return a.v4[3] == 3 ? 1u : a.v4[3] == 4 ? 2u : 3u; });
+  const Run run = drive(r, respond);
+  CHECK(run.result.rcode == 0);
+  CHECK(run.queries == std::vector<std::string>{". 2 @10.0.0.1", "com. 1 @10.0.0.1", "www.com. 1 @10.0.0.3",
+                                                 "www.com. 1 @10.0.0.4"});
+}

@@ -135,7 +135,7 @@ std::optional<Response> simple_tree(const Query& q) {
 
 }  // namespace
 
-TEST_CASE("priming, then one minimised query per cut down to the answer", "[recursion]") {
+TEST_CASE("priming then one minimised query per cut down to the answer", "[recursion]") {
   MemoryDelegations store;
   IterativeResolution r(N("WWW.Example.com."), wire::kTypeA, hints(), store);
   const Run run = drive(r, simple_tree);
@@ -249,7 +249,7 @@ TEST_CASE("relaxed minimisation: NXDOMAIN for a minimised name makes the cut be 
   CHECK(run.queries.back() == "a.b.com. 1 @10.0.0.2");
 }
 
-TEST_CASE("a lame server is skipped, and when every server is lame the answer is SERVFAIL", "[recursion]") {
+TEST_CASE("a lame server is skipped and when every server is lame the answer is SERVFAIL", "[recursion]") {
   MemoryDelegations store;
   bool second_good = true;
   const auto respond = [&](const Query& q) -> std::optional<Response> {
@@ -272,7 +272,7 @@ TEST_CASE("a lame server is skipped, and when every server is lame the answer is
   CHECK(drive(bad, respond).result.rcode == 2);
 }
 
-TEST_CASE("CNAME chains across zones are followed, loops end at the chain bound", "[recursion]") {
+TEST_CASE("CNAME chains across zones are followed and loops end at the chain bound", "[recursion]") {
   MemoryDelegations store;
   const auto respond = [](const Query& q) -> std::optional<Response> {
     if (is(q, ".")) return std::nullopt;
@@ -377,7 +377,7 @@ TEST_CASE("NXNSAttack over a chain: glueless NS names are bounded per resolution
   CHECK(lookups(run) == 10);
 }
 
-TEST_CASE("root hints: read from zone-file lines, a bad line named with its number", "[recursion]") {
+TEST_CASE("root hints: read from zone-file lines with a bad line named by its number", "[recursion]") {
   char path[] = "/tmp/dnsarena-hints-XXXXXX";
   const int fd = ::mkstemp(path);
   REQUIRE(fd >= 0);
@@ -396,7 +396,7 @@ TEST_CASE("root hints: read from zone-file lines, a bad line named with its numb
   std::remove(path);
 }
 
-TEST_CASE("hostile authoritatives: random referrals, chains, rcodes and silence never break the bounds", "[recursion]") {
+TEST_CASE("hostile authoritatives: random referrals and chains and rcodes and silence never break the bounds", "[recursion]") {
   // Names from three labels up to four deep, so referrals go up, down and sideways and
   // chains loop. Each seed is one resolution against replies drawn from that seed.
   const std::vector<std::string> labels{"a", "b", "c"};
@@ -465,7 +465,7 @@ TEST_CASE("hostile authoritatives: random referrals, chains, rcodes and silence 
   }
 }
 
-TEST_CASE("the caller's ranking picks the address asked next; a failed one is not asked again", "[recursion]") {
+TEST_CASE("the caller's ranking picks the address asked next and a failed one is not asked again", "[recursion]") {
   const auto respond = [](const Query& q) -> std::optional<Response> {
     if (is(q, ".")) return std::nullopt;
     const std::string at = q.server.text();

@@ -223,6 +223,15 @@ DnsHierarchy::DnsHierarchy() {
     throw std::runtime_error("no block of loopback addresses 127.53.K.2-9 has port 53 free");
   }
 
+  try {
+    start(knotd);
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+void DnsHierarchy::start(const std::string& knotd) {
   char templ[] = "/tmp/dnsarena-hierarchy-XXXXXX";
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
@@ -288,12 +297,16 @@ DnsHierarchy::DnsHierarchy() {
   }
 }
 
-DnsHierarchy::~DnsHierarchy() {
+DnsHierarchy::~DnsHierarchy() { release(); }
+
+void DnsHierarchy::release() {
   servers_.clear();  // stops every knotd before its directory goes
   if (silent_fd_ >= 0) ::close(silent_fd_);
-  if (block_lock_fd_ >= 0) ::close(block_lock_fd_);
+  if (block_lock_fd_ >= 0) ::close(block_lock_fd_);  // the block is free again
+  silent_fd_ = block_lock_fd_ = -1;
   std::error_code ec;
   if (!dir_.empty() && !std::getenv("DNSARENA_HIERARCHY_KEEP")) std::filesystem::remove_all(dir_, ec);
+  dir_.clear();
 }
 
 std::uint64_t DnsHierarchy::authoritative_queries() const {

@@ -84,6 +84,10 @@ public:
 
 private:
   struct Server;
+  // Writes the files, binds the silent server, starts the knotds and waits for them.
+  void start(const std::string& knotd);
+  // Stops every knotd, closes the sockets, frees the block and removes the directory.
+  void release();
   std::string dir_;
   std::string hints_path_;
   unsigned block_ = 0;

@@ -81,9 +81,16 @@ IterativeResolution::Task IterativeResolution::make_task(Bytes sname, std::uint1
   Task t;
   t.sname = std::move(sname);
   t.qtype = qtype;
-  const auto cut = store_.closest(t.sname);
-  enter_cut(t, cut ? *cut : hints_);
+  enter_cut(t, closest_cut(t));
   return t;
+}
+
+Delegation IterativeResolution::closest_cut(const Task& t) const {
+  // A DS set lives at the parent side of its cut (RFC 4035 3.1.4.1): it is asked of the
+  // parent's servers, never of the zone's own.
+  const bool parent_side = t.qtype == wire::kTypeDs && dnssec::label_count(t.sname) > 0;
+  const auto cut = store_.closest(parent_side ? dnssec::strip_labels(t.sname, 1) : t.sname);
+  return cut ? *cut : hints_;
 }
 
 void IterativeResolution::enter_cut(Task& t, Delegation cut) const {
@@ -136,7 +143,7 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
       stack_.pop_back();
       Task& parent = stack_.back();
       if (child.priming) {
-        if (const auto root = store_.closest(parent.sname)) enter_cut(parent, *root);
+        if (store_.closest(Bytes(1, 0))) enter_cut(parent, closest_cut(parent));
       } else if (child.for_server >= 0) {
         NameServer& ns = parent.cut.servers[static_cast<std::size_t>(child.for_server)];
         for (const dnssec::Rrset& s : child.result.answer)
@@ -346,9 +353,8 @@ bool IterativeResolution::follow_answer(Task& t, const dnssec::Response& reply) 
       return true;
     }
   }
-  const auto cut = store_.closest(cur);
   t.referrals = 0;
-  enter_cut(t, cut ? *cut : hints_);
+  enter_cut(t, closest_cut(t));
   return true;
 }
 

@@ -37,6 +37,7 @@
 //               error rcode for a minimised name makes the cut be asked the full name.
 //   servers     the next address is the cut's untried one the caller ranks lowest
 //               (rank_servers: RTT and timeouts are the caller's), else the first listed.
+//   DS          a DS question goes to the cut above its name (the parent holds the set).
 //   lameness    REFUSED, SERVFAIL, NOTIMP, FORMERR, an upward or sideways referral, or a
 //               non-authoritative reply without a referral: that address is not asked
 //               again in this cut; when none is left, SERVFAIL.
@@ -127,6 +128,8 @@ private:
   };
 
   Task make_task(Bytes sname, std::uint16_t qtype) const;
+  // The deepest known cut to ask t.sname of (for a DS set, the parent's), else the hints.
+  Delegation closest_cut(const Task& t) const;
   void enter_cut(Task& t, Delegation cut) const;
   Bytes name_to_send(const Task& t) const;
   bool follow_referral(Task& t, const dnssec::Response& reply, const Bytes& sent);

@@ -484,3 +484,22 @@ TEST_CASE("the caller's ranking picks the address asked next and a failed one is
   CHECK(run.queries == std::vector<std::string>{". 2 @10.0.0.1", "com. 1 @10.0.0.1", "www.com. 1 @10.0.0.3",
                                                  "www.com. 1 @10.0.0.4"});
 }
+
+TEST_CASE("a DS question goes to the parent's servers even when the child's cut is known", "[recursion]") {
+  MemoryDelegations store;
+  IterativeResolution first(N("www.example.com."), wire::kTypeA, hints(), store);
+  REQUIRE(drive(first, simple_tree).result.rcode == 0);  // com. and example.com. cuts learned
+  const auto respond = [](const Query& q) -> std::optional<Response> {
+    if (q.server.text() == "10.0.0.2" && is(q, "example.com.") && q.qtype == wire::kTypeDs) {
+      Response r = reply_to(q);
+      r.answer.push_back(set("example.com.", wire::kTypeDs, {Bytes{1, 2, 8, 2, 0xab}}));
+      return r;
+    }
+    return simple_tree(q);  // the child would answer NODATA
+  };
+  IterativeResolution ds(N("example.com."), wire::kTypeDs, hints(), store);
+  const Run run = drive(ds, respond);
+  CHECK(run.result.rcode == 0);
+  CHECK(run.result.answer.size() == 1);
+  CHECK(run.queries == std::vector<std::string>{"example.com. 43 @10.0.0.2"});
+}

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -184,6 +185,17 @@ const std::vector<std::pair<unsigned, std::vector<std::string>>>& server_zones()
 }  // namespace
 
 bool knotd_installed() { return !knotd_program().empty(); }
+
+bool port53_permitted() {
+  // knotd inherits what this process may do. A loopback address of a block no hierarchy
+  // takes (K = 255) answers EACCES when binding low ports is not allowed.
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const sockaddr_in a = socket_address("127.53.255.1", 53);
+  const bool denied = ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 && errno == EACCES;
+  ::close(fd);
+  return !denied;
+}
 
 struct DnsHierarchy::Server {
   unsigned host = 0;

@@ -56,6 +56,9 @@ extern const std::vector<HierarchyName> kHierarchyNames;
 
 // True when knotd is on PATH or in /usr/sbin.
 bool knotd_installed();
+// False when this process may not bind port 53 (not root, no CAP_NET_BIND_SERVICE,
+// net.ipv4.ip_unprivileged_port_start above 53): no hierarchy can start here.
+bool port53_permitted();
 
 class DnsHierarchy {
 public:

@@ -5,6 +5,8 @@
 // DNAME, an answer that needs TCP, NXDOMAIN at a leaf and at the root, SERVFAIL.
 #include <catch2/catch.hpp>
 
+#include "tests/test_skip.hpp"
+
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
 #include "dnssec/rrset.hpp"
@@ -27,6 +29,7 @@ dnsarena::test::AnswerSet answer_set_of(const dnsarena::recursion::Result& r) {
 
 TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as Unbound and Knot Resolver do", "[hierarchy][unbound]") {
   REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
   REQUIRE(dnsarena::bench::unbound_installed());
   dnsarena::bench::DnsHierarchy h;
   dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "qmin", .threads = 1, .root_hints = h.root_hints(),
@@ -59,6 +62,7 @@ TEST_CASE("iterative resolution over UDP and TCP answers every hierarchy name as
 
 TEST_CASE("a cold fill of the hierarchy's names costs no more authoritative queries than Unbound's", "[hierarchy][unbound]") {
   REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
   REQUIRE(dnsarena::bench::unbound_installed());
   dnsarena::bench::DnsHierarchy h;
   const auto& names = dnsarena::bench::kHierarchyNames;

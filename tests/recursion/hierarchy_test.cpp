@@ -5,6 +5,8 @@
 // servers, CNAME chains across zones, a DNAME and an answer only TCP carries.
 #include <catch2/catch.hpp>
 
+#include "tests/test_skip.hpp"
+
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
 #include "tests/recursion/answer_set.hpp"
@@ -16,6 +18,7 @@ using dnsarena::bench::kHierarchyNames;
 
 TEST_CASE("Unbound resolves every name of the lab hierarchy from its root hints", "[hierarchy][unbound]") {
   REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
   REQUIRE(dnsarena::bench::unbound_installed());
   DnsHierarchy h;
   dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "hints", .threads = 1, .root_hints = h.root_hints()});
@@ -38,6 +41,7 @@ TEST_CASE("Unbound resolves every name of the lab hierarchy from its root hints"
 
 TEST_CASE("Knot Resolver resolves every name of the lab hierarchy from its root hints", "[hierarchy][kresd]") {
   REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
   DnsHierarchy h;
   dnsarena::test::HintsKresd kresd(h);
   for (const auto& n : kHierarchyNames) {

@@ -38,12 +38,14 @@ const std::vector<HierarchyName> kHierarchyNames = {
     {"www.silent.com.", wire::kTypeA, 0},       {"www.example.org.", wire::kTypeA, 0},
     {"www.hoster.org.", wire::kTypeA, 0},       {"c1.hoster.org.", wire::kTypeA, 0},
     {"nx.nosuchtld.", wire::kTypeA, 3},         {"www.example.com.", wire::kTypeMx, 0},
+    {"www.slow.com.", wire::kTypeA, 0},
 };
 
 namespace {
 
 constexpr const char* kLockFile = "/tmp/dnsarena-hierarchy.lock";
-constexpr unsigned kFirstHost = 2, kLastHost = 9, kSilentHost = 9;
+constexpr unsigned kFirstHost = 2, kLastHost = 10, kSilentHost = 9, kSlowHost = 10;
+constexpr std::chrono::milliseconds kSlowDelay{150};
 
 std::string knotd_program() { return common::find_daemon_program("knotd").value_or(""); }
 
@@ -136,7 +138,8 @@ std::vector<ZoneText> zone_templates() {
                    "ns1.lame.com. 3600 A @8\nns2.lame.com. 3600 A @6\n"
                    "broken.com. 3600 NS ns.broken.com.\nns.broken.com. 3600 A @8\n"
                    "silent.com. 3600 NS ns1.silent.com.\nsilent.com. 3600 NS ns2.silent.com.\n"
-                   "ns1.silent.com. 3600 A @9\nns2.silent.com. 3600 A @6\n"},
+                   "ns1.silent.com. 3600 A @9\nns2.silent.com. 3600 A @6\n"
+                   "slow.com. 3600 NS ns1.slow.com.\nns1.slow.com. 3600 A @10\n"},
       {"org.", "org. 3600" + soa +
                    "org. 3600 NS ns1.org.\nns1.org. 3600 A @5\n"
                    "hoster.org. 3600 NS ns1.hoster.org.\nns1.hoster.org. 3600 A @7\n"
@@ -156,6 +159,8 @@ std::vector<ZoneText> zone_templates() {
       {"silent.com.", "silent.com. 3600" + soa +
                           "silent.com. 3600 NS ns1.silent.com.\nsilent.com. 3600 NS ns2.silent.com.\n"
                           "ns1.silent.com. 3600 A @9\nns2.silent.com. 3600 A @6\nwww.silent.com. 3600 A 192.0.2.5\n"},
+      {"slow.com.", "slow.com. 3600" + soa +
+                        "slow.com. 3600 NS ns1.slow.com.\nns1.slow.com. 3600 A @10\nwww.slow.com. 3600 A 192.0.2.13\n"},
       {"hoster.org.", "hoster.org. 3600" + soa +
                           "hoster.org. 3600 NS ns1.hoster.org.\nns1.hoster.org. 3600 A @7\nns.hoster.org. 3600 A @6\n"
                           "www.hoster.org. 3600 A 192.0.2.7\nc1.hoster.org. 3600 CNAME www.example.org.\n"},
@@ -175,7 +180,7 @@ const std::vector<std::pair<unsigned, std::vector<std::string>>>& server_zones()
       {3, {"."}},
       {4, {"net.", "com."}},
       {5, {"org."}},
-      {6, {"example.com.", "outside.com.", "lame.com.", "silent.com."}},
+      {6, {"example.com.", "outside.com.", "lame.com.", "silent.com.", "slow.com."}},
       {7, {"hoster.org.", "sub.example.com."}},
       {8, {"example.org."}},
   };
@@ -232,7 +237,7 @@ DnsHierarchy::DnsHierarchy() {
   }
   if (block_ == 0) {
     ::close(block_lock_fd_);
-    throw std::runtime_error("no block of loopback addresses 127.53.K.2-9 has port 53 free");
+    throw std::runtime_error("no block of loopback addresses 127.53.K.2-10 has port 53 free");
   }
 
   try {
@@ -248,6 +253,9 @@ void DnsHierarchy::start(const std::string& knotd) {
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
 
+  // The slow server: a relay to the knotd of .6, every query held kSlowDelay.
+  slow_ = std::make_unique<DelayingRelay>(address(kSlowHost), address(6), kSlowDelay);
+
   // The silent server: bound, never read.
   silent_fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   const sockaddr_in silent = socket_address(address(kSilentHost), 53);
@@ -256,7 +264,7 @@ void DnsHierarchy::start(const std::string& knotd) {
 
   std::vector<ZoneText> zones = zone_templates();
   for (ZoneText& z : zones)
-    for (unsigned h = kFirstHost; h <= kLastHost; ++h) {
+    for (unsigned h = kLastHost; h >= kFirstHost; --h) {  // "@10" before a "@1" could match it
       const std::string key = "@" + std::to_string(h);
       for (std::size_t at = z.text.find(key); at != std::string::npos; at = z.text.find(key, at))
         z.text.replace(at, key.size(), address(h));
@@ -312,6 +320,7 @@ void DnsHierarchy::start(const std::string& knotd) {
 DnsHierarchy::~DnsHierarchy() { release(); }
 
 void DnsHierarchy::release() {
+  slow_.reset();
   servers_.clear();  // stops every knotd before its directory goes
   if (silent_fd_ >= 0) ::close(silent_fd_);
   if (block_lock_fd_ >= 0) ::close(block_lock_fd_);  // the block is free again

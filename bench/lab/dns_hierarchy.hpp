@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A DNS hierarchy on this machine, for the recursive resolver's tests and benches: one
-// knotd per authoritative address on a block of loopback addresses 127.53.K.2..9 (port
+// knotd per authoritative address on a block of loopback addresses 127.53.K.2..10 (port
 // 53, the port every resolver queries; K is the first block no other hierarchy of the host
 // holds), serving a root zone, TLDs and leaf zones, and a root hints file pointing at the
 // two root servers. Unbound (`root-hints`, `do-not-query-localhost: no`), Knot Resolver
@@ -11,12 +11,14 @@
 //   .3  b.root-servers.net  "."        the same zone (two roots: priming sees both)
 //   .4  a.gtld-servers.net  net, com   com: delegations with and without glue (below)
 //   .5  ns1.org             org        hoster.org, example.org (glue)
-//   .6  ns1.example.com     example.com, outside.com, lame.com, silent.com
+//   .6  ns1.example.com     example.com, outside.com, lame.com, silent.com, slow.com
 //   .7  ns1.hoster.org      hoster.org, sub.example.com
 //   .8  ns.example.org      example.org; named as a server of lame.com and broken.com
 //                           which it does not serve: it answers them REFUSED (lame)
 //   .9  ns1.silent.com      nothing answers: a UDP socket held by this object and never
 //                           read (the kernel queues, then drops), no TCP listener
+//   .10 ns1.slow.com        slow.com's only server: a relay (delaying_relay.hpp) that
+//                           holds every query 150 ms before .6 answers it
 //
 // Delegations: example.com (in-bailiwick glue, plus an out-of-bailiwick NS without glue,
 // ns.hoster.org); outside.com (only ns.hoster.org: the resolver must resolve it through
@@ -32,8 +34,8 @@
 //
 // Each knotd counts the queries it receives (mod-stats), read by authoritative_queries().
 //
-// Cost: seven knotd processes (one UDP, one TCP, one background worker each), ready in
-// well under a second. The private directory (configs, zones, logs, root hints) is
+// Cost: seven knotd processes (one UDP, one TCP, one background worker each) and the
+// slow server's thread, ready in well under a second. The private directory (configs, zones, logs, root hints) is
 // removed by the destructor unless DNSARENA_HIERARCHY_KEEP is set.
 #pragma once
 #include <cstdint>
@@ -41,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/lab/delaying_relay.hpp"
 #include "common/child_process.hpp"
 
 namespace dnsarena::bench {
@@ -70,7 +73,7 @@ public:
   DnsHierarchy(const DnsHierarchy&) = delete;
   DnsHierarchy& operator=(const DnsHierarchy&) = delete;
 
-  // "127.53.K.<host>" (host 2..9, as in the table above).
+  // "127.53.K.<host>" (host 2..10, as in the table above).
   std::string address(unsigned host) const;
   // The root hints file: ". NS a.root-servers.net." and the roots' A records.
   const std::string& root_hints() const { return hints_path_; }
@@ -96,6 +99,7 @@ private:
   unsigned block_ = 0;
   int block_lock_fd_ = -1;
   int silent_fd_ = -1;
+  std::unique_ptr<DelayingRelay> slow_;
   std::vector<std::unique_ptr<Server>> servers_;
 };
 

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The lab hierarchy (bench/lab/dns_hierarchy.hpp) is a working DNS tree: Unbound and
-// Knot Resolver, resolving from its root hints, answer every question of kHierarchyNames with the rcode
-// the hierarchy promises, through referrals with and without glue, lame and silent
-// servers, CNAME chains across zones, a DNAME and an answer only TCP carries.
+// Knot Resolver, resolving from its root hints, answer every question of kHierarchyNames
+// with the rcode the hierarchy promises, through referrals with and without glue, lame,
+// silent and slow servers, CNAME chains across zones, a DNAME and an answer only TCP
+// carries; the slow server answers what its knotd answers, after its delay.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <vector>
+
+#include "dns/query_builder.hpp"
 #include "tests/test_skip.hpp"
+#include "tests/workers/serve_harness.hpp"
+#include "wire/dns_name.hpp"
 
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
@@ -49,4 +56,20 @@ TEST_CASE("Knot Resolver resolves every name of the lab hierarchy from its root 
     INFO(n.name << " type " << n.qtype << ": " << a.text());
     CHECK(a.rcode == n.rcode);
   }
+}
+
+TEST_CASE("the hierarchy's slow server answers as its knotd does but only after its delay", "[hierarchy]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  DnsHierarchy h;
+  const auto name = dnsarena::wire::name_to_wire("www.slow.com.");
+  const auto q = dnsarena::dns::build_query({.id = 7, .qname = name, .qtype = dnsarena::wire::kTypeA});
+  const std::vector<std::uint8_t> query(q.begin(), q.end());
+  const auto t0 = std::chrono::steady_clock::now();
+  const dnsarena::test::DnsReply slow = dnsarena::test::udp_exchange_at(h.address(10) + ":53", query);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  const dnsarena::test::DnsReply direct = dnsarena::test::udp_exchange_at(h.address(6) + ":53", query);
+  REQUIRE(slow.answered);
+  CHECK(slow.wire == direct.wire);
+  CHECK(elapsed >= std::chrono::milliseconds(150));
 }

@@ -56,8 +56,9 @@ struct Zone {
 
 class TransferLoop {
 public:
-  TransferLoop(const RpzTransfers& cfg, std::string segment, int notify_fd, pid_t supervisor)
-      : cfg_(cfg), segment_(std::move(segment)), notify_fd_(notify_fd), supervisor_(supervisor) {}
+  TransferLoop(const RpzTransfers& cfg, std::string segment, int notify_fd, int notify_tcp_fd, pid_t supervisor)
+      : cfg_(cfg), segment_(std::move(segment)), notify_fd_(notify_fd), notify_tcp_fd_(notify_tcp_fd),
+        supervisor_(supervisor) {}
 
   int run();
 
@@ -67,12 +68,17 @@ private:
   void schedule_refresh(Zone& z);
   void schedule_retry(Zone& z);
   void read_notifies();
-  void handle_notify(const std::uint8_t* msg, std::size_t len, const sockaddr_storage& from, socklen_t from_len);
+  // The response to send (empty: none).
+  std::vector<std::uint8_t> handle_notify(const std::uint8_t* msg, std::size_t len, const sockaddr_storage& from);
+  // Under kNotifiesPerSecond (counts this one); false: drop it unread.
+  bool within_rate();
+  void accept_tcp_notify();
   void publish();
 
   const RpzTransfers& cfg_;
   std::string segment_;
   int notify_fd_;
+  int notify_tcp_fd_;
   pid_t supervisor_;
   std::vector<std::unique_ptr<Zone>> zones_;
   std::uint64_t notifies_over_rate_ = 0;
@@ -125,6 +131,7 @@ void TransferLoop::transfer(Zone& z) {
   const knot_tsig_key_t* key = z.has_key ? &z.key : nullptr;
   z.status.last_attempt_unix_ms = unix_ms();
   const std::uint64_t t0 = common::monotonic_ms();
+  bool changed = false;  // the copy no longer matches the file (and the running policy)
   try {
     std::optional<std::uint32_t> have;
     if (z.copy.has()) have = z.copy.serial();
@@ -132,13 +139,17 @@ void TransferLoop::transfer(Zone& z) {
     if (res.kind == TransferKind::ixfr) {
       try {
         z.copy.apply(res.deltas, res.soa);
+        changed = true;
       } catch (const TransferError& e) {
         spdlog::warn("rpz zone {}: {}; transferring the whole zone", z.cfg.zone, e.what());
         ++z.status.fallbacks_to_axfr;
         res = transfer_zone(primary, z.cfg.primary.len, z.origin, std::nullopt, key, limits);
       }
     }
-    if (res.kind == TransferKind::axfr) z.copy.replace(res);
+    if (res.kind == TransferKind::axfr) {
+      changed = true;
+      z.copy.replace(res);
+    }
     z.status.last_error.clear();
     ++z.status.transfers_ok;
     if (res.kind == TransferKind::up_to_date) {
@@ -157,6 +168,10 @@ void TransferLoop::transfer(Zone& z) {
   } catch (const std::exception& e) {
     ++z.status.transfers_failed;
     z.status.last_error = e.what();
+    if (changed) {  // taken but not written: back to the file's copy, which the policy runs on
+      std::string ignored;
+      z.copy.load(z.cfg.file, ignored);
+    }
     spdlog::error("rpz zone {}: transfer from {} failed: {}; keeping serial {}", z.cfg.zone, z.cfg.primary.text,
                   e.what(), z.copy.has() ? std::to_string(z.copy.serial()) : std::string("(none)"));
     schedule_retry(z);
@@ -174,6 +189,17 @@ bool same_address(const sockaddr_storage& a, int family, const std::uint8_t*& by
   return true;
 }
 
+bool TransferLoop::within_rate() {
+  const std::uint64_t now = common::monotonic_ms();
+  if (now - rate_window_ms_ >= 1000) {
+    rate_window_ms_ = now;
+    rate_count_ = 0;
+  }
+  if (++rate_count_ <= kNotifiesPerSecond) return true;
+  ++notifies_over_rate_;
+  return false;
+}
+
 void TransferLoop::read_notifies() {
   std::uint8_t buf[4096];
   for (unsigned n = 0; n < 64; ++n) {
@@ -181,30 +207,61 @@ void TransferLoop::read_notifies() {
     socklen_t from_len = sizeof from;
     const ssize_t r = ::recvfrom(notify_fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
     if (r < 0) return;
-    const std::uint64_t now = common::monotonic_ms();
-    if (now - rate_window_ms_ >= 1000) {
-      rate_window_ms_ = now;
-      rate_count_ = 0;
-    }
-    if (++rate_count_ > kNotifiesPerSecond) {
-      ++notifies_over_rate_;
-      continue;
-    }
-    handle_notify(buf, static_cast<std::size_t>(r), from, from_len);
+    if (!within_rate()) continue;
+    const std::vector<std::uint8_t> resp = handle_notify(buf, static_cast<std::size_t>(r), from);
+    if (!resp.empty()) ::sendto(notify_fd_, resp.data(), resp.size(), 0, reinterpret_cast<const sockaddr*>(&from), from_len);
   }
 }
 
-void TransferLoop::handle_notify(const std::uint8_t* msg, std::size_t len, const sockaddr_storage& from,
-                                 socklen_t from_len) {
-  if (len < KNOT_WIRE_HEADER_SIZE || knot_wire_get_qr(msg) || knot_wire_get_opcode(msg) != KNOT_OPCODE_NOTIFY) return;
+// One NOTIFY over TCP (knotd sends them so): one message read within kTcpNotifyMs, the
+// response written, the connection closed. Handled in line, so a connection costs the
+// loop kTcpNotifyMs at most, and connections count towards the NOTIFY rate.
+void TransferLoop::accept_tcp_notify() {
+  constexpr int kTcpNotifyMs = 500;
+  sockaddr_storage from{};
+  socklen_t from_len = sizeof from;
+  const int c = ::accept4(notify_tcp_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (c < 0) return;
+  std::uint8_t buf[4096 + 2];
+  std::size_t got = 0, need = 2;
+  const std::uint64_t deadline = common::monotonic_ms() + kTcpNotifyMs;
+  bool ok = within_rate();
+  while (ok && got < need) {
+    const std::uint64_t now = common::monotonic_ms();
+    pollfd p{c, POLLIN, 0};
+    if (now >= deadline || ::poll(&p, 1, static_cast<int>(deadline - now)) <= 0) break;
+    const ssize_t r = ::recv(c, buf + got, need - got, 0);
+    if (r <= 0 && !(r < 0 && (errno == EAGAIN || errno == EINTR))) break;
+    if (r > 0) got += static_cast<std::size_t>(r);
+    if (got == 2 && need == 2) {
+      need = 2 + (static_cast<std::size_t>(buf[0]) << 8 | buf[1]);
+      if (need > sizeof buf || need == 2) break;
+    }
+  }
+  if (ok && need > 2 && got == need) {
+    const std::vector<std::uint8_t> resp = handle_notify(buf + 2, need - 2, from);
+    if (!resp.empty()) {
+      std::uint8_t out[2 + 512];
+      out[0] = static_cast<std::uint8_t>(resp.size() >> 8);
+      out[1] = static_cast<std::uint8_t>(resp.size());
+      std::memcpy(out + 2, resp.data(), std::min(resp.size(), sizeof out - 2));
+      ::send(c, out, 2 + std::min(resp.size(), sizeof out - 2), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+  }
+  ::close(c);
+}
+
+std::vector<std::uint8_t> TransferLoop::handle_notify(const std::uint8_t* msg, std::size_t len,
+                                                      const sockaddr_storage& from) {
+  if (len < KNOT_WIRE_HEADER_SIZE || knot_wire_get_qr(msg) || knot_wire_get_opcode(msg) != KNOT_OPCODE_NOTIFY) return {};
   std::vector<std::uint8_t> wire(msg, msg + len);
   std::unique_ptr<knot_pkt_t, void (*)(knot_pkt_t*)> q(knot_pkt_new(wire.data(), len, nullptr),
                                                        [](knot_pkt_t* p) { knot_pkt_free(p); });
-  if (!q || knot_pkt_parse(q.get(), 0) != KNOT_EOK || knot_pkt_qtype(q.get()) != KNOT_RRTYPE_SOA) return;
+  if (!q || knot_pkt_parse(q.get(), 0) != KNOT_EOK || knot_pkt_qtype(q.get()) != KNOT_RRTYPE_SOA) return {};
   XfrBytes qname(knot_pkt_qname(q.get()), knot_dname_size(knot_pkt_qname(q.get())));
   knot_dname_to_lower(qname.data());
   const auto it = std::find_if(zones_.begin(), zones_.end(), [&](const auto& z) { return z->origin == qname; });
-  if (it == zones_.end()) return;  // not a zone of ours: no answer
+  if (it == zones_.end()) return {};  // not a zone of ours: no answer
   Zone& z = **it;
   const std::uint8_t* addr = nullptr;
   const bool listed = std::any_of(z.cfg.notify_from.begin(), z.cfg.notify_from.end(), [&](const Subnet& s) {
@@ -214,38 +271,39 @@ void TransferLoop::handle_notify(const std::uint8_t* msg, std::size_t len, const
     ++z.status.notifies_refused;
     spdlog::warn("rpz zone {}: NOTIFY from an address not in notify_from: ignored", z.cfg.zone);
     publish();
-    return;
+    return {};
   }
   // The response: the query's header and question, QR and AA set (RFC 1996 section 4.7).
   const std::size_t question_end = KNOT_WIRE_HEADER_SIZE + knot_pkt_question_size(q.get());
-  std::uint8_t resp[512];
-  if (question_end > sizeof resp - 200) return;
-  std::memcpy(resp, msg, question_end);
-  knot_wire_set_qr(resp);
-  knot_wire_set_aa(resp);
-  knot_wire_set_ancount(resp, 0);
-  knot_wire_set_nscount(resp, 0);
-  knot_wire_set_arcount(resp, 0);
+  std::vector<std::uint8_t> resp(512);
+  if (question_end > resp.size() - 200) return {};
+  std::memcpy(resp.data(), msg, question_end);
+  knot_wire_set_qr(resp.data());
+  knot_wire_set_aa(resp.data());
+  knot_wire_set_ancount(resp.data(), 0);
+  knot_wire_set_nscount(resp.data(), 0);
+  knot_wire_set_arcount(resp.data(), 0);
   std::size_t resp_len = question_end;
   if (z.has_key) {
     const int rc = q->tsig_rr ? knot_tsig_server_check(q->tsig_rr, q->wire, q->size, &z.key) : KNOT_TSIG_EBADKEY;
     if (rc != KNOT_EOK) {
       ++z.status.notifies_refused;
       spdlog::warn("rpz zone {}: NOTIFY refused: TSIG: {}", z.cfg.zone, q->tsig_rr ? knot_strerror(rc) : "not signed");
-      knot_wire_set_rcode(resp, KNOT_RCODE_NOTAUTH);
-      ::sendto(notify_fd_, resp, resp_len, 0, reinterpret_cast<const sockaddr*>(&from), from_len);
+      knot_wire_set_rcode(resp.data(), KNOT_RCODE_NOTAUTH);
+      resp.resize(resp_len);
       publish();
-      return;
+      return resp;
     }
     std::uint8_t digest[kMaxTsigDigest];
     std::size_t digest_len = sizeof digest;
-    knot_tsig_sign(resp, &resp_len, sizeof resp, knot_tsig_rdata_mac(q->tsig_rr), knot_tsig_rdata_mac_length(q->tsig_rr),
-                   digest, &digest_len, &z.key, 0, 0);
+    knot_tsig_sign(resp.data(), &resp_len, resp.size(), knot_tsig_rdata_mac(q->tsig_rr),
+                   knot_tsig_rdata_mac_length(q->tsig_rr), digest, &digest_len, &z.key, 0, 0);
   }
-  ::sendto(notify_fd_, resp, resp_len, 0, reinterpret_cast<const sockaddr*>(&from), from_len);
+  resp.resize(resp_len);
   ++z.status.notifies_accepted;
   spdlog::info("rpz zone {}: NOTIFY from its primary; transferring", z.cfg.zone);
   z.due_ms = std::min(z.due_ms, common::monotonic_ms());
+  return resp;
 }
 
 void TransferLoop::publish() {
@@ -269,11 +327,12 @@ int TransferLoop::run() {
     for (auto& z : zones_) next = std::min(next, z->due_ms);
     const std::uint64_t now = common::monotonic_ms();
     const int timeout = next <= now ? 0 : static_cast<int>(std::min<std::uint64_t>(next - now, 60'000));
-    pollfd fds[2] = {{sfd, POLLIN, 0}, {notify_fd_, POLLIN, 0}};
-    const int r = ::poll(fds, notify_fd_ >= 0 ? 2 : 1, timeout);
+    pollfd fds[3] = {{sfd, POLLIN, 0}, {notify_fd_, POLLIN, 0}, {notify_tcp_fd_, POLLIN, 0}};
+    const int r = ::poll(fds, notify_fd_ >= 0 ? 3 : 1, timeout);
     if (r < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     if (r > 0 && (fds[0].revents & POLLIN)) break;
     if (r > 0 && notify_fd_ >= 0 && (fds[1].revents & POLLIN)) read_notifies();
+    if (r > 0 && notify_tcp_fd_ >= 0 && (fds[2].revents & POLLIN)) accept_tcp_notify();
     for (auto& z : zones_)
       if (z->due_ms <= common::monotonic_ms()) transfer(*z);
   }
@@ -283,8 +342,9 @@ int TransferLoop::run() {
 
 }  // namespace
 
-int run_rpz_transfers(const RpzTransfers& cfg, const std::string& segment, int notify_fd, pid_t supervisor) {
-  return TransferLoop(cfg, segment, notify_fd, supervisor).run();
+int run_rpz_transfers(const RpzTransfers& cfg, const std::string& segment, int notify_fd, int notify_tcp_fd,
+                      pid_t supervisor) {
+  return TransferLoop(cfg, segment, notify_fd, notify_tcp_fd, supervisor).run();
 }
 
 }  // namespace dnsarena::workers

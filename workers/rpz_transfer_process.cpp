@@ -21,32 +21,46 @@ namespace dnsarena::workers {
 
 namespace {
 constexpr std::uint64_t kMaxBackoffMs = 30'000;
+
+// A non-blocking socket bound to `a` (listening for SOCK_STREAM). Throws naming the address.
+int bound_socket(const XfrAddress& a, int type) {
+  const int fd = ::socket(a.addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.len) != 0 ||
+      (type == SOCK_STREAM && ::listen(fd, 16) != 0)) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("policy.notify_listen " + a.text + (type == SOCK_STREAM ? " (TCP): " : " (UDP): ") + why);
+  }
+  return fd;
 }
+}  // namespace
 
 std::unique_ptr<RpzTransferProcess> RpzTransferProcess::start(const RpzTransfers& cfg, const std::string& segment) {
   if (cfg.zones.empty()) return nullptr;
-  int fd = -1;
+  int udp = -1, tcp = -1;
   if (cfg.notify_listen.len) {
-    fd = ::socket(cfg.notify_listen.addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&cfg.notify_listen.addr), cfg.notify_listen.len) != 0) {
-      const std::string why = std::strerror(errno);
-      if (fd >= 0) ::close(fd);
-      throw std::runtime_error("policy.notify_listen " + cfg.notify_listen.text + ": " + why);
+    udp = bound_socket(cfg.notify_listen, SOCK_DGRAM);
+    try {
+      tcp = bound_socket(cfg.notify_listen, SOCK_STREAM);
+    } catch (...) {
+      ::close(udp);
+      throw;
     }
   }
-  std::unique_ptr<RpzTransferProcess> p(new RpzTransferProcess(cfg, segment, fd));
+  std::unique_ptr<RpzTransferProcess> p(new RpzTransferProcess(cfg, segment, udp, tcp));
   p->spawn();
   return p;
 }
 
-RpzTransferProcess::RpzTransferProcess(const RpzTransfers& cfg, std::string segment, int notify_fd)
-    : cfg_(cfg), segment_(std::move(segment)), notify_fd_(notify_fd) {}
+RpzTransferProcess::RpzTransferProcess(const RpzTransfers& cfg, std::string segment, int notify_fd, int notify_tcp_fd)
+    : cfg_(cfg), segment_(std::move(segment)), notify_fd_(notify_fd), notify_tcp_fd_(notify_tcp_fd) {}
 
 RpzTransferProcess::~RpzTransferProcess() {
   stop();
   if (notify_fd_ >= 0) ::close(notify_fd_);
+  if (notify_tcp_fd_ >= 0) ::close(notify_tcp_fd_);
   remove_rpz_snapshot(segment_);
 }
 
@@ -59,7 +73,7 @@ void RpzTransferProcess::spawn() {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int rc = 1;
     try {
-      rc = run_rpz_transfers(cfg_, segment_, notify_fd_, supervisor);
+      rc = run_rpz_transfers(cfg_, segment_, notify_fd_, notify_tcp_fd_, supervisor);
     } catch (const std::exception& e) {
       spdlog::error("rpz transfers: {}", e.what());
     }

@@ -9,7 +9,8 @@
 //              once. Then transfers at once: IXFR from that serial, or AXFR without one.
 //   refresh    every `refresh` seconds (default the SOA's refresh, 30 s .. 1 day): IXFR
 //              (RFC 1995). After a failure: the SOA's retry (5 s .. refresh) instead.
-//   NOTIFY     (RFC 1996) on policy.notify_listen (UDP): accepted only from the zone's
+//   NOTIFY     (RFC 1996) on policy.notify_listen, UDP and TCP (knotd 3.2 notifies over
+//              TCP; one message per connection, read within 500 ms): accepted only from the zone's
 //              notify_from (default: its primary) and, when the zone has a key, with a
 //              TSIG that verifies; answered with a NOTIFY response (signed likewise) and
 //              the zone's transfer made due. Refused ones are counted; a bad TSIG gets
@@ -64,18 +65,19 @@ public:
   void stop();
 
 private:
-  RpzTransferProcess(const RpzTransfers& cfg, std::string segment, int notify_fd);
+  RpzTransferProcess(const RpzTransfers& cfg, std::string segment, int notify_fd, int notify_tcp_fd);
   void spawn();
 
   RpzTransfers cfg_;
   std::string segment_;
-  int notify_fd_ = -1;
+  int notify_fd_ = -1, notify_tcp_fd_ = -1;
   pid_t pid_ = 0;
   std::uint64_t started_ms_ = 0, restart_at_ms_ = 0, backoff_ms_ = 1000;
 };
 
-// The process's main loop (what the fork runs); returns its exit code. `notify_fd`: the
-// bound NOTIFY socket or -1.
-int run_rpz_transfers(const RpzTransfers& cfg, const std::string& segment, int notify_fd, pid_t supervisor);
+// The process's main loop (what the fork runs); returns its exit code. `notify_fd`,
+// `notify_tcp_fd`: the bound NOTIFY sockets (UDP, TCP listening) or -1.
+int run_rpz_transfers(const RpzTransfers& cfg, const std::string& segment, int notify_fd, int notify_tcp_fd,
+                      pid_t supervisor);
 
 }  // namespace dnsarena::workers

@@ -134,8 +134,9 @@ void RpzZoneCopy::apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& 
 void RpzZoneCopy::write(const std::string& file) const {
   std::string text;
   text.reserve(records_.size() * 48 + 256);
-  char* buf = nullptr;
-  std::size_t buf_size = 0;
+  std::size_t buf_size = 1024;  // knot_rrset_txt_dump grows it (realloc) when a record needs more
+  char* buf = static_cast<char*>(std::malloc(buf_size));
+  if (!buf) throw std::runtime_error("out of memory");
   try {
     text += "; written by dnsarena serve after a zone transfer: the last copy of " + wire::wire_to_text(origin_) + "\n";
     print_record(soa_.owner, KNOT_RRTYPE_SOA, soa_.ttl, soa_.rdata.data(), soa_.rdata.size(), text, buf, buf_size);

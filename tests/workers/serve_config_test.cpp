@@ -477,14 +477,14 @@ TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read
   using dnsarena::workers::load_serve_config;
   auto error_of = [](const std::string& text) {
     try {
-      const auto c = load_serve_config(write_file(text));
+      const auto c = load_serve_config(write_file("upstreams: [127.0.0.1:53]\n" + text));
       c.validate();
     } catch (const std::exception& e) {
       return std::string(e.what());
     }
     return std::string();
   };
-  const std::string good = "policy:\n  notify_listen: 127.0.0.1@5353\n  rpz:\n"
+  const std::string good = "upstreams: [127.0.0.1:53]\npolicy:\n  notify_listen: 127.0.0.1@5353\n  rpz:\n"
                            "    - {file: /tmp/block.rpz, name: block.test.}\n"
                            "    - zone: RPZ.Example\n      primary: 192.0.2.1@5300\n      file: xfr.zone\n"
                            "      tsig: {name: k1, secret: \"c2VjcmV0c2VjcmV0c2VjcmV0\"}\n"

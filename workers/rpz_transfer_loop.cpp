@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,6 +36,14 @@ constexpr std::uint64_t kMinRetryMs = 5'000;
 std::uint64_t unix_ms() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// This process's CPU time (user + system), in microseconds.
+std::uint64_t cpu_us() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000 +
+         static_cast<std::uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 struct Zone {
@@ -155,12 +164,14 @@ void TransferLoop::transfer(Zone& z) {
     if (res.kind == TransferKind::up_to_date) {
       spdlog::debug("rpz zone {}: serial {} is current", z.cfg.zone, z.copy.serial());
     } else {
+      const std::uint64_t taken_ms = common::monotonic_ms(), cpu0 = cpu_us();
       z.copy.write(z.cfg.file);
       z.status.last_kind = to_string(res.kind);
       z.status.last_transfer_unix_ms = unix_ms();
-      spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms", z.cfg.zone,
-                   to_string(res.kind), z.copy.serial(), z.copy.size(), res.messages, res.bytes,
-                   common::monotonic_ms() - t0);
+      spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms, file written in {} ms "
+                   "({} ms CPU)",
+                   z.cfg.zone, to_string(res.kind), z.copy.serial(), z.copy.size(), res.messages, res.bytes,
+                   taken_ms - t0, common::monotonic_ms() - taken_ms, (cpu_us() - cpu0) / 1000);
       if (::kill(supervisor_, kRpzTransferSignal) != 0)
         spdlog::warn("rpz zone {}: cannot signal the supervisor: {}", z.cfg.zone, std::strerror(errno));
     }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iomanip>
 #include <sstream>
 
 #include "workers/snapshot_file.hpp"
@@ -85,7 +86,8 @@ std::string rpz_prometheus_text(const nlohmann::json& snap) {
     }
     if (const std::uint64_t last = z.value("last_transfer_unix_ms", std::uint64_t{0}))
       o << "dnsarena_rpz_last_transfer_timestamp_seconds{zone=\"" << zone << "\",kind=\"" << z.value("last_kind", "")
-        << "\"} " << static_cast<double>(last) / 1000.0 << "\n";
+        << "\"} " << last / 1000 << "." << std::setw(3) << std::setfill('0') << last % 1000 << std::setfill(' ')
+        << "\n";
     o << "dnsarena_rpz_last_attempt_failed{zone=\"" << zone << "\"} " << (z.value("last_error", "").empty() ? 0 : 1)
       << "\n";
     o << "dnsarena_rpz_transfers_total{zone=\"" << zone << "\",result=\"ok\"} " << z.value("transfers_ok", 0u) << "\n";

@@ -11,6 +11,7 @@
 #include "tests/workers/service_fixture.hpp"
 #include "tests/workers/tls_test_support.hpp"
 #include "workers/ad_trust.hpp"
+#include "workers/rpz_transfer_status.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -539,4 +540,40 @@ TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read
   const auto e = load_serve_config(write_file(rpz("{zone: r.test, primary: 127.0.0.1, file: f, tsig: {file: " + key + "}}")));
   CHECK(e.rpz_transfers.zones[0].tsig.name == "k2.");
   CHECK(e.rpz_transfers.zones[0].tsig.algorithm == "hmac-sha512");
+}
+
+TEST_CASE("RPZ transfer status: the snapshot read back, the stats lines and the /metrics series", "[serve][stats][policy]") {
+  using namespace dnsarena::workers;
+  const std::string segment = unique_segment("rpz-status");
+  RpzZoneStatus ok;
+  ok.zone = "rpz.test.";
+  ok.primary = "127.0.0.1@53";
+  ok.has_copy = true;
+  ok.serial = 7;
+  ok.records = 12;
+  ok.last_kind = "IXFR";
+  ok.last_transfer_unix_ms = 1'700'000'000'000;
+  ok.transfers_ok = 3;
+  RpzZoneStatus failed;
+  failed.zone = "feed.\"x\".";
+  failed.primary = "192.0.2.1@53";
+  failed.last_error = "the primary answered NOTAUTH (TSIG BADSIG)";
+  failed.transfers_failed = 2;
+  REQUIRE(write_rpz_snapshot(segment, {ok, failed}, 5));
+  const auto snap = read_rpz_snapshot(segment);
+  remove_rpz_snapshot(segment);
+  REQUIRE(snap);
+  CHECK((*snap)["notifies_over_rate"] == 5);
+  const std::string text = rpz_status_text(*snap);
+  CHECK(text.find("rpz.test. from 127.0.0.1@53: serial 7, 12 records, last IXFR") != std::string::npos);
+  CHECK(text.find("no copy yet") != std::string::npos);
+  CHECK(text.find("last attempt failed: the primary answered NOTAUTH (TSIG BADSIG)") != std::string::npos);
+  const std::string metrics = rpz_prometheus_text(*snap);
+  CHECK(metrics.find("dnsarena_rpz_serial{zone=\"rpz.test.\"} 7\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_last_transfer_timestamp_seconds{zone=\"rpz.test.\",kind=\"IXFR\"} 1700000000.000\n") !=
+        std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_last_attempt_failed{zone=\"feed.\\\"x\\\".\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_transfers_total{zone=\"feed.\\\"x\\\".\",result=\"failed\"} 2\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_serial{zone=\"feed") == std::string::npos);  // no copy: no serial
+  CHECK_FALSE(read_rpz_snapshot(segment));
 }

@@ -100,6 +100,8 @@ for _ in $(seq 1 600); do
 done
 dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -n 1 -c 4 -q 500 > /dev/null 2>&1  # warm
 echo "== $rules rules, $rate q/s for $seconds s, $changes one-rule changes (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+rcvbuf_errors() { awk '/^Udp:/ { if (h) print $6; h = 1 }' /proc/net/snmp; }  # host-wide UDP drops (full socket buffers)
+drops0=$(rcvbuf_errors)
 dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -l "$seconds" -Q "$rate" -c 4 -q 2000 > dnsperf.log 2>&1 &
 perf=$!
 gap=$(( seconds / (changes + 1) ))
@@ -118,6 +120,7 @@ for c in $(seq 1 "$changes"); do
 done
 wait $perf
 grep -E "Queries (sent|completed|lost)|Response codes" dnsperf.log
+echo "UDP datagrams dropped by full socket buffers meanwhile (host-wide): $(( $(rcvbuf_errors) - drops0 ))"
 grep -o 'IXFR to serial [0-9]* .*CPU)' serve.log || true
 grep -o 'compiled in [0-9.]* s' serve.log | tr '\n' ' '; echo
 # Where the time goes, in CPU time (the machine may be loaded): the copy read and compiled

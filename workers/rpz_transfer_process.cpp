@@ -71,6 +71,9 @@ void RpzTransferProcess::spawn() {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Below the workers: rewriting a large zone's copy is background work that must not
+    // take the CPU the answers need.
+    if (::nice(10) == -1 && errno != 0) spdlog::debug("rpz transfers: nice: {}", std::strerror(errno));
     int rc = 1;
     try {
       rc = run_rpz_transfers(cfg_, segment_, notify_fd_, notify_tcp_fd_, supervisor);

@@ -250,12 +250,15 @@ TEST_CASE("RPZ transfers and NOTIFY with TSIG, a wrong secret refused and the ke
           "[serve][policy][rpz-xfr][tsig]") {
   TempDir dir;
   const std::uint16_t notify_port = free_port();
-  KnotServer knot({rpz_zone(1, 5, "blocked.test CNAME .\n")}, primary_options(notify_port, kSecret));
+  // 3,000 rules: an AXFR of several messages, each signed and checked against the last.
+  KnotServer knot({rpz_zone(1, 3000, "blocked.test CNAME .\n")}, primary_options(notify_port, kSecret));
   REQUIRE(knot.wait_ready());
   {
     Service s({"--config", serve_config(dir.path, knot.port(), notify_port, kSecret)});
     REQUIRE(eventually([&] { return serial_is(s.segment, 1); }));
     CHECK(eventually([&] { return rcode_of(s.port, 1, "blocked.test.") == 3; }));
+    CHECK(s.serve->log().find("AXFR to serial 1 (3003 records, ") != std::string::npos);
+    CHECK(s.serve->log().find("AXFR to serial 1 (3003 records, 1 messages") == std::string::npos);
     std::string error;
     REQUIRE(knot.replace_records("rpz.test.", {{"a.test.rpz.test.", 60, "CNAME", "."}}, error));
     REQUIRE(eventually([&] { return serial_is(s.segment, 2); }));  // a signed NOTIFY, a signed IXFR

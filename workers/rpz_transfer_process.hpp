@@ -43,7 +43,7 @@
 namespace dnsarena::workers {
 
 // Sent by the transfer process to the supervisor when a zone's file changed.
-inline constexpr int kRpzTransferSignal = SIGUSR1;
+inline constexpr int kRpzTransferSignal = SIGUSR2;  // SIGUSR1 is the workers' kRetireSignal
 inline constexpr unsigned kNotifiesPerSecond = 50;
 
 // The supervisor's handle on the process: forked at start, forked again (after a

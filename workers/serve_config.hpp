@@ -133,6 +133,15 @@
 //                                  name replaces one or "NAME nodefault" drops it;
 //                                  unblock_lan_zones: true drops the AS112 ones
 //                                  (policy/default_local_zones.hpp)
+//            rpz: [{zone: rpz.example., primary: 192.0.2.1@53, file: rpz.example.zone,
+//                   tsig: {name: k, algorithm: hmac-sha256, secret: B64}, refresh: 0,
+//                   notify_from: [192.0.2.1]}], notify_listen: 127.0.0.1@5353
+//                                  an RPZ by zone transfer (AXFR, then IXFR on the SOA
+//                                  refresh and on NOTIFY received on notify_listen): file
+//                                  keeps the last copy; each transfer is compiled and
+//                                  swapped in as a changed file is; a failed one keeps the
+//                                  running policy (workers/rpz_transfer_config.hpp,
+//                                  rpz_transfer_process.hpp). Changed only by a restart
 //   private_address: [192.168.0.0/16, fd00::/8]   rebinding protection (Unbound's
 //                                  private-address): A/AAAA records of these subnets are
 //                                  removed from upstream answers for names outside
@@ -216,6 +225,7 @@
 #include "workers/access_control.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/subnet.hpp"
+#include "workers/rpz_transfer_config.hpp"
 #include "workers/mrc_settings.hpp"
 
 namespace dnsarena::workers {
@@ -397,6 +407,8 @@ struct ServeConfig {
 
   // Response policy (policy/): RPZ files and local zones, applied before the cache.
   policy::PolicyConfig policy;
+  // The policy.rpz zones that come by zone transfer (each also in policy.rpz, by its file).
+  RpzTransfers rpz_transfers;
   // Rebinding protection (private_address.hpp): off unless subnets are listed.
   PrivateAddresses private_addresses;
   // Sources that must send a PROXY v2 header (proxy_protocol.hpp); empty: off.

@@ -133,6 +133,15 @@
 //                                  name replaces one or "NAME nodefault" drops it;
 //                                  unblock_lan_zones: true drops the AS112 ones
 //                                  (policy/default_local_zones.hpp)
+//            rpz: [{zone: rpz.example., primary: 192.0.2.1@53, file: rpz.example.zone,
+//                   tsig: {name: k, algorithm: hmac-sha256, secret: B64}, refresh: 0,
+//                   notify_from: [192.0.2.1]}], notify_listen: 127.0.0.1@5353
+//                                  an RPZ by zone transfer (AXFR, then IXFR on the SOA
+//                                  refresh and on NOTIFY received on notify_listen): file
+//                                  keeps the last copy; each transfer is compiled and
+//                                  swapped in as a changed file is; a failed one keeps the
+//                                  running policy (workers/rpz_transfer_config.hpp,
+//                                  rpz_transfer_process.hpp). Changed only by a restart
 //   dnssec: {trust_anchor_file: /usr/share/dns/root.ds, validate: true,
 //            negative_trust_anchors: [example.com], limits: {max_key_tag_collisions: 4,
 //            max_signature_validations: 16, max_nsec3_hashes: 64, max_nsec3_iterations: 150}}
@@ -227,6 +236,7 @@
 #include "workers/dnssec_config.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/subnet.hpp"
+#include "workers/rpz_transfer_config.hpp"
 #include "workers/mrc_settings.hpp"
 
 namespace dnsarena::workers {
@@ -408,6 +418,8 @@ struct ServeConfig {
 
   // Response policy (policy/): RPZ files and local zones, applied before the cache.
   policy::PolicyConfig policy;
+  // The policy.rpz zones that come by zone transfer (each also in policy.rpz, by its file).
+  RpzTransfers rpz_transfers;
   // Rebinding protection (private_address.hpp): off unless subnets are listed.
   PrivateAddresses private_addresses;
   // DNSSEC validation of forwarded answers (dnssec_config.hpp, validation_jobs.hpp).

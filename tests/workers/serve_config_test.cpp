@@ -519,6 +519,8 @@ TEST_CASE("dnssec: validation is on with a trust anchor file, strict keys, bound
   CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
                                                  "\n  negative_trust_anchors: [\"bad..name\"]\n")),
                     Catch::Contains("not a domain name"));
+}
+
 TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read strictly, errors name the key",
           "[serve][config][policy]") {
   using dnsarena::workers::ConfigError;

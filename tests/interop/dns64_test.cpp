@@ -12,7 +12,10 @@
 // the arena bytes of one synthesized entry (the cache's bytes in use before and after
 // the one insert). Printed; docs/operator-guide.md#dns64 has the figures.
 #include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -156,4 +159,97 @@ TEST_CASE("dns64: a DNS64 client and another never share an answer, DO+CD gets t
   CHECK_FALSE(do_only.ad());
   // Over TCP the same.
   CHECK(tcp_exchange(s.port, make_query(id++, "two-a.d64.example", kAaaa)).count(0, kAaaa) == 2);
+}
+
+namespace {
+
+// Nanoseconds process `pid` has run on a CPU (/proc/PID/schedstat, first field).
+std::uint64_t on_cpu_ns(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/schedstat");
+  std::uint64_t ns = 0;
+  f >> ns;
+  return ns;
+}
+
+// `n` queries for `packet` one after another from `source` to 127.0.0.1:port; the replies
+// answered.
+unsigned ask_n(std::uint16_t port, const char* source, std::vector<std::uint8_t> packet, unsigned n) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  unsigned answered = 0;
+  std::uint8_t buf[4096];
+  for (unsigned i = 0; i < n; ++i) {
+    packet[0] = static_cast<std::uint8_t>(i >> 8);
+    packet[1] = static_cast<std::uint8_t>(i);
+    if (::send(fd, packet.data(), packet.size(), 0) < 0) continue;
+    if (::recv(fd, buf, sizeof buf, 0) > 0) ++answered;
+  }
+  ::close(fd);
+  return answered;
+}
+
+}  // namespace
+
+TEST_CASE("dns64: CPU per synthesized hit against a plain AAAA hit, bytes per synthesized entry", "[.perf][dns64]") {
+  KnotServer knot({kZone, kReverse});
+  REQUIRE(knot.wait_ready());
+  Service s({"-c", write_config("dns64:\n  clients: [127.0.0.1/32]\n"), "--upstream",
+             "127.0.0.1:" + std::to_string(knot.port()), "--log-level", "warn"},
+            1);
+  const auto arena = [&] { return serve_stats(s.segment)["arena_bytes_in_use"].get<std::uint64_t>(); };
+  std::uint16_t id = 1;
+  auto insert_bytes = [&](const char* from, const char* name, std::uint16_t qtype) {
+    const std::uint64_t before = arena();
+    REQUIRE(udp_exchange(s.port, make_query(id++, name, qtype), std::chrono::milliseconds(2000), from).answered);
+    return arena() - before;
+  };
+  // One entry per step: the real AAAA NODATA, the A, then the synthesized entry alone
+  // (its steps hit the entries just made).
+  const std::uint64_t nodata = insert_bytes("127.0.0.2", "only-a.d64.example", kAaaa);
+  const std::uint64_t a = insert_bytes("127.0.0.2", "only-a.d64.example", kA);
+  const std::uint64_t synth = insert_bytes("127.0.0.1", "only-a.d64.example", kAaaa);
+  const std::uint64_t real = insert_bytes("127.0.0.2", "both.d64.example", kAaaa);
+  CHECK(synth > 0);
+  REQUIRE(udp_exchange(s.port, make_query(id++, "both.d64.example", kAaaa), std::chrono::milliseconds(2000),
+                       "127.0.0.1").answered);
+  const pid_t worker = s.serve->children().at(0);
+  struct Kind {
+    const char* what;
+    const char* from;
+    const char* name;
+    std::uint64_t ns = 0;
+    unsigned queries = 0;
+  } kinds[] = {{"plain AAAA hit (client without DNS64)", "127.0.0.2", "both.d64.example"},
+               {"synthesized AAAA hit (DNS64 client)", "127.0.0.1", "only-a.d64.example"},
+               {"real AAAA hit for a DNS64 client", "127.0.0.1", "both.d64.example"}};
+  constexpr unsigned kBlock = 2000;
+  for (int round = 0; round < 5; ++round)
+    for (Kind& k : kinds) {
+      const std::uint64_t before = on_cpu_ns(worker);
+      k.queries += ask_n(s.port, k.from, make_query(0, k.name, kAaaa), kBlock);
+      k.ns += on_cpu_ns(worker) - before;
+    }
+  std::printf("bytes per entry (arena, padded): synthesized AAAA %llu, real AAAA %llu, A %llu, AAAA NODATA %llu\n",
+              static_cast<unsigned long long>(synth), static_cast<unsigned long long>(real),
+              static_cast<unsigned long long>(a), static_cast<unsigned long long>(nodata));
+  for (const Kind& k : kinds)
+    std::printf("%-40s %7.0f ns worker CPU per query (%u queries)\n", k.what,
+                static_cast<double>(k.ns) / std::max(1u, k.queries), k.queries);
+  std::printf("synthesized / plain: %.2f, real-for-DNS64 / plain: %.2f\n",
+              (static_cast<double>(kinds[1].ns) / kinds[1].queries) / (static_cast<double>(kinds[0].ns) / kinds[0].queries),
+              (static_cast<double>(kinds[2].ns) / kinds[2].queries) / (static_cast<double>(kinds[0].ns) / kinds[0].queries));
+  CHECK(kinds[1].queries == 5 * kBlock);
 }

@@ -7,6 +7,8 @@
 //                (a local CNAME's target: stages 3-5 for it)               local_alias.hpp
 //   3 cache      a fresh answer under the keys the query may use           cache_answer.hpp
 //                (the batched UDP path looks the plain key up per batch: worker.cpp)
+//                (a DNS64 client's AAAA or prefix PTR that missed its       dns64.hpp
+//                synthesized entry: its steps, each stages 3-5)           query_pipeline_dns64.cpp
 //   4 upstream   a miss: stale-first (stale.answer_first), then forwarded   upstream_client.hpp
 //                (or joined to another worker's query: parked)             parked_clients.hpp
 //   5 failure    stale if held, else SERVFAIL with an EDE                  stale_answer.hpp

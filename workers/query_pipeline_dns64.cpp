@@ -19,9 +19,12 @@
 // that comes while a timer of the client passed is not continued (no new upstream query
 // from inside the upstream client's own loop): the client gets its stale synthesized
 // entry if one is held, else waits on, and SERVFAIL once its resolution timer passed.
+#include <algorithm>
 #include <memory>
 
 #include "common/monotonic_clock.hpp"
+#include "dns/extended_error.hpp"
+#include "dns/opt_record.hpp"
 #include "wire/constants.hpp"
 #include "workers/dns64.hpp"
 #include "workers/query_pipeline.hpp"
@@ -83,7 +86,10 @@ std::size_t QueryPipeline::dns64_continue(const std::shared_ptr<const Dns64Wait>
     const cache::CacheKey key(d->client.qname(), d->client.qtype, d->key_flags);
     len = dns64_synth_.build(kind, cfg_.dns64.prefix, asked, dns64_buf_.data(), n, d->ttl_cap, key, now_,
                              {0, cfg_.ttl_ceiling, cfg_.negative_ttl_ceiling});
-    if (len && dns64_synth_.cacheable()) cache_.insert_encoded(key, dns64_synth_.entry(), now_);
+    // A stale or failure answer carries an EDE (stale_answer.hpp): what is built from it
+    // answers this client only.
+    const bool marked = dns::find_edns_option({dns64_buf_.data(), n}, dns::kOptionCodeEde);
+    if (len && dns64_synth_.cacheable() && !marked) cache_.insert_encoded(key, dns64_synth_.entry(), now_);
   } catch (const std::invalid_argument&) {
     len = 0;
   }

@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -161,6 +163,29 @@ TEST_CASE("dns64: a DNS64 client and another never share an answer, DO+CD gets t
   CHECK_FALSE(do_only.ad());
   // Over TCP the same.
   CHECK(tcp_exchange(s.port, make_query(id++, "two-a.d64.example", kAaaa)).count(0, kAaaa) == 2);
+}
+
+TEST_CASE("dns64: the upstream gone, a DNS64 client still gets synthesized records, stale", "[dns64]") {
+  const ZoneFile brief{"d64.example.",
+                       "$ORIGIN d64.example.\n$TTL 1\n@ SOA ns hostmaster 1 3600 600 86400 60\n@ NS ns\n"
+                       "ns A 11.22.33.53\nonly-a A 11.22.33.1\n"};
+  auto knot = std::make_unique<KnotServer>(std::vector<ZoneFile>{brief});
+  REQUIRE(knot->wait_ready());
+  Service s({"-c", write_config("dns64: {}\n"), "--upstream", "127.0.0.1:" + std::to_string(knot->port())}, 1);
+  const std::vector<std::string> want{synthesized(11, 22, 33, 1)};
+  const DnsReply fresh = udp_exchange(s.port, make_query(1, "only-a.d64.example", kAaaa));
+  REQUIRE(fresh.answers == want);
+  CHECK(min_answer_ttl(fresh) <= 1);
+  knot.reset();  // nobody answers any more
+  // The entries' one-second TTL is what passes here.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  const DnsReply stale = udp_exchange(s.port, make_query(2, "only-a.d64.example", kAaaa), std::chrono::seconds(12));
+  REQUIRE(stale.answered);
+  CHECK(stale.rcode() == 0);
+  CHECK(stale.answers == want);
+  CHECK(min_answer_ttl(stale) == 30);  // stale.ttl_s
+  // Not for a client without DNS64: its real answer, stale too, has no AAAA.
+  CHECK(udp_exchange(s.port, make_query(3, "only-a.d64.example", kA), std::chrono::seconds(12)).count(0, kA) == 1);
 }
 
 namespace {

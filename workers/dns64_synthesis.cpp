@@ -24,8 +24,18 @@ std::size_t Dns64Synthesizer::build(Kind kind, const Dns64Prefix& prefix, const 
   q.qname = asked.qname();
   q.qtype = asked.qtype;
   q.do_bit = asked.do_bit;
+  q.trust_ad = kind == Kind::as_is;  // written by this pipeline, its AD cut applied
   if (parsed_.parse(msg, n, q, ttl) != UpstreamAnswer::Verdict::accept) return 0;
   const cache::Answer& in = parsed_.answer();
+  cache::Answer out = in;
+  if (kind != Kind::as_is) out = rewritten(kind, prefix, in, ttl_cap);
+  const std::size_t len = cache::encode_entry(key, out, now, entry_);
+  cacheable_ = len > 0 && parsed_.cacheable();
+  return len;
+}
+
+cache::Answer Dns64Synthesizer::rewritten(Kind kind, const Dns64Prefix& prefix, const cache::Answer& in,
+                                          std::uint32_t ttl_cap) {
   cache::Answer out;
   out.rcode = in.rcode;
   out.authentic_data = false;
@@ -49,9 +59,7 @@ std::size_t Dns64Synthesizer::build(Kind kind, const Dns64Prefix& prefix, const 
     out.sections[s] = records_[s];
   }
   if (kind == Kind::aaaa_from_a && !addresses_.empty()) out.ttl = out.ttl ? std::min(out.ttl, ttl_cap) : 0;
-  const std::size_t len = cache::encode_entry(key, out, now, entry_);
-  cacheable_ = len > 0 && parsed_.cacheable();
-  return len;
+  return out;
 }
 
 }  // namespace dnsarena::workers

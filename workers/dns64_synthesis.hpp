@@ -15,6 +15,11 @@
 //                  the ones owned by the in-addr.arpa name now owned by the client's
 //                  ip6.arpa name (as Unbound answers: the IPv4 PTR data under the IPv6
 //                  name), authority and rcode kept, DNSSEC records dropped
+//   as_is          the real AAAA answer a DNS64 client got (AAAA records outside the
+//                  exclude ranges, or NXDOMAIN), every record and AD as written, so that
+//                  the client's next hit is one lookup of its own key, not a miss of it
+//                  and then the real entry (twice the instructions per hit,
+//                  bench/dns64_hit_instructions.sh); one more entry per such name
 //
 // The message is read back with the upstream parser (upstream_answer.hpp: one libknot
 // parse, names decompressed, the chain and the authority selected as for an upstream's
@@ -41,7 +46,7 @@ namespace dnsarena::workers {
 
 class Dns64Synthesizer {
 public:
-  enum class Kind { aaaa_from_a, ptr_from_ipv4 };
+  enum class Kind { aaaa_from_a, ptr_from_ipv4, as_is };
 
   // The entry for `key` from msg[0, n), the answer the pipeline wrote for `asked` (the A
   // or in-addr.arpa PTR question). Returns the entry's length (entry()), 0 for none.
@@ -54,6 +59,9 @@ public:
   bool cacheable() const { return cacheable_; }
 
 private:
+  // The aaaa_from_a or ptr_from_ipv4 answer from `in`; its records in records_ and addresses_.
+  cache::Answer rewritten(Kind kind, const Dns64Prefix& prefix, const cache::Answer& in, std::uint32_t ttl_cap);
+
   UpstreamAnswer parsed_;
   std::vector<cache::RecordData> records_[3];
   std::vector<std::array<std::uint8_t, 16>> addresses_;

@@ -171,6 +171,10 @@ private:
                          const QuerySource& src, std::uint8_t* out, std::size_t cap);
   std::size_t dns64_continue(const std::shared_ptr<const Dns64Wait>& d, const QuerySource& src, std::uint8_t* out,
                              std::size_t n, std::size_t cap);
+  // The entry for d's client built from msg[0, n), the answer written for `asked`, inserted
+  // under the client's key when cacheable (dns64_synth_.entry(); 0: none).
+  std::size_t dns64_entry(Dns64Synthesizer::Kind kind, const Dns64Wait& d, const dns::ClientQuery& asked,
+                          const std::uint8_t* msg, std::size_t n);
   // The upstream client's completion and deadline callbacks (query_pipeline_upstream.cpp).
   void on_upstream_done(Pending& p, const UpstreamAnswer* a);
   bool on_deadline_passed(const Pending& p, Waiter& w, bool given_up);

@@ -15,12 +15,17 @@
 //         answer rewritten under NAME, inserted and written the same way
 //
 // The real AAAA and A answers are cached under their own keys as for any client, so a
-// client without DNS64 shares them and never sees a synthesized record. A step's answer
+// client without DNS64 shares them and never sees a synthesized record. A final AAAA
+// answer of the first step (AAAA records, NXDOMAIN) is copied under the DNS64 client's
+// key too (dns64_synthesis.hpp: as_is), so that its next hit is one lookup. Nothing is
+// put under that key from a stale or failure answer (it carries an EDE) nor from one
+// scoped to the client's subnet (ECS scope > 0): that answers the one client. A step's answer
 // that comes while a timer of the client passed is not continued (no new upstream query
 // from inside the upstream client's own loop): the client gets its stale synthesized
 // entry if one is held, else waits on, and SERVFAIL once its resolution timer passed.
 #include <algorithm>
 #include <memory>
+#include <span>
 
 #include "common/monotonic_clock.hpp"
 #include "dns/extended_error.hpp"
@@ -65,7 +70,10 @@ std::size_t QueryPipeline::dns64_continue(const std::shared_ptr<const Dns64Wait>
   switch (d->step) {
     case Dns64Wait::Step::aaaa: {
       const AaaaVerdict v = inspect_aaaa_answer(cfg_.dns64, out, n);
-      if (!v.synthesize) return n;  // the real answer
+      if (!v.synthesize) {  // the real answer, kept under the client's key too: its next hit is one lookup
+        dns64_entry(Dns64Synthesizer::Kind::as_is, *d, d->client, out, n);
+        return n;
+      }
       auto next = std::make_shared<Dns64Wait>(*d);
       next->step = Dns64Wait::Step::a;
       next->ttl_cap = v.ttl_cap;
@@ -79,21 +87,8 @@ std::size_t QueryPipeline::dns64_continue(const std::shared_ptr<const Dns64Wait>
           static_cast<std::uint8_t>(ptr_ipv4_name(cfg_.dns64.prefix, d->client.qname(), asked.qname_storage.data()));
       break;
   }
-  std::copy(out, out + n, dns64_buf_.begin());
   const bool truncated = (wire::get16(out + 2) & wire::kFlagTc) != 0;
-  std::size_t len = 0;
-  try {
-    const cache::CacheKey key(d->client.qname(), d->client.qtype, d->key_flags);
-    len = dns64_synth_.build(kind, cfg_.dns64.prefix, asked, dns64_buf_.data(), n, d->ttl_cap, key, now_,
-                             {0, cfg_.ttl_ceiling, cfg_.negative_ttl_ceiling});
-    // A stale or failure answer carries an EDE (stale_answer.hpp): what is built from it
-    // answers this client only.
-    const bool marked = dns::find_edns_option({dns64_buf_.data(), n}, dns::kOptionCodeEde);
-    if (len && dns64_synth_.cacheable() && !marked) cache_.insert_encoded(key, dns64_synth_.entry(), now_);
-  } catch (const std::invalid_argument&) {
-    len = 0;
-  }
-  if (len) {
+  if (const std::size_t len = dns64_entry(kind, *d, asked, out, n)) {
     n = write_fetched(d->client, src.tcp, 0, dns64_synth_.entry().first(len), now_, out, cap);
     if (n) return n;
   }
@@ -104,6 +99,27 @@ std::size_t QueryPipeline::dns64_continue(const std::shared_ptr<const Dns64Wait>
   }
   cache_.count(cache::Counter::servfail);
   return dns::write_error_response(d->client, wire::kRcodeServFail, out, cap);
+}
+
+std::size_t QueryPipeline::dns64_entry(Dns64Synthesizer::Kind kind, const Dns64Wait& d, const dns::ClientQuery& asked,
+                                       const std::uint8_t* msg, std::size_t n) {
+  std::copy(msg, msg + n, dns64_buf_.begin());  // msg may be where the client's answer is written next
+  try {
+    const cache::CacheKey key(d.client.qname(), d.client.qtype, d.key_flags);
+    const std::size_t len = dns64_synth_.build(kind, cfg_.dns64.prefix, asked, dns64_buf_.data(), n, d.ttl_cap, key,
+                                               now_, {0, cfg_.ttl_ceiling, cfg_.negative_ttl_ceiling});
+    // What is built from a stale or failure answer (it carries an EDE: stale_answer.hpp),
+    // or from an answer scoped to the client's subnet (ECS scope > 0: the entry here has
+    // no ECS tag), answers this client only.
+    const std::span<const std::uint8_t> m{dns64_buf_.data(), n};
+    std::span<const std::uint8_t> ecs;
+    const bool scoped = dns::find_edns_option(m, wire::kOptionEcs, &ecs) && ecs.size() >= 4 && ecs[3] > 0;
+    const bool marked = scoped || dns::find_edns_option(m, dns::kOptionCodeEde);
+    if (len && dns64_synth_.cacheable() && !marked) cache_.insert_encoded(key, dns64_synth_.entry(), now_);
+    return len;
+  } catch (const std::invalid_argument&) {
+    return 0;
+  }
 }
 
 void QueryPipeline::dns64_reply(const Waiter& w, std::uint8_t* out, std::size_t n) {

@@ -163,6 +163,21 @@ TEST_CASE("dns64: a DNS64 client and another never share an answer, DO+CD gets t
   CHECK_FALSE(do_only.ad());
   // Over TCP the same.
   CHECK(tcp_exchange(s.port, make_query(id++, "two-a.d64.example", kAaaa)).count(0, kAaaa) == 2);
+  // A name with AAAA: the real answer, also kept under the DNS64 client's key.
+  CHECK(ask("127.0.0.1", "both.d64.example", kAaaa).answers ==
+        std::vector<std::string>{"28 20010db8000000000000000000000002"});
+  // The entries by key, as `dnsarena dump` lists them: one of each kind per name.
+  int status = 0;
+  const std::string dump = run_command(dnsarena_binary() + " dump " + s.segment + " 2>&1", &status);
+  REQUIRE(status == 0);
+  INFO(dump);
+  CHECK(occurrences(dump, "$ENTRY only-a.d64.example. AAAA flags=dns64 ") == 1);  // synthesized
+  CHECK(occurrences(dump, "$ENTRY only-a.d64.example. AAAA flags=- ") == 1);      // the real NODATA
+  CHECK(occurrences(dump, "$ENTRY only-a.d64.example. AAAA flags=do,dns64 ") == 1);  // DO alone: synthesized
+  CHECK(occurrences(dump, "$ENTRY only-a.d64.example. AAAA flags=do ") == 1);  // ... from its real NODATA
+  CHECK(occurrences(dump, "$ENTRY only-a.d64.example. AAAA flags=do,cd ") == 1);  // DO+CD: the real NODATA only
+  CHECK(occurrences(dump, "$ENTRY both.d64.example. AAAA flags=dns64 ") == 1);    // the real answer's copy
+  CHECK(occurrences(dump, "$ENTRY both.d64.example. AAAA flags=- ") == 1);
 }
 
 TEST_CASE("dns64: the upstream gone, a DNS64 client still gets synthesized records, stale", "[dns64]") {

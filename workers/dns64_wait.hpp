@@ -9,6 +9,13 @@
 //   aaaa   the real AAAA question (its answer decides: kept, or the A step)
 //   a      NAME A, whose answer becomes the synthesized AAAA answer
 //   ptr    d.c.b.a.in-addr.arpa PTR for a PTR question under the prefix (5.3.1)
+//
+// Cost and bounds: one allocation per step of a DNS64 miss (sizeof(Dns64Wait), about
+// 400 bytes), held while its client waits, so bounded as the waiting clients are
+// (upstream_max_in_flight, 64 clients a query, per worker). A DNS64 client's AAAA miss
+// costs at most two upstream queries (AAAA, then A) under the same in-flight and
+// per-name bounds as any, and up to three entries (the real AAAA, the A, the
+// synthesized or copied AAAA), evicted as any.
 #pragma once
 #include <cstdint>
 

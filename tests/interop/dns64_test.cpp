@@ -13,6 +13,7 @@
 // the one insert). Printed; docs/operator-guide.md#dns64 has the figures.
 #include <catch2/catch.hpp>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -201,6 +202,58 @@ TEST_CASE("dns64: the upstream gone, a DNS64 client still gets synthesized recor
   CHECK(min_answer_ttl(stale) == 30);  // stale.ttl_s
   // Not for a client without DNS64: its real answer, stale too, has no AAAA.
   CHECK(udp_exchange(s.port, make_query(3, "only-a.d64.example", kA), std::chrono::seconds(12)).count(0, kA) == 1);
+}
+
+TEST_CASE("dns64: many clients at once on two workers, and an answer too large for UDP", "[dns64]") {
+  std::string text = kZone.text;
+  for (int i = 1; i <= 100; ++i) text += "many A 11.22.34." + std::to_string(i) + "\n";
+  KnotServer knot({{kZone.origin, text}, kReverse});
+  REQUIRE(knot.wait_ready());
+  Service s({"-c", write_config("dns64: {}\n"), "--upstream", "127.0.0.1:" + std::to_string(knot.port())}, 1);
+  // 24 sockets (spread over both workers by their ports) ask each fresh name at once: the
+  // first of each worker goes upstream, the others wait on it (or on the other worker's
+  // query), every one gets the synthesized answer.
+  std::vector<int> fds;
+  for (int i = 0; i < 24; ++i) {
+    fds.push_back(connected_udp_socket(s.port));
+    ::fcntl(fds.back(), F_SETFL, ::fcntl(fds.back(), F_GETFL) & ~O_NONBLOCK);  // recv waits (SO_RCVTIMEO)
+  }
+  std::uint16_t id = 1;
+  for (const char* name : {"only-a.d64.example", "alias.d64.example", "two-a.d64.example"}) {
+    INFO(name);
+    for (int fd : fds) {
+      const std::vector<std::uint8_t> q = make_query(id++, name, kAaaa);
+      REQUIRE(::send(fd, q.data(), q.size(), 0) == static_cast<ssize_t>(q.size()));
+    }
+    unsigned synthesized_answers = 0;
+    for (int fd : fds) {
+      std::vector<std::uint8_t> buf(4096);
+      timeval tv{5, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) continue;
+      buf.resize(static_cast<std::size_t>(n));
+      const DnsReply r = parse_reply(buf);
+      if (r.rcode() == 0 && r.count(0, kAaaa) >= 1) ++synthesized_answers;
+      else WARN("rcode " << r.rcode() << " answers " << r.answers.size() << " tc " << r.tc() << " ede " << r.ede);
+    }
+    CHECK(synthesized_answers == fds.size());
+  }
+  for (int fd : fds) ::close(fd);
+  // 100 A records: the A answer does not fit 1232 bytes, nor would the AAAA one: TC over
+  // UDP, the whole synthesized answer over TCP.
+  const DnsReply udp = udp_exchange(s.port, make_query(id++, "many.d64.example", kAaaa));
+  REQUIRE(udp.answered);
+  CHECK(udp.tc());
+  CHECK(udp.answers.empty());
+  const DnsReply tcp = tcp_exchange(s.port, make_query(id++, "many.d64.example", kAaaa));
+  REQUIRE(tcp.answered);
+  CHECK_FALSE(tcp.tc());
+  CHECK(tcp.count(0, kAaaa) == 100);
+  CHECK(std::find(tcp.answers.begin(), tcp.answers.end(), synthesized(11, 22, 34, 100)) != tcp.answers.end());
+  // Now cached: UDP still TC (the synthesized answer is over the limit), TCP a hit.
+  CHECK(udp_exchange(s.port, make_query(id++, "many.d64.example", kAaaa)).tc());
+  CHECK(tcp_exchange(s.port, make_query(id++, "many.d64.example", kAaaa)).count(0, kAaaa) == 100);
 }
 
 namespace {

@@ -122,12 +122,10 @@ std::size_t ptr_ipv4_name(const Dns64Prefix& prefix, std::span<const std::uint8_
 
 bool dns64_client(const Dns64Config& cfg, const sockaddr_storage& client) {
   if (cfg.clients.empty()) return true;
-  const std::uint8_t* addr;
-  if (client.ss_family == AF_INET) addr = reinterpret_cast<const std::uint8_t*>(&reinterpret_cast<const sockaddr_in&>(client).sin_addr);
-  else if (client.ss_family == AF_INET6) addr = reinterpret_cast<const sockaddr_in6&>(client).sin6_addr.s6_addr;
-  else return false;
-  return std::any_of(cfg.clients.begin(), cfg.clients.end(),
-                     [&](const Subnet& s) { return s.contains(client.ss_family, addr); });
+  int family = 0;
+  const std::uint8_t* addr = nullptr;
+  if (!ip_address_of(client, family, addr)) return false;
+  return std::any_of(cfg.clients.begin(), cfg.clients.end(), [&](const Subnet& s) { return s.contains(family, addr); });
 }
 
 std::uint8_t dns64_key_flag(const Dns64Config& cfg, const dns::ClientQuery& q, const sockaddr_storage& client) {

@@ -125,6 +125,12 @@ TEST_CASE("dns64: the key flag for AAAA and prefix PTR of listed clients, never 
   CHECK(dns64_key_flag(cfg, query(ip6_arpa(v6("64:ff9b::c000:221")), dnsarena::wire::kTypePtr), client("127.0.0.1")) ==
         dnsarena::cache::kKeyDns64);
   CHECK(dns64_key_flag(cfg, query(ip6_arpa(v6("2001:db8::1")), dnsarena::wire::kTypePtr), client("127.0.0.1")) == 0);
+  // A dual-stack socket's IPv4 client (::ffff:127.0.0.1) is the IPv4 client.
+  sockaddr_storage mapped{};
+  auto& sin6 = reinterpret_cast<sockaddr_in6&>(mapped);
+  sin6.sin6_family = AF_INET6;
+  REQUIRE(::inet_pton(AF_INET6, "::ffff:127.0.0.1", &sin6.sin6_addr) == 1);
+  CHECK(dns64_key_flag(cfg, query(www, dnsarena::wire::kTypeAaaa), mapped) == dnsarena::cache::kKeyDns64);
   cfg.clients.clear();  // every client
   CHECK(dns64_key_flag(cfg, query(www, dnsarena::wire::kTypeAaaa), client("127.0.0.2")) == dnsarena::cache::kKeyDns64);
 }

@@ -19,10 +19,12 @@
 // answer of the first step (AAAA records, NXDOMAIN) is copied under the DNS64 client's
 // key too (dns64_synthesis.hpp: as_is), so that its next hit is one lookup. Nothing is
 // put under that key from a stale or failure answer (it carries an EDE) nor from one
-// scoped to the client's subnet (ECS scope > 0): that answers the one client. A step's answer
-// that comes while a timer of the client passed is not continued (no new upstream query
-// from inside the upstream client's own loop): the client gets its stale synthesized
-// entry if one is held, else waits on, and SERVFAIL once its resolution timer passed.
+// scoped to the client's subnet (ECS scope > 0): that answers the one client.
+//
+// When a timer of a waiting DNS64 client passes, no step is continued (that would start
+// an upstream query from inside the upstream client's own walk of its queries): the
+// client gets its stale synthesized entry if one is held, else waits on, and SERVFAIL
+// once its resolution timer passed (dns64_deadline).
 #include <algorithm>
 #include <memory>
 #include <span>

@@ -85,9 +85,13 @@ TEST_CASE("dns64: the same answer sets as Unbound's dns64 module on the same kno
   KnotServer knot({kZone, kReverse});
   REQUIRE(knot.wait_ready());
   Service s({"-c", write_config("dns64: {}\n"), "--upstream", "127.0.0.1:" + std::to_string(knot.port())}, 1);
-  dnsarena::bench::UnboundProcess unbound(
-      {knot.dir(), "dns64", 1, {"127.0.0.1@" + std::to_string(knot.port())},
-       {"module-config: \"dns64 iterator\"", "dns64-prefix: 64:ff9b::/96"}});
+  dnsarena::bench::UnboundSpec spec;
+  spec.dir = knot.dir();
+  spec.tag = "dns64";
+  spec.threads = 1;
+  spec.forward_addrs = {"127.0.0.1@" + std::to_string(knot.port())};
+  spec.server_lines = {"module-config: \"dns64 iterator\"", "dns64-prefix: 64:ff9b::/96"};
+  dnsarena::bench::UnboundProcess unbound(spec);
   std::uint16_t id = 1;
   auto both = [&](const std::string& name, std::uint16_t qtype) {
     INFO(name << " type " << qtype);

@@ -152,6 +152,21 @@
 //                                  secure answers with AD (to DO or AD clients), bogus ones
 //                                  SERVFAIL with the RFC 8914 EDE; CD clients the data as
 //                                  the upstream sent it. dnssec_config.hpp says the rest
+//   dns64: {prefix: 64:ff9b::/96, exclude: ["::ffff:0:0/96"], clients: [192.0.2.0/24]}
+//                                  DNS64 (RFC 6147, dns64.hpp), on when the section is
+//                                  present: an AAAA query whose answer has no AAAA record
+//                                  (NODATA, or only records inside `exclude`) gets AAAA
+//                                  records synthesized from the name's A records under
+//                                  `prefix` (RFC 6052: length 32, 40, 48, 56, 64 or 96,
+//                                  bits 64-71 zero); a PTR query for an address under the
+//                                  prefix is answered from the IPv4 address's PTR. exclude:
+//                                  IPv6 ranges ([] = none; default the IPv4-mapped range,
+//                                  RFC 6147 5.1.4); clients: the client subnets DNS64 is
+//                                  for (default: every client). DO+CD queries get the real
+//                                  answer (RFC 6147 5.5). Synthesized answers are cached
+//                                  under a key of their own (cache_key.hpp: kKeyDns64).
+//                                  Unbound: module-config "dns64 ...", dns64-prefix;
+//                                  Knot Resolver: dns64.config({prefix, exclude_subnets})
 //   private_address: [192.168.0.0/16, fd00::/8]   rebinding protection (Unbound's
 //                                  private-address): A/AAAA records of these subnets are
 //                                  removed from upstream answers for names outside
@@ -234,6 +249,7 @@
 #include "workers/private_address.hpp"
 #include "workers/access_control.hpp"
 #include "workers/dnssec_config.hpp"
+#include "workers/dns64.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/subnet.hpp"
 #include "workers/rpz_transfer_config.hpp"
@@ -420,6 +436,8 @@ struct ServeConfig {
   policy::PolicyConfig policy;
   // The policy.rpz zones that come by zone transfer (each also in policy.rpz, by its file).
   RpzTransfers rpz_transfers;
+  // DNS64 (dns64.hpp): off unless the dns64 section is present.
+  Dns64Config dns64;
   // Rebinding protection (private_address.hpp): off unless subnets are listed.
   PrivateAddresses private_addresses;
   // DNSSEC validation of forwarded answers (dnssec_config.hpp, validation_jobs.hpp).

@@ -23,15 +23,13 @@ start_answer_upstream "$port_up"  # every query answered NOERROR with one A reco
 write_zone() {  # write_zone GENERATION: the triggers, plus one that names the generation
   { echo '$ORIGIN rpz.bench.'; echo '$TTL 300'
     echo '@ SOA ns.rpz.bench. admin.rpz.bench. 1 3600 600 86400 300'; echo '@ NS ns.rpz.bench.'
-    awk -v n="$rules" 'BEGIN { for (i = 0; i < n; i++) printf "b%d.l%d.zone CNAME .\n", i, i % 1000 }'
+    rpz_rules "$rules"
     echo "generation$1.zone CNAME ."
   } > zone.new
   mv zone.new blocklist.rpz
 }
 write_zone 0
-# Queries: 1,000 blocked names and 1,000 others, alternating.
-awk -v n="$rules" 'BEGIN { srand(1); for (i = 0; i < 1000; i++) {
-  k = int(rand() * n); printf "b%d.l%d.zone A\nok%d.zone A\n", k, k % 1000, i } }' > queries.txt
+write_rpz_queries "$rules"  # 1,000 blocked names and 1,000 others, alternating
 
 cat > serve.yaml <<EOF2
 listen: 127.0.0.1:$port

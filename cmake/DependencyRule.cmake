@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The dependency rule between dnsarena's modules (README: Architecture), in one place:
 #
-#   wire <- cache <- dns <- policy <- workers;  wire, common, dns <- dnssec <- workers;  cache, dns <- sim/*;  workers + sim <- validate, lab_bench;
+#   wire <- cache <- dns <- policy <- workers;  wire, common, dns <- dnssec <- recursion <- workers;  cache, dns <- sim/*;
+#   workers + sim <- validate, lab_bench;
 #   workload, dns + workers' dnstap schema <- sim/fit;
 #   cache, dns <- admin (operator commands on a live cache);  cache, workload <- bench;
 #   the daemon's modules <- app (`dnsarena`);  everything <- lab_app (`dnsarena-lab`)
@@ -12,6 +13,7 @@
 #   app  lab_app                      the two programs
 #   validate  lab_bench  admin  bench
 #   workers  sim/fleet  sim/fit
+#   recursion
 #   sim/traffic  sim/layouts  policy  dnssec
 #   dns  sim/workload
 #   cache  common
@@ -37,6 +39,11 @@
 # and may use dns/; it does no I/O and never touches the cache segment. workers/ call it
 # in forwarding mode, and the recursive mode will.
 #
+# recursion/ (iterative resolution from root hints as a state machine: it says which query
+# to send to which authoritative address and takes the reply; no I/O, no segment) reads
+# replies through dnssec/'s RRset parser and names, dns/ and wire/; workers/ drive it
+# from their event loop, the lab's tests and benches from a synchronous driver.
+#
 # policy/ (response policy zones and local data compiled into a read-only image) uses
 # wire/ (names), dns/ (the query it answers, EDE) and common/; workers/ applies it before
 # the cache, and app/ offers its bench. It never touches the cache segment.
@@ -51,7 +58,7 @@
 # not even through a module it may link (checked on the whole link closure).
 # Every library and program under a module's directory must be marked with
 # dnsarena_module() (checked too), so the rule sees every target.
-set(DNSARENA_MODULES wire cache common dns policy dnssec workload traffic layouts fleet fit workers admin validate bench lab_bench
+set(DNSARENA_MODULES wire cache common dns policy dnssec recursion workload traffic layouts fleet fit workers admin validate bench lab_bench
     app lab_app)
 set(DNSARENA_ALLOWED_wire "")
 set(DNSARENA_ALLOWED_cache wire)
@@ -59,18 +66,19 @@ set(DNSARENA_ALLOWED_common "")
 set(DNSARENA_ALLOWED_dns cache wire common)
 set(DNSARENA_ALLOWED_policy dns wire common)
 set(DNSARENA_ALLOWED_dnssec dns wire common)
+set(DNSARENA_ALLOWED_recursion dnssec dns wire common)
 set(DNSARENA_ALLOWED_workload cache wire common)
 set(DNSARENA_ALLOWED_traffic workload dns cache wire common)
 set(DNSARENA_ALLOWED_layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fleet layouts workload dns cache wire common)
 set(DNSARENA_ALLOWED_fit workers workload dns cache wire common)
-set(DNSARENA_ALLOWED_workers policy dnssec dns cache wire common)
+set(DNSARENA_ALLOWED_workers policy recursion dnssec dns cache wire common)
 set(DNSARENA_ALLOWED_admin dns cache wire common)
 set(DNSARENA_ALLOWED_validate fleet traffic layouts workload workers dns cache wire common)
 set(DNSARENA_ALLOWED_bench workload cache wire common)
-set(DNSARENA_ALLOWED_lab_bench workers policy traffic workload dns cache wire common)
-set(DNSARENA_ALLOWED_app bench workers policy dnssec admin dns cache wire common)
-set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers dns cache wire common)
+set(DNSARENA_ALLOWED_lab_bench workers policy recursion dnssec traffic workload dns cache wire common)
+set(DNSARENA_ALLOWED_app bench workers policy recursion dnssec admin dns cache wire common)
+set(DNSARENA_ALLOWED_lab_app lab_bench validate fleet fit traffic layouts workload workers recursion dnssec dns cache wire common)
 # The cache library and the wire code under it are installed for other programs: no libknot.
 set(DNSARENA_FORBIDDEN_wire PkgConfig::KNOT)
 set(DNSARENA_FORBIDDEN_cache PkgConfig::KNOT)
@@ -85,7 +93,7 @@ function(dnsarena_module_of_path path out)
     set(module ${CMAKE_MATCH_1})
   elseif(path MATCHES "^(bench|app)/lab/")
     set(module lab_${CMAKE_MATCH_1})
-  elseif(path MATCHES "^(wire|cache|common|dns|policy|dnssec|workers|admin|bench|app)/")
+  elseif(path MATCHES "^(wire|cache|common|dns|policy|dnssec|recursion|workers|admin|bench|app)/")
     set(module ${CMAKE_MATCH_1})
   endif()
   set(${out} "${module}" PARENT_SCOPE)

@@ -26,6 +26,12 @@ std::optional<std::string> find_program(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<std::string> find_daemon_program(const std::string& name) {
+  if (auto found = find_program(name)) return found;
+  const std::string sbin = "/usr/sbin/" + name;
+  return ::access(sbin.c_str(), X_OK) == 0 ? std::optional<std::string>(sbin) : std::nullopt;
+}
+
 std::string require_program(const std::string& name, const std::string& hint) {
   if (auto found = find_program(name)) return *found;
   const char* path = std::getenv("PATH");

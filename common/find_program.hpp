@@ -11,6 +11,10 @@ namespace dnsarena::common {
 // A name containing '/' is returned as is when it is executable.
 std::optional<std::string> find_program(const std::string& name);
 
+// As find_program, then /usr/sbin/NAME: daemons (knotd, unbound, kresd) that a
+// non-root PATH often lacks.
+std::optional<std::string> find_daemon_program(const std::string& name);
+
 // As find_program, but throws std::runtime_error naming the program, the PATH searched
 // and `hint` (e.g. "install knot-dnsutils: .ci/install-deps") when it is absent.
 std::string require_program(const std::string& name, const std::string& hint);

@@ -123,11 +123,13 @@ bool parse_response(std::span<const std::uint8_t> wire, Response& out, std::stri
   out.aa = knot_wire_get_aa(pkt->wire);
   out.ad = knot_wire_get_ad(pkt->wire);
   out.cd = knot_wire_get_cd(pkt->wire);
+  out.tc = knot_wire_get_tc(pkt->wire);
   const knot_dname_t* q = knot_pkt_qname(pkt);
   out.qname = lowercase_name({q, knot_dname_size(q)});
   out.qtype = knot_pkt_qtype(pkt);
   read_section(knot_pkt_section(pkt, KNOT_ANSWER), out.answer);
   read_section(knot_pkt_section(pkt, KNOT_AUTHORITY), out.authority);
+  read_section(knot_pkt_section(pkt, KNOT_ADDITIONAL), out.additional);
   return true;
 }
 

@@ -62,7 +62,9 @@ struct Response {
   bool aa = false, ad = false, cd = false;
   Bytes qname;  // lowercase
   std::uint16_t qtype = 0;
+  bool tc = false;
   std::vector<Rrset> answer, authority;
+  std::vector<Rrset> additional;  // OPT and TSIG aside (the recursive resolver's glue)
 };
 // False with `error` when the message does not parse (libknot) or has no question.
 bool parse_response(std::span<const std::uint8_t> wire, Response& out, std::string& error);

@@ -7,7 +7,7 @@
 
 namespace dnsarena::policy {
 
-bool operator==(const RpzZoneConfig& a, const RpzZoneConfig& b) { return a.file == b.file && a.name == b.name; }
+bool operator==(const RpzZoneConfig& a, const RpzZoneConfig& b) { return a.file == b.file && a.name == b.name && a.transferred == b.transferred; }
 
 CompiledPolicy compile_policy_config(const PolicyConfig& cfg) {
   RuleSet rules;

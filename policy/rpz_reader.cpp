@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 #include <spdlog/spdlog.h>
 
@@ -208,6 +209,10 @@ WireName origin_of(const std::string& name, const std::string& source) {
 
 void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
   rules.begin_zone(zone.name.empty() ? zone.file : zone.name, zone.file);
+  if (zone.transferred && !std::filesystem::exists(zone.file)) {  // not transferred yet: no rules
+    rules.report().origin = origin_of(zone.name, zone.file);
+    return;
+  }
   ZoneScanner scanner(zone.file, zone.name.empty() ? "." : zone.name);
   scanner.open_file(zone.file);
   RpzZone(scanner, rules, origin_of(zone.name, zone.file)).read();

@@ -35,6 +35,9 @@ namespace dnsarena::policy {
 struct RpzZoneConfig {
   std::string file;
   std::string name;  // the zone's origin; empty: the owner of the file's first record (its SOA)
+  // The file is the copy a zone transfer keeps (workers/rpz_transfer_process.hpp): until
+  // the first transfer writes it, a missing file is an empty zone, not an error.
+  bool transferred = false;
 };
 
 // Opens a policy zone in `rules` and reads the file into it. Throws PolicyError "FILE:LINE: ...".

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/metrics_server.hpp"
+#include "workers/rpz_transfer_status.hpp"
 
 #include <httplib.h>
 
@@ -140,12 +141,13 @@ MetricsServer::MetricsServer(cache::Segment& segment, const Endpoint& listen, co
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
   auto mu = std::make_shared<std::mutex>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(1); };
-  server_->Get("/metrics", [this, mu, health, answers, curves](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this, mu, health, answers, curves, segment_name = segment.name()](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(*mu);
     std::string text = prometheus_text(collect_stats(*cache_));
     if (health) text += prometheus_text(*health, monotonic_us());
     if (answers) text += prometheus_text(answers->totals());
     if (curves) text += prometheus_text(*curves);
+    if (const auto rpz = read_rpz_snapshot(segment_name)) text += rpz_prometheus_text(*rpz);  // RPZ by transfer
     res.set_content(text, "text/plain; version=0.0.4");
   });
   if (!server_->bind_to_port(host, listen.port())) throw std::runtime_error("cannot bind " + listen.text);

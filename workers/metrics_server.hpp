@@ -16,6 +16,8 @@
 // _bucket (cumulative), _sum and _count; counters dnsarena_answer_rcodes_total{rcode}
 // and dnsarena_answer_qtypes_total{qtype} (answers sent, summed over the workers).
 // The miss-ratio curves per capacity factor (dnsarena_mrc_*{factor}: mrc_report.hpp).
+// RPZ zones by transfer (dnsarena_rpz_*{zone}: rpz_transfer_status.hpp), from the
+// transfer process's snapshot file.
 // cpp-httplib runs its accept loop on one thread owned by this object.
 #pragma once
 #include <memory>

@@ -78,6 +78,8 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
         return hit.size;
       }
     }
+    // A DNS64 client's AAAA or prefix PTR without a synthesized entry (dns64.hpp).
+    if (c.flags & cache::kKeyDns64) [[unlikely]] return dns64_resolve(q, c, src, out, cap, arrived_us);
     if (aggressive_)  // a secure NSEC range proves the name (or type) absent: no upstream query
       if (const std::size_t n = aggressive_->answer(q, c, now_, out, cap)) return n;
     if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
@@ -112,6 +114,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.doh_stream = src.doh_stream;
   w.arrived_us = arrived_us;
   w.alias = forwarding_alias_;
+  w.dns64 = forwarding_dns64_;
   UpstreamClient::ForwardDetail detail;
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
@@ -145,6 +148,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
 // is in flight here or on another worker, nor while the name is in the failure cache).
 // Plain keys only: an ECS-scoped entry is refreshed by the next miss.
 void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+  if (plain_key.flags() & cache::kKeyDns64) return;  // synthesized (dns64.hpp): not an upstream's answer
   // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
   // when a caching upstream returned what is left of the same TTL (the same expiry).
   if (upstream_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);

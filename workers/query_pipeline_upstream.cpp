@@ -121,6 +121,7 @@ std::size_t QueryPipeline::slot_answer(const dns::ClientQuery& q, bool tcp, cons
 }
 
 void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
+  if (w.dns64) [[unlikely]] return dns64_reply(w, out, n);  // a DNS64 step's answer (dns64_wait.hpp)
   policy_hit_ = {};  // the gate's PASSTHRU for this client, if any, is not kept while it waits
   if (w.alias && n) {  // the answer for a local CNAME's target: the client's, its chain checked
     const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.client_address();
@@ -139,6 +140,7 @@ void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
 // nothing stale, it keeps waiting), the resolution timer (`given_up`) stale or SERVFAIL,
 // EDE 22.
 bool QueryPipeline::on_deadline_passed(const Pending& p, Waiter& w, bool given_up) {
+  if (w.dns64) [[unlikely]] return dns64_deadline(w, given_up);  // never a new query while p is live
   const CheckedQuery c = checked_for(cfg_, p, w);
   const std::size_t n =
       given_up ? stale_.failed(w.query, c, !w.tcp, now_, ExtendedError::no_reachable_authority, reply_buf_,
@@ -178,8 +180,10 @@ void QueryPipeline::resume_parked(std::uint64_t now_us) {
       n = slot_answer(w.query, w.tcp, pk.claim, reply_buf_, sizeof reply_buf_);
       if (n == 0) {
         forwarding_alias_ = w.alias;  // a client that waits again keeps its alias
+        forwarding_dns64_ = w.dns64;  // ... and its DNS64 step
         n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
         forwarding_alias_.reset();
+        forwarding_dns64_.reset();
       }
     }
     reply(w, reply_buf_, n);

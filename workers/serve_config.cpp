@@ -279,6 +279,7 @@ void ServeConfig::validate() const {
   if (!metrics_listen.empty()) Endpoint::parse(metrics_listen);
   validate_tls(tls, listen);
   validate_https(https, tls, listen);
+  validate_rpz_transfers(rpz_transfers);
   static const std::set<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   if (!kLogLevels.count(log_level))
     throw std::invalid_argument("log_level '" + log_level + "' is not trace, debug, info, warn, error, critical or off");
@@ -398,6 +399,24 @@ void read_private_addresses(MapReader& r, ServeConfig& c) {
   }
 }
 
+// dns64: {prefix, exclude, clients} (dns64.hpp); the section's presence turns it on.
+void read_dns64(MapReader& r, ServeConfig& c) {
+  read_section(r, "dns64", [&](MapReader& s) {
+    Dns64Config& d = c.dns64;
+    d.enabled = true;
+    if (const YAML::Node n = s.raw("prefix"); !n.IsNull()) d.prefix = parsed(s, n, "prefix", Dns64Prefix::parse);
+    auto subnets = [&](const char* key, std::vector<Subnet>& out, Subnet (*parse)(const std::string&)) {
+      const YAML::Node n = s.raw(key);
+      if (n.IsNull()) return;
+      if (!n.IsSequence()) s.fail(key, "expected a list of subnets");
+      out.clear();
+      for (const auto& item : n) out.push_back(parsed(s, item, key, parse));
+    };
+    subnets("exclude", d.exclude, parse_dns64_exclude);
+    subnets("clients", d.clients, Subnet::parse);
+  });
+}
+
 void read_access_control(MapReader& r, ServeConfig& c) {
   const YAML::Node list = r.raw("access_control");
   if (list.IsNull()) return;
@@ -439,12 +458,19 @@ void read_policy(MapReader& r, ServeConfig& c) {
         static_cast<unsigned>(s.integer_or("watch_interval_ms", c.policy.watch_interval_ms, 0, 3'600'000));
     if (c.policy.watch_interval_ms != 0 && c.policy.watch_interval_ms < 100)
       s.fail("watch_interval_ms", "expected 0 (off) or at least 100");
+    if (const YAML::Node n = s.raw("notify_listen"); !n.IsNull())
+      c.rpz_transfers.notify_listen = parsed(s, n, "notify_listen", [](const std::string& t) { return XfrAddress::parse(t, 53); });
     const YAML::Node rpz = s.raw("rpz");
     if (rpz.IsNull()) return;
-    if (!rpz.IsSequence()) s.fail("rpz", "expected a list of {file: PATH, name: ZONE}");
+    if (!rpz.IsSequence()) s.fail("rpz", "expected a list of {file: PATH, name: ZONE} or {zone: Z, primary: ADDR, file: PATH}");
     const std::filesystem::path dir = std::filesystem::path(r.file()).parent_path();
     for (const auto& item : rpz) {
       MapReader z(r.file(), item, "policy.rpz");
+      if (z.has("primary")) {  // by zone transfer (rpz_transfer_config.hpp)
+        c.rpz_transfers.zones.push_back(read_rpz_transfer(z, dir.string()));
+        c.policy.rpz.push_back({c.rpz_transfers.zones.back().file, c.rpz_transfers.zones.back().zone, true});
+        continue;
+      }
       std::filesystem::path file = z.text("file");
       if (file.is_relative()) file = dir / file;
       c.policy.rpz.push_back({file.string(), z.text_or("name", "")});
@@ -548,6 +574,7 @@ ServeConfig load_serve_config(const std::string& path) {
     read_dnssec_config(s, std::filesystem::path(path).parent_path().string(), c.dnssec);
   });
   read_private_addresses(r, c);
+  read_dns64(r, c);
   read_section(r, "tcp", [&](MapReader& s) {
     c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);
     c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);

@@ -10,6 +10,7 @@
 
 #include "workers/commands.hpp"
 #include "workers/answer_snapshot.hpp"
+#include "workers/rpz_transfer_status.hpp"
 #include "workers/mrc_report.hpp"
 #include "workers/stats_report.hpp"
 #include "workers/upstream_snapshot.hpp"
@@ -158,6 +159,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
         j["latency_le_ms"] = (*snap)["latency_le_ms"];
         j["answers_age_s"] = (*snap)["age_s"];
       }
+      if (const auto snap = read_rpz_snapshot(segment)) j["rpz_zones"] = (*snap)["rpz_zones"];
       std::cout << j.dump() << "\n";
       return 0;
     }
@@ -193,6 +195,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
     print(rep.total, rates ? rep.qps.back() : 0);
     if (const auto snap = read_answer_snapshot(segment)) print_answers(*snap);
     if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
+    if (const auto snap = read_rpz_snapshot(segment)) std::cout << rpz_status_text(*snap);
     return 0;
   } catch (const cache::SegmentError& e) {
     std::cerr << "dnsarena stats: " << e.what() << "\n";

@@ -28,6 +28,7 @@
 #include "workers/metrics_server.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/retirement_wait.hpp"
+#include "workers/rpz_transfer_process.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
@@ -103,7 +104,8 @@ void name_policy_zones(AnswerMetrics* metrics, const std::vector<std::string>& z
 // are read (a change during the compile is then seen); nullptr: no file, or watching off.
 std::unique_ptr<policy::ZoneFileWatch> watch_policy_files(const policy::PolicyConfig& cfg) {
   std::vector<std::string> files;
-  for (const policy::RpzZoneConfig& z : cfg.rpz) files.push_back(z.file);
+  for (const policy::RpzZoneConfig& z : cfg.rpz)
+    if (!z.transferred) files.push_back(z.file);  // a transferred zone's file: kRpzTransferSignal
   if (files.empty() || cfg.watch_interval_ms == 0) return nullptr;
   return std::make_unique<policy::ZoneFileWatch>(std::move(files), cfg.watch_interval_ms);
 }
@@ -325,6 +327,7 @@ private:
   std::shared_ptr<const policy::SealedImage> initial_policy_;  // compiled by run(), handed to host_
   std::vector<std::string> policy_zone_names_;                 // the running policy's zones (load_policy)
   std::unique_ptr<policy::ZoneFileWatch> policy_watch_;         // the RPZ files as last compiled
+  std::unique_ptr<RpzTransferProcess> rpz_transfers_;           // RPZ by zone transfer (nullptr: none)
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
@@ -425,7 +428,7 @@ bool Supervisor::open_listening_sockets() {
 
 void Supervisor::block_signals() {
   sigemptyset(&mask_);
-  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) sigaddset(&mask_, sig);
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP, kRpzTransferSignal}) sigaddset(&mask_, sig);
   ::sigprocmask(SIG_BLOCK, &mask_, &old_mask_);
   signals_blocked_ = true;
 }
@@ -523,6 +526,7 @@ bool Supervisor::reap_workers() {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (rpz_transfers_ && rpz_transfers_->reaped(pid, status)) continue;
     const auto retired = std::find_if(retiring_.begin(), retiring_.end(), [&](const WorkerProc& w) { return w.pid == pid; });
     if (retired != retiring_.end()) {
       spdlog::debug("replaced worker (pid {}) {}", pid, describe_status(status));
@@ -595,6 +599,7 @@ void keep_fixed_settings(const ServeConfig& running, ServeConfig& next) {
   keep("cache geometry", next.geometry, running.geometry, !(next.geometry == running.geometry));
   keep("stats.metrics_listen", next.metrics_listen, running.metrics_listen, next.metrics_listen != running.metrics_listen);
   keep("mrc", next.mrc, running.mrc, !(next.mrc == running.mrc));
+  keep("policy.rpz zone transfers", next.rpz_transfers, running.rpz_transfers, !(next.rpz_transfers == running.rpz_transfers));
   keep("cache.reset_on_mismatch", next.reset_on_mismatch, running.reset_on_mismatch, false);
   // DoT on or off, and its addresses, are sockets: with them changed the whole tls section
   // keeps its running values (a file without it must not leave listeners without a
@@ -653,7 +658,7 @@ void Supervisor::reload() {
 void Supervisor::reload_policy(const std::string& changed_file) {
   spdlog::info("policy: {} changed; compiling the policy again", changed_file);
   ServiceNotify::reloading();
-  policy_watch_->mark_loaded();  // a broken file is not compiled again until it changes again
+  if (policy_watch_) policy_watch_->mark_loaded();  // a broken file is not compiled again until it changes again
   try {
     std::vector<std::string> zone_names;
     host_->policy = load_policy(cfg_.policy, zone_names);
@@ -755,6 +760,7 @@ void Supervisor::supervise() {
       if (w.pid == 0) wait_ms = std::min(wait_ms, w.restart_at_ms > t ? w.restart_at_ms - t : 0);
     if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
     if (policy_watch_) wait_ms = std::min(wait_ms, policy_watch_->ms_until_check(t));
+    if (rpz_transfers_) wait_ms = std::min(wait_ms, rpz_transfers_->ms_until_restart());
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
     const int sig = ::sigtimedwait(&mask_, nullptr, &ts);
     if (sig == SIGTERM || sig == SIGINT) {
@@ -766,6 +772,7 @@ void Supervisor::supervise() {
       next_watchdog_ms_ = common::monotonic_ms() + watchdog_ms;
     }
     if (sig == SIGHUP) reload();
+    else if (sig == kRpzTransferSignal) reload_policy("a zone transfer");
     else if (policy_watch_)
       if (const std::string changed = policy_watch_->poll(common::monotonic_ms()); !changed.empty()) reload_policy(changed);
     for (WorkerProc& old : retiring_)
@@ -779,6 +786,7 @@ void Supervisor::supervise() {
     if (!reap_workers()) return;
     settle_ad_trust();
     restart_due_workers();
+    if (rpz_transfers_) rpz_transfers_->restart_if_due();
     publish_upstream_snapshot();
   }
 }
@@ -786,6 +794,7 @@ void Supervisor::supervise() {
 // SIGTERM to every worker (replaced ones too), SIGKILL after 5 s, wait for all.
 void Supervisor::stop_workers() {
   ServiceNotify::stopping();
+  rpz_transfers_.reset();
   for (WorkerProc& old : retiring_) workers_.push_back(old);
   retiring_.clear();
   for (const auto& w : workers_)
@@ -861,6 +870,14 @@ int Supervisor::run() {
     return 1;
   }
   start_workers();
+  try {
+    rpz_transfers_ = RpzTransferProcess::start(cfg_.rpz_transfers, cfg_.segment);
+  } catch (const std::exception& e) {
+    spdlog::error("cannot serve: {}", e.what());
+    stop_workers();
+    close_everything();
+    return 1;
+  }
   publish_upstream_snapshot(true);
   supervise();
   stop_workers();

@@ -40,7 +40,10 @@
 // and tls.listen keep their running values, with a warning.
 // A changed RPZ file (policy.watch_interval_ms, policy/zone_file_watch.hpp) compiles the
 // running config's policy again and replaces the workers the same way; one that does not
-// compile keeps the running policy.
+// compile keeps the running policy. So does kRpzTransferSignal, sent by the RPZ transfer
+// process (rpz_transfer_process.hpp: forked after the workers when a policy.rpz zone
+// comes by zone transfer, forked again when it dies, stopped first) once a transfer
+// rewrote a zone's file.
 // systemd: READY/RELOADING/STOPPING and watchdog pings (service_notify.hpp).
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.

@@ -146,6 +146,7 @@ class DnstapWriter;  // dnstap_writer.hpp
 enum class TapProtocol : std::uint8_t;  // dnstap_writer.hpp
 
 struct LocalAlias;  // local_alias.hpp
+struct Dns64Wait;   // dns64_wait.hpp
 
 // A client waiting for an answer.
 struct Waiter {
@@ -166,6 +167,8 @@ struct Waiter {
   // is the target's, the alias holds the client's and the CNAME records its answer starts
   // with (nullptr: none, the query is the client's own).
   std::shared_ptr<const LocalAlias> alias;
+  // A DNS64 client (dns64_wait.hpp): `query` is its current step's (nullptr: none).
+  std::shared_ptr<const Dns64Wait> dns64;
 };
 
 struct Pending {

@@ -73,7 +73,9 @@ void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::Cac
   seed(*j.v, r, now);
   j.v->start(std::move(r));
   jobs_.emplace(j.id, std::move(job));
-  step(j, now_us);
+  // Its first step (a cache lookup, a fetch to start) in run(): never inside the upstream
+  // client's completion, which may be making room for a query of its own (a jostle).
+  ready_.push_back(j.id);
 }
 
 void ValidationJobs::on_fetched(const Pending& p, const UpstreamAnswer* a) {

@@ -20,9 +20,9 @@
 //      cannot start (another worker holds the question, a bound refused it) is looked
 //      up again every kPollMs until the job's deadline.
 //
-// Replies are handed to their jobs in run() (from the event loop's timer step), never
-// from inside the upstream client's completion, so a resumed job may start the next
-// fetch safely. A finished job goes back to the pipeline (Done) with its verdict:
+// A new job's first step and every reply are handed to their jobs in run() (from the
+// event loop's timer step), never from inside the upstream client's completion, so a job
+// may start its next fetch safely. A finished job goes back to the pipeline (Done) with its verdict:
 // every verdict is stored in the entry (cache/entry_format.hpp, EntryVerdict); secure ->
 // the entry re-encoded with AD and its TTLs capped at the validation's max_ttl;
 // insecure, indeterminate -> the entry as it came but for the verdict (AD clear: the

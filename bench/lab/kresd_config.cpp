@@ -15,7 +15,11 @@ std::string kresd_config_text(const KresdConfig& k) {
   c << "cache.open(" << k.cache_mib << " * MB, 'lmdb://" << k.dir << "/kresd-cache')\ntrust_anchors.remove('.')\n"
     << "modules.unload('ta_update')\nmodules.unload('priming')\nmodules.unload('detect_time_skew')\n";
   if (!k.rpz_path.empty()) c << "policy.add(policy.rpz(policy.DENY, '" << k.rpz_path << "', false))\n";
-  c << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << k.upstream_port << "')))\n";
+  if (k.root_hints.empty())
+    c << "policy.add(policy.all(policy.FORWARD('127.0.0.1@" << k.upstream_port << "')))\n";
+  else
+    c << "modules.load('hints')\nhints.root_file('" << k.root_hints << "')\n"
+      << "policy.add(policy.all(policy.FLAGS('ALLOW_LOCAL')))  -- the hierarchy is on 127.0.0.0/8\n";
   return c.str();
 }
 

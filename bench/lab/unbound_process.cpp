@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench/lab/unbound_process.hpp"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -20,11 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string program(const std::string& name) {
-  if (auto p = common::find_program(name)) return *p;
-  const std::string sbin = "/usr/sbin/" + name;
-  return ::access(sbin.c_str(), X_OK) == 0 ? sbin : "";
-}
+std::string program(const std::string& name) { return common::find_daemon_program(name).value_or(""); }
 
 }  // namespace
 
@@ -50,11 +45,14 @@ UnboundProcess::UnboundProcess(const UnboundSpec& spec)
     << "  directory: \"" << spec.dir << "\"\n  pidfile: \"\"\n  use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n"
     << "  do-ip6: no\n  module-config: \"iterator\"\n  qname-minimisation: no\n"
     << "  access-control: 127.0.0.0/8 allow\n";
+  if (!spec.root_hints.empty()) c << "  root-hints: \"" << spec.root_hints << "\"\n";
   for (const std::string& line : spec.server_lines) c << "  " << line << "\n";
   c << "remote-control:\n  control-enable: yes\n  control-use-cert: no\n  control-interface: \"" << spec.dir
     << "/unbound-" << spec.tag << ".ctl\"\n";
-  c << "forward-zone:\n  name: \".\"\n";
-  for (const std::string& a : spec.forward_addrs) c << "  forward-addr: " << a << "\n";
+  if (spec.root_hints.empty()) {
+    c << "forward-zone:\n  name: \".\"\n";
+    for (const std::string& a : spec.forward_addrs) c << "  forward-addr: " << a << "\n";
+  }
   config_ = c.str();
   std::ofstream(conf_path_, std::ios::trunc) << config_;
   child_ = common::ChildProcess({program("unbound"), "-d", "-c", conf_path_},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Unbound as a child process of a benchmark: a forwarding cache on a free loopback port,
+// Unbound as a child process of a benchmark: a forwarding cache (or, given root hints, a
+// recursive resolver) on a free loopback port,
 // configured from an UnboundSpec, with its counters read through unbound-control over a
 // Unix socket (no certificates). Config in DIR/unbound-TAG.conf, output in
 // DIR/unbound-TAG.log; the destructor stops it.
@@ -18,6 +19,7 @@ struct UnboundSpec {
   std::string tag;
   unsigned threads = 2;
   std::vector<std::string> forward_addrs;  // "127.0.0.1@5300", in this order, for "."
+  std::string root_hints;  // a root hints file: resolve from the root (forward_addrs unused)
   std::vector<std::string> server_lines;   // more "key: value" lines of the server: clause
 };
 

@@ -20,7 +20,8 @@ namespace dnsarena::interop {
 
 namespace {
 
-std::string config_text(const std::string& dir, std::uint16_t port, const std::vector<ZoneFile>& zones) {
+std::string config_text(const std::string& dir, std::uint16_t port, const std::vector<ZoneFile>& zones,
+                        const KnotOptions& options) {
   std::ostringstream c;
   c << "server:\n"
     << "    rundir: \"" << dir << "\"\n"
@@ -31,11 +32,12 @@ std::string config_text(const std::string& dir, std::uint16_t port, const std::v
     << "control:\n    listen: \"" << dir << "/knot.sock\"\n"
     << "log:\n  - target: stderr\n    any: info\n"
     << "policy:\n  - id: nsec3\n    nsec3: on\n    nsec3-iterations: 0\n    nsec3-salt-length: 0\n"
+    << options.sections
     << "template:\n  - id: default\n    storage: \"" << dir << "/zones\"\n    file: \"%s.zone\"\n"
-    << "    zonefile-sync: -1\n    journal-content: none\n"
+    << "    zonefile-sync: -1\n    journal-content: " << (options.journal ? "changes" : "none") << "\n"
     << "zone:\n";
   for (const ZoneFile& z : zones) {
-    c << "  - domain: " << z.origin << "\n";
+    c << "  - domain: " << z.origin << "\n" << options.zone_lines;
     if (z.dnssec) c << "    dnssec-signing: on\n";
     if (z.nsec3) c << "    dnssec-policy: nsec3\n";
   }
@@ -50,7 +52,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-KnotServer::KnotServer(const std::vector<ZoneFile>& zones) : zones_(zones) {
+KnotServer::KnotServer(const std::vector<ZoneFile>& zones, const KnotOptions& options) : zones_(zones) {
   char templ[] = "/tmp/dnsarena-interop-XXXXXX";
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
@@ -59,7 +61,7 @@ KnotServer::KnotServer(const std::vector<ZoneFile>& zones) : zones_(zones) {
   std::filesystem::create_directories(dir_ + "/zones");
   for (const ZoneFile& z : zones) write_file(dir_ + "/zones/" + z.origin + "zone", z.text);
   port_ = test::free_port();
-  write_file(conf(), config_text(dir_, port_, zones));
+  write_file(conf(), config_text(dir_, port_, zones, options));
   knotd_ = common::ChildProcess({KNOTD_PROGRAM, "-c", conf()},
                                 {.log_path = dir_ + "/knotd.log", .truncate_log = true, .die_with_parent = true});
 }

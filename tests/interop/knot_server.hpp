@@ -37,10 +37,18 @@ struct RecordChange {
   std::string rdata;
 };
 
+// More of knotd's configuration, for a test that makes knotd a primary (zone transfers,
+// NOTIFY, TSIG: the RPZ transfer tests).
+struct KnotOptions {
+  std::string sections;    // whole sections (key:, remote:, acl:), written before template:
+  std::string zone_lines;  // lines added to every zone entry ("    acl: xfr\n")
+  bool journal = false;    // keep changes in the journal (IXFR from journal) instead of none
+};
+
 class KnotServer {
 public:
   // Writes everything and starts knotd. Throws std::runtime_error when it cannot.
-  explicit KnotServer(const std::vector<ZoneFile>& zones);
+  explicit KnotServer(const std::vector<ZoneFile>& zones, const KnotOptions& options = {});
   ~KnotServer();
   KnotServer(const KnotServer&) = delete;
   KnotServer& operator=(const KnotServer&) = delete;
@@ -54,6 +62,8 @@ public:
   // record. False with knotc's output in `error` on failure.
   bool replace_records(const std::string& zone, const std::vector<RecordChange>& changes, std::string& error);
   std::string log() const;
+  // Stops knotd at once (SIGKILL): a primary that dies in the middle of a transfer.
+  void kill() { knotd_.kill(); }
 
 private:
   std::string conf() const { return dir_ + "/knot.conf"; }

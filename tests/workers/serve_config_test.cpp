@@ -4,12 +4,14 @@
 #include <arpa/inet.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "tests/workers/service_fixture.hpp"
 #include "tests/workers/tls_test_support.hpp"
 #include "workers/ad_trust.hpp"
+#include "workers/rpz_transfer_status.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -530,4 +532,110 @@ TEST_CASE("dnssec.aggressive_nsec: on by default when validating, a boolean", "[
                     Catch::Contains("dnssec.aggressive_nsec") && Catch::Contains("expected true or false"));
   CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  aggresive_nsec: true\n")),
                     Catch::Contains("dnssec.aggresive_nsec") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read strictly, errors name the key",
+          "[serve][config][policy]") {
+  using dnsarena::workers::ConfigError;
+  using dnsarena::workers::load_serve_config;
+  auto error_of = [](const std::string& text) {
+    try {
+      const auto c = load_serve_config(write_file("upstreams: [127.0.0.1:53]\n" + text));
+      c.validate();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string good = "upstreams: [127.0.0.1:53]\npolicy:\n  notify_listen: 127.0.0.1@5353\n  rpz:\n"
+                           "    - {file: /tmp/block.rpz, name: block.test.}\n"
+                           "    - zone: RPZ.Example\n      primary: 192.0.2.1@5300\n      file: xfr.zone\n"
+                           "      tsig: {name: k1, secret: \"c2VjcmV0c2VjcmV0c2VjcmV0\"}\n"
+                           "      notify_from: [192.0.2.0/28]\n      refresh: 60\n";
+  const std::string path = write_file(good);
+  const auto c = load_serve_config(path);
+  REQUIRE(c.rpz_transfers.zones.size() == 1);
+  const auto& z = c.rpz_transfers.zones[0];
+  CHECK(z.zone == "rpz.example.");
+  CHECK(z.primary.text == "192.0.2.1@5300");
+  CHECK(z.tsig.name == "k1");
+  CHECK(z.tsig.algorithm == "hmac-sha256");
+  CHECK(z.refresh_s == 60);
+  CHECK(z.notify_from.size() == 1);
+  CHECK(z.file == (std::filesystem::path(path).parent_path() / "xfr.zone").string());
+  REQUIRE(c.policy.rpz.size() == 2);  // the file zone, then the transferred one by its file
+  CHECK_FALSE(c.policy.rpz[0].transferred);
+  CHECK(c.policy.rpz[1].transferred);
+  CHECK(c.policy.rpz[1].file == z.file);
+  CHECK(c.rpz_transfers.notify_listen.text == "127.0.0.1@5353");
+  CHECK_NOTHROW(c.validate());
+
+  // Without notify_from: the primary's address alone may notify.
+  const auto d = load_serve_config(write_file("policy:\n  rpz: [{zone: r.test, primary: 127.0.0.2, file: f}]\n"));
+  REQUIRE(d.rpz_transfers.zones[0].notify_from.size() == 1);
+  CHECK(d.rpz_transfers.zones[0].notify_from[0] == dnsarena::workers::Subnet::parse("127.0.0.2"));
+  CHECK(d.rpz_transfers.zones[0].primary.text == "127.0.0.2");
+
+  auto rpz = [](const std::string& entry) { return "policy:\n  rpz:\n    - " + entry + "\n"; };
+  CHECK(error_of(rpz("{zone: r.test, primary: 300.1.1.1, file: f}")).find("primary") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1@0, file: f}")).find("port") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1}")).find("file") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, tsig: {name: k, algorithm: hmac-foo, secret: "
+                     "c2VjcmV0}}")).find("hmac-foo") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, tsig: {name: k, secret: \"!!\"}}"))
+            .find("secret") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, tsig: {file: /nonexistent/key}}"))
+            .find("tsig.file") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, notify_from: [nowhere]}")).find("notify_from") !=
+        std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, refersh: 5}")).find("refersh") != std::string::npos);
+  CHECK(error_of(rpz("{zone: r.test, primary: 127.0.0.1, file: f, timeout_ms: 5}")).find("timeout_ms") !=
+        std::string::npos);
+  CHECK(error_of("policy:\n  rpz:\n    - {zone: r.test, primary: 127.0.0.1, file: f}\n"
+                 "    - {zone: R.test., primary: 127.0.0.2, file: g}\n").find("twice") != std::string::npos);
+  CHECK(error_of("policy:\n  notify_listen: 127.0.0.1@5353\n").find("notify_listen") != std::string::npos);
+  CHECK(error_of("policy:\n  notify_listen: nowhere\n  rpz: [{zone: r.test, primary: 127.0.0.1, file: f}]\n")
+            .find("notify_listen") != std::string::npos);
+
+  // A key file as keymgr / knsupdate write it: "algorithm:name:secret".
+  const std::string key = write_file("hmac-sha512:k2:c2VjcmV0c2VjcmV0c2VjcmV0\n");
+  const auto e = load_serve_config(write_file(rpz("{zone: r.test, primary: 127.0.0.1, file: f, tsig: {file: " + key + "}}")));
+  CHECK(e.rpz_transfers.zones[0].tsig.name == "k2.");
+  CHECK(e.rpz_transfers.zones[0].tsig.algorithm == "hmac-sha512");
+}
+
+TEST_CASE("RPZ transfer status: the snapshot read back, the stats lines and the /metrics series", "[serve][stats][policy]") {
+  using namespace dnsarena::workers;
+  const std::string segment = unique_segment("rpz-status");
+  RpzZoneStatus ok;
+  ok.zone = "rpz.test.";
+  ok.primary = "127.0.0.1@53";
+  ok.has_copy = true;
+  ok.serial = 7;
+  ok.records = 12;
+  ok.last_kind = "IXFR";
+  ok.last_transfer_unix_ms = 1'700'000'000'000;
+  ok.transfers_ok = 3;
+  RpzZoneStatus failed;
+  failed.zone = "feed.\"x\".";
+  failed.primary = "192.0.2.1@53";
+  failed.last_error = "the primary answered NOTAUTH (TSIG BADSIG)";
+  failed.transfers_failed = 2;
+  REQUIRE(write_rpz_snapshot(segment, {ok, failed}, 5));
+  const auto snap = read_rpz_snapshot(segment);
+  remove_rpz_snapshot(segment);
+  REQUIRE(snap);
+  CHECK((*snap)["notifies_over_rate"] == 5);
+  const std::string text = rpz_status_text(*snap);
+  CHECK(text.find("rpz.test. from 127.0.0.1@53: serial 7, 12 records, last IXFR") != std::string::npos);
+  CHECK(text.find("no copy yet") != std::string::npos);
+  CHECK(text.find("last attempt failed: the primary answered NOTAUTH (TSIG BADSIG)") != std::string::npos);
+  const std::string metrics = rpz_prometheus_text(*snap);
+  CHECK(metrics.find("dnsarena_rpz_serial{zone=\"rpz.test.\"} 7\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_last_transfer_timestamp_seconds{zone=\"rpz.test.\",kind=\"IXFR\"} 1700000000.000\n") !=
+        std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_last_attempt_failed{zone=\"feed.\\\"x\\\".\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_transfers_total{zone=\"feed.\\\"x\\\".\",result=\"failed\"} 2\n") != std::string::npos);
+  CHECK(metrics.find("dnsarena_rpz_serial{zone=\"feed") == std::string::npos);  // no copy: no serial
+  CHECK_FALSE(read_rpz_snapshot(segment));
 }

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -121,6 +122,17 @@ std::string run_command(const std::string& cmd, int* status = nullptr);
 std::size_t occurrences(const std::string& text, const std::string& what);
 // A non-blocking UDP socket connected to 127.0.0.1:`port` (its own source port), or -1.
 int connected_udp_socket(std::uint16_t port);
+// Stops and joins a test's client thread when the scope ends, also when a failed REQUIRE
+// leaves it early: `stop` is what the thread's loop looks at.
+struct JoinOnExit {
+  std::atomic<bool>& stop;
+  std::thread& thread;
+  ~JoinOnExit() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+};
+
 // Waits (up to 10 s, looking every 50 ms) until `pred()`; false when it never held.
 template <typename Pred>
 bool eventually(Pred pred) {

@@ -205,14 +205,7 @@ TEST_CASE("reloading the policy under load loses no query", "[serve][policy][rel
       else if (r.rcode() != (blocked ? 3u : 0u)) ++wrong;
     }
   });
-  struct JoinOnExit {  // a failed REQUIRE below must not leave the thread running
-    std::atomic<bool>& stop;
-    std::thread& thread;
-    ~JoinOnExit() {
-      stop = true;
-      if (thread.joinable()) thread.join();
-    }
-  } join_client{stop, client};
+  JoinOnExit join_client{stop, client};  // a failed REQUIRE below must not leave the thread running
   // Each reload while the client asks: some answers before it, the reload done (its log
   // line), and some answers after it before the next; the last one's workers answer too.
   auto answers_go_on = [&] {

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The RPZ transfer process's copy of a zone (workers/rpz_zone_copy.hpp): IXFR deltas
+// applied in order, a delta that does not fit undone whole, and the file written and read
+// back by the same scanner the policy compiler uses.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "tests/workers/serve_harness.hpp"
+#include "wire/dns_name.hpp"
+#include "workers/rpz_zone_copy.hpp"
+
+using dnsarena::workers::IxfrDelta;
+using dnsarena::workers::RpzZoneCopy;
+using dnsarena::workers::TransferError;
+using dnsarena::workers::TransferResult;
+using dnsarena::workers::XfrBytes;
+using dnsarena::workers::ZoneRecord;
+
+namespace {
+
+XfrBytes name(const std::string& text) { return dnsarena::wire::name_to_wire(text); }
+
+ZoneRecord soa(std::uint32_t serial) {
+  XfrBytes rd = name("ns.example.") + name("admin.example.");
+  for (std::uint32_t v : {serial, 3600u, 600u, 86400u, 60u})
+    for (int shift = 24; shift >= 0; shift -= 8) rd.push_back(static_cast<std::uint8_t>(v >> shift));
+  return {name("rpz.test."), 6, 60, rd};
+}
+
+ZoneRecord block(const std::string& owner) { return {name(owner), 5, 60, name(".")}; }
+
+}  // namespace
+
+TEST_CASE("an RPZ copy applies IXFR deltas, undoes one that removes a record it lacks, and round-trips its file",
+          "[policy][rpz-xfr]") {
+  RpzZoneCopy copy(name("rpz.test."));
+  TransferResult axfr;
+  axfr.soa = soa(1);
+  axfr.records = {soa(1), block("a.test.rpz.test."), block("b.test.rpz.test.")};
+  copy.replace(axfr);
+  REQUIRE(copy.has());
+  CHECK(copy.serial() == 1);
+  CHECK(copy.size() == 3);
+
+  // 1 -> 2 -> 3: b removed, c added, then d added.
+  IxfrDelta d1{1, 2, {block("b.test.rpz.test.")}, {block("c.test.rpz.test.")}};
+  IxfrDelta d2{2, 3, {}, {block("d.test.rpz.test.")}};
+  copy.apply({d1, d2}, soa(3));
+  CHECK(copy.serial() == 3);
+  CHECK(copy.size() == 4);
+
+  // A delta that removes what the copy lacks: nothing of it stays, the serial neither.
+  IxfrDelta bad1{3, 4, {block("a.test.rpz.test.")}, {block("e.test.rpz.test.")}};
+  IxfrDelta bad2{4, 5, {block("zzz.test.rpz.test.")}, {}};
+  CHECK_THROWS_AS(copy.apply({bad1, bad2}, soa(5)), TransferError);
+  CHECK(copy.serial() == 3);
+  CHECK(copy.size() == 4);
+  // Not starting at the copy's serial.
+  CHECK_THROWS_AS(copy.apply({IxfrDelta{7, 8, {}, {}}}, soa(8)), TransferError);
+
+  const std::string file = dnsarena::test::write_config("") + ".zone";
+  copy.write(file);
+  RpzZoneCopy back(name("rpz.test."));
+  std::string error;
+  REQUIRE(back.load(file, error));
+  CHECK(error.empty());
+  CHECK(back.serial() == 3);
+  CHECK(back.size() == 4);
+  // The same file once more, so the two copies hold the same records.
+  back.write(file + ".2");
+  std::ifstream f1(file), f2(file + ".2");
+  std::string t1((std::istreambuf_iterator<char>(f1)), {}), t2((std::istreambuf_iterator<char>(f2)), {});
+  CHECK(t1.size() == t2.size());
+  CHECK(t1.find("a.test.rpz.test.") != std::string::npos);
+  CHECK(t1.find("b.test.rpz.test.") == std::string::npos);
+
+  // A broken file is no copy, and says why.
+  std::ofstream(file) << "this is not a zone\n";
+  CHECK_FALSE(back.load(file, error));
+  CHECK_FALSE(error.empty());
+  CHECK_FALSE(back.has());
+  std::filesystem::remove(file);
+  std::filesystem::remove(file + ".2");
+  CHECK_FALSE(back.load(file, error));  // missing: no copy, no error
+  CHECK(error.empty());
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "workers/rpz_zone_copy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "policy/zone_scanner.hpp"
+#include "dns/knot_packet.hpp"
+#include "wire/dns_name.hpp"
+
+namespace dnsarena::workers {
+
+namespace {
+
+// Appends one record as a zone file line (owner TTL TYPE RDATA).
+void print_record(const XfrBytes& owner, std::uint16_t type, std::uint32_t ttl, const std::uint8_t* rdata,
+                  std::size_t rdlen, std::string& out, char*& buf, std::size_t& buf_size) {
+  knot_rrset_t rr;
+  knot_rrset_init(&rr, const_cast<knot_dname_t*>(owner.data()), type, KNOT_CLASS_IN, ttl);
+  if (knot_rrset_add_rdata(&rr, rdata, static_cast<std::uint16_t>(rdlen), nullptr) != KNOT_EOK)
+    throw std::runtime_error("out of memory");
+  const int n = knot_rrset_txt_dump(&rr, &buf, &buf_size, &KNOT_DUMP_STYLE_DEFAULT);
+  knot_rdataset_clear(&rr.rrs, nullptr);
+  if (n < 0) throw std::runtime_error(std::string("cannot print a record: ") + knot_strerror(n));
+  out.append(buf, static_cast<std::size_t>(n));
+}
+
+void write_all(int fd, const std::string& text, const std::string& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) throw std::runtime_error("write " + path + ": " + std::strerror(errno));
+    done += static_cast<std::size_t>(w);
+  }
+}
+
+}  // namespace
+
+std::string RpzZoneCopy::key_of(const ZoneRecord& r) {
+  std::string k(reinterpret_cast<const char*>(r.owner.data()), r.owner.size());
+  k.push_back(static_cast<char>(r.type >> 8));
+  k.push_back(static_cast<char>(r.type));
+  k.append(reinterpret_cast<const char*>(r.rdata.data()), r.rdata.size());
+  return k;
+}
+
+std::uint32_t RpzZoneCopy::serial() const { return has_ ? soa_serial(soa_.rdata) : 0; }
+
+bool RpzZoneCopy::load(const std::string& file, std::string& error) {
+  has_ = false;
+  records_.clear();
+  error.clear();
+  if (!std::filesystem::exists(file)) return false;
+  try {
+    policy::ZoneScanner scanner(file, wire::wire_to_text(origin_));
+    scanner.open_file(file);
+    policy::ScannedRecord r;
+    while (scanner.next(r)) {
+      ZoneRecord z{r.owner, r.type, r.ttl, r.rdata};
+      if (z.type == KNOT_RRTYPE_SOA && z.owner == origin_) {
+        if (z.rdata.size() < 20) scanner.fail(r.line, "a SOA too short");
+        soa_ = std::move(z);
+        has_ = true;
+      } else {
+        records_[key_of(z)] = z.ttl;
+      }
+    }
+    if (!has_) error = file + ": no SOA at the apex";
+  } catch (const std::exception& e) {
+    error = e.what();
+    has_ = false;
+  }
+  if (!has_) records_.clear();
+  return has_;
+}
+
+void RpzZoneCopy::replace(TransferResult& axfr) {
+  records_.clear();
+  records_.reserve(axfr.records.size());
+  for (ZoneRecord& r : axfr.records)
+    if (!(r.type == KNOT_RRTYPE_SOA && r.owner == origin_)) records_[key_of(r)] = r.ttl;
+  soa_ = axfr.soa;
+  has_ = true;
+}
+
+void RpzZoneCopy::apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& soa) {
+  // What was changed, to be undone when a later step fails: the key and its TTL before
+  // (absent: 0 with `had` false).
+  struct Undo {
+    std::string key;
+    bool had;
+    std::uint32_t ttl;
+  };
+  std::vector<Undo> undo;
+  auto roll_back = [&] {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+      if (it->had) records_[it->key] = it->ttl;
+      else records_.erase(it->key);
+    }
+  };
+  if (!has_ || deltas.empty() || deltas.front().from != serial())
+    throw TransferError("the IXFR does not start at the copy's serial");
+  for (const IxfrDelta& d : deltas) {
+    for (const ZoneRecord& r : d.removed) {
+      std::string k = key_of(r);
+      const auto it = records_.find(k);
+      if (it == records_.end()) {
+        roll_back();
+        throw TransferError("the IXFR to serial " + std::to_string(d.to) + " removes a record the copy lacks (" +
+                            wire::wire_to_text(r.owner) + " type " + std::to_string(r.type) + ")");
+      }
+      undo.push_back({std::move(k), true, it->second});
+      records_.erase(it);
+    }
+    for (const ZoneRecord& r : d.added) {
+      std::string k = key_of(r);
+      const auto it = records_.find(k);
+      undo.push_back({k, it != records_.end(), it != records_.end() ? it->second : 0});
+      records_[std::move(k)] = r.ttl;
+    }
+  }
+  soa_ = soa;
+}
+
+void RpzZoneCopy::write(const std::string& file) const {
+  std::string text;
+  text.reserve(records_.size() * 48 + 256);
+  std::size_t buf_size = 1024;  // knot_rrset_txt_dump grows it (realloc) when a record needs more
+  char* buf = static_cast<char*>(std::malloc(buf_size));
+  if (!buf) throw std::runtime_error("out of memory");
+  try {
+    text += "; written by dnsarena serve after a zone transfer: the last copy of " + wire::wire_to_text(origin_) + "\n";
+    print_record(soa_.owner, KNOT_RRTYPE_SOA, soa_.ttl, soa_.rdata.data(), soa_.rdata.size(), text, buf, buf_size);
+    for (const auto& [key, ttl] : records_) {
+      const auto* k = reinterpret_cast<const std::uint8_t*>(key.data());
+      const std::size_t owner_len = knot_dname_size(k);
+      const std::uint16_t type = static_cast<std::uint16_t>(k[owner_len] << 8 | k[owner_len + 1]);
+      print_record(XfrBytes(k, owner_len), type, ttl, k + owner_len + 2, key.size() - owner_len - 2, text, buf,
+                   buf_size);
+    }
+  } catch (...) {
+    std::free(buf);
+    throw;
+  }
+  std::free(buf);
+  const std::string temp = file + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) throw std::runtime_error("cannot write " + temp + ": " + std::strerror(errno));
+  try {
+    write_all(fd, text, temp);
+    if (::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(temp.c_str(), file.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    throw std::runtime_error("cannot rename " + temp + " to " + file + ": " + std::strerror(e));
+  }
+  // The rename itself durable: fsync the directory.
+  const std::string dir = std::filesystem::path(file).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace dnsarena::workers

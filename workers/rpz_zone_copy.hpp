@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The RPZ transfer process's copy of one transferred zone: what IXFR deltas apply to,
+// and what is written to the zone's `file` for the policy compiler to read.
+//
+// Layout: one hash map from (owner, type, rdata) to TTL, the apex SOA apart. An IXFR
+// delta removes and adds records by (owner, type, rdata), TTL ignored (RFC 1995); a
+// removal of a record the copy does not hold means the copy and the primary disagree:
+// apply() undoes what it did and throws, and the caller asks for the whole zone (AXFR).
+// The file is written as a zone file (libknot's record printer, read back by the same
+// libzscanner the RPZ files go through), SOA first, to a temporary in the same
+// directory, fsynced and renamed over the old one: a crash leaves the old file or the
+// new one, never half of one.
+// Costs: about 100 B per record of memory beside the names and data; write() prints
+// every record (a full rewrite, also for a one-record IXFR).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "workers/zone_transfer.hpp"
+
+namespace dnsarena::workers {
+
+class RpzZoneCopy {
+public:
+  explicit RpzZoneCopy(XfrBytes origin) : origin_(std::move(origin)) {}
+
+  // Reads the zone from `file` (a file write() made, or any zone file of the zone). False
+  // with `error` set when it cannot be read (missing: error empty); the copy is then empty.
+  bool load(const std::string& file, std::string& error);
+  // The whole zone of an AXFR (REQUIRES: kind axfr).
+  void replace(TransferResult& axfr);
+  // The deltas of an IXFR in order, then `soa`. Throws TransferError (copy unchanged)
+  // when a delta does not start at the copy's serial or removes a record it lacks.
+  void apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& soa);
+  // Throws std::runtime_error (errno's text) when the file cannot be written.
+  void write(const std::string& file) const;
+
+  bool has() const { return has_; }
+  std::uint32_t serial() const;
+  const ZoneRecord& soa() const { return soa_; }
+  std::size_t size() const { return records_.size() + (has_ ? 1 : 0); }
+
+private:
+  // owner, type (2 bytes), rdata
+  static std::string key_of(const ZoneRecord& r);
+  XfrBytes origin_;
+  bool has_ = false;
+  ZoneRecord soa_;
+  std::unordered_map<std::string, std::uint32_t> records_;  // key_of -> TTL
+};
+
+}  // namespace dnsarena::workers

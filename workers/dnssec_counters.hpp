@@ -2,7 +2,8 @@
 // What the workers' DNSSEC validation did (validation_jobs.hpp), for /metrics
 // (dnsarena_dnssec_*) and `dnsarena stats` (the answer snapshot's "dnssec" object):
 // validations by verdict, the DS / DNSKEY sets fetched or found cached, the crypto done,
-// and the bounds hit (dnssec/limits.hpp; KeyTrap, NSEC3 floods; jobs and deadlines).
+// the bounds hit (dnssec/limits.hpp; KeyTrap, NSEC3 floods; jobs and deadlines), and the
+// answers synthesized from validated NSEC ranges (aggressive_nsec.hpp, RFC 8198).
 //
 // Memory: one anonymous shared mapping beside the answer metrics (answer_metrics.hpp:
 // AnswerMetrics owns it, so it reaches every worker and reader the same way, and a

@@ -227,7 +227,8 @@ TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dns
 // aggressive_nsec on, then off, then through Unbound with aggressive-nsec: yes, each
 // with a cold cache. Reported: queries answered, queries sent upstream, DS and DNSKEY
 // fetches included (serve: its upstream_queries; Unbound: num.query.udpout + tcpout from
-// unbound-control, its extended statistics), as a table and JSON.
+// unbound-control, its extended statistics), and serve's worker user CPU per query
+// (`stats` user_ns_per_query, getrusage), as a table and JSON.
 TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.nsec-flood]") {
   auto env = [](const char* name, unsigned fallback) {
     const char* v = std::getenv(name);
@@ -257,12 +258,14 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   struct Row {
     std::string who;
     std::uint64_t answered, upstream;
+    double cpu_us_per_query = -1;  // serve's workers: user CPU per query (stats user_ns_per_query); -1: not known
   };
   std::vector<Row> rows;
   for (const bool on : {true, false}) {
     AggressiveServe serve(zones, workers, anchor_keys(zones) + (on ? "" : "  aggressive_nsec: false\n"));
     const std::uint64_t answered = dnsperf(serve.port);
-    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream()});
+    const double cpu = t::serve_stats(serve.segment)["total"]["user_ns_per_query"].get<double>() / 1000;
+    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream(), cpu});
   }
   {
     UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
@@ -278,9 +281,11 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double share = r.answered ? 100.0 * static_cast<double>(r.upstream) / static_cast<double>(r.answered) : 0;
-    table << r.who << ": answered " << r.answered << ", upstream " << r.upstream << " (" << share << "%)\n";
+    table << r.who << ": answered " << r.answered << ", upstream " << r.upstream << " (" << share << "%)";
+    if (r.cpu_us_per_query >= 0) table << ", worker user CPU " << r.cpu_us_per_query << " us/query";
+    table << "\n";
     json << (i ? "," : "") << "{\"who\":\"" << r.who << "\",\"answered\":" << r.answered
-         << ",\"upstream\":" << r.upstream << "}";
+         << ",\"upstream\":" << r.upstream << ",\"cpu_us_per_query\":" << r.cpu_us_per_query << "}";
   }
   json << "]}";
   std::cout << table.str() << json.str() << "\n";

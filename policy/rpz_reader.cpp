@@ -8,6 +8,7 @@
 #include <vector>
 #include <spdlog/spdlog.h>
 
+#include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "wire/constants.hpp"
 #include "wire/dns_name.hpp"
@@ -103,9 +104,11 @@ WireName name_of(std::string_view text) {
   return WireName(w.begin(), w.end());
 }
 
+// Reads the records of a Source (ZoneScanner, or RpzCopyReader: next(), fail(), source()).
+template <typename Source>
 class RpzZone {
 public:
-  RpzZone(ZoneScanner& scanner, RuleSet& rules, WireName origin) : scanner_(scanner), rules_(rules), origin_(std::move(origin)) {}
+  RpzZone(Source& scanner, RuleSet& rules, WireName origin) : scanner_(scanner), rules_(rules), origin_(std::move(origin)) {}
 
   void read() {
     ScannedRecord r;
@@ -182,7 +185,7 @@ private:
     }
   }
 
-  ZoneScanner& scanner_;
+  Source& scanner_;
   RuleSet& rules_;
   WireName origin_;
   const WireName root_ = name_of(".");
@@ -211,6 +214,16 @@ void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
   rules.begin_zone(zone.name.empty() ? zone.file : zone.name, zone.file);
   if (zone.transferred && !std::filesystem::exists(zone.file)) {  // not transferred yet: no rules
     rules.report().origin = origin_of(zone.name, zone.file);
+    return;
+  }
+  if (RpzCopyReader::is_copy(zone.file)) {  // a transfer's copy (rpz_copy_file.hpp): no text to parse
+    RpzCopyReader copy(zone.file);
+    const WireName origin = origin_of(zone.name, zone.file);
+    if (!origin.empty() && origin != copy.origin())
+      throw PolicyError(zone.file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
+                        wire::wire_to_text(origin));
+    rules.reserve(rules.rules().size() + copy.records());
+    RpzZone(copy, rules, origin).read();
     return;
   }
   ZoneScanner scanner(zone.file, zone.name.empty() ? "." : zone.name);

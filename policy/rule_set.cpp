@@ -36,7 +36,7 @@ void RuleSet::reserve(std::size_t rules) {
     for (std::uint32_t i = 0; i < rules_.size(); ++i) {
       std::size_t slot = rules_[i].hash & (index_.size() - 1);
       while (index_[slot]) slot = (slot + 1) & (index_.size() - 1);
-      index_[slot] = i + 1;
+      index_[slot] = index_entry(rules_[i].hash, i);
     }
   }
 }
@@ -48,17 +48,19 @@ Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, Trig
   if (2 * (rules_.size() + 1) > index_.size()) grow_index();
   const std::uint64_t hash = hash_of(name, wildcard, kind);
   std::size_t slot = hash & (index_.size() - 1);
+  const std::uint64_t tag = index_entry(hash, 0) & ~std::uint64_t{0xFFFFFFFF};
   for (; index_[slot]; slot = (slot + 1) & (index_.size() - 1)) {
-    const Rule& r = rules_[index_[slot] - 1];
+    if ((index_[slot] & ~std::uint64_t{0xFFFFFFFF}) != tag) continue;  // not this hash: rules_ left untouched
+    const Rule& r = rules_[(index_[slot] & 0xFFFFFFFF) - 1];
     if (r.hash == hash && r.wildcard == wildcard && r.kind == kind && r.name == name) break;
   }
   if (!index_[slot]) {
-    index_[slot] = static_cast<std::uint32_t>(rules_.size() + 1);
+    index_[slot] = index_entry(hash, rules_.size());
     rules_.push_back({name, wildcard, kind, action, zone, {}, hash});
     ++report().rules;
     return &rules_.back();
   }
-  Rule& r = rules_[index_[slot] - 1];
+  Rule& r = rules_[(index_[slot] & 0xFFFFFFFF) - 1];
   if (r.zone != zone) {
     ++report().shadowed;
     return nullptr;

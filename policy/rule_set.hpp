@@ -77,8 +77,14 @@ private:
   std::vector<Rule> rules_;
   std::vector<ZoneReport> zones_;
   void grow_index();
-  // Open addressing over rules_ by Rule::hash: rules_ index + 1, 0 empty; load <= 1/2.
-  std::vector<std::uint32_t> index_;
+  // Open addressing over rules_ by Rule::hash, load <= 1/2: per slot the hash's high 32
+  // bits above the rules_ index + 1; 0 empty. A probe compares the hash bits before it
+  // reads a rule: at 1,000,000 rules most probes would otherwise miss the cache twice
+  // (this check took 36% of reading a transferred copy, rpz_copy_file.hpp).
+  static std::uint64_t index_entry(std::uint64_t hash, std::size_t rule) {
+    return (hash & ~std::uint64_t{0xFFFFFFFF}) | (static_cast<std::uint64_t>(rule) + 1);
+  }
+  std::vector<std::uint64_t> index_;
 };
 
 }  // namespace dnsarena::policy

@@ -43,10 +43,15 @@ void RuleSet::reserve(std::size_t rules) {
 
 void RuleSet::grow_index() { reserve(std::max<std::size_t>(1024, rules_.size() * 2)); }
 
-Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
+std::uint64_t RuleSet::prefetch(const WireName& name, bool wildcard, TriggerKind kind) const {
+  const std::uint64_t hash = hash_of(name, wildcard, kind);
+  if (!index_.empty()) __builtin_prefetch(&index_[hash & (index_.size() - 1)]);
+  return hash;
+}
+
+Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash) {
   const std::uint8_t zone = static_cast<std::uint8_t>(zones_.size() - 1);
   if (2 * (rules_.size() + 1) > index_.size()) grow_index();
-  const std::uint64_t hash = hash_of(name, wildcard, kind);
   std::size_t slot = hash & (index_.size() - 1);
   const std::uint64_t tag = index_entry(hash, 0) & ~std::uint64_t{0xFFFFFFFF};
   for (; index_[slot]; slot = (slot + 1) & (index_.size() - 1)) {
@@ -69,7 +74,15 @@ Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, Trig
 }
 
 void RuleSet::add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
-  Rule* r = rule_for(name, wildcard, action, kind);
+  add_action(name, wildcard, action, kind, hash_of(name, wildcard, kind));
+}
+
+void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind) {
+  add_record(name, wildcard, std::move(record), kind, hash_of(name, wildcard, kind));
+}
+
+void RuleSet::add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash) {
+  Rule* r = rule_for(name, wildcard, action, kind, hash);
   if (!r) return;
   if (r->action == Action::local_data && !r->records.empty()) {
     report().shadowed += r->records.size();  // the action replaces the data read before it
@@ -81,8 +94,8 @@ void RuleSet::add_action(const WireName& name, bool wildcard, Action action, Tri
   r->action = action;
 }
 
-void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind) {
-  Rule* r = rule_for(name, wildcard, Action::local_data, kind);
+void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind, std::uint64_t hash) {
+  Rule* r = rule_for(name, wildcard, Action::local_data, kind, hash);
   if (!r) return;
   if (r->action != Action::local_data) {
     ++report().shadowed;

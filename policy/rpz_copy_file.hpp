@@ -25,7 +25,9 @@
 // copy (magic), of another format version, of another zone, cut short, grown, or changed
 // (checksum) is a PolicyError naming the file and what is wrong, never a partial zone.
 // The checksum finds damage, not forgery: whoever can write the file sets the policy.
-// Costs: about 30 bytes per CNAME . rule; writing and reading are one pass each.
+// Costs: 9 bytes per record beside its owner and rdata (39 bytes per `CNAME .` rule of
+// bench/rpz_xfr.sh's names: owners are kept whole, the origin in each); writing is one
+// pass, reading two (the checks, then the records).
 #pragma once
 #include <cstddef>
 #include <cstdint>

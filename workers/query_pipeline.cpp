@@ -16,6 +16,7 @@ using common::monotonic_us;
 using wire::kRcodeFormErr, wire::kRcodeRefused;
 
 QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int epfd, std::uint64_t upstream_tag,
+                             std::uint64_t recursion_tag,
                              UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
                              const dns::CookieSecrets& cookie_secrets, const policy::PolicyView* policy,
                              ClientReplies& replies)
@@ -29,6 +30,8 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       stale_(cfg, cache, host.ad_trust),
       upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
+      recursive_(epfd, recursion_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
+                 host.failures),
       claims_(host.claims),
       claims_row_(host.row),
       timers_(ClientTimers::of(cfg)),
@@ -109,6 +112,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
     case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
+      if (recursive_.enabled()) return recurse(q, c, src, plain, w, out, cap);
       cache_.count(cache::Counter::refused);
       return dns::write_error_response(q, kRcodeRefused, out, cap);
     case UpstreamClient::Forwarded::failed:  // the failure cache: no upstream query
@@ -147,6 +151,7 @@ void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::Resp
 
 int QueryPipeline::next_timeout_ms(std::uint64_t now_us) const {
   int timeout = upstream_.next_timeout_ms(now_us);
+  if (const int r = recursive_.next_timeout_ms(now_us); r >= 0) timeout = timeout < 0 ? r : std::min(timeout, r);
   if (!parked_.empty()) {
     const int parked = parked_.timeout_ms(now_us);
     timeout = timeout < 0 ? parked : std::min(timeout, parked);
@@ -161,6 +166,7 @@ void QueryPipeline::on_claims_woken() {
 
 void QueryPipeline::on_timers(std::uint64_t now_us) {
   upstream_.on_timeouts(now_us);
+  recursive_.on_timeouts(now_us);
   now_us = monotonic_us();
   if (!parked_.empty() && parked_.scan_due(now_us)) resume_parked(now_us);
 }

@@ -236,7 +236,8 @@ void validate_transport(const ForwardZone& z) {
 }  // namespace
 
 void ServeConfig::validate() const {
-  if (upstreams.empty() && forward_zones.empty())
+  recursion.validate(!upstreams.empty());
+  if (upstreams.empty() && forward_zones.empty() && !recursion.enabled)
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
   if (const std::string why = listen_problem(listen); !why.empty()) throw std::invalid_argument("listen: " + why);
   if (workers > 64) throw std::invalid_argument("workers: at most 64");
@@ -601,6 +602,7 @@ ServeConfig load_serve_config(const std::string& path) {
     d.version = s.text_or("version", d.version);
     d.queue = integer_or(s, "queue", d.queue, DnstapConfig::kMaxQueue);
   });
+  read_section(r, "recursion", [&](MapReader& s) { c.recursion.read(s); });
   c.log_level = r.text_or("log_level", c.log_level);
   r.finish();
   return c;

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena serve` with recursion on (workers/recursive_client.hpp) against the lab
+// hierarchy (bench/lab/dns_hierarchy.hpp), every answer compared with Unbound's from the
+// same root hints in the same test: referrals with and without glue, a lame and a silent
+// server, chains across zones, a DNAME, an answer over TCP, NXDOMAIN, SERVFAIL. Then the
+// same names again: answered from the cache, no authoritative query (counted by the
+// knotds). And two workers cold-filling the same names: every answer right on both, and
+// the authoritative queries per name reported.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_skip.hpp"
+
+#include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/unbound_process.hpp"
+#include "cache/segment.hpp"
+#include "tests/recursion/answer_set.hpp"
+#include "tests/workers/serve_harness.hpp"
+
+namespace {
+
+using dnsarena::bench::kHierarchyNames;
+using dnsarena::test::AnswerSet;
+
+// `dnsarena serve` resolving from the hierarchy's root hints, with `workers` workers.
+struct RecursiveServe {
+  std::uint16_t port = dnsarena::test::free_port();
+  std::string segment = dnsarena::test::unique_segment("recursion");
+  std::unique_ptr<dnsarena::test::ServeProcess> serve;
+  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers) {
+    // A failed name stays failed for the whole test: a second pass asks nothing.
+    const std::string config = dnsarena::test::write_config(
+        "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\nfailure_cache:\n  min_s: 600\n  max_s: 600\n");
+    serve = std::make_unique<dnsarena::test::ServeProcess>(
+        std::vector<std::string>{"-c", config, "--segment", segment, "--workers", std::to_string(workers),
+                                 "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--no-metrics"},
+        port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+  }
+  ~RecursiveServe() {
+    serve.reset();
+    dnsarena::cache::Segment::remove(segment);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve with recursion answers every hierarchy name as Unbound does, then from its cache",
+          "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "serve", .threads = 1, .root_hints = h.root_hints(),
+                                           .server_lines = {"qname-minimisation: yes"}});
+  RecursiveServe serve(h, 1);
+  std::vector<AnswerSet> first;
+  for (const auto& n : kHierarchyNames) {
+    const AnswerSet ours = dnsarena::test::ask_resolver(serve.port, n.name, n.qtype);
+    const AnswerSet theirs = dnsarena::test::ask_resolver(unbound.port(), n.name, n.qtype);
+    INFO(n.name << " type " << n.qtype << "\nours:    " << ours.text() << "unbound: " << theirs.text());
+    CHECK(ours == theirs);
+    CHECK(ours.rcode == n.rcode);  // www.lame.com and www.silent.com too: one good server is enough
+    first.push_back(ours);
+  }
+  // Every answer (NXDOMAIN and the failure too) is held: the second pass asks no authoritative.
+  const std::uint64_t before = h.authoritative_queries();
+  for (std::size_t i = 0; i < kHierarchyNames.size(); ++i) {
+    const auto& n = kHierarchyNames[i];
+    INFO(n.name << " type " << n.qtype);
+    CHECK(dnsarena::test::ask_resolver(serve.port, n.name, n.qtype) == first[i]);
+  }
+  CHECK(h.authoritative_queries() == before);
+}
+
+TEST_CASE("two serve workers cold-filling the same names answer each right; authoritative queries per name reported",
+          "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  // Each name asked from four client sockets at once, so both workers (SO_REUSEPORT picks
+  // by source port) get it; the answers must match the single-client reference.
+  auto fill = [&](std::uint16_t port) {
+    std::vector<AnswerSet> seen;
+    for (const auto& n : kHierarchyNames) {
+      std::vector<std::thread> clients;
+      std::vector<AnswerSet> got(4);
+      for (int c = 0; c < 4; ++c)
+        clients.emplace_back([&, c] { got[c] = dnsarena::test::ask_resolver(port, n.name, n.qtype); });
+      for (auto& t : clients) t.join();
+      for (const AnswerSet& g : got) {
+        INFO(n.name << " type " << n.qtype << "\n" << g.text() << "vs\n" << got[0].text());
+        CHECK(g == got[0]);
+        CHECK(g.rcode == n.rcode);
+      }
+      seen.push_back(got[0]);
+    }
+    return seen;
+  };
+  std::uint64_t before = h.authoritative_queries();
+  {
+    RecursiveServe serve(h, 2);
+    fill(serve.port);
+  }
+  const std::uint64_t ours = h.authoritative_queries() - before;
+  before = h.authoritative_queries();
+  {
+    dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "two", .threads = 2, .root_hints = h.root_hints(),
+                                             .server_lines = {"qname-minimisation: yes"}});
+    fill(unbound.port());
+  }
+  const std::uint64_t unbound = h.authoritative_queries() - before;
+  const double names = static_cast<double>(kHierarchyNames.size());
+  WARN("cold fill of " << kHierarchyNames.size() << " names by 4 clients each: authoritative queries per name: serve "
+                       "(2 workers) "
+                       << ours / names << ", Unbound (2 threads) " << unbound / names);
+  CHECK(ours > 0);
+}

@@ -4,6 +4,7 @@
 #include "workers/query_pipeline.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "common/monotonic_clock.hpp"
@@ -31,7 +32,7 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
       recursive_(epfd, recursion_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
-                 host.failures),
+                 host),
       claims_(host.claims),
       claims_row_(host.row),
       timers_(ClientTimers::of(cfg)),
@@ -119,21 +120,28 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
       cache_.count(cache::Counter::failure_cached);
       return stale_.failed(q, c, !src.tcp, now_, failure_ede(detail.failure), out, cap);
     case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
-      if (parked_.full()) break;            // the bound: answered as overloaded
-      if (claims_->wait_on(detail.claim, claims_row_)) {
-        cache_.count(cache::Counter::upstream_joined);
-        const std::uint64_t due = timers_.next_us(w.arrived_us, false);
-        parked_.park({std::move(w), c, detail.claim, due});
-        answered_later_ = true;
-        return 0;
-      }
-      // Its query ended meanwhile: its answer (or failure) is there to be found now.
-      if (const std::size_t n = slot_answer(q, src.tcp, detail.claim, out, cap)) return n;
-      return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
+      if (const std::optional<std::size_t> n = join(q, c, src, w, detail.claim, out, cap)) return *n;
+      break;  // the bound: answered as overloaded
     case UpstreamClient::Forwarded::overloaded: break;
   }
   // A bound refused a new upstream query: stale if held, else SERVFAIL.
   return stale_.failed(q, c, !src.tcp, now_, std::nullopt, out, cap);
+}
+
+std::optional<std::size_t> QueryPipeline::join(const dns::ClientQuery& q, const CheckedQuery& c,
+                                               const QuerySource& src, Waiter& w, const UpstreamClaims::Claim& claim,
+                                               std::uint8_t* out, std::size_t cap) {
+  if (parked_.full()) return std::nullopt;
+  if (claims_->wait_on(claim, claims_row_)) {
+    cache_.count(cache::Counter::upstream_joined);
+    const std::uint64_t due = timers_.next_us(w.arrived_us, false);
+    parked_.park({std::move(w), c, claim, due});
+    answered_later_ = true;
+    return 0;
+  }
+  // Its query ended meanwhile: its answer (or failure) is there to be found now.
+  if (const std::size_t n = slot_answer(q, src.tcp, claim, out, cap)) return n;
+  return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
 }
 
 // Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL

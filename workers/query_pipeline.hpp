@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -161,6 +162,10 @@ private:
   // Stage 4 for a miss: forwarded, joined (parked), or answered as failed/overloaded.
   std::size_t forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
+  // A miss whose question another worker is asking (its `claim`): parked until that query
+  // ends, or answered now when it has ended. nullopt: no room to park (overloaded).
+  std::optional<std::size_t> join(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src, Waiter& w,
+                                  const UpstreamClaims::Claim& claim, std::uint8_t* out, std::size_t cap);
   // Stage 4 for a miss no forward zone holds, with recursion on: resolved by this worker
   // (query_pipeline_recursion.cpp), or answered as failed/overloaded.
   std::size_t recurse(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,

@@ -14,7 +14,6 @@ void RecursionConfig::read(common::MapReader& s) {
   attempt_timeout_ms = static_cast<unsigned>(s.integer_or("attempt_timeout_ms", attempt_timeout_ms, 10, 60000));
   max_queries = static_cast<unsigned>(s.integer_or("max_queries", max_queries, 1, 256));
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
-  max_delegations = static_cast<unsigned>(s.integer_or("max_delegations", max_delegations, 1, 1000000));
 }
 
 void RecursionConfig::validate(bool has_root_upstreams) const {

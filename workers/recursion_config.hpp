@@ -4,8 +4,7 @@
 // bounds.
 //
 //   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
-//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true,
-//               max_delegations: 10000}
+//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true}
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
 //                       (forward zones keep being forwarded); needs root_hints, and no
@@ -21,7 +20,6 @@
 //   max_queries         authoritative queries per resolution, priming, glue lookups and
 //                       chains included (1 .. 256; Unbound's max-sent-count is 32)
 //   qname_minimisation  RFC 9156 relaxed (Unbound qname-minimisation, kresd's default)
-//   max_delegations     zone cuts kept per worker (1 .. 1,000,000; recursion/delegation_cache.hpp)
 //
 // Unknown keys and out-of-range values are errors naming the file, line and key.
 #pragma once
@@ -39,7 +37,6 @@ struct RecursionConfig {
   unsigned attempt_timeout_ms = 400;
   unsigned max_queries = 32;
   bool qname_minimisation = true;
-  unsigned max_delegations = 10000;
 
   // Reads the section's keys (the caller rejects the unknown ones).
   void read(common::MapReader& section);

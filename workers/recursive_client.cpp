@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
@@ -59,6 +60,7 @@ struct RecursiveClient::Resolution {
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;
   std::uint64_t name_hash = 0;
+  UpstreamClaims::Claim claim;  // host-wide: this worker resolves the question (value 0: not claimed)
   std::unique_ptr<recursion::IterativeResolution> machine;
   std::vector<Waiter> waiters;
   std::uint64_t ends_us = 0;  // query_timeout_ms after the start
@@ -83,15 +85,17 @@ struct RecursiveClient::Resolution {
 };
 
 RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeConfig& cfg, cache::Cache& cache,
-                                 UpstreamClient::Completion done, FailureCache* failures)
+                                 UpstreamClient::Completion done, const UpstreamClient::HostTables& host)
     : epoll_fd_(epoll_fd),
       tag_(tag),
       cfg_(cfg),
       cache_(cache),
       done_(std::move(done)),
-      failures_(failures),
+      failures_(host.failures),
+      claims_(host.claims),
+      claims_row_(host.row),
       enabled_(cfg.recursion.enabled),
-      store_(cfg.recursion.max_delegations, cfg.ttl_ceiling ? cfg.ttl_ceiling : 1) {
+      store_(cache, cfg.ttl_ceiling) {
   if (enabled_) hints_ = recursion::read_root_hints(cfg.recursion.root_hints);
   limits_.max_queries = cfg.recursion.max_queries;
   limits_.qname_minimisation = cfg.recursion.qname_minimisation;
@@ -104,7 +108,8 @@ RecursiveClient::~RecursiveClient() {
     if (r->fd >= 0) ::close(r->fd);
 }
 
-RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_key, Waiter& w, FailureKind* failure) {
+RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_key, Waiter& w,
+                                                  UpstreamClient::ForwardDetail* detail) {
   std::string key(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
   if (auto it = by_key_.find(key); it != by_key_.end()) {
     Resolution& r = *active_.at(it->second);
@@ -118,12 +123,20 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
   const std::uint64_t now_us = monotonic_us();
   if (failures_)
     if (const auto f = failures_->find(plain_key.hash(), now_us / 1000)) {
-      *failure = f->kind;
+      detail->failure = f->kind;
       return Started::failed;
     }
   if (active_.size() >= cfg_.recursion.max_in_flight) {
     cache_.count(cache::Counter::upstream_overload);
     return Started::overloaded;
+  }
+  UpstreamClaims::Claim claim;
+  if (claims_) {
+    switch (claims_->claim(std::hash<std::string>{}(key), claims_row_, now_us / 1000, cfg_.query_timeout_ms, &claim)) {
+      case UpstreamClaims::Outcome::claimed: break;
+      case UpstreamClaims::Outcome::held: detail->claim = claim; return Started::joined;
+      case UpstreamClaims::Outcome::unavailable: claim = {}; break;
+    }
   }
   auto r = std::make_unique<Resolution>();
   r->token = next_token_++ & kResolutionTokenMask;
@@ -133,8 +146,8 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
   r->qtype = plain_key.qtype();
   r->key_flags = plain_key.flags();
   r->name_hash = plain_key.hash();
+  r->claim = claim;
   r->ends_us = now_us + std::uint64_t{cfg_.query_timeout_ms} * 1000;
-  store_.set_now(now_us / 1000000);
   r->machine = std::make_unique<recursion::IterativeResolution>(r->qname, r->qtype, hints_, store_, limits_);
   r->waiters.push_back(std::move(w));
   Resolution& ref = *r;
@@ -145,7 +158,6 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
 }
 
 void RecursiveClient::step(Resolution& r, std::uint64_t now_us) {
-  store_.set_now(now_us / 1000000);
   while (now_us < r.ends_us) {
     if (r.machine->need(r.query) == recursion::IterativeResolution::Step::done) {
       r.done = true;
@@ -338,6 +350,7 @@ void RecursiveClient::finish(Resolution& r) {
   p.qtype = owned->qtype;
   p.key_flags = owned->key_flags;
   p.got_reply = owned->got_reply;
+  p.claim = owned->claim;  // released by the completion once the answer is where waiting workers look
   p.waiters = std::move(owned->waiters);
   done_(p, ok ? &answer_ : nullptr);
 }

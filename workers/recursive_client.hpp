@@ -5,7 +5,10 @@
 //
 // Per question (lowercase qname, qtype, DO/CD: the plain cache key), one resolution;
 // clients asking the same question while it runs wait on it (coalesced, at most
-// kWaitersPerResolution each). Each query the state machine needs goes over a fresh
+// kWaitersPerResolution each). Across workers, a new resolution first claims its
+// question host-wide (upstream_claims.hpp, the table forwarded misses use): when another
+// worker holds the claim, resolve() answers `joined` and the worker parks its client
+// until that resolution ends and its answer is in the shared cache (or answer slot). Each query the state machine needs goes over a fresh
 // non-blocking UDP socket connected to the server (the kernel picks a random source port
 // and delivers only datagrams from that address and port), with a CSPRNG ID (arc4random)
 // and the name's letters in random case (0x20). A datagram is the reply only when it has
@@ -23,8 +26,8 @@
 // SERVFAIL with an EDE, and puts the name in the host's failure cache (while its window
 // runs, resolve() answers `failed` and sends nothing), as for forwarded misses.
 //
-// Zone cuts learned are kept per worker (recursion/delegation_cache.hpp), so a second
-// name of a zone starts from that zone's servers.
+// Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
+// name of a zone starts from that zone's servers, on every worker.
 //
 // Bounds: recursion.max_in_flight resolutions per worker (each holds at most one socket:
 // the resolver's descriptors), recursion.max_queries queries per resolution (the state
@@ -42,10 +45,10 @@
 #include <vector>
 
 #include "cache/cache.hpp"
-#include "recursion/delegation_cache.hpp"
 #include "recursion/iterative_resolution.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/shared_delegations.hpp"
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -56,10 +59,11 @@ public:
   static constexpr std::size_t kWaitersPerResolution = 64;
 
   // `tag`: the epoll data's tag bits for this client's sockets (the token is the low 48
-  // bits). `failures`: the host's failure cache (nullptr: none). Reads the root hints
-  // when recursion is enabled (throws std::runtime_error when they do not read).
+  // bits). `host`: its failure cache and claims table are used (nullptr: none). Reads
+  // the root hints when recursion is enabled (throws std::runtime_error when they do
+  // not read).
   RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeConfig& cfg, cache::Cache& cache,
-                  UpstreamClient::Completion done, FailureCache* failures);
+                  UpstreamClient::Completion done, const UpstreamClient::HostTables& host);
   ~RecursiveClient();
   RecursiveClient(const RecursiveClient&) = delete;
   RecursiveClient& operator=(const RecursiveClient&) = delete;
@@ -69,10 +73,12 @@ public:
   enum class Started {
     yes,         // w waits for the resolution
     overloaded,  // a bound refused it (w not taken)
-    failed,      // the name is in the failure cache (w not taken; *failure says how)
+    failed,      // the name is in the failure cache (w not taken; detail->failure says how)
+    joined,      // another worker resolves this question (w not taken; detail->claim is
+                 // its claim): wait until it ends (UpstreamClaims::wait_on), then look again
   };
   // Adds `w` to the resolution of the same question, or starts one.
-  Started resolve(const cache::CacheKey& plain_key, Waiter& w, FailureKind* failure);
+  Started resolve(const cache::CacheKey& plain_key, Waiter& w, UpstreamClient::ForwardDetail* detail);
 
   // An epoll event on a socket of this client (`data` as registered).
   void on_event(std::uint64_t data, std::uint32_t events, std::uint64_t now_us);
@@ -102,10 +108,12 @@ private:
   cache::Cache& cache_;
   UpstreamClient::Completion done_;
   FailureCache* failures_;
+  UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
+  unsigned claims_row_;
   bool enabled_;
   recursion::Delegation hints_;
   recursion::Limits limits_;
-  recursion::DelegationCache store_;
+  SharedDelegations store_;
   TtlPolicy ttl_;
   UpstreamAnswer answer_;
   std::uint64_t next_token_ = 1;

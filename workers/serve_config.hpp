@@ -193,7 +193,7 @@
 //                                  at most 32 MiB of them); when full a frame is dropped,
 //                                  never the answer (dnstap_writer.hpp)
 //   recursion: {enabled: false, root_hints: PATH, max_in_flight: 256, attempt_timeout_ms: 400,
-//               max_queries: 32, qname_minimisation: true, max_delegations: 10000}
+//               max_queries: 32, qname_minimisation: true}
 //                                  the workers resolve a miss that no forward zone covers
 //                                  themselves, from the root (recursive_client.hpp); every
 //                                  key is in recursion_config.hpp. Needs root_hints and no

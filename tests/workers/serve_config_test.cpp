@@ -583,13 +583,12 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
   const auto on = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints +
                                                "\n  max_in_flight: 8\n  attempt_timeout_ms: 250\n"
-                                               "  max_queries: 20\n  qname_minimisation: false\n  max_delegations: 50\n"));
+                                               "  max_queries: 20\n  qname_minimisation: false\n"));
   CHECK(on.recursion.enabled);
   CHECK(on.recursion.max_in_flight == 8);
   CHECK(on.recursion.attempt_timeout_ms == 250);
   CHECK(on.recursion.max_queries == 20);
   CHECK_FALSE(on.recursion.qname_minimisation);
-  CHECK(on.recursion.max_delegations == 50);
   CHECK_NOTHROW(on.validate());  // no upstream at all: every name is resolved
   CHECK_FALSE(load_serve_config(write_file("listen: 127.0.0.1:53\n")).recursion.enabled);  // off by default
 

@@ -28,14 +28,6 @@ namespace {
 
 constexpr std::uint64_t kResolutionTokenMask = (1ull << 48) - 1;
 
-sockaddr_in to_sockaddr(const recursion::ServerAddress& a) {
-  sockaddr_in s{};
-  s.sin_family = AF_INET;
-  s.sin_port = htons(a.port);
-  std::memcpy(&s.sin_addr, a.v4.data(), 4);
-  return s;
-}
-
 // The name with each letter's case picked at random (0x20).
 common::Bytes random_case(const common::Bytes& name) {
   common::Bytes out = name;
@@ -173,57 +165,49 @@ void RecursiveClient::arm(Resolution& r, std::uint64_t at_us) {
   deadlines_.push({std::min(at_us, r.ends_us), r.token, r.generation});
 }
 
-bool RecursiveClient::send_udp(Resolution& r, std::uint64_t now_us) {
+// A fresh ID and case for the current query, in r.sent.
+void RecursiveClient::write_query(Resolution& r) {
   const common::Bytes name = random_case(r.query.qname);
   r.sent = dns::build_query({.id = static_cast<std::uint16_t>(::arc4random()), .qname = name, .qtype = r.query.qtype});
   r.sent[2] &= static_cast<std::uint8_t>(~0x01);  // RD clear: an iterative query
   r.question_bytes = name.size() + 4;
-  r.tcp = false;
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+bool RecursiveClient::open_socket(Resolution& r, int type, std::uint32_t events, std::uint64_t now_us) {
+  const int fd = ::socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
-  const sockaddr_in sa = to_sockaddr(r.query.server);
+  const sockaddr_in sa = r.query.server.to_sockaddr();
   epoll_event ev{};
-  ev.events = EPOLLIN;
+  ev.events = events;
   ev.data.u64 = tag_ | r.token;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 ||
-      ::send(fd, r.sent.data(), r.sent.size(), 0) != static_cast<ssize_t>(r.sent.size()) ||
+  const bool udp = type == SOCK_DGRAM;
+  const int connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa);
+  if ((connected != 0 && (udp || errno != EINPROGRESS)) ||
+      (udp && ::send(fd, r.sent.data(), r.sent.size(), 0) != static_cast<ssize_t>(r.sent.size())) ||
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
     ::close(fd);
     return false;
   }
   r.fd = fd;
+  r.tcp = !udp;
   ++r.generation;
   cache_.count(cache::Counter::upstream_queries);
   arm(r, now_us + std::uint64_t{cfg_.recursion.attempt_timeout_ms} * 1000);
   return true;
 }
 
+bool RecursiveClient::send_udp(Resolution& r, std::uint64_t now_us) {
+  write_query(r);
+  return open_socket(r, SOCK_DGRAM, EPOLLIN, now_us);
+}
+
 bool RecursiveClient::start_tcp(Resolution& r, std::uint64_t now_us) {
-  const common::Bytes name = random_case(r.query.qname);
-  r.sent = dns::build_query({.id = static_cast<std::uint16_t>(::arc4random()), .qname = name, .qtype = r.query.qtype});
-  r.sent[2] &= static_cast<std::uint8_t>(~0x01);
-  r.question_bytes = name.size() + 4;
+  write_query(r);
   r.tcp_out = {static_cast<std::uint8_t>(r.sent.size() >> 8), static_cast<std::uint8_t>(r.sent.size())};
   r.tcp_out += r.sent;
   r.tcp_out_done = 0;
   r.tcp_in.clear();
-  r.tcp = true;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const sockaddr_in sa = to_sockaddr(r.query.server);
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLOUT;
-  ev.data.u64 = tag_ | r.token;
-  if ((::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS) ||
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    ::close(fd);
-    return false;
-  }
-  r.fd = fd;
-  ++r.generation;
-  cache_.count(cache::Counter::upstream_queries);
-  arm(r, now_us + std::uint64_t{cfg_.recursion.attempt_timeout_ms} * 1000);
-  return true;
+  return open_socket(r, SOCK_STREAM, EPOLLIN | EPOLLOUT, now_us);
 }
 
 void RecursiveClient::on_event(std::uint64_t data, std::uint32_t events, std::uint64_t now_us) {

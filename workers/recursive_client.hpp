@@ -91,6 +91,10 @@ private:
   struct Resolution;
   // Sends the state machine's next query, or finishes the resolution.
   void step(Resolution& r, std::uint64_t now_us);
+  void write_query(Resolution& r);
+  // A socket of `type` connected to the current query's server and watched for `events`
+  // (UDP: the query sent), its attempt's timer armed. False: none (nothing left open).
+  bool open_socket(Resolution& r, int type, std::uint32_t events, std::uint64_t now_us);
   bool send_udp(Resolution& r, std::uint64_t now_us);
   bool start_tcp(Resolution& r, std::uint64_t now_us);
   void on_udp(Resolution& r, std::uint64_t now_us);

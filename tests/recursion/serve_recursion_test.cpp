@@ -24,6 +24,7 @@
 #include "cache/segment.hpp"
 #include "tests/recursion/answer_set.hpp"
 #include "tests/workers/serve_harness.hpp"
+#include "tests/workers/test_upstream.hpp"
 
 namespace {
 
@@ -35,10 +36,11 @@ struct RecursiveServe {
   std::uint16_t port = dnsarena::test::free_port();
   std::string segment = dnsarena::test::unique_segment("recursion");
   std::unique_ptr<dnsarena::test::ServeProcess> serve;
-  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers) {
+  // `extra`: more configuration lines (forward zones).
+  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers, const std::string& extra = "") {
     // A failed name stays failed for the whole test: a second pass asks nothing.
-    const std::string config = dnsarena::test::write_config(
-        "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\nfailure_cache:\n  min_s: 600\n  max_s: 600\n");
+    const std::string config = dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() +
+                                                            "\nfailure_cache:\n  min_s: 600\n  max_s: 600\n" + extra);
     serve = std::make_unique<dnsarena::test::ServeProcess>(
         std::vector<std::string>{"-c", config, "--segment", segment, "--workers", std::to_string(workers),
                                  "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
@@ -137,4 +139,27 @@ TEST_CASE("two serve workers cold-filling the same names ask the authoritatives 
   // A cut one worker learned serves the other, and a question one resolves the other waits
   // for: the second worker adds (almost) nothing.
   CHECK(static_cast<double>(ours) <= 1.05 * static_cast<double>(one));
+}
+
+TEST_CASE("with recursion on a forward zone is still forwarded and the other names resolved", "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  dnsarena::test::TestUpstream upstream;  // serves names under test.
+  RecursiveServe serve(h, 1,
+                       "forward_zones: [{zone: test, upstreams: [127.0.0.1:" + std::to_string(upstream.port()) + "]}]\n");
+  const std::uint64_t authoritative = h.authoritative_queries();
+  const dnsarena::test::DnsReply forwarded =
+      dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(7, "a.test", 1));
+  REQUIRE(forwarded.answered);
+  CHECK(forwarded.rcode() == 0);
+  CHECK(forwarded.count(0, 1) >= 1);
+  CHECK(upstream.queries() >= 1);
+  CHECK(h.authoritative_queries() == authoritative);  // nothing of test. went to the hierarchy
+  const std::uint64_t forwarded_queries = upstream.queries();
+  const AnswerSet resolved = dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1);
+  CHECK(resolved.rcode == 0);
+  CHECK_FALSE(resolved.records.empty());
+  CHECK(h.authoritative_queries() > authoritative);
+  CHECK(upstream.queries() == forwarded_queries);  // and nothing of the rest to the forwarder
 }

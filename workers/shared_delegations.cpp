@@ -2,6 +2,8 @@
 #include "workers/shared_delegations.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "cache/cache_key.hpp"

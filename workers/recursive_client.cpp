@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -54,7 +55,8 @@ struct RecursiveClient::Resolution {
   std::uint64_t name_hash = 0;
   UpstreamClaims::Claim claim;  // host-wide: this worker resolves the question (value 0: not claimed)
   std::unique_ptr<recursion::IterativeResolution> machine;
-  std::vector<Waiter> waiters;
+  std::vector<Waiter> waiters;  // in arrival order: their response timer runs
+  std::vector<Waiter> held;     // the response timer passed with nothing stale
   std::uint64_t ends_us = 0;  // query_timeout_ms after the start
   bool done = false;          // the state machine said done (else: out of time)
   bool got_reply = false;     // some server answered: a failure is an error, not a timeout
@@ -77,12 +79,15 @@ struct RecursiveClient::Resolution {
 };
 
 RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeConfig& cfg, cache::Cache& cache,
-                                 UpstreamClient::Completion done, const UpstreamClient::HostTables& host)
+                                 UpstreamClient::Completion done, UpstreamClient::DeadlinePassed deadline_passed,
+                                 const UpstreamClient::HostTables& host)
     : epoll_fd_(epoll_fd),
       tag_(tag),
       cfg_(cfg),
       cache_(cache),
       done_(std::move(done)),
+      deadline_passed_(std::move(deadline_passed)),
+      timers_(ClientTimers::of(cfg)),
       failures_(host.failures),
       claims_(host.claims),
       claims_row_(host.row),
@@ -105,11 +110,12 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
   std::string key(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
   if (auto it = by_key_.find(key); it != by_key_.end()) {
     Resolution& r = *active_.at(it->second);
-    if (r.waiters.size() >= kWaitersPerResolution) {
+    if (r.waiters.size() + r.held.size() >= kWaitersPerResolution) {
       cache_.count(cache::Counter::upstream_overload);
       return Started::overloaded;
     }
     r.waiters.push_back(std::move(w));
+    if (r.waiters.size() == 1) arm_client(r);
     return Started::yes;
   }
   const std::uint64_t now_us = monotonic_us();
@@ -145,6 +151,7 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
   Resolution& ref = *r;
   by_key_.emplace(std::move(key), ref.token);
   active_.emplace(ref.token, std::move(r));
+  arm_client(ref);
   step(ref, now_us);
   return Started::yes;
 }
@@ -290,7 +297,37 @@ void RecursiveClient::close_socket(Resolution& r) {
   ++r.generation;  // its deadline is stale now
 }
 
+void RecursiveClient::arm_client(const Resolution& r) {
+  if (!r.waiters.empty()) client_deadlines_.push({timers_.next_us(r.waiters.front().arrived_us, false), r.token, 0});
+}
+
+void RecursiveClient::describe(const Resolution& r, Pending& p) {
+  std::copy(r.qname.begin(), r.qname.end(), p.qname.begin());
+  p.qname_len = static_cast<std::uint8_t>(r.qname.size());
+  p.qtype = r.qtype;
+  p.key_flags = r.key_flags;
+  p.got_reply = r.got_reply;
+  p.claim = r.claim;
+}
+
+void RecursiveClient::expire_waiters(Resolution& r, std::uint64_t now_us) {
+  std::size_t due = 0;
+  while (due < r.waiters.size() && timers_.stale_due(r.waiters[due].arrived_us, now_us)) ++due;
+  if (due == 0) return arm_client(r);
+  Pending p;
+  describe(r, p);
+  for (std::size_t i = 0; i < due; ++i)
+    if (!deadline_passed_(p, r.waiters[i], false)) r.held.push_back(std::move(r.waiters[i]));
+  r.waiters.erase(r.waiters.begin(), r.waiters.begin() + static_cast<long>(due));
+  arm_client(r);
+}
+
 void RecursiveClient::on_timeouts(std::uint64_t now_us) {
+  while (!client_deadlines_.empty() && client_deadlines_.top().at_us <= now_us) {
+    const std::uint64_t token = client_deadlines_.top().token;
+    client_deadlines_.pop();
+    if (const auto it = active_.find(token); it != active_.end()) expire_waiters(*it->second, now_us);
+  }
   while (!deadlines_.empty() && deadlines_.top().at_us <= now_us) {
     const Deadline d = deadlines_.top();
     deadlines_.pop();
@@ -302,8 +339,9 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
 }
 
 int RecursiveClient::next_timeout_ms(std::uint64_t now_us) const {
-  if (deadlines_.empty()) return -1;
-  const std::uint64_t at = deadlines_.top().at_us;
+  if (deadlines_.empty() && client_deadlines_.empty()) return -1;
+  std::uint64_t at = deadlines_.empty() ? UINT64_MAX : deadlines_.top().at_us;
+  if (!client_deadlines_.empty()) at = std::min(at, client_deadlines_.top().at_us);
   return at <= now_us ? 0 : static_cast<int>((at - now_us + 999) / 1000);
 }
 
@@ -329,13 +367,10 @@ void RecursiveClient::finish(Resolution& r) {
                         monotonic_us() / 1000, cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
   }
   Pending p;
-  std::copy(owned->qname.begin(), owned->qname.end(), p.qname.begin());
-  p.qname_len = static_cast<std::uint8_t>(owned->qname.size());
-  p.qtype = owned->qtype;
-  p.key_flags = owned->key_flags;
-  p.got_reply = owned->got_reply;
-  p.claim = owned->claim;  // released by the completion once the answer is where waiting workers look
-  p.waiters = std::move(owned->waiters);
+  describe(*owned, p);  // its claim is released by the completion once the answer is where waiting workers look
+  p.waiters = std::move(owned->held);  // every client still waiting, those held past their response timer first
+  p.waiters.insert(p.waiters.end(), std::make_move_iterator(owned->waiters.begin()),
+                   std::make_move_iterator(owned->waiters.end()));
   done_(p, ok ? &answer_ : nullptr);
 }
 

@@ -24,7 +24,10 @@
 // UpstreamAnswer like an upstream's, cached, and every waiting client answered; a
 // SERVFAIL result, or no result within query_timeout_ms, gives the waiters stale or
 // SERVFAIL with an EDE, and puts the name in the host's failure cache (while its window
-// runs, resolve() answers `failed` and sends nothing), as for forwarded misses.
+// runs, resolve() answers `failed` and sends nothing), as for forwarded misses. A client
+// whose response timer (stale.client_timeout_ms, client_timers.hpp) passes while the
+// resolution goes on is handed to DeadlinePassed: answered stale if held (out of the
+// resolution), else it waits on for the answer.
 //
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
@@ -63,7 +66,8 @@ public:
   // the root hints when recursion is enabled (throws std::runtime_error when they do
   // not read).
   RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeConfig& cfg, cache::Cache& cache,
-                  UpstreamClient::Completion done, const UpstreamClient::HostTables& host);
+                  UpstreamClient::Completion done, UpstreamClient::DeadlinePassed deadline_passed,
+                  const UpstreamClient::HostTables& host);
   ~RecursiveClient();
   RecursiveClient(const RecursiveClient&) = delete;
   RecursiveClient& operator=(const RecursiveClient&) = delete;
@@ -105,12 +109,20 @@ private:
   void close_socket(Resolution& r);
   void finish(Resolution& r);
   void arm(Resolution& r, std::uint64_t at_us);
+  // The response timer of r's oldest waiting client, armed.
+  void arm_client(const Resolution& r);
+  // Waiters whose response timer passed: answered stale (out) or held.
+  void expire_waiters(Resolution& r, std::uint64_t now_us);
+  // What the completion and DeadlinePassed read of a resolution (waiters aside).
+  static void describe(const Resolution& r, Pending& p);
 
   int epoll_fd_;
   std::uint64_t tag_;
   const ServeConfig& cfg_;
   cache::Cache& cache_;
   UpstreamClient::Completion done_;
+  UpstreamClient::DeadlinePassed deadline_passed_;
+  ClientTimers timers_;
   FailureCache* failures_;
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
   unsigned claims_row_;
@@ -130,6 +142,8 @@ private:
     bool operator>(const Deadline& o) const { return at_us > o.at_us; }
   };
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  // Clients' response timers: one entry per resolution for its oldest waiter (generation unused).
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
 };
 
 }  // namespace dnsarena::workers

@@ -7,12 +7,15 @@
 // knotds). And two workers cold-filling the same names: every answer right on both, and
 // no more authoritative queries than one worker asks (the cuts and the in-flight
 // questions are shared host-wide), reported with Unbound's.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -24,6 +27,7 @@
 
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
+#include "cache/cache.hpp"
 #include "cache/segment.hpp"
 #include "tests/recursion/answer_set.hpp"
 #include "tests/workers/serve_harness.hpp"
@@ -53,11 +57,14 @@ struct RecursiveServe {
   std::uint16_t port = dnsarena::test::free_port();
   std::string segment = dnsarena::test::unique_segment("recursion");
   std::unique_ptr<dnsarena::test::ServeProcess> serve;
-  // `extra`: more configuration lines (forward zones).
-  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers, const std::string& extra = "") {
+  // `extra`: more configuration lines (forward zones); `recursion_keys`: more lines of
+  // the recursion section.
+  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers, const std::string& extra = "",
+                 const std::string& recursion_keys = "") {
     // A failed name stays failed for the whole test: a second pass asks nothing.
-    const std::string config = dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() +
-                                                            "\nfailure_cache:\n  min_s: 600\n  max_s: 600\n" + extra);
+    const std::string config =
+        dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n" +
+                                     recursion_keys + "failure_cache:\n  min_s: 600\n  max_s: 600\n" + extra);
     serve = std::make_unique<dnsarena::test::ServeProcess>(
         std::vector<std::string>{"-c", config, "--segment", segment, "--workers", std::to_string(workers),
                                  "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
@@ -224,4 +231,45 @@ TEST_CASE("figures: authoritative queries and CPU per cold resolution against Un
   WARN("1,000 cold resolutions (NXDOMAIN under 3 zones): authoritative queries: serve " << ours.queries << ", Unbound "
        << unbound.queries << "; CPU ms (/proc, 10 ms ticks): serve worker " << ours.cpu << ", Unbound " << unbound.cpu);
   CHECK(ours.queries <= unbound.queries);
+}
+
+TEST_CASE("with every authoritative silent a client gets the stale answer at its response timer", "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  std::optional<dnsarena::bench::DnsHierarchy> h(std::in_place);
+  const std::string config_extra = "ttl:\n  ceiling: 1\nstale:\n  client_timeout_ms: 300\nquery_timeout_ms: 5000\n";
+  // Each silent server costs 2 s: the resolution cannot fail before the client's 300 ms.
+  RecursiveServe serve(*h, 1, config_extra, "  attempt_timeout_ms: 2000\n");
+  const auto fresh = dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(1, "www.example.com", 1));
+  REQUIRE(fresh.answered);
+  REQUIRE(fresh.rcode() == 0);
+  const std::uint32_t answered_at = dnsarena::cache::wall_clock_now();
+  // The hierarchy goes away; its addresses stay bound by sockets nobody reads (silent,
+  // not refusing: a refusal would end the resolution at once).
+  std::vector<std::string> addresses;
+  for (unsigned host = 2; host <= 8; ++host) addresses.push_back(h->address(host));
+  h.reset();
+  std::vector<int> silent;
+  for (const std::string& a : addresses) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(53);
+    ::inet_pton(AF_INET, a.c_str(), &sa.sin_addr);
+    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0);
+    silent.push_back(fd);
+  }
+  // The answer (TTL capped at 1 s) and the cuts (the same) expire.
+  while (dnsarena::cache::wall_clock_now() <= answered_at + 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stale = dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(2, "www.example.com", 1),
+                                                  std::chrono::seconds(8));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  for (int fd : silent) ::close(fd);
+  REQUIRE(stale.answered);
+  CHECK(stale.rcode() == 0);
+  CHECK(stale.ede == 3);  // Stale Answer
+  CHECK(stale.count(0, 1) == fresh.count(0, 1));
+  // At the response timer (300 ms), not at the end of the resolution (query_timeout_ms 5 s).
+  CHECK(took < std::chrono::milliseconds(3000));
 }

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "admin/knot_text.hpp"
@@ -50,6 +51,7 @@ std::string flags_to_text(std::uint8_t flags) {
   add(cache::kKeyDo, "do");
   add(cache::kKeyCd, "cd");
   add(cache::kKeyAuthenticated, "ad");
+  add(cache::kKeyDns64, "dns64");
   return s.empty() ? "-" : s;
 }
 
@@ -61,7 +63,8 @@ std::uint8_t flags_from_text(const std::string& text) {
     if (f == "do") flags |= cache::kKeyDo;
     else if (f == "cd") flags |= cache::kKeyCd;
     else if (f == "ad") flags |= cache::kKeyAuthenticated;
-    else throw std::invalid_argument("unknown key flag '" + f + "' (do, cd, ad)");
+    else if (f == "dns64") flags |= cache::kKeyDns64;
+    else throw std::invalid_argument("unknown key flag '" + f + "' (do, cd, ad, dns64)");
   }
   return flags;
 }
@@ -112,6 +115,11 @@ std::string key_to_text(std::span<const std::uint8_t> key_blob) {
          " ecs=" + ecs_to_text(f.ecs);
 }
 
+namespace {
+// By cache::EntryVerdict; "not validated" is written as no dnssec= at all.
+constexpr std::array<std::string_view, 4> kVerdictNames = {"-", "secure", "insecure", "indeterminate"};
+}  // namespace
+
 void write_dump_header(std::ostream& out, std::uint32_t now) {
   out << "; dnsarena cache dump (text format " << kDumpTextFormat << "; docs/operator-guide.md: Operator commands)\n"
       << "$DUMPED " << now << "\n\n";
@@ -120,7 +128,10 @@ void write_dump_header(std::ostream& out, std::uint32_t now) {
 void write_entry_block(std::ostream& out, cache::EntryReader& reader, std::uint32_t now) {
   const std::uint32_t remaining = reader.expire() > now ? reader.expire() - now : 0;
   out << "$ENTRY " << key_to_text(reader.key_blob()) << " rcode=" << unsigned{reader.rcode()}
-      << " ad=" << (reader.authentic_data() ? 1 : 0) << " ttl=" << remaining << "\n";
+      << " ad=" << (reader.authentic_data() ? 1 : 0) << " ttl=" << remaining;
+  if (reader.verdict() != cache::EntryVerdict::unvalidated)
+    out << " dnssec=" << kVerdictNames[static_cast<unsigned>(reader.verdict())];
+  out << "\n";
   reader.rewind();
   cache::RecordView rec;
   unsigned section = 0;
@@ -151,6 +162,7 @@ RestoreCounts read_dump(std::istream& in, const std::string& file_name, std::uin
   cache::EcsTag ecs;
   std::uint8_t rcode = 0;
   bool ad = false;
+  cache::EntryVerdict verdict = cache::EntryVerdict::unvalidated;
   std::uint32_t ttl = 0;
   std::array<std::vector<WireRecord>, 3> sections;
 
@@ -168,6 +180,7 @@ RestoreCounts read_dump(std::istream& in, const std::string& file_name, std::uin
     cache::Answer answer;
     answer.rcode = rcode;
     answer.authentic_data = ad;
+    answer.verdict = verdict;
     answer.ttl = ttl - elapsed;
     for (unsigned s = 0; s < 3; ++s) answer.sections[s] = records[s];
     if (insert(key, answer)) ++counts.restored;
@@ -200,6 +213,15 @@ RestoreCounts read_dump(std::istream& in, const std::string& file_name, std::uin
         rcode = static_cast<std::uint8_t>(rc_value);
         ad = number_of(a, "ad") != 0;
         ttl = number_of(t, "ttl");
+        verdict = cache::EntryVerdict::unvalidated;
+        if (std::string v; words >> v) {  // optional: the DNSSEC verdict of a validated entry
+          const std::string name = value_of(v, "dnssec");
+          unsigned k = 1;
+          while (k < kVerdictNames.size() && name != kVerdictNames[k]) ++k;
+          if (k == kVerdictNames.size())
+            throw std::invalid_argument("dnssec=" + name + ": expected secure, insecure or indeterminate");
+          verdict = static_cast<cache::EntryVerdict>(k);
+        }
         for (auto& s : sections) s.clear();
         in_entry = true;
       } else if (first == "$END") {

@@ -14,9 +14,12 @@
 //   $END
 //
 //   $ENTRY line   the key: qname, qtype, key flags (do, cd, ad: DO and CD of the query,
-//                 ad: the answer was authenticated; "-" for none), ECS scope ("-" for
+//                 ad: the answer was authenticated, dns64: synthesized for DNS64
+//                 clients; "-" for none), ECS scope ("-" for
 //                 none), then the answer's RCODE, its AD bit and the entry's remaining
-//                 TTL in seconds at $DUMPED.
+//                 TTL in seconds at $DUMPED; for an entry a validating worker judged,
+//                 dnssec=secure|insecure|indeterminate (cache::EntryVerdict; absent: not
+//                 validated, and older dumps).
 //   records       one per line: the section (answer, authority, additional), then the
 //                 record exactly as libknot writes it (knot_text.hpp) with its TTL as a
 //                 client would have seen it at $DUMPED.

@@ -148,7 +148,7 @@ bool CacheKey::assign(std::span<const std::uint8_t> qname_wire, std::uint16_t qt
     if (at >= name_len) return false;
   }
   if (label != 0 || at + 1 != name_len) return false;
-  store_fixed(bytes_.data(), qtype, static_cast<std::uint8_t>((flags & 0x07) | (family << 3)), prefix, name_len);
+  store_fixed(bytes_.data(), qtype, static_cast<std::uint8_t>((flags & kKeyFlagBits) | (family << 3)), prefix, name_len);
   std::size_t pos = kKeyFixedBytes;
   if (prefix != 0) {
     const std::size_t abytes = ecs_bytes(prefix);
@@ -171,7 +171,7 @@ bool CacheKey::finish_plain(std::uint16_t qtype, std::uint8_t flags) {
   const std::size_t size = pending_size_;
   if (size == 0) return false;
   pending_size_ = 0;
-  store_fixed(bytes_.data(), qtype, flags & 0x07, 0, size - kKeyFixedBytes);  // no ECS family, no prefix
+  store_fixed(bytes_.data(), qtype, flags & kKeyFlagBits, 0, size - kKeyFixedBytes);  // no ECS family, no prefix
   size_ = static_cast<std::uint16_t>(size);
   hash_ = xxh3_blob(bytes_.data(), size);
   return true;
@@ -180,7 +180,7 @@ bool CacheKey::finish_plain(std::uint16_t qtype, std::uint8_t flags) {
 std::size_t CacheKey::blob_length(std::span<const std::uint8_t> b) {
   if (b.size() < kKeyFixedBytes) return 0;
   const unsigned family = (b[2] >> 3) & 0x3;
-  if (family > 2 || (b[2] & 0xE0) != 0) return 0;
+  if (family > 2 || (b[2] & 0xC0) != 0) return 0;
   const unsigned max_prefix = family == 1 ? 32 : family == 2 ? 128 : 0;
   if (b[3] > max_prefix) return 0;
   const std::size_t total = kKeyFixedBytes + ecs_bytes(b[3]) + b[4];

@@ -6,8 +6,11 @@
 //
 //   offset size   field        meaning
 //   0      2      qtype        little-endian
-//   2      1      key_flags    |7 6 5|4 3|2|1|0|  bit0 DO, bit1 CD, bit2 authenticated (AD),
-//                              |  0  |fam| | | |  bits 3-4 ECS family (0 none, 1 IPv4, 2 IPv6)
+//   2      1      key_flags    |7 6|5|4 3|2|1|0|  bit0 DO, bit1 CD, bit2 authenticated (AD),
+//                              | 0 | |fam| | | |  bits 3-4 ECS family (0 none, 1 IPv4, 2 IPv6),
+//                                                 bit5 DNS64: an answer synthesized for DNS64
+//                                                 clients (workers/dns64.hpp), never found by
+//                                                 a query without the flag; bits 6-7 zero
 //   3      1      ecs_prefix   ECS prefix length in bits (the scope the answer is valid for)
 //   4      1      qname_len    length of the wire qname (2..255; 1 for the root)
 //   5      a      ecs_address  ceil(ecs_prefix / 8) bytes, bits past the prefix zeroed
@@ -27,6 +30,9 @@ namespace dnsarena::cache {
 inline constexpr std::uint8_t kKeyDo = 1u << 0;
 inline constexpr std::uint8_t kKeyCd = 1u << 1;
 inline constexpr std::uint8_t kKeyAuthenticated = 1u << 2;
+inline constexpr std::uint8_t kKeyDns64 = 1u << 5;
+// The key_flags bits a caller gives (the ECS family is the key's own).
+inline constexpr std::uint8_t kKeyFlagBits = kKeyDo | kKeyCd | kKeyAuthenticated | kKeyDns64;
 inline constexpr std::size_t kKeyFixedBytes = 5;
 inline constexpr std::size_t kMaxKeyBytes = kKeyFixedBytes + 16 + wire::kMaxNameWire;
 
@@ -41,7 +47,7 @@ struct EcsTag {
 class CacheKey {
 public:
   // Builds a key. `qname_wire` may be in any case; it must be a valid uncompressed wire
-  // name. `flags` is a combination of kKeyDo, kKeyCd, kKeyAuthenticated.
+  // name. `flags` is a combination of kKeyDo, kKeyCd, kKeyAuthenticated, kKeyDns64.
   // Throws std::invalid_argument for an invalid name or ECS prefix.
   CacheKey(std::span<const std::uint8_t> qname_wire, std::uint16_t qtype, std::uint8_t flags = 0,
            const EcsTag& ecs = {});
@@ -79,7 +85,7 @@ public:
   std::span<const std::uint8_t> blob() const { return {bytes_.data(), size_}; }
   std::uint64_t hash() const { return hash_; }
   std::uint16_t qtype() const { return static_cast<std::uint16_t>(bytes_[0] | (bytes_[1] << 8)); }
-  std::uint8_t flags() const { return bytes_[2] & 0x07; }
+  std::uint8_t flags() const { return bytes_[2] & kKeyFlagBits; }
   std::span<const std::uint8_t> qname() const;
 
   // Length of the key blob at the start of `bytes`, or 0 if malformed.

@@ -80,7 +80,8 @@ std::size_t encode_entry_into(const CacheKey& key, const Answer& answer, std::ui
   if (buf.size() < worst) buf.resize(worst);
   std::uint8_t* const base = buf.data();
   base[kEntryInfoOffset] = static_cast<std::uint8_t>((answer.rcode & kInfoRcodeMask) | (wide ? kInfoWideCounts : 0) |
-                                                     (answer.authentic_data ? kInfoAuthenticData : 0));
+                                                     (answer.authentic_data ? kInfoAuthenticData : 0) |
+                                                     (static_cast<unsigned>(answer.verdict) << kInfoVerdictShift));
   base[3] = 0;
   const std::uint64_t expire64 = std::uint64_t{now} + entry_ttl;
   const std::uint32_t expire = expire64 > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<std::uint32_t>(expire64);
@@ -159,7 +160,7 @@ void EntryReader::parse(std::span<const std::uint8_t> entry, std::size_t key_len
   if (len_ < kEntryHeaderBytes + kKeyFixedBytes || len_ > entry.size()) return;
   bytes_ = entry.first(len_);
   info_ = entry[kEntryInfoOffset];
-  if ((info_ & 0xC0) != 0 || entry[3] != 0) return;
+  if (entry[3] != 0) return;
   expire_ = load_u32le(&entry[kEntryExpireOffset]);
   ttl_ = load_u32le(&entry[kEntryTtlOffset]);
   const std::size_t klen = key_length != 0 && kEntryKeyOffset + key_length <= len_

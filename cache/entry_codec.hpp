@@ -31,6 +31,7 @@ enum Section : unsigned { kAnswer = 0, kAuthority = 1, kAdditional = 2 };
 struct Answer {
   std::uint8_t rcode = 0;
   bool authentic_data = false;
+  EntryVerdict verdict = EntryVerdict::unvalidated;  // a validating worker's (entry_format.hpp)
   std::uint32_t ttl = 0;
   std::span<const RecordData> sections[3];
 };
@@ -68,6 +69,7 @@ public:
   std::size_t length() const { return len_; }
   std::uint8_t rcode() const { return info_ & kInfoRcodeMask; }
   bool authentic_data() const { return (info_ & kInfoAuthenticData) != 0; }
+  EntryVerdict verdict() const { return static_cast<EntryVerdict>(info_ >> kInfoVerdictShift); }
   std::uint32_t expire() const { return expire_; }
   std::uint32_t ttl() const { return ttl_; }
   std::uint32_t inserted() const { return expire_ - ttl_; }

@@ -5,10 +5,14 @@
 //
 //   offset size   field       meaning
 //   0      2      entry_len   bytes of this entry before padding (little-endian)
-//   2      1      info        |7|6|5 |4 |3 2 1 0|
-//                             |0|0|AD|WC| rcode |  rcode: low 4 bits of the answer's RCODE
+//   2      1      info        |7 6|5 |4 |3 2 1 0|
+//                             | V |AD|WC| rcode |  rcode: low 4 bits of the answer's RCODE
 //                                                   WC: section counts are u16 (else u8)
-//                                                   AD: upstream answer had AD set
+//                                                   AD: answered with AD (the upstream's,
+//                                                       trusted, or a secure verdict)
+//                                                   V: DNSSEC verdict (EntryVerdict): 0 not
+//                                                      validated, 1 secure, 2 insecure,
+//                                                      3 indeterminate (bogus is never cached)
 //   3      1      reserved    0
 //   4      4      expire      absolute wall-clock second at which the entry dies
 //   8      4      ttl         the entry's TTL when inserted (so inserted = expire - ttl)
@@ -54,6 +58,13 @@ inline constexpr std::size_t kMaxEntryBytes = 65535;
 inline constexpr std::uint8_t kInfoRcodeMask = 0x0F;
 inline constexpr std::uint8_t kInfoWideCounts = 1u << 4;
 inline constexpr std::uint8_t kInfoAuthenticData = 1u << 5;
+inline constexpr unsigned kInfoVerdictShift = 6;
+inline constexpr std::uint8_t kInfoVerdictMask = 0xC0;
+
+// What a validating worker concluded about an entry (workers/validation_jobs.hpp). The
+// hooks for aggressive NSEC (RFC 8198) read it: only a secure negative entry's NSEC /
+// NSEC3 sets may answer for other names.
+enum class EntryVerdict : std::uint8_t { unvalidated = 0, secure = 1, insecure = 2, indeterminate = 3 };
 
 inline constexpr std::uint8_t kDescOwnerIsQname = 1u << 0;
 inline constexpr std::uint8_t kDescTypeIsQtype = 1u << 1;

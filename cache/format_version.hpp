@@ -38,7 +38,9 @@ inline constexpr std::uint64_t kSegmentMagic = 0x414E455241534E44ULL;
 //    last stat slot is reserved for sharers (stat_slots.hpp); the counter
 //    writer_lock_unavailable is appended (appending a counter alone needs no bump).
 // 4: StatSlot grows to 512 bytes (room for 61 counters; format 3 was full at 29).
-inline constexpr std::uint32_t kFormatVersion = 4;
+// 5: the entry's info byte bits 6-7 hold its DNSSEC verdict (entry_format.hpp); a format
+//    4 entry (bits zero) reads as one cached without validation.
+inline constexpr std::uint32_t kFormatVersion = 5;
 
 // bit 0: little-endian; bit 1: 64-bit pointers; bit 2: pthread_mutex_t is 40 bytes.
 inline constexpr std::uint64_t kBuildFeatures = 0x7;

@@ -27,7 +27,7 @@ bool write_response_direct(std::span<const std::uint8_t> entry, std::size_t key_
   if (entry.size() < kEntryKeyOffset + key_length + 3) return false;
   const std::size_t len = std::size_t{e[0]} | (std::size_t{e[1]} << 8);
   const std::uint8_t info = e[kEntryInfoOffset];
-  if (len > entry.size() || (info & (0xC0 | kInfoWideCounts)) != 0 || e[3] != 0) return false;
+  if (len > entry.size() || (info & kInfoWideCounts) != 0 || e[3] != 0) return false;
   const std::uint32_t expire = le32(e + kEntryExpireOffset);
   const std::uint32_t entry_ttl = le32(e + kEntryTtlOffset);
   const std::uint32_t inserted = expire - entry_ttl;

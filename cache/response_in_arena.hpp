@@ -95,7 +95,7 @@ namespace dnsarena::cache {
                                     std::uint32_t expire, std::uint32_t entry_ttl, std::uint16_t qtype,
                                     const QueryInfo& q, std::uint32_t now, const ResponseOptions& o, std::uint8_t* out,
                                     std::size_t capacity, ResponseResult* result) {
-  if (o.one_answer_rrset || (info & (0xC0 | kInfoWideCounts)) != 0) return false;
+  if (o.one_answer_rrset || (info & kInfoWideCounts) != 0) return false;
   std::size_t at = kEntryKeyOffset + key_length;
   const std::uint64_t c = relaxed_load_at(w, at, 3);
   const std::uint8_t counts[3] = {static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(c >> 8),

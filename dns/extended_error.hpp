@@ -22,6 +22,9 @@ inline constexpr std::size_t kEdeOptionBytes = 6;
 
 // The INFO-CODEs this resolver sends (RFC 8914 section 4).
 enum class ExtendedError : std::uint16_t {
+  // The DNSSEC codes (1, 2, 6-10, 12) are dnssec/verdict.hpp's Ede, cast to this type
+  // where a bogus answer is written (workers/query_pipeline_upstream.cpp).
+  dnssec_bogus = 6,             // a name the failure cache holds as bogus (workers/failure_cache.hpp)
   stale_answer = 3,             // answered from an expired entry (serve-stale, RFC 8767)
   blocked = 15,                 // a response policy blocked the name (NXDOMAIN, NODATA; policy/)
   filtered = 17,                // a response policy rewrote the answer with local data (policy/)

@@ -22,36 +22,45 @@ std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& 
   return kOptRecordBytes + olen;
 }
 
-int read_tcp_keepalive(std::span<const std::uint8_t> m) {
-  if (m.size() < kHeaderBytes) return -1;
+bool find_edns_option(std::span<const std::uint8_t> m, std::uint16_t code, std::span<const std::uint8_t>* data) {
+  if (m.size() < kHeaderBytes) return false;
   const unsigned questions = get16(m.data() + 4);
   const unsigned records = get16(m.data() + 6) + get16(m.data() + 8) + get16(m.data() + 10);
   const unsigned additional_from = get16(m.data() + 6) + get16(m.data() + 8);
   std::size_t pos = kHeaderBytes;
   for (unsigned q = 0; q < questions; ++q) {
     pos = skip_wire_name(m, pos);
-    if (pos == 0 || pos + 4 > m.size()) return -1;
+    if (pos == 0 || pos + 4 > m.size()) return false;
     pos += 4;
   }
   for (unsigned r = 0; r < records; ++r) {
     pos = skip_wire_name(m, pos);
-    if (pos == 0 || pos + 10 > m.size()) return -1;
+    if (pos == 0 || pos + 10 > m.size()) return false;
     const std::uint16_t type = get16(m.data() + pos);
     const std::size_t rdlength = get16(m.data() + pos + 8);
     pos += 10;
-    if (pos + rdlength > m.size()) return -1;
+    if (pos + rdlength > m.size()) return false;
     if (r >= additional_from && type == kTypeOpt) {
       for (std::size_t o = pos; o + 4 <= pos + rdlength;) {
-        const std::uint16_t code = get16(m.data() + o), len = get16(m.data() + o + 2);
-        if (o + 4 + len > pos + rdlength) return -1;
-        if (code == kOptionTcpKeepalive) return len == 2 ? get16(m.data() + o + 4) : -1;
+        const std::uint16_t c = get16(m.data() + o), len = get16(m.data() + o + 2);
+        if (o + 4 + len > pos + rdlength) return false;
+        if (c == code) {
+          if (data) *data = m.subspan(o + 4, len);
+          return true;
+        }
         o += 4u + len;
       }
-      return -1;
+      return false;
     }
     pos += rdlength;
   }
-  return -1;
+  return false;
+}
+
+int read_tcp_keepalive(std::span<const std::uint8_t> m) {
+  std::span<const std::uint8_t> timeout;
+  if (!find_edns_option(m, kOptionTcpKeepalive, &timeout) || timeout.size() != 2) return -1;
+  return get16(timeout.data());
 }
 
 }  // namespace dnsarena::dns

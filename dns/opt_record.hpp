@@ -35,4 +35,9 @@ std::size_t write_opt_record(std::uint16_t rcode, bool do_bit, const EcsOption& 
 // a name running past the end). Names may be compressed; nothing is decompressed.
 int read_tcp_keepalive(std::span<const std::uint8_t> message);
 
+// Whether the message's OPT record holds an option of `code` (its data in *data when
+// given); false as well when the message cannot be walked to its OPT record (as above).
+bool find_edns_option(std::span<const std::uint8_t> message, std::uint16_t code,
+                      std::span<const std::uint8_t>* data = nullptr);
+
 }  // namespace dnsarena::dns

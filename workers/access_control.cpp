@@ -33,20 +33,9 @@ AccessRule AccessRule::parse(const std::string& text) {
 AccessControl::AccessControl() : rules_{AccessRule::parse("127.0.0.0/8 allow"), AccessRule::parse("::1 allow")} {}
 
 AccessAction AccessControl::check(const sockaddr_storage& source) const {
-  int family = source.ss_family;
+  int family = 0;
   const std::uint8_t* addr = nullptr;
-  if (family == AF_INET) {
-    addr = reinterpret_cast<const std::uint8_t*>(&reinterpret_cast<const sockaddr_in*>(&source)->sin_addr);
-  } else if (family == AF_INET6) {
-    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&source);
-    addr = a6->sin6_addr.s6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
-      family = AF_INET;
-      addr += 12;
-    }
-  } else {
-    return AccessAction::refuse;
-  }
+  if (!ip_address_of(source, family, addr)) return AccessAction::refuse;
   const AccessRule* best = nullptr;
   for (const AccessRule& r : rules_)
     if ((!best || r.subnet.prefix > best->subnet.prefix) && r.subnet.contains(family, addr)) best = &r;

@@ -24,7 +24,7 @@ int message_qtype(const std::uint8_t* wire, std::size_t len) {
   return wire[i] << 8 | wire[i + 1];
 }
 
-AnswerMetrics::AnswerMetrics(unsigned rows, bool shared) : policy_(rows, shared) {
+AnswerMetrics::AnswerMetrics(unsigned rows, bool shared) : policy_(rows, shared), dnssec_(rows, shared) {
   if (rows == 0) rows = 1;
   map_ = common::AnonymousMapping(sizeof(Header) + static_cast<std::size_t>(rows) * sizeof(Row), shared,
                                   "answer metrics table");
@@ -48,6 +48,7 @@ AnswerMetrics::Totals AnswerMetrics::totals() const {
     for (std::size_t o = 0; o < kProxyOutcomes; ++o) t.proxy[o] += r.proxy[o].load(std::memory_order_relaxed);
   }
   t.policy = policy_.totals();
+  t.dnssec = dnssec_.totals();
   return t;
 }
 

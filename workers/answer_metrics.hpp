@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "common/anonymous_mapping.hpp"
+#include "workers/dnssec_counters.hpp"
 #include "workers/latency_histogram.hpp"
 #include "workers/policy_counters.hpp"
 #include "workers/proxy_counts.hpp"
@@ -127,6 +128,7 @@ public:
     std::array<std::uint64_t, kRcodeKinds> rcodes{};
     std::array<std::uint64_t, kQtypeKinds> qtypes{};
     std::vector<PolicyCounters::Zone> policy;  // policy matches per zone and trigger kind
+    std::array<std::uint64_t, kDnssecCounters> dnssec{};  // validation (dnssec_counters.hpp)
     std::array<std::uint64_t, kProxyOutcomes> proxy{};  // PROXY v2 headers by outcome
   };
   Totals totals() const;
@@ -134,6 +136,8 @@ public:
   // The response policy's matches per zone (policy_counters.hpp), rows as above.
   PolicyCounters& policy() { return policy_; }
   const PolicyCounters& policy() const { return policy_; }
+  // DNSSEC validation's counts (dnssec_counters.hpp), rows as above.
+  DnssecCounters& dnssec() { return dnssec_; }
 
 private:
   struct Header {
@@ -149,6 +153,7 @@ private:
   Header* header_ = nullptr;
   Row* rows_ = nullptr;
   PolicyCounters policy_;
+  DnssecCounters dnssec_;
 };
 
 // A worker's writer: its row of the host's table, or of a private one-row table when it
@@ -168,6 +173,8 @@ public:
   void proxy(ProxyOutcome o) { AnswerMetrics::Row::bump(row_->proxy[static_cast<std::size_t>(o)]); }
   // A response policy match in zone `zone` on a trigger of kind `kind` (policy_counters.hpp).
   void policy_hit(unsigned zone, unsigned kind) { metrics_->policy().count(row_index_, zone, kind); }
+  // This worker's row of DNSSEC validation counts (dnssec_counters.hpp).
+  DnssecCounters::Row& dnssec_row() { return metrics_->dnssec().row(row_index_); }
 
 private:
   std::unique_ptr<AnswerMetrics> own_;

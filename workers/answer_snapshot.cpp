@@ -16,10 +16,12 @@ nlohmann::json answer_metrics_json(const AnswerMetrics::Totals& t) {
   nlohmann::json policy = nlohmann::json::object();
   for (const PolicyCounters::Zone& z : t.policy)
     for (std::size_t k = 0; k < kPolicyKinds; ++k) policy[z.name][std::string(kPolicyKindNames[k])] = z.hits[k];
+  nlohmann::json dnssec = nlohmann::json::object();
+  for (std::size_t k = 0; k < kDnssecCounters; ++k) dnssec[std::string(kDnssecCounterNames[k])] = t.dnssec[k];
   nlohmann::json proxy = nlohmann::json::object();
   for (std::size_t k = 0; k < kProxyOutcomes; ++k) proxy[std::string(kProxyOutcomeNames[k])] = t.proxy[k];
   return {{"hit", latency_json(t.hit)}, {"miss", latency_json(t.miss)}, {"rcodes", rcodes}, {"qtypes", qtypes},
-          {"policy", policy}, {"proxy", proxy}};
+          {"policy", policy}, {"proxy", proxy}, {"dnssec", dnssec}};
 }
 
 bool write_answer_snapshot(const std::string& segment, const AnswerMetrics& metrics) {

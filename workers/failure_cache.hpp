@@ -62,6 +62,7 @@ namespace dnsarena::workers {
 enum class FailureKind : std::uint8_t {
   timeout = 0,  // no upstream answered in time (EDE 22, No Reachable Authority)
   error = 1,    // the upstreams answered, with errors or unusable replies (EDE 23, Network Error)
+  bogus = 2,    // the answer failed DNSSEC validation (EDE 6, DNSSEC Bogus; validation_jobs.hpp)
 };
 
 class FailureCache {

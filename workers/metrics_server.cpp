@@ -102,6 +102,7 @@ std::string prometheus_text(const AnswerMetrics::Totals& t) {
     for (std::size_t k = 0; k < kPolicyKinds; ++k)
       o << "dnsarena_policy_zone_hits_total{zone=\"" << label_value(z.name) << "\",trigger=\"" << kPolicyKindNames[k]
         << "\"} " << z.hits[k] << "\n";
+  write_dnssec_metrics(o, t.dnssec);  // dnssec_counters.hpp
   return o.str();
 }
 

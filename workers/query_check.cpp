@@ -5,6 +5,7 @@
 
 #include "wire/constants.hpp"
 #include "workers/access_control.hpp"
+#include "workers/dns64.hpp"
 #include "workers/ecs.hpp"
 #include "workers/server_cookies.hpp"
 
@@ -76,6 +77,7 @@ CheckedQuery QueryCheck::check(std::uint8_t* wire, std::size_t len, const sockad
   c.ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
   if (q.do_bit) c.flags |= cache::kKeyDo;
   if (q.cd()) c.flags |= cache::kKeyCd;
+  if (cfg_.dns64.enabled) [[unlikely]] c.flags |= dns64_key_flag(cfg_.dns64, q, client);  // dns64.hpp
   c.limit = client_limit(cfg_, q, tcp);
   return c;
 }

@@ -38,6 +38,9 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       timers_(ClientTimers::of(cfg)),
       replies_(replies) {
   scratch_.reserve(4096);
+  if (cfg.dnssec.validating())
+    validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, replies_.meter().dnssec_row(),
+                                                   [this](ValidationJobs::Finished& f) { on_validated(f); });
 }
 
 // --- stages 1 and 2: check, policy ---
@@ -77,6 +80,8 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
         return hit.size;
       }
     }
+    // A DNS64 client's AAAA or prefix PTR without a synthesized entry (dns64.hpp).
+    if (c.flags & cache::kKeyDns64) [[unlikely]] return dns64_resolve(q, c, src, out, cap, arrived_us);
     if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
       // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
       // and one background query refreshes it.
@@ -109,6 +114,7 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.doh_stream = src.doh_stream;
   w.arrived_us = arrived_us;
   w.alias = forwarding_alias_;
+  w.dns64 = forwarding_dns64_;
   UpstreamClient::ForwardDetail detail;
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
@@ -150,6 +156,7 @@ std::optional<std::size_t> QueryPipeline::join(const dns::ClientQuery& q, const 
 // is in flight here or on another worker, nor while the name is in the failure cache).
 // Plain keys only: an ECS-scoped entry is refreshed by the next miss.
 void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::ResponseResult& r) {
+  if (plain_key.flags() & cache::kKeyDns64) return;  // synthesized (dns64.hpp): not an upstream's answer
   // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
   // when a caching upstream returned what is left of the same TTL (the same expiry).
   if (upstream_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
@@ -164,6 +171,8 @@ int QueryPipeline::next_timeout_ms(std::uint64_t now_us) const {
     const int parked = parked_.timeout_ms(now_us);
     timeout = timeout < 0 ? parked : std::min(timeout, parked);
   }
+  if (const int v = validation_ ? validation_->next_timeout_ms(now_us) : -1; v >= 0)
+    timeout = timeout < 0 ? v : std::min(timeout, v);
   return timeout;
 }
 
@@ -177,6 +186,7 @@ void QueryPipeline::on_timers(std::uint64_t now_us) {
   recursive_.on_timeouts(now_us);
   now_us = monotonic_us();
   if (!parked_.empty() && parked_.scan_due(now_us)) resume_parked(now_us);
+  if (validation_) validation_->run(now_us);
 }
 
 }  // namespace dnsarena::workers

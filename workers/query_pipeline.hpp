@@ -7,6 +7,8 @@
 //                (a local CNAME's target: stages 3-5 for it)               local_alias.hpp
 //   3 cache      a fresh answer under the keys the query may use           cache_answer.hpp
 //                (the batched UDP path looks the plain key up per batch: worker.cpp)
+//                (a DNS64 client's AAAA or prefix PTR that missed its       dns64.hpp
+//                synthesized entry: its steps, each stages 3-5)           query_pipeline_dns64.cpp
 //   4 upstream   a miss: stale-first (stale.answer_first), then forwarded   upstream_client.hpp
 //                (no forward zone, recursion on: resolved by the worker)    recursive_client.hpp
 //                (or joined to another worker's query: parked)             parked_clients.hpp
@@ -37,6 +39,8 @@
 #include "workers/answer_slots.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/client_timers.hpp"
+#include "workers/dns64_synthesis.hpp"
+#include "workers/dns64_wait.hpp"
 #include "workers/local_alias.hpp"
 #include "workers/parked_clients.hpp"
 #include "workers/policy_gate.hpp"
@@ -46,6 +50,7 @@
 #include "workers/stale_answer.hpp"
 #include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
+#include "workers/validation_jobs.hpp"
 
 namespace dnsarena::workers {
 
@@ -140,7 +145,10 @@ public:
   // Expired upstream attempts and client deadlines, and the parked clients due.
   void on_timers(std::uint64_t now_us);
   // Nothing in flight or parked (a retiring worker may exit).
-  bool idle() const { return upstream_.in_flight() == 0 && recursive_.in_flight() == 0 && parked_.empty(); }
+  bool idle() const {
+    return upstream_.in_flight() == 0 && recursive_.in_flight() == 0 && parked_.empty() &&
+           (!validation_ || validation_->in_flight() == 0);
+  }
 
 private:
   // The background refresh maybe_prefetch decided on.
@@ -170,8 +178,31 @@ private:
   // (query_pipeline_recursion.cpp), or answered as failed/overloaded.
   std::size_t recurse(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey& plain, Waiter& w, std::uint8_t* out, std::size_t cap);
+  // DNS64 (query_pipeline_dns64.cpp, dns64.hpp): stages 3-5 for a query with the DNS64
+  // key flag whose synthesized entry missed; a waiting DNS64 client's next step once its
+  // answer (out[0, n)) came; its answer when a timer passed (stale synthesized, else
+  // SERVFAIL when given up; false: it waits on).
+  std::size_t dns64_resolve(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                            std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
+  void dns64_reply(const Waiter& w, std::uint8_t* out, std::size_t n);
+  bool dns64_deadline(Waiter& w, bool given_up);
+  std::size_t dns64_step(const std::shared_ptr<const Dns64Wait>& d, const dns::ClientQuery& step_query,
+                         const QuerySource& src, std::uint8_t* out, std::size_t cap);
+  std::size_t dns64_continue(const std::shared_ptr<const Dns64Wait>& d, const QuerySource& src, std::uint8_t* out,
+                             std::size_t n, std::size_t cap);
+  // The entry for d's client built from msg[0, n), the answer written for `asked`, inserted
+  // under the client's key when cacheable (dns64_synth_.entry(); 0: none).
+  std::size_t dns64_entry(Dns64Synthesizer::Kind kind, const Dns64Wait& d, const dns::ClientQuery& asked,
+                          const std::uint8_t* msg, std::size_t n);
   // The upstream client's completion and deadline callbacks (query_pipeline_upstream.cpp).
   void on_upstream_done(Pending& p, const UpstreamAnswer* a);
+  // The end of p's query: the entry (padded; empty: none) cached when `cacheable` (else
+  // published in the answer slot), the claim released, every waiter answered from it, or
+  // stale / SERVFAIL with `failure` when there is none.
+  void deliver(Pending& p, const cache::CacheKey& key, std::span<const std::uint8_t> entry, std::size_t entry_len,
+               bool cacheable, std::uint8_t scope, dns::ExtendedError failure);
+  // A validation job's end (validation_jobs.hpp): deliver() for its verdict; bogus: the EDE.
+  void on_validated(ValidationJobs::Finished& f);
   bool on_deadline_passed(const Pending& p, Waiter& w, bool given_up);
   void resume_parked(std::uint64_t now_us);
   // A client that waited gets `n` bytes of out, after the policy on the answer.
@@ -208,9 +239,15 @@ private:
   // The alias forward() gives the Waiter it makes: set while a local CNAME's target, or a
   // resumed client that came through one, is resolved (nullptr otherwise).
   std::shared_ptr<const LocalAlias> forwarding_alias_;
+  // The same for a DNS64 client's step (dns64_wait.hpp; nullptr otherwise).
+  std::shared_ptr<const Dns64Wait> forwarding_dns64_;
+  Dns64Synthesizer dns64_synth_;                 // its synthesized entries
+  std::vector<std::uint8_t> dns64_buf_ = std::vector<std::uint8_t>(65535);  // a step's answer, read back
   std::vector<std::uint8_t> alias_buf_ = std::vector<std::uint8_t>(65535);  // a local CNAME target's answer
   std::uint32_t now_ = cache::wall_clock_now();
   std::vector<std::uint8_t> scratch_;  // an upstream answer's encoded entry
+  std::vector<cache::RecordData> stripped_[3];  // an answer without DNSSEC records (strip_dnssec)
+  std::unique_ptr<ValidationJobs> validation_;  // nullptr: not validating (dnssec_config.hpp)
   std::uint8_t reply_buf_[65535];      // answers to clients that waited
   alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
 };

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "common/monotonic_clock.hpp"
+#include "workers/dnssec_response.hpp"
 #include "workers/ecs.hpp"
 #include "workers/miss_ratio_curves.hpp"
 #include "workers/query_pipeline.hpp"
@@ -36,20 +37,40 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
     try {
       const std::uint8_t key_scope = ecs_cacheable(p.ecs, scope) ? scope : p.ecs.source_prefix;
       key = cache::CacheKey({p.qname.data(), p.qname_len}, p.qtype, p.key_flags, ecs_tag(p.ecs, key_scope));
-      entry_len = cache::encode_entry(key, a->answer(), now, scratch_);
+      // Asked with DO to be validated (Pending::dnssec), kept without DNSSEC records for a key without DO.
+      const bool strip = p.dnssec && !(p.key_flags & cache::kKeyDo);
+      entry_len = cache::encode_entry(key, strip ? strip_dnssec(a->answer(), p.qtype, stripped_) : a->answer(), now,
+                                      scratch_);
       have_entry = entry_len > 0;
     } catch (const std::invalid_argument&) {
       have_entry = false;
     }
+  }
+  if (validation_) {  // validation_jobs.hpp: a set a job waits for; an answer to judge first
+    validation_->on_fetched(p, a);
+    if (have_entry && validation_->wants(p))
+      return validation_->start(p, *a, key, scratch_, a->cacheable() && ecs_cacheable(p.ecs, scope), scope,
+                                monotonic_us());
+  }
+  const ExtendedError failure = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;
+  deliver(p, key, have_entry ? std::span<const std::uint8_t>(scratch_) : std::span<const std::uint8_t>(), entry_len,
+          a && a->cacheable() && ecs_cacheable(p.ecs, scope), scope, failure);
+}
+
+void QueryPipeline::deliver(Pending& p, const cache::CacheKey& key, std::span<const std::uint8_t> entry,
+                            std::size_t entry_len, bool cacheable, std::uint8_t scope, ExtendedError failure) {
+  const std::uint32_t now = cache::wall_clock_now();
+  const bool have_entry = !entry.empty();
+  if (have_entry) {
     bool cached = false;
-    if (have_entry && a->cacheable() && ecs_cacheable(p.ecs, scope)) {
-      const cache::InsertStatus st = cache_.insert_encoded(key, scratch_, now);
+    if (cacheable) {
+      const cache::InsertStatus st = cache_.insert_encoded(key, entry, now);
       cached = st == cache::InsertStatus::inserted || st == cache::InsertStatus::replaced;
-      mrc_feed_answer(key, scratch_, now, p.waiters.size());  // miss_ratio_curves.hpp
+      mrc_feed_answer(key, entry, now, p.waiters.size());  // miss_ratio_curves.hpp
     }
     // Not cached: the workers waiting for this claim take it from the answer slot.
-    if (have_entry && !cached && p.claim.value && answer_slots_ &&
-        !answer_slots_->publish(p.claim, scope, {scratch_.data(), entry_len}, monotonic_us() / 1000))
+    if (!cached && p.claim.value && answer_slots_ &&
+        !answer_slots_->publish(p.claim, scope, entry.first(entry_len), monotonic_us() / 1000))
       cache_.count(cache::Counter::upstream_slot_full);
   }
   // The answer (or failure) is where waiting workers look: they may take it now, before
@@ -59,15 +80,19 @@ void QueryPipeline::on_upstream_done(Pending& p, const UpstreamAnswer* a) {
   for (Waiter& w : p.waiters) {
     std::uint8_t* out = reply_buf_;
     std::size_t n = 0;
-    if (have_entry) n = write_fetched(w.query, w.tcp, scope, {scratch_.data(), entry_len}, now, out, sizeof reply_buf_);
-    if (n == 0) {
-      // Every attempt failed, or the answer could not be used: stale if held, else
-      // SERVFAIL saying why.
-      const ExtendedError ede = a || p.got_reply ? ExtendedError::network_error : ExtendedError::no_reachable_authority;
-      n = stale_.failed(w.query, checked_for(cfg_, p, w), !w.tcp, now_, ede, out, sizeof reply_buf_);
-    }
+    if (have_entry) n = write_fetched(w.query, w.tcp, scope, entry.first(entry_len), now, out, sizeof reply_buf_);
+    // Every attempt failed, the answer could not be used, or it is bogus: stale if held,
+    // else SERVFAIL saying why.
+    if (n == 0) n = stale_.failed(w.query, checked_for(cfg_, p, w), !w.tcp, now_, failure, out, sizeof reply_buf_);
     reply(w, out, n);
   }
+}
+
+void QueryPipeline::on_validated(ValidationJobs::Finished& f) {
+  const bool bogus = f.outcome.verdict == dnssec::Verdict::bogus;
+  const dnssec::Ede ede = f.outcome.ede == dnssec::Ede::none ? dnssec::Ede::dnssec_bogus : f.outcome.ede;
+  deliver(f.query, f.key, f.entry, f.entry_len, f.cacheable, f.scope,
+          bogus ? static_cast<ExtendedError>(ede) : ExtendedError::network_error);
 }
 
 std::size_t QueryPipeline::write_fetched(const dns::ClientQuery& q, bool tcp, std::uint8_t scope,
@@ -95,6 +120,7 @@ std::size_t QueryPipeline::slot_answer(const dns::ClientQuery& q, bool tcp, cons
 }
 
 void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
+  if (w.dns64) [[unlikely]] return dns64_reply(w, out, n);  // a DNS64 step's answer (dns64_wait.hpp)
   policy_hit_ = {};  // the gate's PASSTHRU for this client, if any, is not kept while it waits
   if (w.alias && n) {  // the answer for a local CNAME's target: the client's, its chain checked
     const sockaddr_storage client = w.tcp ? replies_.peer_of(w.conn_id, w.doh_stream) : w.client_address();
@@ -113,6 +139,7 @@ void QueryPipeline::reply(const Waiter& w, std::uint8_t* out, std::size_t n) {
 // nothing stale, it keeps waiting), the resolution timer (`given_up`) stale or SERVFAIL,
 // EDE 22.
 bool QueryPipeline::on_deadline_passed(const Pending& p, Waiter& w, bool given_up) {
+  if (w.dns64) [[unlikely]] return dns64_deadline(w, given_up);  // never a new query while p is live
   const CheckedQuery c = checked_for(cfg_, p, w);
   const std::size_t n =
       given_up ? stale_.failed(w.query, c, !w.tcp, now_, ExtendedError::no_reachable_authority, reply_buf_,
@@ -152,8 +179,10 @@ void QueryPipeline::resume_parked(std::uint64_t now_us) {
       n = slot_answer(w.query, w.tcp, pk.claim, reply_buf_, sizeof reply_buf_);
       if (n == 0) {
         forwarding_alias_ = w.alias;  // a client that waits again keeps its alias
+        forwarding_dns64_ = w.dns64;  // ... and its DNS64 step
         n = resolve(w.query, pk.checked, src, nullptr, reply_buf_, sizeof reply_buf_, w.arrived_us);
         forwarding_alias_.reset();
+        forwarding_dns64_.reset();
       }
     }
     reply(w, reply_buf_, n);

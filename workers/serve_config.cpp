@@ -237,6 +237,9 @@ void validate_transport(const ForwardZone& z) {
 
 void ServeConfig::validate() const {
   recursion.validate(!upstreams.empty());
+  if (recursion.enabled && dnssec.validating())
+    throw std::invalid_argument("recursion.enabled with dnssec validation: the recursive path does not validate yet "
+                                "(set dnssec.validate: false, or forward)");
   if (upstreams.empty() && forward_zones.empty() && !recursion.enabled)
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
   if (const std::string why = listen_problem(listen); !why.empty()) throw std::invalid_argument("listen: " + why);
@@ -400,6 +403,24 @@ void read_private_addresses(MapReader& r, ServeConfig& c) {
   }
 }
 
+// dns64: {prefix, exclude, clients} (dns64.hpp); the section's presence turns it on.
+void read_dns64(MapReader& r, ServeConfig& c) {
+  read_section(r, "dns64", [&](MapReader& s) {
+    Dns64Config& d = c.dns64;
+    d.enabled = true;
+    if (const YAML::Node n = s.raw("prefix"); !n.IsNull()) d.prefix = parsed(s, n, "prefix", Dns64Prefix::parse);
+    auto subnets = [&](const char* key, std::vector<Subnet>& out, Subnet (*parse)(const std::string&)) {
+      const YAML::Node n = s.raw(key);
+      if (n.IsNull()) return;
+      if (!n.IsSequence()) s.fail(key, "expected a list of subnets");
+      out.clear();
+      for (const auto& item : n) out.push_back(parsed(s, item, key, parse));
+    };
+    subnets("exclude", d.exclude, parse_dns64_exclude);
+    subnets("clients", d.clients, Subnet::parse);
+  });
+}
+
 void read_access_control(MapReader& r, ServeConfig& c) {
   const YAML::Node list = r.raw("access_control");
   if (list.IsNull()) return;
@@ -553,7 +574,11 @@ ServeConfig load_serve_config(const std::string& path) {
     c.ecs_ipv6_prefix = integer_or(s, "ipv6_prefix", c.ecs_ipv6_prefix, 128);
   });
   read_policy(r, c);
+  read_section(r, "dnssec", [&](MapReader& s) {
+    read_dnssec_config(s, std::filesystem::path(path).parent_path().string(), c.dnssec);
+  });
   read_private_addresses(r, c);
+  read_dns64(r, c);
   read_section(r, "tcp", [&](MapReader& s) {
     c.tcp_idle_timeout_ms = integer_or(s, "idle_timeout_ms", c.tcp_idle_timeout_ms, 3600000);
     c.tcp_max_connections = integer_or(s, "max_connections", c.tcp_max_connections, 65536);

@@ -142,6 +142,31 @@
 //                                  swapped in as a changed file is; a failed one keeps the
 //                                  running policy (workers/rpz_transfer_config.hpp,
 //                                  rpz_transfer_process.hpp). Changed only by a restart
+//   dnssec: {trust_anchor_file: /usr/share/dns/root.ds, validate: true,
+//            negative_trust_anchors: [example.com], limits: {max_key_tag_collisions: 4,
+//            max_signature_validations: 16, max_nsec3_hashes: 64, max_nsec3_iterations: 150}}
+//                                  validation of forwarded answers (RFC 4033-4035, RFC 5155;
+//                                  validation_jobs.hpp), on when a trust anchor file is set
+//                                  (validate: true without one is an error). Upstream
+//                                  queries then carry DO and CD; clients without CD get
+//                                  secure answers with AD (to DO or AD clients), bogus ones
+//                                  SERVFAIL with the RFC 8914 EDE; CD clients the data as
+//                                  the upstream sent it. dnssec_config.hpp says the rest
+//   dns64: {prefix: 64:ff9b::/96, exclude: ["::ffff:0:0/96"], clients: [192.0.2.0/24]}
+//                                  DNS64 (RFC 6147, dns64.hpp), on when the section is
+//                                  present: an AAAA query whose answer has no AAAA record
+//                                  (NODATA, or only records inside `exclude`) gets AAAA
+//                                  records synthesized from the name's A records under
+//                                  `prefix` (RFC 6052: length 32, 40, 48, 56, 64 or 96,
+//                                  bits 64-71 zero); a PTR query for an address under the
+//                                  prefix is answered from the IPv4 address's PTR. exclude:
+//                                  IPv6 ranges ([] = none; default the IPv4-mapped range,
+//                                  RFC 6147 5.1.4); clients: the client subnets DNS64 is
+//                                  for (default: every client). DO+CD queries get the real
+//                                  answer (RFC 6147 5.5). Synthesized answers are cached
+//                                  under a key of their own (cache_key.hpp: kKeyDns64).
+//                                  Unbound: module-config "dns64 ...", dns64-prefix;
+//                                  Knot Resolver: dns64.config({prefix, exclude_subnets})
 //   private_address: [192.168.0.0/16, fd00::/8]   rebinding protection (Unbound's
 //                                  private-address): A/AAAA records of these subnets are
 //                                  removed from upstream answers for names outside
@@ -229,6 +254,8 @@
 #include "policy/policy_config.hpp"
 #include "workers/private_address.hpp"
 #include "workers/access_control.hpp"
+#include "workers/dnssec_config.hpp"
+#include "workers/dns64.hpp"
 #include "workers/rate_limiter.hpp"
 #include "workers/subnet.hpp"
 #include "workers/rpz_transfer_config.hpp"
@@ -416,8 +443,12 @@ struct ServeConfig {
   policy::PolicyConfig policy;
   // The policy.rpz zones that come by zone transfer (each also in policy.rpz, by its file).
   RpzTransfers rpz_transfers;
+  // DNS64 (dns64.hpp): off unless the dns64 section is present.
+  Dns64Config dns64;
   // Rebinding protection (private_address.hpp): off unless subnets are listed.
   PrivateAddresses private_addresses;
+  // DNSSEC validation of forwarded answers (dnssec_config.hpp, validation_jobs.hpp).
+  DnssecConfig dnssec;
   // Sources that must send a PROXY v2 header (proxy_protocol.hpp); empty: off.
   std::vector<Subnet> proxy_protocol_from;
 

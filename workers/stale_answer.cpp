@@ -12,6 +12,7 @@ namespace dnsarena::workers {
 using dns::ExtendedError;
 
 dns::ExtendedError failure_ede(FailureKind k) {
+  if (k == FailureKind::bogus) return ExtendedError::dnssec_bogus;
   return k == FailureKind::timeout ? ExtendedError::no_reachable_authority : ExtendedError::network_error;
 }
 

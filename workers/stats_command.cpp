@@ -60,6 +60,9 @@ void print_answers(const nlohmann::json& snap) {
                     kinds.value(std::string(kind), 0ull));
       std::printf("\n");
     }
+  if (a.contains("dnssec") && a["dnssec"].value("secure", 0ull) + a["dnssec"].value("insecure", 0ull) +
+                                      a["dnssec"].value("bogus", 0ull) + a["dnssec"].value("indeterminate", 0ull))
+    counts("dnssec", kDnssecCounterNames);  // validation (dnssec_counters.hpp), nonzero ones
 }
 
 // The upstream health table: one line per upstream, from the serve's snapshot file.

@@ -2,6 +2,7 @@
 #include "workers/subnet.hpp"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -32,6 +33,23 @@ Subnet Subnet::parse(const std::string& text) {
   s.prefix = static_cast<std::uint8_t>(prefix);
   wire::clear_bits_past_prefix(s.net, prefix);  // zero the host bits
   return s;
+}
+
+bool ip_address_of(const sockaddr_storage& source, int& family, const std::uint8_t*& addr) {
+  family = source.ss_family;
+  if (family == AF_INET) {
+    addr = reinterpret_cast<const std::uint8_t*>(&reinterpret_cast<const sockaddr_in*>(&source)->sin_addr);
+  } else if (family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&source);
+    addr = a6->sin6_addr.s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+      family = AF_INET;
+      addr += 12;
+    }
+  } else {
+    return false;
+  }
+  return true;
 }
 
 bool Subnet::contains(int addr_family, const std::uint8_t* addr) const {

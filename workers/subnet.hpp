@@ -25,4 +25,9 @@ struct Subnet {
   bool operator==(const Subnet&) const = default;
 };
 
+// A socket address's IP address as Subnet::contains takes it: its family and bytes (an
+// IPv4-mapped IPv6 address, ::ffff:a.b.c.d of a dual-stack socket, as the IPv4 address).
+// False for another family.
+bool ip_address_of(const sockaddr_storage& source, int& family, const std::uint8_t*& addr);
+
 }  // namespace dnsarena::workers

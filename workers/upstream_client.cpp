@@ -194,7 +194,8 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   p.claim = claim;
   p.zone = static_cast<unsigned>(zone);
   p.zone_name = {zones_[p.zone].name.data(), zones_[p.zone].name.size()};
-  p.trust_ad = zones_[p.zone].trust_ad;
+  p.dnssec = cfg_.dnssec.validating();
+  p.trust_ad = zones_[p.zone].trust_ad && !p.dnssec;  // the verdict decides AD, not the upstream
   std::memcpy(p.qname.data(), qn.data(), qn.size());
   p.qname_len = static_cast<std::uint8_t>(qn.size());
   p.qtype = plain_key.qtype();
@@ -233,8 +234,8 @@ std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size
   return dns::write_query({.id = p.id,
                            .qname = {p.qname_sent.data(), p.qname_len},
                            .qtype = p.qtype,
-                           .cd = (p.key_flags & cache::kKeyCd) != 0,
-                           .do_bit = (p.key_flags & cache::kKeyDo) != 0,
+                           .cd = p.dnssec || (p.key_flags & cache::kKeyCd) != 0,
+                           .do_bit = p.dnssec || (p.key_flags & cache::kKeyDo) != 0,
                            .ecs = p.ecs,
                            .tcp_keepalive = tcp_keepalive},
                           out, capacity);

@@ -145,6 +145,7 @@ class DnstapWriter;  // dnstap_writer.hpp
 enum class TapProtocol : std::uint8_t;  // dnstap_writer.hpp
 
 struct LocalAlias;  // local_alias.hpp
+struct Dns64Wait;   // dns64_wait.hpp
 
 // A client waiting for an answer.
 struct Waiter {
@@ -165,6 +166,8 @@ struct Waiter {
   // is the target's, the alias holds the client's and the CNAME records its answer starts
   // with (nullptr: none, the query is the client's own).
   std::shared_ptr<const LocalAlias> alias;
+  // A DNS64 client (dns64_wait.hpp): `query` is its current step's (nullptr: none).
+  std::shared_ptr<const Dns64Wait> dns64;
 };
 
 struct Pending {
@@ -194,7 +197,8 @@ struct Pending {
   bool case_fallback = false;     // the upstream lost the 0x20 case: asked in lowercase
   unsigned zone = 0;     // index into the client's zones: who may be asked
   std::span<const std::uint8_t> zone_name;  // that zone, for scrubbing the reply
-  bool trust_ad = false;                     // that zone's trust_ad
+  bool trust_ad = false;                     // that zone's trust_ad (false while validating)
+  bool dnssec = false;  // validating (validation_jobs.hpp): asked with DO and CD whatever the key's flags
   std::uint16_t qtype = 0;
   std::uint8_t key_flags = 0;  // cache key flags (DO, CD)
   dns::EcsOption ecs;          // sent upstream
@@ -243,11 +247,12 @@ struct Pending {
   bool trial = false;
   std::uint64_t trial_of = 0;
   UpstreamQuestion question() const {
-    return {id, {qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
+    return {id, {qname_sent.data(), qname_len}, qtype, dnssec || (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
   }
   // The question as earlier attempt `e` asked it: its ID and case, the rest the same.
   UpstreamQuestion question_of(const Earlier& e) const {
-    return {e.id, {e.qname_sent.data(), qname_len}, qtype, (key_flags & cache::kKeyDo) != 0, ecs, zone_name, trust_ad};
+    return {e.id, {e.qname_sent.data(), qname_len}, qtype, dnssec || (key_flags & cache::kKeyDo) != 0, ecs, zone_name,
+            trust_ad};
   }
 };
 
@@ -318,6 +323,9 @@ public:
   // Milliseconds until the next deadline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   std::size_t in_flight() const { return pending_.size(); }
+  // The failure cache the client consults (the host's, or its own): a validation job
+  // records a bogus name there (validation_jobs.hpp).
+  FailureCache& failures() { return *failures_; }
   // Clients waiting on this worker's queries (their waiters and held lists).
   std::size_t waiting() const { return waiting_; }
   static constexpr std::size_t kWaitersPerQuerySlot = 64;

@@ -155,6 +155,7 @@ void UpstreamClient::start_trial(Pending& p, std::uint64_t now_us) {
   t.zone = p.zone;
   t.zone_name = p.zone_name;
   t.trust_ad = p.trust_ad;
+  t.dnssec = p.dnssec;
   t.qname = p.qname;
   t.qname_len = p.qname_len;
   t.qtype = p.qtype;

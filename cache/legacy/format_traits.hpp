@@ -2,15 +2,16 @@
 // What differs between the segment format versions this build can still read.
 // FORMAT-DEPENDENT.
 //
-// Formats 2, 3 and 4 share the segment header (segment_header.hpp: same fields, same
+// Formats 2 to 5 share the segment header (segment_header.hpp: same fields, same
 // offsets, same identity checksum), the region descriptor (region_table.hpp), the
-// entry encoding (entry_format.hpp) and the key blob (cache_key.hpp): `git diff
-// 1ad24aa^ HEAD -- cache/` changes none of their bytes. What moved:
+// entry encoding (entry_format.hpp; format 5 gives meaning to the info byte's bits 6-7,
+// zero in every older format) and the key blob (cache_key.hpp). What moved:
 //
 //   version  StatSlot  index slot gen tag   hit bit  hash tag   diagram
 //   2        256 B     bits 24..31 (8)      bit 23   bits 0..22  format2_layout.hpp
 //   3        256 B     bits 16..31 (16)     bit 15   bits 0..14  format3_layout.hpp
-//   4        512 B     bits 16..31 (16)     bit 15   bits 0..14  the current headers
+//   4        512 B     bits 16..31 (16)     bit 15   bits 0..14  format4_layout.hpp
+//   5        512 B     bits 16..31 (16)     bit 15   bits 0..14  the current headers
 //
 // The StatSlot size moves every part offset after the stat slots (regions, index,
 // arena), which the header records; the reader checks those offsets against the ones

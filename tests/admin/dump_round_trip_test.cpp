@@ -182,6 +182,21 @@ TEST_CASE("restore: a malformed dump is refused with FILE:LINE, and a missing se
   CHECK(status == 0);
   CHECK(out.find("$ENTRY a.test. A flags=do ecs=10.1.0.0/16 rcode=0 ad=1 ttl=") != std::string::npos);
   CHECK(out.find("answer a.test.") != std::string::npos);
+  CHECK(out.find("dnssec=") == std::string::npos);  // not validated: no verdict written
+
+  // A validated entry's DNSSEC verdict (cache::EntryVerdict) is dumped and restored.
+  out = restore_text(header + "$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=300 dnssec=secure\n"
+                              "answer b.test.\t300\tIN\tA\t192.0.2.2\n$END\n"
+                              "$ENTRY c.test. A flags=do ecs=- rcode=0 ad=0 ttl=300 dnssec=insecure\n"
+                              "answer c.test.\t300\tIN\tA\t192.0.2.3\n$END\n");
+  CHECK(status == 0);
+  out = run_dnsarena("dump " + segment, &status);
+  CHECK(out.find("$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(out.find(" dnssec=secure\n") != std::string::npos);
+  CHECK(out.find(" dnssec=insecure\n") != std::string::npos);
+  out = restore_text(header + "$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=300 dnssec=bogus\n$END\n");
+  CHECK(status == 2);
+  CHECK(out.find(path + ":2: dnssec=bogus: expected secure, insecure or indeterminate") != std::string::npos);
   CHECK(run_dnsarena("check " + segment, &status).find("sound") != std::string::npos);
   dnsarena::cache::Segment::remove(segment);
   std::remove(path.c_str());

@@ -10,6 +10,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,7 +29,7 @@ using Name = std::vector<std::uint8_t>;
 std::vector<std::uint8_t> reference_blob(const Name& name, std::uint16_t qtype, std::uint8_t flags,
                                          const EcsTag& ecs = {}) {
   std::vector<std::uint8_t> b = {static_cast<std::uint8_t>(qtype), static_cast<std::uint8_t>(qtype >> 8),
-                                 static_cast<std::uint8_t>((flags & 7) | (static_cast<unsigned>(ecs.family) << 3)),
+                                 static_cast<std::uint8_t>((flags & kKeyFlagBits) | (static_cast<unsigned>(ecs.family) << 3)),
                                  ecs.prefix, static_cast<std::uint8_t>(name.size())};
   for (unsigned i = 0; i < (ecs.prefix + 7u) / 8u; ++i) {
     const unsigned kept = ecs.prefix - 8 * i >= 8 ? 8 : ecs.prefix - 8 * i;
@@ -163,6 +164,24 @@ TEST_CASE("key build: every name length 1-255 in every case, both paths", "[key]
     ones.push_back(0);
     check_all_ways(ones, 65535, kKeyDo | kKeyCd | kKeyAuthenticated);
   }
+}
+
+TEST_CASE("key build: the DNS64 flag makes a key of its own, kept by the blob", "[key]") {
+  const Name name = {3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0};
+  check_all_ways(name, 28, kKeyDns64);
+  check_all_ways(name, 28, kKeyDo | kKeyDns64);
+  const CacheKey plain(name, 28, kKeyDo), dns64(name, 28, kKeyDo | kKeyDns64);
+  CHECK_FALSE(std::equal(plain.blob().begin(), plain.blob().end(), dns64.blob().begin(), dns64.blob().end()));
+  CHECK(dns64.blob()[2] == (kKeyDo | kKeyDns64));
+  CHECK(dns64.flags() == (kKeyDo | kKeyDns64));
+  CacheKey back;
+  REQUIRE(CacheKey::from_blob(dns64.blob(), back));
+  CHECK(back.flags() == (kKeyDo | kKeyDns64));
+  CHECK(back.hash() == dns64.hash());
+  // Bits 6-7 stay reserved: a blob with one set is not a key.
+  std::vector<std::uint8_t> bad(dns64.blob().begin(), dns64.blob().end());
+  bad[2] |= 0x40;
+  CHECK_FALSE(CacheKey::from_blob(bad, back));
 }
 
 TEST_CASE("key build: ECS-tagged keys match the reference", "[key]") {

@@ -104,3 +104,36 @@ TEST_CASE("write_response_direct: per-record TTLs, classes, types and owners", "
   expired.add(kAnswer, {}, kA, 50, bytes_of({192, 0, 2, 4}));
   REQUIRE(run(expired));
 }
+
+TEST_CASE("an entry's DNSSEC verdict round-trips and leaves its answer as it is", "[response][codec]") {
+  const Bytes qname = wire_name("www.example.com");
+  const CacheKey key(qname, kA, kKeyDo);
+  QueryInfo q;
+  q.id = 0x4321;
+  q.flags = kFlagRd | kFlagAd;
+  q.qname = qname;
+  q.qtype = kA;
+  OwnedAnswer a;
+  a.ttl = 300;
+  a.add(kAnswer, {}, kA, 300, bytes_of({192, 0, 2, 1}));
+  std::vector<std::uint8_t> plain, judged;
+  REQUIRE(encode_entry(key, a.answer(), kInserted, plain) > 0);
+  for (const EntryVerdict v :
+       {EntryVerdict::unvalidated, EntryVerdict::secure, EntryVerdict::insecure, EntryVerdict::indeterminate}) {
+    Answer with = a.answer();
+    with.verdict = v;
+    REQUIRE(encode_entry(key, with, kInserted, judged) > 0);
+    const EntryReader reader(judged, key.blob().size());
+    REQUIRE(reader.valid());
+    CHECK(reader.verdict() == v);
+    CHECK(reader.authentic_data() == false);  // AD is its own bit
+    // The direct writer takes it, and both writers answer as for the entry without a verdict.
+    CHECK(compare(judged, key, q, kInserted + 10, ResponseOptions{}, 512).accepted);
+    std::vector<std::uint8_t> out_plain(512), out_judged(512);
+    EntryReader plain_reader(plain), judged_reader(judged);
+    const ResponseResult rp = write_response(plain_reader, q, kInserted + 10, {}, out_plain.data(), 512);
+    const ResponseResult rj = write_response(judged_reader, q, kInserted + 10, {}, out_judged.data(), 512);
+    REQUIRE(rp.size == rj.size);
+    CHECK(std::memcmp(out_plain.data(), out_judged.data(), rp.size) == 0);
+  }
+}

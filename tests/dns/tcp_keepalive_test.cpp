@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // dns::read_tcp_keepalive (dns/opt_record.hpp): the server's edns-tcp-keepalive TIMEOUT
 // found past compressed names and other options, and -1 for every message that has none
-// or cannot be walked.
+// or cannot be walked; find_edns_option, the walk it is made of, for any option.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "dns/opt_record.hpp"
@@ -61,4 +62,19 @@ TEST_CASE("edns-tcp-keepalive: -1 without the option or for a message that canno
   Bytes misplaced = good;
   misplaced[7] = 2, misplaced[11] = 0;  // the OPT record counted as an answer, none additional
   CHECK(read_tcp_keepalive(misplaced) == -1);
+}
+
+TEST_CASE("find_edns_option: any option by code, its data, after other options", "[dns][keepalive]") {
+  using dnsarena::dns::find_edns_option;
+  Bytes both = kCookie;
+  both.insert(both.end(), {0, 15, 0, 2, 0, 3});  // EDE 3, stale answer
+  const Bytes m = response(both);
+  std::span<const std::uint8_t> data;
+  REQUIRE(find_edns_option(m, 15, &data));
+  CHECK(Bytes(data.begin(), data.end()) == Bytes{0, 3});
+  REQUIRE(find_edns_option(m, 10, &data));
+  CHECK(data.size() == 8);
+  CHECK_FALSE(find_edns_option(m, 11));
+  CHECK_FALSE(find_edns_option(response({}, false), 15));
+  for (std::size_t cut = 0; cut < m.size(); ++cut) CHECK_FALSE(find_edns_option({m.data(), cut}, 15));
 }

@@ -472,6 +472,55 @@ TEST_CASE("AD trust: which configs trust every name, and which reloads take trus
   CHECK_FALSE(ad_trust_revoked(only_corp, corp_trusted));
 }
 
+TEST_CASE("dnssec: validation is on with a trust anchor file, strict keys, bounds and anchor errors",
+          "[serve][config][dnssec]") {
+  using dnsarena::common::ConfigError;
+  using dnsarena::workers::load_serve_config;
+  const std::string anchor = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  {
+    const auto c = load_serve_config(write_file("upstreams: [127.0.0.1:53]\n"));
+    CHECK_FALSE(c.dnssec.validating());
+  }
+  {
+    const auto c = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                "\n  negative_trust_anchors: [Broken.Example]\n"
+                                                "  limits: {max_nsec3_iterations: 100, max_signature_validations: 8}\n"));
+    REQUIRE(c.dnssec.validating());
+    REQUIRE(c.dnssec.anchors);
+    CHECK(c.dnssec.anchors->anchors().size() == 1);
+    CHECK(c.dnssec.anchors->negative().size() == 1);
+    CHECK(c.dnssec.limits.max_nsec3_iterations == 100);
+    CHECK(c.dnssec.limits.max_signature_validations == 8);
+    CHECK(c.dnssec.limits.max_key_tag_collisions == 4);  // the default stays
+  }
+  {
+    const auto c = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  validate: false\n"));
+    CHECK_FALSE(c.dnssec.validating());
+  }
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  validate: true\n")),
+                    Catch::Contains("dnssec.validate") && Catch::Contains("needs a trust_anchor_file"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  negative_trust_anchors: [a.example]\n")),
+                    Catch::Contains("dnssec.negative_trust_anchors"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: /nonexistent/root.key\n")),
+                    Catch::Contains(":2:22") && Catch::Contains("dnssec.trust_anchor_file") &&
+                        Catch::Contains("/nonexistent/root.key"));
+  const std::string bad_anchor = write_file("test. 3600 IN A 192.0.2.1\n");
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + bad_anchor + "\n")),
+                    Catch::Contains(bad_anchor + ":1"));
+  CHECK_THROWS_WITH(
+      load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  limits:\n    max_nsec3_hashes: 0\n")),
+      Catch::Contains("dnssec.limits.max_nsec3_hashes") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(
+      load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n  limits: {max_keys: 3}\n")),
+      Catch::Contains("dnssec.limits.max_keys") && Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchors: x\n")),
+                    Catch::Contains("dnssec.trust_anchors") && Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\n  negative_trust_anchors: [\"bad..name\"]\n")),
+                    Catch::Contains("not a domain name"));
+}
+
 TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read strictly, errors name the key",
           "[serve][config][policy]") {
   using dnsarena::workers::ConfigError;
@@ -606,6 +655,12 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   auto both = load_serve_config(write_file("upstreams: [127.0.0.1:5300]\nrecursion:\n  enabled: true\n  root_hints: " +
                                            hints + "\n"));
   CHECK_THROWS_WITH(both.validate(), Catch::Contains("recursion.enabled") && Catch::Contains("forward_zones"));
+  // Not with DNSSEC validation (the recursive path does not validate).
+  const std::string anchor = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  auto validating = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\nrecursion:\n  enabled: true\n  root_hints: " + hints + "\n"));
+  CHECK_THROWS_WITH(validating.validate(), Catch::Contains("recursion.enabled with dnssec validation"));
   // Beside forward zones it is fine.
   auto beside = load_serve_config(write_file("forward_zones: [{zone: corp.example, upstreams: [127.0.0.1:5300]}]\n"
                                              "recursion:\n  enabled: true\n  root_hints: " + hints + "\n"));

@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "cache/cache.hpp"
+#include "cache/format_version.hpp"
 #include "cache/segment_migration.hpp"
 #include "tests/cache/fixture_segment.hpp"
 #include "tests/cache/warm_entries.hpp"
@@ -137,7 +138,9 @@ TEST_CASE("serve with a smaller --max-entries migrates a warm segment and drops 
   REQUIRE(serve.wait_ready());
   const std::string log = serve.log();
   INFO(log);
-  CHECK(log.find("format 4 -> 4, max_entries 1000, arena 8388608 bytes -> max_entries 200, arena 8388608 bytes: "
+  const std::string version = std::to_string(cache::kFormatVersion);
+  CHECK(log.find("format " + version + " -> " + version +
+                 ", max_entries 1000, arena 8388608 bytes -> max_entries 200, arena 8388608 bytes: "
                  "200 migrated, 100 dropped (oldest first), 5 expired, 0 malformed") != std::string::npos);
   // The 200 newest stay (e100..e299), the 100 oldest are gone: asking for one goes upstream.
   for (unsigned i = 100; i < spec.count; i += 11) require_warm_hit(port, spec, i, written);

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena serve` validating (dnssec.trust_anchor_file) in front of knotd's signed zones
+// (signed_zones.hpp; knotd itself is the upstream), with Unbound's validator on the same
+// zones and anchor as the reference in the same test: rcode, AD and EDE per name over
+// the names of unbound_validator.hpp. Then what the verdicts do to the cache: a
+// validated name's second query is a hit with AD and sends nothing upstream; a CD client
+// gets a bogus name's data; a client without DO gets neither AD nor RRSIGs; a worker
+// killed with validated misses in flight leaves a cache its successor answers from
+// correctly.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "cache/segment.hpp"
+#include "tests/dnssec/signed_zones.hpp"
+#include "tests/dnssec/unbound_validator.hpp"
+#include "tests/workers/serve_harness.hpp"
+
+using namespace dnsarena::dnssec;
+using namespace dnsarena::dnssec::test;
+namespace t = dnsarena::test;
+
+namespace {
+
+constexpr std::uint16_t kTypeA = 1;
+
+// serve forwarding every name to knotd, validating with the zones' anchor.
+struct ValidatingServe {
+  std::uint16_t port = t::free_port();
+  std::string segment = t::unique_segment("dnssec");
+  std::unique_ptr<t::ServeProcess> serve;
+
+  // `dnssec_extra`: more keys of the dnssec section, indented.
+  ValidatingServe(const SignedZones& zones, unsigned workers, const std::string& dnssec_extra = "") {
+    // A failure cache window long enough that a loaded machine's second query falls in it.
+    const std::string config = t::write_config("dnssec:\n  trust_anchor_file: " + zones.anchor_ds_file() + "\n" +
+                                               dnssec_extra + "failure_cache: {min_s: 60}\n");
+    serve = std::make_unique<t::ServeProcess>(
+        std::vector<std::string>{"--config", config, "--segment", segment, "--workers", std::to_string(workers),
+                                 "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--upstream",
+                                 "127.0.0.1:" + std::to_string(zones.port()), "--no-metrics"},
+        port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+    for (int i = 0; i < 500 && serve->children().size() < workers; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ~ValidatingServe() {
+    serve.reset();
+    dnsarena::cache::Segment::remove(segment);
+  }
+  t::DnsReply ask(const std::string& name, std::uint16_t type, bool do_bit = true, bool cd = false) const {
+    static std::uint16_t id = 1000;
+    std::vector<std::uint8_t> q = t::make_query(++id, name, type, 1232, do_bit);
+    if (cd) q[3] |= 0x10;
+    return t::udp_exchange(port, q, std::chrono::milliseconds(5000));
+  }
+  std::uint64_t total(const char* counter) const {
+    return t::serve_stats(segment)["total"][counter].get<std::uint64_t>();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve validates forwarded answers as Unbound's validator does", "[dnssec][serve][unbound]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file());
+  ValidatingServe serve(zones, 2);
+
+  const std::vector<Name> names = differential_names();
+  std::size_t agree = 0, ede_compared = 0, secure = 0;
+  std::set<std::string> bogus_zones;
+  std::ostringstream table;
+  for (const Name& n : names) {
+    const t::DnsReply ours = serve.ask(n.name, n.type);
+    const t::DnsReply theirs = unbound.ask(n.name, n.type);
+    REQUIRE(ours.answered);
+    REQUIRE(theirs.answered);
+    table << n.name << " " << n.type << ": ours rcode " << ours.rcode() << " ad " << ours.ad() << " ede " << ours.ede
+          << "; unbound rcode " << theirs.rcode() << " ad " << theirs.ad() << " ede " << theirs.ede << "\n";
+    INFO(n.name << " type " << n.type);
+    CHECK(ours.rcode() == theirs.rcode());
+    CHECK(ours.ad() == theirs.ad());
+    // EDE on a zone's first bogus name only (unbound_diff_test.cpp says why).
+    const std::string zone = n.name.substr(n.name.find('.') + 1);
+    if (theirs.ede >= 0 && theirs.rcode() == 2 && bogus_zones.insert(zone).second) {
+      ++ede_compared;
+      CHECK(ours.ede == theirs.ede);
+    }
+    agree += ours.rcode() == theirs.rcode() && ours.ad() == theirs.ad();
+    secure += ours.ad();
+  }
+  INFO("every name:\n" << table.str());
+  CHECK(agree == names.size());
+  CHECK(ede_compared >= 1);  // badds.test.: DNSKEY Missing (9) on both sides
+  CHECK(secure >= names.size() / 2);
+  // The counters (dnssec_counters.hpp), in the supervisor's answer snapshot once it is written.
+  nlohmann::json dnssec;
+  CHECK(t::eventually([&] {
+    const nlohmann::json stats = t::serve_stats(serve.segment);
+    if (!stats.contains("answers")) return false;
+    dnssec = stats["answers"]["dnssec"];
+    return dnssec.value("secure", 0ull) + dnssec.value("insecure", 0ull) + dnssec.value("bogus", 0ull) +
+               dnssec.value("indeterminate", 0ull) >= names.size();
+  }));
+  INFO(dnssec.dump());
+  CHECK(dnssec["secure"].get<std::uint64_t>() == secure);
+  CHECK(dnssec["bogus"].get<std::uint64_t>() >= 2);
+  CHECK(dnssec["insecure"].get<std::uint64_t>() >= 3);
+  CHECK(dnssec["fetches"].get<std::uint64_t>() >= 10);  // DS and DNSKEY of every zone, once per worker at most
+  CHECK(dnssec["signature_validations"].get<std::uint64_t>() >= secure);
+  CHECK(dnssec["nsec3_iteration_limit"].get<std::uint64_t>() >= 1);  // hiter.test.: 200 iterations
+  CHECK(dnssec["timeouts"].get<std::uint64_t>() == 0);
+
+  // The verdicts are in the entries (cache::EntryVerdict), as `dnsarena dump` shows them.
+  const std::string dump = t::run_command(t::dnsarena_binary() + " dump " + serve.segment);
+  CHECK(dump.find("$ENTRY www.rsa.test. A flags=do ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(dump.find(" dnssec=secure\n") != std::string::npos);
+  CHECK(dump.find(" dnssec=insecure\n") != std::string::npos);
+  CHECK(dump.find("$ENTRY www.badds.test. A flags=do") == std::string::npos);  // bogus: never cached
+
+  // A validated name again: a hit with AD, nothing sent upstream.
+  REQUIRE(serve.ask("www.rsa.test.", kTypeA).ad());
+  const std::uint64_t upstream = serve.total("upstream_queries");
+  const std::uint64_t hits = serve.total("hits");
+  for (int i = 0; i < 4; ++i) {  // both workers
+    const t::DnsReply again = serve.ask("www.rsa.test.", kTypeA);
+    CHECK(again.rcode() == 0);
+    CHECK(again.ad());
+  }
+  CHECK(serve.total("upstream_queries") == upstream);
+  CHECK(serve.total("hits") >= hits + 4);
+
+  // A bogus name again: from the failure cache, SERVFAIL with EDE 6, nothing sent upstream.
+  const std::uint64_t failure_cached = serve.total("failure_cached");
+  for (int i = 0; i < 4; ++i) {
+    const t::DnsReply bogus = serve.ask("www.badds.test.", kTypeA);
+    CHECK(bogus.rcode() == 2);
+    CHECK(bogus.ede == 6);
+  }
+  CHECK(serve.total("upstream_queries") == upstream);
+  CHECK(serve.total("failure_cached") == failure_cached + 4);
+
+  // CD: the bogus name's data, unvalidated (RFC 4035 3.2.2), without AD.
+  const t::DnsReply cd = serve.ask("www.badds.test.", kTypeA, true, true);
+  CHECK(cd.rcode() == 0);
+  CHECK(cd.count(0, kTypeA) == 1);
+  CHECK_FALSE(cd.ad());
+
+  // No DO: no AD (RFC 6840 5.8) and no RRSIGs, though the query upstream carried DO.
+  const t::DnsReply plain = serve.ask("www.ed.test.", kTypeA, false);
+  CHECK(plain.rcode() == 0);
+  CHECK(plain.count(0, kTypeA) == 1);
+  CHECK(plain.count(0, kTypeRrsig) == 0);
+  CHECK_FALSE(plain.ad());
+  const t::DnsReply with_do = serve.ask("www.ed.test.", kTypeA);
+  CHECK(with_do.ad());
+  CHECK(with_do.count(0, kTypeRrsig) >= 1);
+}
+
+TEST_CASE("a worker killed with validated misses in flight: its successor answers from a consistent cache",
+          "[dnssec][serve][kill]") {
+  SignedZones zones;
+  ValidatingServe serve(zones, 1);
+  REQUIRE(serve.ask("www.test.", kTypeA).ad());  // the test. zone's keys: cached, and in the worker's key cache
+  const auto before = serve.serve->children();
+  REQUIRE(before.size() == 1);
+  // Misses whose validation needs fetches (DS and DNSKEY of three zones), then the kill
+  // while they are in flight: nothing waits for their answers.
+  const int fd = t::connected_udp_socket(serve.port);
+  REQUIRE(fd >= 0);
+  std::uint16_t id = 1;
+  for (const char* name : {"www.rsa.test.", "www.ed.test.", "www.n3.test.", "nope.rsa.test.", "www.badds.test."}) {
+    const auto q = t::make_query(id++, name, kTypeA, 1232, true);
+    REQUIRE(::send(fd, q.data(), q.size(), 0) == static_cast<ssize_t>(q.size()));
+  }
+  REQUIRE(::kill(before[0], SIGKILL) == 0);
+  ::close(fd);
+  REQUIRE(t::eventually([&] {
+    const auto now = serve.serve->children();
+    return now.size() == 1 && now[0] != before[0];
+  }));
+  // The successor: every answer as a validator gives it, AD only on secure ones.
+  REQUIRE(t::udp_answered_within(serve.port, t::make_query(90, "www.test.", kTypeA, 1232, true)));
+  for (int round = 0; round < 2; ++round) {  // the miss, then the hit
+    CHECK(serve.ask("www.test.", kTypeA).ad());
+    CHECK(serve.ask("www.rsa.test.", kTypeA).ad());
+    CHECK(serve.ask("www.ed.test.", kTypeA).ad());
+    CHECK(serve.ask("www.n3.test.", kTypeA).ad());
+    const t::DnsReply nx = serve.ask("nope.rsa.test.", kTypeA);
+    CHECK(nx.rcode() == 3);
+    CHECK(nx.ad());
+    CHECK(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
+    CHECK_FALSE(serve.ask("www.unsigned.test.", kTypeA).ad());
+  }
+}
+
+TEST_CASE("dnssec.limits: a validation past max_signature_validations is bogus (EDE 6) and counted",
+          "[dnssec][serve][limits]") {
+  SignedZones zones;
+  // A chain from the anchor to www.rsa.test. takes four verifications (test.'s DNSKEY,
+  // rsa.test.'s DS and DNSKEY, the answer): one is allowed.
+  ValidatingServe serve(zones, 1, "  limits: {max_signature_validations: 1}\n");
+  const t::DnsReply r = serve.ask("www.rsa.test.", kTypeA);
+  CHECK(r.rcode() == 2);
+  CHECK(r.ede == 6);
+  CHECK_FALSE(r.ad());
+  nlohmann::json dnssec;
+  CHECK(t::eventually([&] {
+    const nlohmann::json stats = t::serve_stats(serve.segment);
+    if (!stats.contains("answers")) return false;
+    dnssec = stats["answers"]["dnssec"];
+    return dnssec.value("signature_limit", 0ull) >= 1;
+  }));
+  CHECK(dnssec["bogus"].get<std::uint64_t>() >= 1);
+  CHECK(dnssec["secure"].get<std::uint64_t>() == 0);
+  // The CD client still gets the data (nothing to verify).
+  CHECK(serve.ask("www.rsa.test.", kTypeA, true, true).rcode() == 0);
+}
+
+namespace {
+
+// User + system CPU seconds of `pids` so far (/proc/PID/stat utime and stime).
+double cpu_seconds(const std::vector<pid_t>& pids) {
+  double ticks = 0;
+  for (const pid_t pid : pids) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string f;
+    for (int i = 3; i <= 15 && fields >> f; ++i)
+      if (i == 14 || i == 15) ticks += std::stod(f);
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// dnsperf through `file` once against `port`: the queries that got an answer.
+std::string run_dnsperf(std::uint16_t port, const std::string& file) {
+  return t::run_command("dnsperf -s 127.0.0.1 -p " + std::to_string(port) + " -d " + file +
+                        " -n 1 -c 1 -q 20 -t 5 2>&1 | grep -E 'Queries (completed|lost)'");
+}
+
+}  // namespace
+
+// The figure of docs/dnssec.md ("Cost in the workers"): CPU per validated miss and per
+// validated hit, serve (one worker) against Unbound's validator (one thread) on the same
+// names, in one run, with serve not validating as the baseline; CPU time from /proc (user +
+// system), so a loaded machine's waiting does not count. Hidden: run it by name
+// (`dnssec_tests "[.dnssec_bench]"`).
+TEST_CASE("bench: CPU per validated miss and hit, serve against Unbound's validator", "[.dnssec_bench]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file());
+  ValidatingServe serve(zones, 1);
+  ValidatingServe plain(zones, 1, "  validate: false\n");
+  auto pids_of = [](const ValidatingServe& s) {
+    std::vector<pid_t> pids = s.serve->children();
+    pids.push_back(s.serve->pid());
+    return pids;
+  };
+  struct Server {
+    const char* name;
+    std::uint16_t port;
+    std::vector<pid_t> pids;
+  };
+  const Server servers[] = {{"serve, validating", serve.port, pids_of(serve)},
+                            {"unbound, validating", unbound.port(), {unbound.pid()}},
+                            {"serve, not validating", plain.port, pids_of(plain)}};
+  // Warm: every zone's keys established (a warm miss: the key cache's case).
+  for (const char* z : {"rsa.test.", "ed.test.", "n3.test."}) {
+    REQUIRE(serve.ask(std::string("www.") + z, kTypeA).ad());
+    REQUIRE(unbound.ask(std::string("www.") + z, kTypeA).ad());
+    REQUIRE(plain.ask(std::string("www.") + z, kTypeA).answered);
+  }
+  constexpr int kNames = 4000, kHitRounds = 5;
+  std::string names;
+  const char* signed_zones[] = {"rsa.test.", "ed.test.", "n3.test."};
+  for (int i = 0; i < kNames; ++i) names += "q" + std::to_string(i) + ".wild." + signed_zones[i % 3] + " TXT\n";
+  const std::string misses = t::write_config(names);
+  std::string repeated;
+  for (int r = 0; r < kHitRounds; ++r) repeated += names;
+  const std::string hits = t::write_config(repeated);
+  std::printf("CPU per query (us; /proc utime+stime, 10 ms ticks), %d wildcard TXT names over RSA, Ed25519, NSEC3\n",
+              kNames);
+  std::printf("%-24s %10s %10s\n", "", "miss", "hit");
+  double per[3][2] = {};
+  for (int s = 0; s < 3; ++s) {
+    double before = cpu_seconds(servers[s].pids);
+    const std::string miss_out = run_dnsperf(servers[s].port, misses);
+    per[s][0] = (cpu_seconds(servers[s].pids) - before) * 1e6 / kNames;
+    before = cpu_seconds(servers[s].pids);
+    const std::string hit_out = run_dnsperf(servers[s].port, hits);
+    per[s][1] = (cpu_seconds(servers[s].pids) - before) * 1e6 / (kNames * kHitRounds);
+    std::printf("%-24s %10.1f %10.1f\n  misses: %s  hits: %s", servers[s].name, per[s][0], per[s][1],
+                miss_out.c_str(), hit_out.c_str());
+  }
+  std::printf("serve / unbound: miss %.2f, hit %.2f; validating / not: miss %.2f, hit %.2f\n", per[0][0] / per[1][0],
+              per[0][1] / per[1][1], per[0][0] / per[2][0], per[0][1] / per[2][1]);
+  CHECK(serve.ask("q1.wild.ed.test.", 16).ad());
+}

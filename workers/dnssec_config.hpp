@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The dnssec: section of the serve config: whether the workers validate forwarded answers
+// (validation_jobs.hpp), against which trust anchors, and the validator's bounds.
+//
+//   dnssec:
+//     trust_anchor_file: /usr/share/dns/root.ds   DS or DNSKEY records in zone-file syntax
+//                                  (trust_anchors.hpp); relative to the config's directory
+//     validate: true               default true when a trust anchor file is set; true
+//                                  without one is an error
+//     negative_trust_anchors: [example.com]   RFC 7646: names at and below are insecure
+//     limits: {max_key_tag_collisions: 4, max_signature_validations: 16,
+//              max_nsec3_hashes: 64, max_nsec3_iterations: 150}   (dnssec/limits.hpp)
+//
+// The anchor file is read when the config is loaded (a bad file is a config error with
+// TrustAnchorError's "FILE:LINE: what"), so a reload that breaks it keeps the old config.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dnssec/limits.hpp"
+#include "dnssec/trust_anchors.hpp"
+
+namespace dnsarena::common {
+class MapReader;  // common/yaml_reader.hpp
+}
+
+namespace dnsarena::workers {
+
+struct DnssecConfig {
+  bool validate = false;
+  std::string trust_anchor_file;                    // as resolved (absolute or cwd-relative)
+  std::vector<std::string> negative_trust_anchors;  // as written
+  dnssec::Limits limits;
+  // The file's anchors with the negative ones; null without a trust_anchor_file.
+  std::shared_ptr<const dnssec::TrustAnchors> anchors;
+
+  bool validating() const { return validate && anchors != nullptr; }
+};
+
+// Reads the section's keys into `d` (the caller rejects unknown keys). `config_dir`: the
+// directory a relative trust_anchor_file is read from. Throws common::ConfigError.
+void read_dnssec_config(common::MapReader& s, const std::string& config_dir, DnssecConfig& d);
+
+}  // namespace dnsarena::workers

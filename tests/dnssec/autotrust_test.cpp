@@ -89,9 +89,10 @@ public:
   }
 
   Response fetch() const {
+    const Bytes qname = name_from_text("roll.");  // outlives spec, which only points at it
     dnsarena::dns::QuerySpec spec;
     spec.id = static_cast<std::uint16_t>(++id_);
-    spec.qname = name_from_text("roll.");
+    spec.qname = qname;
     spec.qtype = kTypeDnskey;
     spec.cd = true;
     spec.do_bit = true;

@@ -134,7 +134,7 @@ wait $perf
 grep -E "Queries (sent|completed|lost)|Response codes" dnsperf.log
 echo "UDP datagrams dropped by full socket buffers meanwhile (host-wide): $(( $(rcvbuf_errors) - drops0 ))"
 grep -o 'IXFR to serial [0-9]* .*CPU)' serve.log || true
-grep -o 'compiled in [0-9.]* s' serve.log | tr '\n' ' '; echo
+grep -o 'compiled in [0-9.]* s ([0-9.]* s CPU)' serve.log | tr '\n' ' '; echo
 # Where the time goes, in CPU time (the machine may be loaded): the copy read and compiled
 # alone, as the supervisor does it for every transfer.
 /usr/bin/time -f 'the copy read and compiled alone (dnsarena policy check): %e s wall, %U s user + %S s system CPU' \

@@ -35,13 +35,6 @@ Bytes key_id(const Bytes& dnskey) {
 }
 bool revoked_bit(const Bytes& dnskey) { return dnskey.size() >= 2 && (dnskey[1] & kRevokeBit); }
 
-std::uint16_t key_tag(const Bytes& dnskey) {
-  const dnssec_binary_t b{dnskey.size(), const_cast<std::uint8_t*>(dnskey.data())};
-  std::uint16_t tag = 0;
-  dnssec_keytag(&b, &tag);
-  return tag;
-}
-
 std::string base64(std::span<const std::uint8_t> bytes) {
   const dnssec_binary_t in{bytes.size(), const_cast<std::uint8_t*>(bytes.data())};
   dnssec_binary_t out{};
@@ -81,7 +74,7 @@ AutotrustKey* find_key(TrustPoint& tp, const Bytes& id) {
 }
 
 void set_state(AutotrustKey& k, KeyState s, std::uint32_t now, ProbeReport& r) {
-  r.changes.push_back("key " + std::to_string(key_tag(key_id(k.dnskey))) + ": " +
+  r.changes.push_back("key " + std::to_string(dnskey_tag(key_id(k.dnskey))) + ": " +
                       std::string(key_state_name(k.state)) + " -> " + std::string(key_state_name(s)));
   k.state = s;
   k.last_change = now;
@@ -96,6 +89,13 @@ std::uint32_t probe_interval(std::uint32_t orig_ttl, std::uint32_t to_expiry, st
 }
 
 }  // namespace
+
+std::uint16_t dnskey_tag(const Bytes& dnskey) {
+  const dnssec_binary_t b{dnskey.size(), const_cast<std::uint8_t*>(dnskey.data())};
+  std::uint16_t tag = 0;
+  dnssec_keytag(&b, &tag);
+  return tag;
+}
 
 std::string_view key_state_name(KeyState s) {
   switch (s) {
@@ -194,7 +194,7 @@ std::string format_trust_point(const TrustPoint& tp) {
     if (k.dnskey.size() < 4) continue;
     const unsigned flags = (k.dnskey[0] << 8) | k.dnskey[1];
     o << zone << "\t172800\tIN\tDNSKEY\t" << flags << " " << unsigned{k.dnskey[2]} << " " << unsigned{k.dnskey[3]} << " "
-      << base64(std::span(k.dnskey).subspan(4)) << " ;{id = " << key_tag(k.dnskey) << ((flags & 1) ? " (ksk)" : " (zsk)")
+      << base64(std::span(k.dnskey).subspan(4)) << " ;{id = " << dnskey_tag(k.dnskey) << ((flags & 1) ? " (ksk)" : " (zsk)")
       << "} ;;state=" << static_cast<unsigned>(k.state) << " [ " << key_state_name(k.state) << " ] ;;count=0"
       << " ;;lastchange=" << k.last_change << " ;;" << date_text(k.last_change) << "\n";
   }
@@ -286,7 +286,7 @@ ProbeReport observe(TrustPoint& tp, const Response& reply, std::uint32_t now, co
       for (const Bytes& ds : tp.ds)
         if (!revoked_bit(d) && ds_matches_dnskey(ds, tp.zone, d) && !find_key(tp, key_id(d))) {
           tp.keys.push_back({d, KeyState::valid, now});
-          r.changes.push_back("key " + std::to_string(key_tag(d)) + ": DS anchor -> VALID");
+          r.changes.push_back("key " + std::to_string(dnskey_tag(d)) + ": DS anchor -> VALID");
         }
     tp.ds.clear();
   }

@@ -87,6 +87,9 @@ std::string format_trust_point(const TrustPoint& tp);
 // directory). Throws std::runtime_error with the path and errno text.
 void write_file_atomically(const std::string& path, const std::string& text);
 
+// The key tag of DNSKEY RDATA (RFC 4034 appendix B), as libdnssec computes it.
+std::uint16_t dnskey_tag(const Bytes& dnskey);
+
 // The keys trusted now (valid and missing), as DNSKEY RDATA.
 std::vector<Bytes> trusted_keys(const TrustPoint& tp);
 

@@ -126,10 +126,7 @@ int run_update_trust(const UpdateTrustOptions& o) {
     j["query_failed"] = tp.query_failed;
     nlohmann::json keys = nlohmann::json::array();
     for (const AutotrustKey& k : tp.keys) {
-      const dnssec_binary_t b{k.dnskey.size(), const_cast<std::uint8_t*>(k.dnskey.data())};
-      std::uint16_t tag = 0;
-      dnssec_keytag(&b, &tag);
-      keys.push_back({{"tag", tag}, {"algorithm", k.dnskey.size() > 3 ? k.dnskey[3] : 0},
+      keys.push_back({{"tag", dnskey_tag(k.dnskey)}, {"algorithm", k.dnskey.size() > 3 ? k.dnskey[3] : 0},
                       {"state", std::string(key_state_name(k.state))}, {"last_change", k.last_change}});
     }
     j["keys"] = keys;
@@ -139,10 +136,7 @@ int run_update_trust(const UpdateTrustOptions& o) {
                 report.accepted ? "DNSKEY set verified" : ("probe failed: " + why).c_str());
     for (const std::string& c : report.changes) std::printf("  %s\n", c.c_str());
     for (const AutotrustKey& k : tp.keys) {
-      const dnssec_binary_t b{k.dnskey.size(), const_cast<std::uint8_t*>(k.dnskey.data())};
-      std::uint16_t tag = 0;
-      dnssec_keytag(&b, &tag);
-      std::printf("  key %5u algorithm %3u %-8s since %u\n", tag, k.dnskey.size() > 3 ? k.dnskey[3] : 0,
+      std::printf("  key %5u algorithm %3u %-8s since %u\n", dnskey_tag(k.dnskey), k.dnskey.size() > 3 ? k.dnskey[3] : 0,
                   std::string(key_state_name(k.state)).c_str(), k.last_change);
     }
     std::printf("  next probe in %u s%s\n", report.next_probe - now, o.dry_run ? " (dry run: file not written)" : "");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `dnsarena policy bench` and `dnsarena policy check`: CLI, table and JSON.
+// `dnsarena policy bench`, `check` and `export`: CLI, table and JSON.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,6 +10,8 @@
 #include "policy/commands.hpp"
 #include "policy/policy_bench.hpp"
 #include "policy/policy_config.hpp"
+#include "policy/rpz_copy_file.hpp"
+#include "policy/rpz_copy_text.hpp"
 
 namespace dnsarena::policy {
 
@@ -83,7 +85,7 @@ void add_bench(CLI::App& group) {
 
 void add_check(CLI::App& group) {
   auto files = std::make_shared<std::vector<std::string>>();
-  CLI::App* cmd = group.add_subcommand("check", "Read RPZ files as serve would: rules per zone, or the first error as FILE:LINE");
+  CLI::App* cmd = group.add_subcommand("check", "Read RPZ files (zone files or transferred copies) as serve would: rules per zone, or the first error as FILE:LINE");
   cmd->add_option("files", *files, "RPZ zone files (origin: each file's SOA owner)")->required();
   cmd->callback([files] {
     PolicyConfig cfg;
@@ -101,12 +103,29 @@ void add_check(CLI::App& group) {
   });
 }
 
+void add_export(CLI::App& group) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand("export", "Print the copy of an RPZ a zone transfer keeps (policy.rpz file:) as a zone file");
+  cmd->add_option("file", *file, "The copy (written by serve after each transfer)")->required();
+  cmd->callback([file] {
+    try {
+      RpzCopyReader copy(*file);
+      print_rpz_copy(copy, stdout);
+      if (std::fflush(stdout) != 0) throw PolicyError("cannot write the zone text");
+    } catch (const PolicyError& e) {
+      std::fprintf(stderr, "dnsarena policy export: %s\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
 }  // namespace
 
 void add_policy_command(CLI::App& app) {
-  CLI::App* group = common::add_command_group(app, "policy", "Response policy zones: check files, benchmark");
+  CLI::App* group = common::add_command_group(app, "policy", "Response policy zones: check files, export a transferred copy, benchmark");
   add_bench(group[0]);
   add_check(group[0]);
+  add_export(group[0]);
 }
 
 }  // namespace dnsarena::policy

@@ -75,7 +75,17 @@ std::vector<std::uint8_t> compile_policy(const RuleSet& set) {
   auto* slot = reinterpret_cast<std::uint64_t*>(image.data() + sizeof(ImageHeader));
   auto* filter = slot + slots;
   std::size_t pos = records_offset;
-  for (const Rule& r : rules) {
+  // The slots and filter words are written in hash order, at random: those of the rule
+  // kPrefetchAhead later are prefetched (a 1M-rule image otherwise waits for a cache miss
+  // or two per rule).
+  constexpr std::size_t kPrefetchAhead = 8;
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    const Rule& r = rules[k];
+    if (k + kPrefetchAhead < rules.size()) {
+      const std::uint64_t ahead = rules[k + kPrefetchAhead].hash;
+      __builtin_prefetch(&slot[ahead & (slots - 1)], 1);
+      __builtin_prefetch(&filter[filter_word(ahead, words)], 1);
+    }
     RuleRecordHead head{};
     head.name_len = static_cast<std::uint8_t>(r.name.size());
     head.flags = static_cast<std::uint8_t>((r.wildcard ? kFlagWildcard : 0) |

@@ -8,6 +8,7 @@
 #include <vector>
 #include <spdlog/spdlog.h>
 
+#include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "wire/constants.hpp"
 #include "wire/dns_name.hpp"
@@ -103,13 +104,16 @@ WireName name_of(std::string_view text) {
   return WireName(w.begin(), w.end());
 }
 
+// Reads the records of a Source (ZoneScanner, or RpzCopyReader: next(), fail(), source()).
+template <typename Source>
 class RpzZone {
 public:
-  RpzZone(ZoneScanner& scanner, RuleSet& rules, WireName origin) : scanner_(scanner), rules_(rules), origin_(std::move(origin)) {}
+  RpzZone(Source& scanner, RuleSet& rules, WireName origin) : scanner_(scanner), rules_(rules), origin_(std::move(origin)) {}
 
   void read() {
     ScannedRecord r;
     while (scanner_.next(r)) add(r);
+    while (pending_count_) apply_oldest();
     if (rules_.report().unsupported)
       spdlog::warn("policy zone {} ({}): {} unsupported triggers or actions skipped, the first at {}:{} ({})",
                    rules_.report().name, scanner_.source(), rules_.report().unsupported, scanner_.source(),
@@ -157,15 +161,37 @@ private:
   // The record `r` at `trigger`: an action, or local data.
   void add(const ScannedRecord& r, const WireName& trigger, bool wildcard, TriggerKind kind) {
     if (r.type == kTypeCname) {
-      if (r.rdata == root_) return rules_.add_action(trigger, wildcard, Action::nxdomain, kind);
-      if (r.rdata == wildcard_root_) return rules_.add_action(trigger, wildcard, Action::nodata, kind);
-      if (r.rdata == passthru_) return rules_.add_action(trigger, wildcard, Action::passthru, kind);
-      if (r.rdata == drop_) return rules_.add_action(trigger, wildcard, Action::drop, kind);
+      if (r.rdata == root_) return queue(trigger, wildcard, kind, Action::nxdomain, {});
+      if (r.rdata == wildcard_root_) return queue(trigger, wildcard, kind, Action::nodata, {});
+      if (r.rdata == passthru_) return queue(trigger, wildcard, kind, Action::passthru, {});
+      if (r.rdata == drop_) return queue(trigger, wildcard, kind, Action::drop, {});
       if (r.rdata == tcp_only_) return unsupported(r, "action rpz-tcp-only.");
       if (r.rdata.size() >= 2 && r.rdata[0] == 1 && r.rdata[1] == '*')
         return unsupported(r, "action CNAME " + wire::wire_to_text(r.rdata));
     }
-    rules_.add_record(trigger, wildcard, {r.type, r.ttl, r.rdata}, kind);
+    queue(trigger, wildcard, kind, Action::local_data, {r.type, r.ttl, r.rdata});
+  }
+
+  // An action (local_data: the record) for `trigger`, added to the rule set kPipeline
+  // triggers later, in order, its index slot prefetched meanwhile (RuleSet::prefetch).
+  void queue(const WireName& trigger, bool wildcard, TriggerKind kind, Action action, LocalRecord record) {
+    if (pending_count_ == kPipeline) apply_oldest();
+    Pending& p = pending_[(pending_head_ + pending_count_) % kPipeline];
+    p.trigger = trigger;
+    p.wildcard = wildcard;
+    p.kind = kind;
+    p.action = action;
+    p.record = std::move(record);
+    p.hash = rules_.prefetch(trigger, wildcard, kind);
+    ++pending_count_;
+  }
+
+  void apply_oldest() {
+    Pending& p = pending_[pending_head_];
+    if (p.action == Action::local_data) rules_.add_record(p.trigger, p.wildcard, std::move(p.record), p.kind, p.hash);
+    else rules_.add_action(p.trigger, p.wildcard, p.action, p.kind, p.hash);
+    pending_head_ = (pending_head_ + 1) % kPipeline;
+    --pending_count_;
   }
 
   // True when byte `n` of `owner` starts a label (the origin matched whole labels).
@@ -182,7 +208,7 @@ private:
     }
   }
 
-  ZoneScanner& scanner_;
+  Source& scanner_;
   RuleSet& rules_;
   WireName origin_;
   const WireName root_ = name_of(".");
@@ -192,6 +218,18 @@ private:
   const WireName tcp_only_ = name_of("rpz-tcp-only.");
   std::string first_unsupported_;
   unsigned first_unsupported_line_ = 0;
+  struct Pending {
+    WireName trigger;
+    bool wildcard = false;
+    TriggerKind kind = TriggerKind::qname;
+    Action action = Action::local_data;
+    LocalRecord record;
+    std::uint64_t hash = 0;
+  };
+  // 8 triggers in flight: the longest a cache miss waits is a few triggers' reading.
+  static constexpr std::size_t kPipeline = 8;
+  std::array<Pending, kPipeline> pending_;
+  std::size_t pending_head_ = 0, pending_count_ = 0;
 };
 
 WireName origin_of(const std::string& name, const std::string& source) {
@@ -211,6 +249,16 @@ void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
   rules.begin_zone(zone.name.empty() ? zone.file : zone.name, zone.file);
   if (zone.transferred && !std::filesystem::exists(zone.file)) {  // not transferred yet: no rules
     rules.report().origin = origin_of(zone.name, zone.file);
+    return;
+  }
+  if (RpzCopyReader::is_copy(zone.file)) {  // a transfer's copy (rpz_copy_file.hpp): no text to parse
+    RpzCopyReader copy(zone.file);
+    const WireName origin = origin_of(zone.name, zone.file);
+    if (!origin.empty() && origin != copy.origin())
+      throw PolicyError(zone.file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
+                        wire::wire_to_text(origin));
+    rules.reserve(rules.rules().size() + copy.records());
+    RpzZone(copy, rules, origin).read();
     return;
   }
   ZoneScanner scanner(zone.file, zone.name.empty() ? "." : zone.name);

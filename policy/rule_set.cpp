@@ -36,29 +36,36 @@ void RuleSet::reserve(std::size_t rules) {
     for (std::uint32_t i = 0; i < rules_.size(); ++i) {
       std::size_t slot = rules_[i].hash & (index_.size() - 1);
       while (index_[slot]) slot = (slot + 1) & (index_.size() - 1);
-      index_[slot] = i + 1;
+      index_[slot] = index_entry(rules_[i].hash, i);
     }
   }
 }
 
 void RuleSet::grow_index() { reserve(std::max<std::size_t>(1024, rules_.size() * 2)); }
 
-Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
+std::uint64_t RuleSet::prefetch(const WireName& name, bool wildcard, TriggerKind kind) const {
+  const std::uint64_t hash = hash_of(name, wildcard, kind);
+  if (!index_.empty()) __builtin_prefetch(&index_[hash & (index_.size() - 1)]);
+  return hash;
+}
+
+Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash) {
   const std::uint8_t zone = static_cast<std::uint8_t>(zones_.size() - 1);
   if (2 * (rules_.size() + 1) > index_.size()) grow_index();
-  const std::uint64_t hash = hash_of(name, wildcard, kind);
   std::size_t slot = hash & (index_.size() - 1);
+  const std::uint64_t tag = index_entry(hash, 0) & ~std::uint64_t{0xFFFFFFFF};
   for (; index_[slot]; slot = (slot + 1) & (index_.size() - 1)) {
-    const Rule& r = rules_[index_[slot] - 1];
+    if ((index_[slot] & ~std::uint64_t{0xFFFFFFFF}) != tag) continue;  // not this hash: rules_ left untouched
+    const Rule& r = rules_[(index_[slot] & 0xFFFFFFFF) - 1];
     if (r.hash == hash && r.wildcard == wildcard && r.kind == kind && r.name == name) break;
   }
   if (!index_[slot]) {
-    index_[slot] = static_cast<std::uint32_t>(rules_.size() + 1);
+    index_[slot] = index_entry(hash, rules_.size());
     rules_.push_back({name, wildcard, kind, action, zone, {}, hash});
     ++report().rules;
     return &rules_.back();
   }
-  Rule& r = rules_[index_[slot] - 1];
+  Rule& r = rules_[(index_[slot] & 0xFFFFFFFF) - 1];
   if (r.zone != zone) {
     ++report().shadowed;
     return nullptr;
@@ -67,7 +74,15 @@ Rule* RuleSet::rule_for(const WireName& name, bool wildcard, Action action, Trig
 }
 
 void RuleSet::add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind) {
-  Rule* r = rule_for(name, wildcard, action, kind);
+  add_action(name, wildcard, action, kind, hash_of(name, wildcard, kind));
+}
+
+void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind) {
+  add_record(name, wildcard, std::move(record), kind, hash_of(name, wildcard, kind));
+}
+
+void RuleSet::add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash) {
+  Rule* r = rule_for(name, wildcard, action, kind, hash);
   if (!r) return;
   if (r->action == Action::local_data && !r->records.empty()) {
     report().shadowed += r->records.size();  // the action replaces the data read before it
@@ -79,8 +94,8 @@ void RuleSet::add_action(const WireName& name, bool wildcard, Action action, Tri
   r->action = action;
 }
 
-void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind) {
-  Rule* r = rule_for(name, wildcard, Action::local_data, kind);
+void RuleSet::add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind, std::uint64_t hash) {
+  Rule* r = rule_for(name, wildcard, Action::local_data, kind, hash);
   if (!r) return;
   if (r->action != Action::local_data) {
     ++report().shadowed;

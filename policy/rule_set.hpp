@@ -65,6 +65,13 @@ public:
   void add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind = TriggerKind::qname);
   // Adds one local data record to a trigger.
   void add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind = TriggerKind::qname);
+  // The trigger's hash, its index slot prefetched: given to the add_* below a few
+  // triggers later, the slot's cache line has arrived (a reader of a million triggers
+  // otherwise waits for one cache miss per trigger).
+  std::uint64_t prefetch(const WireName& name, bool wildcard, TriggerKind kind) const;
+  // REQUIRES: `hash` from prefetch() of the same trigger.
+  void add_action(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash);
+  void add_record(const WireName& name, bool wildcard, LocalRecord record, TriggerKind kind, std::uint64_t hash);
   ZoneReport& report() { return zones_.back(); }
 
   const std::vector<Rule>& rules() const { return rules_; }
@@ -73,12 +80,18 @@ public:
 
 private:
   // The rule of `name` in the current zone, or nullptr when an earlier zone has it.
-  Rule* rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind);
+  Rule* rule_for(const WireName& name, bool wildcard, Action action, TriggerKind kind, std::uint64_t hash);
   std::vector<Rule> rules_;
   std::vector<ZoneReport> zones_;
   void grow_index();
-  // Open addressing over rules_ by Rule::hash: rules_ index + 1, 0 empty; load <= 1/2.
-  std::vector<std::uint32_t> index_;
+  // Open addressing over rules_ by Rule::hash, load <= 1/2: per slot the hash's high 32
+  // bits above the rules_ index + 1; 0 empty. A probe compares the hash bits before it
+  // reads a rule: at 1,000,000 rules most probes would otherwise miss the cache twice
+  // (this check took 36% of reading a transferred copy, rpz_copy_file.hpp).
+  static std::uint64_t index_entry(std::uint64_t hash, std::size_t rule) {
+    return (hash & ~std::uint64_t{0xFFFFFFFF}) | (static_cast<std::uint64_t>(rule) + 1);
+  }
+  std::vector<std::uint64_t> index_;
 };
 
 }  // namespace dnsarena::policy

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,14 @@ std::string ServerAddress::text() const {
   std::string s = std::to_string(v4[0]) + "." + std::to_string(v4[1]) + "." + std::to_string(v4[2]) + "." +
                   std::to_string(v4[3]);
   if (port != 53) s += ":" + std::to_string(port);
+  return s;
+}
+
+sockaddr_in ServerAddress::to_sockaddr() const {
+  sockaddr_in s{};
+  s.sin_family = AF_INET;
+  s.sin_port = htons(port);
+  std::memcpy(&s.sin_addr, v4.data(), 4);
   return s;
 }
 

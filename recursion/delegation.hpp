@@ -12,6 +12,8 @@
 // IPv4 addresses are kept: the lab hierarchy and the hosts this runs on reach the
 // authoritatives over IPv4 (AAAA glue is read and dropped).
 #pragma once
+#include <netinet/in.h>
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -31,6 +33,7 @@ struct ServerAddress {
   std::uint16_t port = 53;
   auto operator<=>(const ServerAddress&) const = default;
   std::string text() const;  // "192.0.2.1" (":port" when not 53)
+  sockaddr_in to_sockaddr() const;  // AF_INET, port in network order
   // "192.0.2.1" -> address on port 53; nullopt when not a dotted IPv4 address.
   static std::optional<ServerAddress> parse(const std::string& dotted, std::uint16_t port = 53);
 };

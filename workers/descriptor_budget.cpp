@@ -65,8 +65,10 @@ ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_in
   const StreamPools configured{config.tcp_max_connections,
                                config.tls.enabled() ? config.tls_max_connections() : 0,
                                config.https.enabled() ? config.https_max_connections() : 0};
-  const DescriptorBudget b =
-      current_descriptor_budget(configured.tcp + configured.tls + configured.https, config.upstream_max_in_flight);
+  // The recursive resolver's sockets (recursive_client.hpp) come out of the upstream share.
+  const unsigned recursive = config.recursion.enabled ? config.recursion.max_in_flight : 0;
+  const DescriptorBudget b = current_descriptor_budget(configured.tcp + configured.tls + configured.https,
+                                                       config.upstream_max_in_flight + recursive);
   const StreamPools pools = split_stream_budget(configured, b.tcp);
   // With DoT or DoH, "TCP N" is the three pools together; the split follows it.
   std::string said = b.describe();
@@ -88,6 +90,11 @@ ServeConfig with_descriptor_budget(const ServeConfig& config, unsigned worker_in
   if (configured.tls) capped.tls.max_connections = std::max(1u, pools.tls);
   if (configured.https) capped.https.max_connections = std::max(1u, pools.https);
   capped.upstream_max_in_flight = b.upstream;
+  if (recursive) {  // the share split in proportion to the two bounds
+    capped.recursion.max_in_flight = std::max<unsigned>(
+        1, static_cast<unsigned>(std::uint64_t{b.upstream} * recursive / (config.upstream_max_in_flight + recursive)));
+    capped.upstream_max_in_flight = std::max(1u, b.upstream - std::min(b.upstream, capped.recursion.max_in_flight));
+  }
   return capped;
 }
 

@@ -15,7 +15,9 @@
 //             socket), probe and trial, plus the UDP sockets of earlier attempts kept
 //             for late replies (upstream_late_replies.cpp), which count against the
 //             same bound and give way to a new query first: what is left, capped by
-//             upstream_max_in_flight
+//             upstream_max_in_flight (+ recursion.max_in_flight with recursion on: the
+//             recursive resolver's sockets, one per resolution, share it in proportion to
+//             the two bounds)
 //
 // So a flood of misses to an upstream that never answers can take the upstream budget
 // and no more (upstream_client.hpp: the oldest query is then given up, or the new miss

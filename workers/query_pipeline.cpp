@@ -4,6 +4,7 @@
 #include "workers/query_pipeline.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "common/monotonic_clock.hpp"
@@ -16,6 +17,7 @@ using common::monotonic_us;
 using wire::kRcodeFormErr, wire::kRcodeRefused;
 
 QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int epfd, std::uint64_t upstream_tag,
+                             std::uint64_t recursion_tag,
                              UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
                              const dns::CookieSecrets& cookie_secrets, const policy::PolicyView* policy,
                              ClientReplies& replies)
@@ -29,6 +31,8 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       stale_(cfg, cache, host.ad_trust),
       upstream_(epfd, upstream_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
+      recursive_(epfd, recursion_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
+                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
       claims_(host.claims),
       claims_row_(host.row),
       timers_(ClientTimers::of(cfg)),
@@ -119,27 +123,35 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;
     case UpstreamClient::Forwarded::no_zone:  // no forward zone holds the name
+      if (recursive_.enabled()) return recurse(q, c, src, plain, w, out, cap);
       cache_.count(cache::Counter::refused);
       return dns::write_error_response(q, kRcodeRefused, out, cap);
     case UpstreamClient::Forwarded::failed:  // the failure cache: no upstream query
       cache_.count(cache::Counter::failure_cached);
       return stale_.failed(q, c, !src.tcp, now_, failure_ede(detail.failure), out, cap);
     case UpstreamClient::Forwarded::joined:  // another worker asks: wait for its answer
-      if (parked_.full()) break;            // the bound: answered as overloaded
-      if (claims_->wait_on(detail.claim, claims_row_)) {
-        cache_.count(cache::Counter::upstream_joined);
-        const std::uint64_t due = timers_.next_us(w.arrived_us, false);
-        parked_.park({std::move(w), c, detail.claim, due});
-        answered_later_ = true;
-        return 0;
-      }
-      // Its query ended meanwhile: its answer (or failure) is there to be found now.
-      if (const std::size_t n = slot_answer(q, src.tcp, detail.claim, out, cap)) return n;
-      return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
+      if (const std::optional<std::size_t> n = join(q, c, src, w, detail.claim, out, cap)) return *n;
+      break;  // the bound: answered as overloaded
     case UpstreamClient::Forwarded::overloaded: break;
   }
   // A bound refused a new upstream query: stale if held, else SERVFAIL.
   return stale_.failed(q, c, !src.tcp, now_, std::nullopt, out, cap);
+}
+
+std::optional<std::size_t> QueryPipeline::join(const dns::ClientQuery& q, const CheckedQuery& c,
+                                               const QuerySource& src, Waiter& w, const UpstreamClaims::Claim& claim,
+                                               std::uint8_t* out, std::size_t cap) {
+  if (parked_.full()) return std::nullopt;
+  if (claims_->wait_on(claim, claims_row_)) {
+    cache_.count(cache::Counter::upstream_joined);
+    const std::uint64_t due = timers_.next_us(w.arrived_us, false);
+    parked_.park({std::move(w), c, claim, due});
+    answered_later_ = true;
+    return 0;
+  }
+  // Its query ended meanwhile: its answer (or failure) is there to be found now.
+  if (const std::size_t n = slot_answer(q, src.tcp, claim, out, cap)) return n;
+  return resolve(q, c, src, nullptr, out, cap, w.arrived_us);
 }
 
 // Prefetch (Unbound's `prefetch`): a hit in the last prefetch.percent of its entry's TTL
@@ -158,6 +170,7 @@ void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::Resp
 
 int QueryPipeline::next_timeout_ms(std::uint64_t now_us) const {
   int timeout = upstream_.next_timeout_ms(now_us);
+  if (const int r = recursive_.next_timeout_ms(now_us); r >= 0) timeout = timeout < 0 ? r : std::min(timeout, r);
   if (!parked_.empty()) {
     const int parked = parked_.timeout_ms(now_us);
     timeout = timeout < 0 ? parked : std::min(timeout, parked);
@@ -174,6 +187,7 @@ void QueryPipeline::on_claims_woken() {
 
 void QueryPipeline::on_timers(std::uint64_t now_us) {
   upstream_.on_timeouts(now_us);
+  recursive_.on_timeouts(now_us);
   now_us = monotonic_us();
   if (!parked_.empty() && parked_.scan_due(now_us)) resume_parked(now_us);
   if (validation_) validation_->run(now_us);

@@ -11,6 +11,7 @@
 //                synthesized entry: its steps, each stages 3-5)           query_pipeline_dns64.cpp
 //   4 upstream   a miss: validated NSEC ranges (RFC 8198), stale-first      aggressive_nsec.hpp
 //                (stale.answer_first), then forwarded                      upstream_client.hpp
+//                (no forward zone, recursion on: resolved by the worker)    recursive_client.hpp
 //                (or joined to another worker's query: parked)             parked_clients.hpp
 //   5 failure    stale if held, else SERVFAIL with an EDE                  stale_answer.hpp
 //   6 reply      a client that waited gets its answer on its transport     client_reply.hpp
@@ -26,6 +27,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -45,6 +47,7 @@
 #include "workers/parked_clients.hpp"
 #include "workers/policy_gate.hpp"
 #include "workers/query_check.hpp"
+#include "workers/recursive_client.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/stale_answer.hpp"
 #include "workers/udp_pktinfo.hpp"
@@ -70,9 +73,11 @@ struct QuerySource {
 
 class QueryPipeline {
 public:
-  // `upstream_tag`: the epoll tag of the upstream client's sockets; `host`: the host-wide
-  // tables; `policy` nullable (no response policy).
+  // `upstream_tag`, `recursion_tag`: the epoll tags of the upstream client's and the
+  // recursive resolver's sockets; `host`: the host-wide tables; `policy` nullable (no
+  // response policy).
   QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int epfd, std::uint64_t upstream_tag,
+                std::uint64_t recursion_tag,
                 UpstreamClient::HostTables host, RateLimitTable* rate_limit_table,
                 const dns::CookieSecrets& cookie_secrets, const policy::PolicyView* policy, ClientReplies& replies);
 
@@ -133,6 +138,8 @@ public:
 
   // The upstream client's events and timers, and the parked clients'.
   UpstreamClient& upstream() { return upstream_; }
+  // The recursive resolver's events (recursive_client.hpp).
+  RecursiveClient& recursion() { return recursive_; }
   // Milliseconds until the next timer of the pipeline (-1: none).
   int next_timeout_ms(std::uint64_t now_us) const;
   // This worker's row of the claims table was woken: a claim a parked client waits on ended.
@@ -141,7 +148,8 @@ public:
   void on_timers(std::uint64_t now_us);
   // Nothing in flight or parked (a retiring worker may exit).
   bool idle() const {
-    return upstream_.in_flight() == 0 && parked_.empty() && (!validation_ || validation_->in_flight() == 0);
+    return upstream_.in_flight() == 0 && recursive_.in_flight() == 0 && parked_.empty() &&
+           (!validation_ || validation_->in_flight() == 0);
   }
 
 private:
@@ -164,6 +172,14 @@ private:
   // Stage 4 for a miss: forwarded, joined (parked), or answered as failed/overloaded.
   std::size_t forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
+  // A miss whose question another worker is asking (its `claim`): parked until that query
+  // ends, or answered now when it has ended. nullopt: no room to park (overloaded).
+  std::optional<std::size_t> join(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src, Waiter& w,
+                                  const UpstreamClaims::Claim& claim, std::uint8_t* out, std::size_t cap);
+  // Stage 4 for a miss no forward zone holds, with recursion on: resolved by this worker
+  // (query_pipeline_recursion.cpp), or answered as failed/overloaded.
+  std::size_t recurse(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                      const cache::CacheKey& plain, Waiter& w, std::uint8_t* out, std::size_t cap);
   // DNS64 (query_pipeline_dns64.cpp, dns64.hpp): stages 3-5 for a query with the DNS64
   // key flag whose synthesized entry missed; a waiting DNS64 client's next step once its
   // answer (out[0, n)) came; its answer when a timer passed (stale synthesized, else
@@ -214,6 +230,7 @@ private:
   CacheAnswers cache_answers_;
   StaleAnswers stale_;
   UpstreamClient upstream_;
+  RecursiveClient recursive_;  // enabled(): misses no forward zone holds are resolved here
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
   const ClientTimers timers_;

@@ -8,8 +8,10 @@
 //       - zone: rpz.example.             the zone's origin
 //         primary: 192.0.2.1@53          the primary, ADDRESS[@PORT] (port 53 by default)
 //         file: rpz.example.zone         where the transferred zone is kept: written
-//                                        atomically after each transfer, read at start
-//                                        so a restart serves the last policy at once
+//                                        atomically after each transfer (binary,
+//                                        policy/rpz_copy_file.hpp; `dnsarena policy
+//                                        export` prints it), read at start so a
+//                                        restart serves the last policy at once
 //         tsig: {name: k, algorithm: hmac-sha256, secret: BASE64}   or {file: PATH}
 //                                        (a keymgr / knsupdate key file, "alg:name:secret")
 //         refresh: 300                   seconds between SOA refreshes; 0 (default): the

@@ -19,7 +19,8 @@
 //              of one core and at most one transfer per zone at a time.
 //   transfer   zone_transfer.hpp. An IXFR that the copy cannot take (a removal of a
 //              record it lacks) is followed at once by an AXFR. A transfer that changed
-//              the copy is written to `file` (rpz_zone_copy.hpp, atomically) and the
+//              the copy is written to `file` (rpz_zone_copy.hpp, atomically, as a binary
+//              copy: policy/rpz_copy_file.hpp) and the
 //              supervisor is told by kRpzTransferSignal: it compiles the policy and
 //              swaps it in as it does for a changed RPZ file (supervisor.hpp). A failed,
 //              cut or TSIG-failing transfer changes nothing: the copy, the file and the
@@ -27,7 +28,7 @@
 //              (rpz_transfer_status.hpp).
 // Transfers run one at a time (so at most one per zone); NOTIFYs that arrive meanwhile
 // wait in the socket's buffer.
-// The process runs at nice 10, below the workers (a 1M-record copy takes about 0.5 s of
+// The process runs at nice 10, below the workers (a 1M-record copy takes about 0.25 s of
 // CPU to rewrite). It ends on SIGTERM or SIGINT; it dies with the supervisor
 // (PR_SET_PDEATHSIG).
 #pragma once

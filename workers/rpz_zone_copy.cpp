@@ -7,11 +7,11 @@
 
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
+#include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "dns/knot_packet.hpp"
 #include "wire/dns_name.hpp"
@@ -20,23 +20,10 @@ namespace dnsarena::workers {
 
 namespace {
 
-// Appends one record as a zone file line (owner TTL TYPE RDATA).
-void print_record(const XfrBytes& owner, std::uint16_t type, std::uint32_t ttl, const std::uint8_t* rdata,
-                  std::size_t rdlen, std::string& out, char*& buf, std::size_t& buf_size) {
-  knot_rrset_t rr;
-  knot_rrset_init(&rr, const_cast<knot_dname_t*>(owner.data()), type, KNOT_CLASS_IN, ttl);
-  if (knot_rrset_add_rdata(&rr, rdata, static_cast<std::uint16_t>(rdlen), nullptr) != KNOT_EOK)
-    throw std::runtime_error("out of memory");
-  const int n = knot_rrset_txt_dump(&rr, &buf, &buf_size, &KNOT_DUMP_STYLE_DEFAULT);
-  knot_rdataset_clear(&rr.rrs, nullptr);
-  if (n < 0) throw std::runtime_error(std::string("cannot print a record: ") + knot_strerror(n));
-  out.append(buf, static_cast<std::size_t>(n));
-}
-
-void write_all(int fd, const std::string& text, const std::string& path) {
+void write_all(int fd, const std::vector<std::uint8_t>& bytes, const std::string& path) {
   std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) throw std::runtime_error("write " + path + ": " + std::strerror(errno));
     done += static_cast<std::size_t>(w);
@@ -61,6 +48,10 @@ bool RpzZoneCopy::load(const std::string& file, std::string& error) {
   error.clear();
   if (!std::filesystem::exists(file)) return false;
   try {
+    if (policy::RpzCopyReader::is_copy(file)) {
+      load_copy(file);
+      return has_;
+    }
     policy::ZoneScanner scanner(file, wire::wire_to_text(origin_));
     scanner.open_file(file);
     policy::ScannedRecord r;
@@ -81,6 +72,25 @@ bool RpzZoneCopy::load(const std::string& file, std::string& error) {
   }
   if (!has_) records_.clear();
   return has_;
+}
+
+void RpzZoneCopy::load_copy(const std::string& file) {
+  policy::RpzCopyReader copy(file);
+  if (copy.origin() != origin_)
+    throw policy::PolicyError(file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
+                              wire::wire_to_text(origin_));
+  records_.reserve(copy.records());
+  policy::ScannedRecord r;
+  while (copy.next(r)) {
+    if (r.type == KNOT_RRTYPE_SOA && r.owner == origin_) {
+      if (r.rdata.size() < 20) copy.fail(r.line, "a SOA too short");
+      soa_ = {r.owner, r.type, r.ttl, r.rdata};
+      has_ = true;
+    } else {
+      records_[key_of({r.owner, r.type, r.ttl, r.rdata})] = r.ttl;
+    }
+  }
+  if (!has_) throw policy::PolicyError(file + ": no SOA at the apex");
 }
 
 void RpzZoneCopy::replace(TransferResult& axfr) {
@@ -132,31 +142,20 @@ void RpzZoneCopy::apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& 
 }
 
 void RpzZoneCopy::write(const std::string& file) const {
-  std::string text;
-  text.reserve(records_.size() * 48 + 256);
-  std::size_t buf_size = 1024;  // knot_rrset_txt_dump grows it (realloc) when a record needs more
-  char* buf = static_cast<char*>(std::malloc(buf_size));
-  if (!buf) throw std::runtime_error("out of memory");
-  try {
-    text += "; written by dnsarena serve after a zone transfer: the last copy of " + wire::wire_to_text(origin_) + "\n";
-    print_record(soa_.owner, KNOT_RRTYPE_SOA, soa_.ttl, soa_.rdata.data(), soa_.rdata.size(), text, buf, buf_size);
-    for (const auto& [key, ttl] : records_) {
-      const auto* k = reinterpret_cast<const std::uint8_t*>(key.data());
-      const std::size_t owner_len = knot_dname_size(k);
-      const std::uint16_t type = static_cast<std::uint16_t>(k[owner_len] << 8 | k[owner_len + 1]);
-      print_record(XfrBytes(k, owner_len), type, ttl, k + owner_len + 2, key.size() - owner_len - 2, text, buf,
-                   buf_size);
-    }
-  } catch (...) {
-    std::free(buf);
-    throw;
+  policy::RpzCopyWriter out(origin_, size());
+  out.add(soa_.owner.data(), soa_.owner.size(), KNOT_RRTYPE_SOA, soa_.ttl, soa_.rdata.data(), soa_.rdata.size());
+  for (const auto& [key, ttl] : records_) {
+    const auto* k = reinterpret_cast<const std::uint8_t*>(key.data());
+    const std::size_t owner_len = knot_dname_size(k);
+    const std::uint16_t type = static_cast<std::uint16_t>(k[owner_len] << 8 | k[owner_len + 1]);
+    out.add(k, owner_len, type, ttl, k + owner_len + 2, key.size() - owner_len - 2);
   }
-  std::free(buf);
+  const std::vector<std::uint8_t> bytes = out.finish();
   const std::string temp = file + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (fd < 0) throw std::runtime_error("cannot write " + temp + ": " + std::strerror(errno));
   try {
-    write_all(fd, text, temp);
+    write_all(fd, bytes, temp);
     if (::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
   } catch (...) {
     ::close(fd);

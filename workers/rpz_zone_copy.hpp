@@ -6,12 +6,14 @@
 // delta removes and adds records by (owner, type, rdata), TTL ignored (RFC 1995); a
 // removal of a record the copy does not hold means the copy and the primary disagree:
 // apply() undoes what it did and throws, and the caller asks for the whole zone (AXFR).
-// The file is written as a zone file (libknot's record printer, read back by the same
-// libzscanner the RPZ files go through), SOA first, to a temporary in the same
-// directory, fsynced and renamed over the old one: a crash leaves the old file or the
-// new one, never half of one.
-// Costs: about 100 B per record of memory beside the names and data; write() prints
-// every record (a full rewrite, also for a one-record IXFR).
+// The file is written as a binary copy (policy/rpz_copy_file.hpp: records in wire form,
+// SOA first, with a checksum; `dnsarena policy export` prints it as a zone file) to a
+// temporary in the same directory, fsynced and renamed over the old one: a crash leaves
+// the old file or the new one, never half of one. load() reads such a copy, or a zone
+// file (the text copies older builds wrote, or a zone an operator put there).
+// Costs: about 100 B per record of memory beside the names and data; write() copies
+// every record (a full rewrite, also for a one-record IXFR: 30 MB and about 0.1 s of
+// CPU at 1,000,000 rules, against 0.5 s to print the same as text).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,7 +28,7 @@ class RpzZoneCopy {
 public:
   explicit RpzZoneCopy(XfrBytes origin) : origin_(std::move(origin)) {}
 
-  // Reads the zone from `file` (a file write() made, or any zone file of the zone). False
+  // Reads the zone from `file` (a copy write() made, or any zone file of the zone). False
   // with `error` set when it cannot be read (missing: error empty); the copy is then empty.
   bool load(const std::string& file, std::string& error);
   // The whole zone of an AXFR (REQUIRES: kind axfr).
@@ -45,6 +47,8 @@ public:
 private:
   // owner, type (2 bytes), rdata
   static std::string key_of(const ZoneRecord& r);
+  // Reads a binary copy into the (empty) copy. Throws policy::PolicyError.
+  void load_copy(const std::string& file);
   XfrBytes origin_;
   bool has_ = false;
   ZoneRecord soa_;

@@ -236,7 +236,11 @@ void validate_transport(const ForwardZone& z) {
 }  // namespace
 
 void ServeConfig::validate() const {
-  if (upstreams.empty() && forward_zones.empty())
+  recursion.validate(!upstreams.empty());
+  if (recursion.enabled && dnssec.validating())
+    throw std::invalid_argument("recursion.enabled with dnssec validation: the recursive path does not validate yet "
+                                "(set dnssec.validate: false, or forward)");
+  if (upstreams.empty() && forward_zones.empty() && !recursion.enabled)
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
   if (const std::string why = listen_problem(listen); !why.empty()) throw std::invalid_argument("listen: " + why);
   if (workers > 64) throw std::invalid_argument("workers: at most 64");
@@ -623,6 +627,7 @@ ServeConfig load_serve_config(const std::string& path) {
     d.version = s.text_or("version", d.version);
     d.queue = integer_or(s, "queue", d.queue, DnstapConfig::kMaxQueue);
   });
+  read_section(r, "recursion", [&](MapReader& s) { c.recursion.read(s); });
   c.log_level = r.text_or("log_level", c.log_level);
   r.finish();
   return c;

@@ -217,6 +217,12 @@
 //                                  worker waiting for its writer thread (2 .. 1,048,576;
 //                                  at most 32 MiB of them); when full a frame is dropped,
 //                                  never the answer (dnstap_writer.hpp)
+//   recursion: {enabled: false, root_hints: PATH, max_in_flight: 256, attempt_timeout_ms: 400,
+//               max_queries: 32, qname_minimisation: true}
+//                                  the workers resolve a miss that no forward zone covers
+//                                  themselves, from the root (recursive_client.hpp); every
+//                                  key is in recursion_config.hpp. Needs root_hints and no
+//                                  `upstreams`; forward_zones keep working beside it
 //   log_level: info
 //
 // Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits
@@ -254,6 +260,7 @@
 #include "workers/subnet.hpp"
 #include "workers/rpz_transfer_config.hpp"
 #include "workers/mrc_settings.hpp"
+#include "workers/recursion_config.hpp"
 
 namespace dnsarena::workers {
 
@@ -457,6 +464,7 @@ struct ServeConfig {
   unsigned heartbeat_timeout_ms = 2000;  // a worker silent this long is killed; 0 = never
   std::string log_level = "info";
   DnstapConfig dnstap;
+  RecursionConfig recursion;  // recursion_config.hpp
 
   unsigned resolved_workers() const;
   // Every zone with its upstreams, "." from `upstreams` unless forward_zones has one.

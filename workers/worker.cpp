@@ -49,6 +49,7 @@ constexpr std::uint64_t kTagTlsListen = 6ull << kEventTagShift;
 constexpr std::uint64_t kTagTlsConn = 7ull << kEventTagShift;
 constexpr std::uint64_t kTagDohListen = 8ull << kEventTagShift;
 constexpr std::uint64_t kTagDohConn = 9ull << kEventTagShift;
+constexpr std::uint64_t kTagRecursion = 10ull << kEventTagShift;  // recursive_client.hpp's sockets
 // kTagUdp and the listen tags carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
@@ -97,7 +98,7 @@ public:
         answers_(answer_metrics, host.row),
         proxy_(cfg.proxy_protocol_from, answers_),
         replies_(cfg, udp_, tcp_, tls_, doh_, answers_, tap_),
-        pipeline_(cfg, cache_, epfd, kTagUpstream, host, rate_limit_table, cookie_secrets, policy, replies_),
+        pipeline_(cfg, cache_, epfd, kTagUpstream, kTagRecursion, host, rate_limit_table, cookie_secrets, policy, replies_),
         heartbeat_fd_(heartbeat_fd) {
     ::pthread_sigmask(SIG_SETMASK, nullptr, &wait_mask_);
     ::sigdelset(&wait_mask_, kRetireSignal);
@@ -174,6 +175,7 @@ public:
         else if (tag == kTagDohConn) doh_.on_event(d, events[i].events, now_us / 1000);
         else if (tag == kTagUpstream) pipeline_.upstream().on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) pipeline_.on_claims_woken();
+        else if (tag == kTagRecursion) pipeline_.recursion().on_event(d, events[i].events, now_us);
       }
       pipeline_.on_timers(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {

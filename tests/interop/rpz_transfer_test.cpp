@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/loopback.hpp"
+#include "tests/command_output.hpp"
 #include "tests/interop/knot_server.hpp"
 #include "tests/workers/service_fixture.hpp"
 
@@ -210,6 +211,14 @@ TEST_CASE("an RPZ from knotd by AXFR, then a changed rule by NOTIFY and IXFR, no
   CHECK(rcode_of(s.port, 2, "r7.test.") == 3);
   CHECK(rcode_of(s.port, 3, "a.test.") == 0);
   CHECK(std::filesystem::exists(dir.path + "/rpz.test.zone"));  // the kept copy
+  {  // a binary copy (policy/rpz_copy_file.hpp); `dnsarena policy export` prints it as text
+    int status = -1;
+    const std::string text =
+        dnsarena::test::command_output(std::string(DNSARENA_BINARY) + " policy export " + dir.path + "/rpz.test.zone", &status);
+    CHECK(status == 0);
+    CHECK(text.find("blocked.test.rpz.test.") != std::string::npos);
+    CHECK(dnsarena::test::command_output("head -c 8 " + dir.path + "/rpz.test.zone") == "DNSARPZC");
+  }
 
   std::atomic<bool> stop{false};
   std::atomic<unsigned> sent{0}, lost{0};

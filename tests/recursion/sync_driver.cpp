@@ -18,14 +18,6 @@ namespace dnsarena::test {
 
 namespace {
 
-sockaddr_in to_sockaddr(const recursion::ServerAddress& a) {
-  sockaddr_in s{};
-  s.sin_family = AF_INET;
-  s.sin_port = htons(a.port);
-  std::memcpy(&s.sin_addr, a.v4.data(), 4);
-  return s;
-}
-
 int wait_readable(int fd, std::chrono::milliseconds timeout) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, static_cast<int>(timeout.count()));
@@ -34,7 +26,7 @@ int wait_readable(int fd, std::chrono::milliseconds timeout) {
 std::optional<common::Bytes> udp_ask(const recursion::ServerAddress& to, const common::Bytes& q,
                                      std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in sa = to_sockaddr(to);
+  const sockaddr_in sa = to.to_sockaddr();
   std::optional<common::Bytes> out;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0 && ::send(fd, q.data(), q.size(), 0) > 0 &&
       wait_readable(fd, timeout) == 1) {
@@ -49,7 +41,7 @@ std::optional<common::Bytes> udp_ask(const recursion::ServerAddress& to, const c
 std::optional<common::Bytes> tcp_ask(const recursion::ServerAddress& to, const common::Bytes& q,
                                      std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in sa = to_sockaddr(to);
+  const sockaddr_in sa = to.to_sockaddr();
   std::optional<common::Bytes> out;
   common::Bytes msg{static_cast<std::uint8_t>(q.size() >> 8), static_cast<std::uint8_t>(q.size())};
   msg += q;

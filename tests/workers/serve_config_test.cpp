@@ -639,3 +639,43 @@ TEST_CASE("RPZ transfer status: the snapshot read back, the stats lines and the 
   CHECK(metrics.find("dnsarena_rpz_serial{zone=\"feed") == std::string::npos);  // no copy: no serial
   CHECK_FALSE(read_rpz_snapshot(segment));
 }
+
+TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `upstreams`", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
+  const auto on = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints +
+                                               "\n  max_in_flight: 8\n  attempt_timeout_ms: 250\n"
+                                               "  max_queries: 20\n  qname_minimisation: false\n"));
+  CHECK(on.recursion.enabled);
+  CHECK(on.recursion.max_in_flight == 8);
+  CHECK(on.recursion.attempt_timeout_ms == 250);
+  CHECK(on.recursion.max_queries == 20);
+  CHECK_FALSE(on.recursion.qname_minimisation);
+  CHECK_NOTHROW(on.validate());  // no upstream at all: every name is resolved
+  CHECK_FALSE(load_serve_config(write_file("listen: 127.0.0.1:53\n")).recursion.enabled);  // off by default
+
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  roots: x\n")),
+                    Catch::Contains(":3:3") && Catch::Contains("recursion.roots") && Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries: 0\n")), Catch::Contains("recursion.max_queries"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  attempt_timeout_ms: 5\n")),
+                    Catch::Contains("recursion.attempt_timeout_ms"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: maybe\n")), Catch::Contains("recursion.enabled"));
+
+  auto no_hints = load_serve_config(write_file("recursion:\n  enabled: true\n"));
+  CHECK_THROWS_WITH(no_hints.validate(), Catch::Contains("recursion.root_hints: needed"));
+  auto missing = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: /nonexistent/root.hints\n"));
+  CHECK_THROWS_WITH(missing.validate(), Catch::Contains("recursion.root_hints") && Catch::Contains("/nonexistent/root.hints"));
+  auto both = load_serve_config(write_file("upstreams: [127.0.0.1:5300]\nrecursion:\n  enabled: true\n  root_hints: " +
+                                           hints + "\n"));
+  CHECK_THROWS_WITH(both.validate(), Catch::Contains("recursion.enabled") && Catch::Contains("forward_zones"));
+  // Not with DNSSEC validation (the recursive path does not validate).
+  const std::string anchor = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  auto validating = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\nrecursion:\n  enabled: true\n  root_hints: " + hints + "\n"));
+  CHECK_THROWS_WITH(validating.validate(), Catch::Contains("recursion.enabled with dnssec validation"));
+  // Beside forward zones it is fine.
+  auto beside = load_serve_config(write_file("forward_zones: [{zone: corp.example, upstreams: [127.0.0.1:5300]}]\n"
+                                             "recursion:\n  enabled: true\n  root_hints: " + hints + "\n"));
+  CHECK_NOTHROW(beside.validate());
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena serve` with recursion on (workers/recursive_client.hpp) against the lab
+// hierarchy (bench/lab/dns_hierarchy.hpp), every answer compared with Unbound's from the
+// same root hints in the same test: referrals with and without glue, a lame and a silent
+// server, chains across zones, a DNAME, an answer over TCP, NXDOMAIN, SERVFAIL. Then the
+// same names again: answered from the cache, no authoritative query (counted by the
+// knotds). And two workers cold-filling the same names: every answer right on both, and
+// no more authoritative queries than one worker asks (the cuts and the in-flight
+// questions are shared host-wide), reported with Unbound's.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_skip.hpp"
+
+#include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/unbound_process.hpp"
+#include "cache/cache.hpp"
+#include "cache/segment.hpp"
+#include "tests/recursion/answer_set.hpp"
+#include "tests/workers/serve_harness.hpp"
+#include "tests/workers/test_upstream.hpp"
+
+namespace {
+
+using dnsarena::bench::kHierarchyNames;
+using dnsarena::test::AnswerSet;
+
+// `dnsarena serve` resolving from the hierarchy's root hints, with `workers` workers.
+// CPU time (user + system) of process `pid` so far, in milliseconds (/proc: clock ticks).
+double cpu_ms(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+struct RecursiveServe {
+  std::uint16_t port = dnsarena::test::free_port();
+  std::string segment = dnsarena::test::unique_segment("recursion");
+  std::unique_ptr<dnsarena::test::ServeProcess> serve;
+  // `extra`: more configuration lines (forward zones); `recursion_keys`: more lines of
+  // the recursion section.
+  RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers, const std::string& extra = "",
+                 const std::string& recursion_keys = "") {
+    // A failed name stays failed for the whole test: a second pass asks nothing.
+    const std::string config =
+        dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n" +
+                                     recursion_keys + "failure_cache:\n  min_s: 600\n  max_s: 600\n" + extra);
+    serve = std::make_unique<dnsarena::test::ServeProcess>(
+        std::vector<std::string>{"-c", config, "--segment", segment, "--workers", std::to_string(workers),
+                                 "--max-entries", "10000", "--arena-bytes", "8M", "--listen",
+                                 "127.0.0.1:" + std::to_string(port), "--no-metrics"},
+        port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+  }
+  ~RecursiveServe() {
+    serve.reset();
+    dnsarena::cache::Segment::remove(segment);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve with recursion answers every hierarchy name as Unbound does, then from its cache",
+          "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "serve", .threads = 1, .root_hints = h.root_hints(),
+                                           .server_lines = {"qname-minimisation: yes"}});
+  RecursiveServe serve(h, 1);
+  std::vector<AnswerSet> first;
+  for (const auto& n : kHierarchyNames) {
+    const AnswerSet ours = dnsarena::test::ask_resolver(serve.port, n.name, n.qtype);
+    const AnswerSet theirs = dnsarena::test::ask_resolver(unbound.port(), n.name, n.qtype);
+    INFO(n.name << " type " << n.qtype << "\nours:    " << ours.text() << "unbound: " << theirs.text());
+    CHECK(ours == theirs);
+    CHECK(ours.rcode == n.rcode);  // www.lame.com and www.silent.com too: one good server is enough
+    first.push_back(ours);
+  }
+  // Every answer (NXDOMAIN and the failure too) is held: the second pass asks no authoritative.
+  const std::uint64_t before = h.authoritative_queries();
+  for (std::size_t i = 0; i < kHierarchyNames.size(); ++i) {
+    const auto& n = kHierarchyNames[i];
+    INFO(n.name << " type " << n.qtype);
+    CHECK(dnsarena::test::ask_resolver(serve.port, n.name, n.qtype) == first[i]);
+  }
+  CHECK(h.authoritative_queries() == before);
+}
+
+TEST_CASE("two serve workers cold-filling the same names ask the authoritatives no more than one worker does",
+          "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  // Each name asked from four client sockets at once, so both workers (SO_REUSEPORT picks
+  // by source port) get it; the answers must match the single-client reference.
+  auto fill = [&](std::uint16_t port) {
+    std::vector<AnswerSet> seen;
+    for (const auto& n : kHierarchyNames) {
+      std::vector<std::thread> clients;
+      std::vector<AnswerSet> got(4);
+      for (int c = 0; c < 4; ++c)
+        clients.emplace_back([&, c] { got[c] = dnsarena::test::ask_resolver(port, n.name, n.qtype); });
+      for (auto& t : clients) t.join();
+      for (const AnswerSet& g : got) {
+        INFO(n.name << " type " << n.qtype << "\n" << g.text() << "vs\n" << got[0].text());
+        CHECK(g == got[0]);
+        CHECK(g.rcode == n.rcode);
+      }
+      seen.push_back(got[0]);
+    }
+    return seen;
+  };
+  // Each serve starts on a fresh segment: a cold cache, no cut known.
+  std::uint64_t before = h.authoritative_queries();
+  {
+    RecursiveServe serve(h, 1);
+    fill(serve.port);
+  }
+  const std::uint64_t one = h.authoritative_queries() - before;
+  before = h.authoritative_queries();
+  {
+    RecursiveServe serve(h, 2);
+    fill(serve.port);
+  }
+  const std::uint64_t ours = h.authoritative_queries() - before;
+  before = h.authoritative_queries();
+  {
+    dnsarena::bench::UnboundProcess unbound({.dir = h.dir(), .tag = "two", .threads = 2, .root_hints = h.root_hints(),
+                                             .server_lines = {"qname-minimisation: yes"}});
+    fill(unbound.port());
+  }
+  const std::uint64_t unbound = h.authoritative_queries() - before;
+  const double names = static_cast<double>(kHierarchyNames.size());
+  WARN("cold fill of " << kHierarchyNames.size() << " names by 4 clients each: authoritative queries per name: serve "
+                       "1 worker "
+                       << one / names << ", 2 workers " << ours / names << " (ratio "
+                       << static_cast<double>(ours) / static_cast<double>(one) << "), Unbound (2 threads) "
+                       << unbound / names);
+  CHECK(one > 0);
+  // A cut one worker learned serves the other, and a question one resolves the other waits
+  // for: the second worker adds (almost) nothing.
+  CHECK(static_cast<double>(ours) <= 1.05 * static_cast<double>(one));
+}
+
+TEST_CASE("with recursion on a forward zone is still forwarded and the other names resolved", "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  dnsarena::test::TestUpstream upstream;  // serves names under test.
+  RecursiveServe serve(h, 1,
+                       "forward_zones: [{zone: test, upstreams: [127.0.0.1:" + std::to_string(upstream.port()) + "]}]\n");
+  const std::uint64_t authoritative = h.authoritative_queries();
+  const dnsarena::test::DnsReply forwarded =
+      dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(7, "a.test", 1));
+  REQUIRE(forwarded.answered);
+  CHECK(forwarded.rcode() == 0);
+  CHECK(forwarded.count(0, 1) >= 1);
+  CHECK(upstream.queries() >= 1);
+  CHECK(h.authoritative_queries() == authoritative);  // nothing of test. went to the hierarchy
+  const std::uint64_t forwarded_queries = upstream.queries();
+  const AnswerSet resolved = dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1);
+  CHECK(resolved.rcode == 0);
+  CHECK_FALSE(resolved.records.empty());
+  CHECK(h.authoritative_queries() > authoritative);
+  CHECK(upstream.queries() == forwarded_queries);  // and nothing of the rest to the forwarder
+}
+
+TEST_CASE("figures: authoritative queries and CPU per cold resolution against Unbound", "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  // 1,000 names never asked before, under three zones of two TLDs: after the first of each
+  // zone, one query each (the NXDOMAIN from the leaf's server), for both resolvers.
+  const char* zones[] = {"example.com.", "example.org.", "hoster.org."};
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("cold" + std::to_string(i) + "." + zones[i % 3]);
+  struct Run {
+    std::uint64_t queries = 0;
+    double cpu = 0;
+  };
+  auto run = [&](std::uint16_t port, pid_t pid) {
+    Run r;
+    const std::uint64_t before = h.authoritative_queries();
+    const double cpu_before = cpu_ms(pid);
+    for (const std::string& n : names) {
+      INFO(n);
+      CHECK(dnsarena::test::ask_resolver(port, n, 1).rcode == 3);
+    }
+    r.cpu = cpu_ms(pid) - cpu_before;
+    r.queries = h.authoritative_queries() - before;
+    return r;
+  };
+  Run ours, unbound;
+  {
+    RecursiveServe serve(h, 1);
+    std::vector<pid_t> workers;
+    for (int i = 0; i < 500 && (workers = serve.serve->children()).empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(workers.size() == 1);
+    ours = run(serve.port, workers[0]);
+  }
+  {
+    dnsarena::bench::UnboundProcess u({.dir = h.dir(), .tag = "figures", .threads = 1, .root_hints = h.root_hints(),
+                                       .server_lines = {"qname-minimisation: yes"}});
+    unbound = run(u.port(), u.pid());
+  }
+  WARN("1,000 cold resolutions (NXDOMAIN under 3 zones): authoritative queries: serve " << ours.queries << ", Unbound "
+       << unbound.queries << "; CPU ms (/proc, 10 ms ticks): serve worker " << ours.cpu << ", Unbound " << unbound.cpu);
+  CHECK(ours.queries <= unbound.queries);
+}
+
+TEST_CASE("with every authoritative silent a client gets the stale answer at its response timer", "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  std::optional<dnsarena::bench::DnsHierarchy> h(std::in_place);
+  const std::string config_extra = "ttl:\n  ceiling: 1\nstale:\n  client_timeout_ms: 300\nquery_timeout_ms: 5000\n";
+  // Each silent server costs 2 s: the resolution cannot fail before the client's 300 ms.
+  RecursiveServe serve(*h, 1, config_extra, "  attempt_timeout_ms: 2000\n");
+  const auto fresh = dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(1, "www.example.com", 1));
+  REQUIRE(fresh.answered);
+  REQUIRE(fresh.rcode() == 0);
+  const std::uint32_t answered_at = dnsarena::cache::wall_clock_now();
+  // The hierarchy goes away; its addresses stay bound by sockets nobody reads (silent,
+  // not refusing: a refusal would end the resolution at once).
+  std::vector<std::string> addresses;
+  for (unsigned host = 2; host <= 8; ++host) addresses.push_back(h->address(host));
+  h.reset();
+  std::vector<int> silent;
+  for (const std::string& a : addresses) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(53);
+    ::inet_pton(AF_INET, a.c_str(), &sa.sin_addr);
+    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0);
+    silent.push_back(fd);
+  }
+  // The answer (TTL capped at 1 s) and the cuts (the same) expire.
+  while (dnsarena::cache::wall_clock_now() <= answered_at + 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stale = dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(2, "www.example.com", 1),
+                                                  std::chrono::seconds(8));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  for (int fd : silent) ::close(fd);
+  REQUIRE(stale.answered);
+  CHECK(stale.rcode() == 0);
+  CHECK(stale.ede == 3);  // Stale Answer
+  CHECK(stale.count(0, 1) == fresh.count(0, 1));
+  // At the response timer (300 ms), not at the end of the resolution (query_timeout_ms 5 s).
+  CHECK(took < std::chrono::milliseconds(3000));
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "workers/recursion_config.hpp"
+
+#include <stdexcept>
+
+#include "recursion/delegation.hpp"
+
+namespace dnsarena::workers {
+
+void RecursionConfig::read(common::MapReader& s) {
+  enabled = s.boolean_or("enabled", enabled);
+  root_hints = s.text_or("root_hints", root_hints);
+  max_in_flight = static_cast<unsigned>(s.integer_or("max_in_flight", max_in_flight, 1, 65536));
+  attempt_timeout_ms = static_cast<unsigned>(s.integer_or("attempt_timeout_ms", attempt_timeout_ms, 10, 60000));
+  max_queries = static_cast<unsigned>(s.integer_or("max_queries", max_queries, 1, 256));
+  qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
+}
+
+void RecursionConfig::validate(bool has_root_upstreams) const {
+  if (!enabled) return;
+  if (has_root_upstreams)
+    throw std::invalid_argument("recursion.enabled: `upstreams` forwards every name; with recursion, forward "
+                                "only some zones (forward_zones)");
+  if (root_hints.empty()) throw std::invalid_argument("recursion.root_hints: needed with recursion.enabled");
+  try {
+    recursion::read_root_hints(root_hints);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(std::string("recursion.root_hints: ") + e.what());
+  }
+}
+
+}  // namespace dnsarena::workers

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The `recursion:` section of serve's configuration: whether the workers resolve misses
+// themselves from the root (recursive_client.hpp), from which root hints, within which
+// bounds.
+//
+//   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
+//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true}
+//
+//   enabled             a miss that no forward zone covers is resolved by the worker
+//                       (forward zones keep being forwarded); needs root_hints, and no
+//                       `upstreams` (those forward the root zone, every name), and not
+//                       with dnssec validation (the recursive path does not validate yet)
+//   root_hints          the root's NS names and addresses in zone-file syntax (Unbound
+//                       root-hints, Knot Resolver hints.root_file); read at start, a file
+//                       that does not read is a configuration error
+//   max_in_flight       resolutions per worker at once (1 .. 65,536); past it a miss is
+//                       answered as overloaded (stale, else SERVFAIL). Each holds at most
+//                       one socket, so this is also the resolver's descriptor share
+//   attempt_timeout_ms  one query to one authoritative (10 .. 60,000), then the next
+//                       server (Unbound: its RTT-based timeout, 376 ms for an unknown server)
+//   max_queries         authoritative queries per resolution, priming, glue lookups and
+//                       chains included (1 .. 256; Unbound's max-sent-count is 32)
+//   qname_minimisation  RFC 9156 relaxed (Unbound qname-minimisation, kresd's default)
+//
+// Unknown keys and out-of-range values are errors naming the file, line and key.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "common/yaml_reader.hpp"
+
+namespace dnsarena::workers {
+
+struct RecursionConfig {
+  bool enabled = false;
+  std::string root_hints;
+  unsigned max_in_flight = 256;
+  unsigned attempt_timeout_ms = 400;
+  unsigned max_queries = 32;
+  bool qname_minimisation = true;
+
+  // Reads the section's keys (the caller rejects the unknown ones).
+  void read(common::MapReader& section);
+  // Throws std::invalid_argument when enabled without readable root hints, or beside
+  // `upstreams` (has_root_upstreams).
+  void validate(bool has_root_upstreams) const;
+};
+
+}  // namespace dnsarena::workers

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The worker's recursive resolver: resolves a miss that no forward zone covers from the
+// root (recursion.enabled, recursion_config.hpp), driving one
+// recursion::IterativeResolution per question from the worker's event loop.
+//
+// Per question (lowercase qname, qtype, DO/CD: the plain cache key), one resolution;
+// clients asking the same question while it runs wait on it (coalesced, at most
+// kWaitersPerResolution each). Across workers, a new resolution first claims its
+// question host-wide (upstream_claims.hpp, the table forwarded misses use): when another
+// worker holds the claim, resolve() answers `joined` and the worker parks its client
+// until that resolution ends and its answer is in the shared cache (or answer slot). Each query the state machine needs goes over a fresh
+// non-blocking UDP socket connected to the server (the kernel picks a random source port
+// and delivers only datagrams from that address and port), with a CSPRNG ID (arc4random)
+// and the name's letters in random case (0x20). A datagram is the reply only when it has
+// QR, the ID and the question bytes exactly as sent (case included); anything else is
+// ignored and the attempt keeps waiting. A reply with TC is asked again over TCP (a fresh
+// connection, a fresh ID and case). Every query has EDNS (payload 1232, dns/query_builder)
+// and RD clear. No usable reply within attempt_timeout_ms (or a refusal, a reset, a reply
+// that does not parse): provide_failure(), and the state machine picks the next server.
+//
+// The end of a resolution goes through the same completion as a forwarded answer
+// (UpstreamClient::Completion, QueryPipeline::on_upstream_done): its result is written as
+// a response (recursion/result_message.hpp) and accepted, scrubbed and TTL-clamped by
+// UpstreamAnswer like an upstream's, cached, and every waiting client answered; a
+// SERVFAIL result, or no result within query_timeout_ms, gives the waiters stale or
+// SERVFAIL with an EDE, and puts the name in the host's failure cache (while its window
+// runs, resolve() answers `failed` and sends nothing), as for forwarded misses. A client
+// whose response timer (stale.client_timeout_ms, client_timers.hpp) passes while the
+// resolution goes on is handed to DeadlinePassed: answered stale if held (out of the
+// resolution), else it waits on for the answer.
+//
+// Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
+// name of a zone starts from that zone's servers, on every worker.
+//
+// Bounds: recursion.max_in_flight resolutions per worker (each holds at most one socket:
+// the resolver's descriptors), recursion.max_queries queries per resolution (the state
+// machine's budget, with its NXNSAttack bounds), query_timeout_ms per resolution, and
+// kWaitersPerResolution clients on one. Past a bound a miss is answered as overloaded.
+//
+// Costs: per resolution the state machine (a few cuts), one socket and one epoll
+// registration at a time, one heap entry per attempt.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "recursion/iterative_resolution.hpp"
+#include "workers/failure_cache.hpp"
+#include "workers/serve_config.hpp"
+#include "workers/shared_delegations.hpp"
+#include "workers/upstream_answer.hpp"
+#include "workers/upstream_client.hpp"
+
+namespace dnsarena::workers {
+
+class RecursiveClient {
+public:
+  static constexpr std::size_t kWaitersPerResolution = 64;
+
+  // `tag`: the epoll data's tag bits for this client's sockets (the token is the low 48
+  // bits). `host`: its failure cache and claims table are used (nullptr: none). Reads
+  // the root hints when recursion is enabled (throws std::runtime_error when they do
+  // not read).
+  RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeConfig& cfg, cache::Cache& cache,
+                  UpstreamClient::Completion done, UpstreamClient::DeadlinePassed deadline_passed,
+                  const UpstreamClient::HostTables& host);
+  ~RecursiveClient();
+  RecursiveClient(const RecursiveClient&) = delete;
+  RecursiveClient& operator=(const RecursiveClient&) = delete;
+
+  bool enabled() const { return enabled_; }
+
+  enum class Started {
+    yes,         // w waits for the resolution
+    overloaded,  // a bound refused it (w not taken)
+    failed,      // the name is in the failure cache (w not taken; detail->failure says how)
+    joined,      // another worker resolves this question (w not taken; detail->claim is
+                 // its claim): wait until it ends (UpstreamClaims::wait_on), then look again
+  };
+  // Adds `w` to the resolution of the same question, or starts one.
+  Started resolve(const cache::CacheKey& plain_key, Waiter& w, UpstreamClient::ForwardDetail* detail);
+
+  // An epoll event on a socket of this client (`data` as registered).
+  void on_event(std::uint64_t data, std::uint32_t events, std::uint64_t now_us);
+  void on_timeouts(std::uint64_t now_us);
+  // Milliseconds until the next deadline (-1: none).
+  int next_timeout_ms(std::uint64_t now_us) const;
+  std::size_t in_flight() const { return active_.size(); }
+
+private:
+  struct Resolution;
+  // Sends the state machine's next query, or finishes the resolution.
+  void step(Resolution& r, std::uint64_t now_us);
+  void write_query(Resolution& r);
+  // A socket of `type` connected to the current query's server and watched for `events`
+  // (UDP: the query sent), its attempt's timer armed. False: none (nothing left open).
+  bool open_socket(Resolution& r, int type, std::uint32_t events, std::uint64_t now_us);
+  bool send_udp(Resolution& r, std::uint64_t now_us);
+  bool start_tcp(Resolution& r, std::uint64_t now_us);
+  void on_udp(Resolution& r, std::uint64_t now_us);
+  void on_tcp(Resolution& r, std::uint32_t events, std::uint64_t now_us);
+  // A reply's bytes that echo the query: parsed and given to the state machine (or TCP).
+  void take_reply(Resolution& r, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
+  void fail_attempt(Resolution& r, std::uint64_t now_us);
+  void close_socket(Resolution& r);
+  void finish(Resolution& r);
+  void arm(Resolution& r, std::uint64_t at_us);
+  // The response timer of r's oldest waiting client, armed.
+  void arm_client(const Resolution& r);
+  // Waiters whose response timer passed: answered stale (out) or held.
+  void expire_waiters(Resolution& r, std::uint64_t now_us);
+  // What the completion and DeadlinePassed read of a resolution (waiters aside).
+  static void describe(const Resolution& r, Pending& p);
+
+  int epoll_fd_;
+  std::uint64_t tag_;
+  const ServeConfig& cfg_;
+  cache::Cache& cache_;
+  UpstreamClient::Completion done_;
+  UpstreamClient::DeadlinePassed deadline_passed_;
+  ClientTimers timers_;
+  FailureCache* failures_;
+  UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
+  unsigned claims_row_;
+  bool enabled_;
+  recursion::Delegation hints_;
+  recursion::Limits limits_;
+  SharedDelegations store_;
+  TtlPolicy ttl_;
+  UpstreamAnswer answer_;
+  std::uint64_t next_token_ = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
+  std::unordered_map<std::string, std::uint64_t> by_key_;
+  struct Deadline {
+    std::uint64_t at_us;
+    std::uint64_t token;
+    unsigned generation;
+    bool operator>(const Deadline& o) const { return at_us > o.at_us; }
+  };
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  // Clients' response timers: one entry per resolution for its oldest waiter (generation unused).
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
+};
+
+}  // namespace dnsarena::workers

@@ -50,7 +50,7 @@ std::string flags_to_text(std::uint8_t flags) {
   };
   add(cache::kKeyDo, "do");
   add(cache::kKeyCd, "cd");
-  add(cache::kKeyAuthenticated, "ad");
+  add(cache::kKeyAuthenticated, "validated");
   add(cache::kKeyDns64, "dns64");
   return s.empty() ? "-" : s;
 }
@@ -62,9 +62,9 @@ std::uint8_t flags_from_text(const std::string& text) {
   for (std::string f; std::getline(in, f, ',');) {
     if (f == "do") flags |= cache::kKeyDo;
     else if (f == "cd") flags |= cache::kKeyCd;
-    else if (f == "ad") flags |= cache::kKeyAuthenticated;
+    else if (f == "validated" || f == "ad") flags |= cache::kKeyAuthenticated;
     else if (f == "dns64") flags |= cache::kKeyDns64;
-    else throw std::invalid_argument("unknown key flag '" + f + "' (do, cd, ad, dns64)");
+    else throw std::invalid_argument("unknown key flag '" + f + "' (do, cd, validated, dns64)");
   }
   return flags;
 }

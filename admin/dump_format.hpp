@@ -13,9 +13,10 @@
 //   authority example.	287	IN	NS	ns.example.
 //   $END
 //
-//   $ENTRY line   the key: qname, qtype, key flags (do, cd, ad: DO and CD of the query,
-//                 ad: the answer was authenticated, dns64: synthesized for DNS64
-//                 clients; "-" for none), ECS scope ("-" for
+//   $ENTRY line   the key: qname, qtype, key flags (do, cd: DO and CD of the query,
+//                 validated: kept by a validating worker ("ad" is read as its older
+//                 spelling), dns64: synthesized for DNS64 clients; "-" for none), ECS
+//                 scope ("-" for
 //                 none), then the answer's RCODE, its AD bit and the entry's remaining
 //                 TTL in seconds at $DUMPED; for an entry a validating worker judged,
 //                 dnssec=secure|insecure|indeterminate (cache::EntryVerdict; absent: not

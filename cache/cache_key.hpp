@@ -6,8 +6,10 @@
 //
 //   offset size   field        meaning
 //   0      2      qtype        little-endian
-//   2      1      key_flags    |7 6|5|4 3|2|1|0|  bit0 DO, bit1 CD, bit2 authenticated (AD),
-//                              | 0 | |fam| | | |  bits 3-4 ECS family (0 none, 1 IPv4, 2 IPv6),
+//   2      1      key_flags    |7 6|5|4 3|2|1|0|  bit0 DO, bit1 CD, bit2 authenticated: kept
+//                              | 0 | |fam| | | |  by a validating worker, the entry's verdict
+//                                                 bits set (workers/query_check.hpp),
+//                                                 bits 3-4 ECS family (0 none, 1 IPv4, 2 IPv6),
 //                                                 bit5 DNS64: an answer synthesized for DNS64
 //                                                 clients (workers/dns64.hpp), never found by
 //                                                 a query without the flag; bits 6-7 zero

@@ -21,7 +21,11 @@ std::size_t client_limit(const ServeConfig& cfg, const dns::ClientQuery& q, bool
 
 QueryCheck::QueryCheck(const ServeConfig& cfg, cache::Cache& cache, RateLimitTable* rate_limit_table,
                        const dns::CookieSecrets& cookie_secrets)
-    : cfg_(cfg), cache_(cache), rate_limiter_(cfg.rate_limit, rate_limit_table), cookie_secrets_(cookie_secrets) {}
+    : cfg_(cfg),
+      cache_(cache),
+      rate_limiter_(cfg.rate_limit, rate_limit_table),
+      cookie_secrets_(cookie_secrets),
+      validated_flag_(cfg.dnssec.validating() ? cache::kKeyAuthenticated : 0) {}
 
 CheckedQuery QueryCheck::check(std::uint8_t* wire, std::size_t len, const sockaddr_storage& client, bool tcp,
                                std::uint32_t now, dns::ClientQuery& q, std::uint8_t* out, std::size_t cap,
@@ -76,7 +80,7 @@ CheckedQuery QueryCheck::check(std::uint8_t* wire, std::size_t len, const sockad
   c.lookup = true;
   c.ecs = upstream_ecs(cfg_.ecs_policy, q, client, cfg_.ecs_ipv4_prefix, cfg_.ecs_ipv6_prefix);
   if (q.do_bit) c.flags |= cache::kKeyDo;
-  if (q.cd()) c.flags |= cache::kKeyCd;
+  c.flags |= q.cd() ? cache::kKeyCd : validated_flag_;  // CD data is never validated: no verdict to keep apart
   if (cfg_.dns64.enabled) [[unlikely]] c.flags |= dns64_key_flag(cfg_.dns64, q, client);  // dns64.hpp
   c.limit = client_limit(cfg_, q, tcp);
   return c;

@@ -8,8 +8,11 @@
 //   server cookie   server_cookies.hpp: a valid one exempts the client from the rate limit
 //   rate limit      UDP only: over the subnet's rate, dropped or (slip) TC
 //   BADCOOKIE       cookies.require and a client cookie without a valid server cookie
-//   the lookup      ECS to send upstream (ecs.hpp), the key flags (DO, CD), the client's
-//                   answer size limit
+//   the lookup      ECS to send upstream (ecs.hpp), the key flags (DO, CD; authenticated
+//                   when the worker validates and the client did not set CD: entries kept
+//                   under validation, each with its verdict, are apart from entries kept
+//                   without it, so a reload that turns validation on or off never serves
+//                   what the other mode cached), the client's answer size limit
 //
 // Cost: one access-control lookup, the parse, one rate-limit bucket (UDP); no allocation.
 #pragma once
@@ -34,7 +37,7 @@ struct CheckedQuery {
   std::size_t size = 0;
   dns::EcsOption ecs;      // what a miss sends upstream (ecs.hpp); present: ECS keys first
   std::size_t limit = 0;   // the client's answer size limit
-  std::uint8_t flags = 0;  // the key flags (DO, CD)
+  std::uint8_t flags = 0;  // the key flags (DO, CD, authenticated, DNS64)
 };
 
 // The largest answer a client may get: over a stream 65535; over UDP what its EDNS offers
@@ -60,6 +63,7 @@ private:
   cache::Cache& cache_;
   RateLimiter rate_limiter_;
   const dns::CookieSecrets cookie_secrets_;
+  const std::uint8_t validated_flag_;  // cache::kKeyAuthenticated when validating, else 0
 };
 
 }  // namespace dnsarena::workers

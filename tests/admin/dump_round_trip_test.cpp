@@ -185,13 +185,15 @@ TEST_CASE("restore: a malformed dump is refused with FILE:LINE, and a missing se
   CHECK(out.find("dnssec=") == std::string::npos);  // not validated: no verdict written
 
   // A validated entry's DNSSEC verdict (cache::EntryVerdict) is dumped and restored.
-  out = restore_text(header + "$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=300 dnssec=secure\n"
+  // Its key carries the validated flag ("ad" is that flag's older spelling).
+  out = restore_text(header + "$ENTRY b.test. A flags=do,validated ecs=- rcode=0 ad=1 ttl=300 dnssec=secure\n"
                               "answer b.test.\t300\tIN\tA\t192.0.2.2\n$END\n"
-                              "$ENTRY c.test. A flags=do ecs=- rcode=0 ad=0 ttl=300 dnssec=insecure\n"
+                              "$ENTRY c.test. A flags=do,ad ecs=- rcode=0 ad=0 ttl=300 dnssec=insecure\n"
                               "answer c.test.\t300\tIN\tA\t192.0.2.3\n$END\n");
   CHECK(status == 0);
   out = run_dnsarena("dump " + segment, &status);
-  CHECK(out.find("$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(out.find("$ENTRY b.test. A flags=do,validated ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(out.find("$ENTRY c.test. A flags=do,validated ecs=- rcode=0 ad=0 ttl=") != std::string::npos);
   CHECK(out.find(" dnssec=secure\n") != std::string::npos);
   CHECK(out.find(" dnssec=insecure\n") != std::string::npos);
   out = restore_text(header + "$ENTRY b.test. A flags=do ecs=- rcode=0 ad=1 ttl=300 dnssec=bogus\n$END\n");

@@ -124,7 +124,7 @@ TEST_CASE("serve validates forwarded answers as Unbound's validator does", "[dns
 
   // The verdicts are in the entries (cache::EntryVerdict), as `dnsarena dump` shows them.
   const std::string dump = t::run_command(t::dnsarena_binary() + " dump " + serve.segment);
-  CHECK(dump.find("$ENTRY www.rsa.test. A flags=do ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
+  CHECK(dump.find("$ENTRY www.rsa.test. A flags=do,validated ecs=- rcode=0 ad=1 ttl=") != std::string::npos);
   CHECK(dump.find(" dnssec=secure\n") != std::string::npos);
   CHECK(dump.find(" dnssec=insecure\n") != std::string::npos);
   CHECK(dump.find("$ENTRY www.badds.test. A flags=do") == std::string::npos);  // bogus: never cached
@@ -203,6 +203,46 @@ TEST_CASE("a worker killed with validated misses in flight: its successor answer
     CHECK(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
     CHECK_FALSE(serve.ask("www.unsigned.test.", kTypeA).ad());
   }
+}
+
+TEST_CASE("a reload that turns validation on or off never serves what the other mode cached",
+          "[dnssec][serve][reload]") {
+  SignedZones zones;
+  const std::uint16_t port = t::free_port();
+  const std::string segment = t::unique_segment("dnssec-reload");
+  const std::string plain = "failure_cache: {min_s: 60}\n";
+  const std::string validating = "dnssec:\n  trust_anchor_file: " + zones.anchor_ds_file() + "\n" + plain;
+  const std::string config = t::write_config(plain);
+  t::ServeProcess serve({"--config", config, "--segment", segment, "--workers", "1", "--max-entries", "10000",
+                         "--arena-bytes", "8M", "--listen", "127.0.0.1:" + std::to_string(port), "--upstream",
+                         "127.0.0.1:" + std::to_string(zones.port()), "--no-metrics"},
+                        port);
+  REQUIRE(serve.wait_ready());
+  std::uint16_t id = 2000;
+  auto ask = [&](const char* name) {
+    return t::udp_exchange(port, t::make_query(++id, name, kTypeA, 1232, true), std::chrono::milliseconds(5000));
+  };
+  std::size_t reloads = 0;
+  auto reload_with = [&](const std::string& text) {
+    std::ofstream(config) << text;
+    REQUIRE(::kill(serve.pid(), SIGHUP) == 0);
+    ++reloads;
+    REQUIRE(t::eventually([&] { return t::occurrences(serve.log(), "reloaded: 1 workers replaced") == reloads; }));
+  };
+  // Not validating: a zone whose DS matches no key answers as its upstream says, and is cached.
+  REQUIRE(ask("www.badds.test.").rcode() == 0);
+  REQUIRE(ask("www.badds.test.").rcode() == 0);
+  REQUIRE_FALSE(ask("www.rsa.test.").ad());
+  reload_with(validating);
+  // Validating: neither cached answer is served; both are validated.
+  CHECK(ask("www.badds.test.").rcode() == 2);
+  CHECK(ask("www.rsa.test.").ad());
+  CHECK(ask("www.rsa.test.").ad());  // a hit of the validated entry
+  reload_with(plain);
+  // Not validating again: the entries kept without validation come back; nothing has AD.
+  CHECK(ask("www.badds.test.").rcode() == 0);
+  CHECK_FALSE(ask("www.rsa.test.").ad());
+  dnsarena::cache::Segment::remove(segment);
 }
 
 TEST_CASE("dnssec.limits: a validation past max_signature_validations is bogus (EDE 6) and counted",

@@ -132,6 +132,9 @@ struct HostTables {
   AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
+  // Run-time negative trust anchors (common/nta_table.hpp): the segment's file, opened
+  // (made if absent) at start. nullptr: it could not be (logged; the config's NTAs only).
+  std::unique_ptr<common::NtaTable> ntas;
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
@@ -185,6 +188,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.answer_slots = &host.answer_slots;
       sockets.ad_trust = &host.ad_trust;
       sockets.nsec_ranges = &host.nsec_ranges;
+      sockets.ntas = host.ntas.get();
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -504,6 +508,11 @@ void Supervisor::start_workers() {
   host_->health = upstream_health_.get();
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
+  try {
+    host_->ntas = std::make_unique<common::NtaTable>(common::NtaTable::open(cfg_.segment, true));
+  } catch (const common::NtaTableError& e) {
+    spdlog::error("run-time negative trust anchors unavailable: {}", e.what());
+  }
   // What an earlier run cached was fetched under a config not known here (ad_trust.hpp).
   // The cut ends before this second: this run's first answers keep their AD.
   host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now() - 1);

@@ -24,6 +24,7 @@ struct ValidationJobs::Job {
   bool cacheable = false;
   std::uint8_t scope = 0;
   std::uint32_t now_s = 0;  // the validation time (RRSIG windows)
+  std::shared_ptr<const dnssec::TrustAnchors> anchors;  // v's, run-time NTAs included (outlives v)
   std::unique_ptr<dnssec::Validation> v;
   std::uint64_t deadline_us = 0;
   std::uint64_t poll_us = 0;  // a fetch that could not start: look again then (0: not polling)
@@ -68,7 +69,12 @@ void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::Cac
   j.scope = scope;
   j.now_s = now;
   j.deadline_us = std::max(j.query.ends_us, now_us + std::uint64_t{cfg_.upstream_timeout_ms} * 1000);
-  j.v = std::make_unique<dnssec::Validation>(*cfg_.dnssec.anchors, cfg_.dnssec.limits, now);
+  j.anchors = upstream_.runtime_ntas().current(now);
+  if (j.anchors != anchors_seen_) {  // an NTA came or went: the key cache's verdicts may be void
+    zones_.clear();
+    anchors_seen_ = j.anchors;
+  }
+  j.v = std::make_unique<dnssec::Validation>(*j.anchors, cfg_.dnssec.limits, now);
   dnssec::Response r = to_dnssec_response(a.answer(), {j.query.qname.data(), j.query.qname_len}, j.query.qtype);
   seed(*j.v, r, now);
   j.v->start(std::move(r));
@@ -249,7 +255,10 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
   std::span<const std::uint8_t> entry;
   std::size_t entry_len = 0;
   if (o.verdict != Verdict::bogus) {
-    entry_len = with_verdict(j.entry, j.key, o.verdict, o.max_ttl, j.now_s, encoded_);
+    // Insecure by a run-time NTA: cached no longer than the NTA lasts.
+    const std::uint32_t max_ttl = o.verdict == Verdict::secure ? o.max_ttl
+        : upstream_.runtime_ntas().ttl_cap({j.query.qname.data(), j.query.qname_len}, j.now_s);
+    entry_len = with_verdict(j.entry, j.key, o.verdict, max_ttl, j.now_s, encoded_);
     if (entry_len) entry = encoded_;
   }
   Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o, j.v.get()};

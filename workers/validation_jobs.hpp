@@ -136,6 +136,7 @@ private:
     std::uint32_t expires = 0;           // wall-clock second
   };
   std::map<dnssec::Bytes, KnownZone> zones_;  // the key cache
+  std::shared_ptr<const dnssec::TrustAnchors> anchors_seen_;  // the key cache was filled under these
   std::unique_ptr<cache::EntryCopy> copy_;
   std::vector<std::uint8_t> encoded_;  // a finished job's re-encoded entry
   DnssecCounters::Row& counters_;

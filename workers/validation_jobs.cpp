@@ -179,6 +179,12 @@ void ValidationJobs::step(Job& j, std::uint64_t now_us) {
   finish(j, j.v->outcome());
 }
 
+void ValidationJobs::drop_stale_insecure(const cache::CacheKey& key) {
+  if (cache_.peek(key, cache::wall_clock_now(), *copy_) == cache::LookupStatus::miss) return;
+  const cache::EntryReader entry(copy_->span());
+  if (entry.valid() && entry.verdict() == cache::EntryVerdict::insecure) cache_.erase(key);
+}
+
 bool ValidationJobs::cached_set(const dnssec::Need& n, dnssec::Response& out) {
   cache::CacheKey key;
   if (!key.assign(n.name, n.type, cache::kKeyDo | cache::kKeyCd)) return false;
@@ -249,9 +255,11 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
   // A bogus name is not asked again for a while (RFC 9520; failure_cache.hpp): its
   // clients get SERVFAIL with EDE 6 from the failure cache. Only for the validation's own
   // verdict, not for a job that ran out of time (v unfinished): the upstream was slow.
-  if (o.verdict == Verdict::bogus && j.v->finished())
+  if (o.verdict == Verdict::bogus && j.v->finished()) {
     upstream_.failures().record(j.query.name_hash, FailureKind::bogus, common::monotonic_us() / 1000,
                                 cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
+    drop_stale_insecure(j.key);
+  }
   std::span<const std::uint8_t> entry;
   std::size_t entry_len = 0;
   if (o.verdict != Verdict::bogus) {

@@ -114,7 +114,8 @@ int run_add(const NtaRequest& req) {
   const std::vector<std::uint8_t> name = nta_name(req.name);
   const std::uint64_t lifetime = lifetime_seconds(req.lifetime);
   cache::Segment::attach(req.segment);  // a live cache: else nothing would read the anchor
-  common::NtaTable table = common::NtaTable::open(req.segment, true);
+  // Made by a validating serve at start: without one, nothing would read the anchor.
+  common::NtaTable table = common::NtaTable::open(req.segment, false);
   const std::uint64_t now = unix_now();
   const common::NtaTable::AddResult r = table.add(name, now + lifetime, now);
   const std::string text = wire::wire_to_text({name.data(), name.size()});

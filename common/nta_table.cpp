@@ -83,8 +83,8 @@ NtaTable NtaTable::open(const std::string& segment, bool create) {
   }
   if (fd < 0) {
     if (errno == ENOENT)
-      throw NtaTableError(path + ": no negative trust anchor table (no `dnsarena serve` has run on segment '" +
-                          segment + "')");
+      throw NtaTableError(path + ": no negative trust anchor table (no `dnsarena serve` validating DNSSEC has run "
+                          "on segment '" + segment + "')");
     throw NtaTableError(errno_text(path));
   }
   struct stat st {};

@@ -6,9 +6,10 @@
 // below workers/ and admin/, so that both use it (as snapshot_file.hpp).
 //
 // Where: /dev/shm/.<segment>.nta, a small file beside the segment (a dot file, like the
-// snapshot files). The serve supervisor opens it at start, creating it if absent, and its
-// workers inherit the mapping across fork (and keep it across worker restarts). The
-// commands open the same file. It outlives the serve: a restarted serve on the same
+// snapshot files). A validating serve's supervisor opens it at start (or at the reload
+// that turns validation on), creating it if absent, and its workers inherit the mapping
+// across fork (and keep it across worker restarts). The commands open the same file and
+// refuse a segment without one (no validating serve ever ran there). It outlives the serve: a restarted serve on the same
 // segment finds the anchors again, each until its expiry (expiries are CLOCK_REALTIME
 // seconds, so they mean the same after a restart). Deleting the file while a serve runs
 // cuts that serve off from the commands until it restarts.

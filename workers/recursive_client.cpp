@@ -329,7 +329,7 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
     if (const auto it = active_.find(token); it != active_.end()) expire_waiters(*it->second, now_us);
   }
   while (!deadlines_.empty() && deadlines_.top().at_us <= now_us) {
-    const Deadline d = deadlines_.top();
+    const TokenDeadline d = deadlines_.top();
     deadlines_.pop();
     const auto it = active_.find(d.token);
     if (it == active_.end() || it->second->generation != d.generation || it->second->fd < 0) continue;

@@ -42,7 +42,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +51,7 @@
 #include "workers/failure_cache.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/shared_delegations.hpp"
+#include "workers/token_deadlines.hpp"
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -135,15 +135,9 @@ private:
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
-  struct Deadline {
-    std::uint64_t at_us;
-    std::uint64_t token;
-    unsigned generation;
-    bool operator>(const Deadline& o) const { return at_us > o.at_us; }
-  };
-  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  TokenDeadlines deadlines_;
   // Clients' response timers: one entry per resolution for its oldest waiter (generation unused).
-  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
+  TokenDeadlines client_deadlines_;
 };
 
 }  // namespace dnsarena::workers

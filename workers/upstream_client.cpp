@@ -644,12 +644,12 @@ void UpstreamClient::on_event(std::uint64_t token, std::uint32_t events, std::ui
 
 void UpstreamClient::on_timeouts(std::uint64_t now_us) {
   while (!client_deadlines_.empty() && client_deadlines_.top().at_us <= now_us) {
-    const Deadline d = client_deadlines_.top();
+    const TokenDeadline d = client_deadlines_.top();
     client_deadlines_.pop();
     if (auto it = pending_.find(d.token); it != pending_.end()) expire_waiters(it->second, now_us);
   }
   while (!deadlines_.empty() && deadlines_.top().at_us <= now_us) {
-    const Deadline d = deadlines_.top();
+    const TokenDeadline d = deadlines_.top();
     deadlines_.pop();
     auto it = pending_.find(d.token);
     if (it == pending_.end() || it->second.generation != d.generation ||

@@ -118,7 +118,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -135,6 +134,7 @@
 #include "workers/runtime_ntas.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/token_deadlines.hpp"
 #include "workers/upstream_answer.hpp"
 #include "workers/upstream_claims.hpp"
 #include "workers/upstream_health.hpp"
@@ -436,16 +436,10 @@ private:
   RuntimeNtas runtime_ntas_;
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of queries
   std::vector<ForwardZone> zones_;
-  struct Deadline {
-    std::uint64_t at_us;
-    std::uint64_t token;
-    unsigned generation;
-    bool operator>(const Deadline& o) const { return at_us > o.at_us; }
-  };
-  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  TokenDeadlines deadlines_;
   // Clients' response deadlines: one entry per query for its oldest waiter (generation
   // unused); expire_waiters() pushes the next.
-  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> client_deadlines_;
+  TokenDeadlines client_deadlines_;
   ClientTimers timers_;
   std::size_t waiting_ = 0;  // clients in every query's waiters and held (bound: kWaitersPerQuerySlot)
   // Queries in the order they started (finished ones are dropped lazily from the front):

@@ -463,3 +463,24 @@ TEST_CASE("dnssec nta: a short-lived negative trust anchor expires by itself, ba
   nta(serve, "add badds.test --lifetime 1h", status);
   CHECK(status == 0);
 }
+
+TEST_CASE("dnssec nta: a secure zone made insecure is not answered from its validated NSEC ranges (RFC 8198)",
+          "[dnssec][serve][nta][nsec]") {
+  SignedZones zones;
+  ValidatingServe serve(zones, 1);
+  int status = -1;
+  // A secure NXDOMAIN proves the range between rsa.test. and b.rsa.test. (aggressive NSEC).
+  const t::DnsReply proven = serve.ask("a.rsa.test.", kTypeA);
+  REQUIRE(proven.rcode() == 3);
+  REQUIRE(proven.ad());
+  REQUIRE(serve.ask("aa.rsa.test.", kTypeA).ad());  // from the range
+  const std::string out = nta(serve, "add rsa.test", status);
+  INFO(out);
+  REQUIRE(status == 0);
+  // Under the NTA: insecure, so no AD, though the range is still in the host's table.
+  const t::DnsReply under = serve.ask("ab.rsa.test.", kTypeA);
+  CHECK(under.rcode() == 3);
+  CHECK_FALSE(under.ad());
+  CHECK_FALSE(serve.ask("www.rsa.test.", kTypeA).ad());
+  CHECK(serve.ask("www.ed.test.", kTypeA).ad());  // other zones stay secure
+}

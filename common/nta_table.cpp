@@ -56,6 +56,7 @@ NtaTable NtaTable::open(const std::string& segment, bool create) {
   if (fd < 0 && errno == ENOENT && create) {
     // Written whole under a temporary name, then linked: no process maps a half-made table.
     const std::string temp = path + "." + std::to_string(::getpid()) + ".new";
+    ::unlink(temp.c_str());  // one left by a creator killed with this pid
     const int t = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (t < 0) throw NtaTableError(errno_text(temp));
     bool ok = ::ftruncate(t, static_cast<off_t>(kBytes)) == 0;
@@ -115,7 +116,8 @@ NtaTable::NtaTable(NtaTable&& o) noexcept
 
 NtaTable& NtaTable::operator=(NtaTable&& o) noexcept {
   if (this != &o) {
-    this->~NtaTable();
+    if (map_) ::munmap(map_, kBytes);
+    if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(o.fd_, -1);
     map_ = std::exchange(o.map_, nullptr);
     path_ = std::move(o.path_);

@@ -464,7 +464,7 @@ TEST_CASE("dnssec nta: a short-lived negative trust anchor expires by itself, ba
   CHECK(status == 0);
 }
 
-TEST_CASE("dnssec nta: a secure zone made insecure is not answered from its validated NSEC ranges (RFC 8198)",
+TEST_CASE("dnssec nta: a secure zone made insecure is not answered from its validated NSEC ranges, and a restarted worker keeps the NTA",
           "[dnssec][serve][nta][nsec]") {
   SignedZones zones;
   ValidatingServe serve(zones, 1);
@@ -483,4 +483,18 @@ TEST_CASE("dnssec nta: a secure zone made insecure is not answered from its vali
   CHECK_FALSE(under.ad());
   CHECK_FALSE(serve.ask("www.rsa.test.", kTypeA).ad());
   CHECK(serve.ask("www.ed.test.", kTypeA).ad());  // other zones stay secure
+
+  // A worker killed -9: its successor (forked with the table's mapping) keeps the NTA.
+  const auto before = serve.serve->children();
+  REQUIRE(before.size() == 1);
+  REQUIRE(::kill(before[0], SIGKILL) == 0);
+  REQUIRE(t::eventually([&] {
+    const auto now = serve.serve->children();
+    return now.size() == 1 && now[0] != before[0];
+  }));
+  REQUIRE(t::udp_answered_within(serve.port, t::make_query(91, "www.ed.test.", kTypeA, 1232, true)));
+  const t::DnsReply after = serve.ask("zz.rsa.test.", kTypeA);  // a miss the successor validates
+  CHECK(after.rcode() == 3);
+  CHECK_FALSE(after.ad());
+  CHECK(serve.ask("www.n3.test.", kTypeA).ad());
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Operator commands that inspect and change a live cache (admin/): `flush`, `dump`,
-// `restore`, `migrate`, `top`, `check`, registered by the command table (app/main.cpp).
+// `restore`, `migrate`, `top`, `check`, `dnssec nta`, registered by the command table (app/main.cpp).
 //
 // Why a module of their own: they need the cache and libknot's text forms (dump,
 // restore) but none of serving (sockets, upstreams, YAML), so admin/ sits beside
@@ -26,5 +26,8 @@ void add_migrate_command(CLI::App& app);
 void add_top_command(CLI::App& app);
 // `dnsarena check SEGMENT [--json]`: verifies a segment like fsck (cache/segment_check.hpp).
 void add_check_command(CLI::App& app);
+// `dnsarena dnssec nta add NAME [--lifetime D] | remove NAME | list [--json]` (each with
+// [--segment SEG]), below the dnssec group (nta_command.cpp): run-time negative trust anchors.
+void add_nta_command(CLI::App& dnssec_group);
 
 }  // namespace dnsarena::admin

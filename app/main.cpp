@@ -24,6 +24,7 @@ constexpr Command kCommands[] = {
     {"", dnsarena::bench::add_bench_command},    // bench         cache benchmark
     {"", dnsarena::admin::add_check_command},    // check SEGMENT fsck of a segment
     {"", dnsarena::dnssec::add_dnssec_command},  // dnssec ...    validator bench, check-trust
+    {"dnssec", dnsarena::admin::add_nta_command},  // dnssec nta  run-time negative trust anchors
     {"", dnsarena::admin::add_dump_command},     // dump SEGMENT  entries as text
     {"", dnsarena::admin::add_flush_command},    // flush NAME    remove a name's entries
     {"", dnsarena::admin::add_migrate_command},  // migrate SEG   warm upgrade of a stopped cache

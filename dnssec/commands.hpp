@@ -16,6 +16,9 @@ namespace dnsarena::dnssec {
 //   update-trust FILE [--server ADDR:PORT] [--if-due] [--dry-run] [--json]
 //                                      one RFC 5011 probe of the file's trust point,
 //                                      written back atomically (autotrust.hpp)
+//   nta add|remove|list                run-time negative trust anchors: registered below this
+//                                      group by the command table from admin/nta_command.cpp
+//                                      (it needs the cache segment, which dnssec/ never touches)
 void add_dnssec_command(CLI::App& app);
 // The update-trust subcommand, into the group (update_trust_command.cpp).
 void add_update_trust(CLI::App& group);

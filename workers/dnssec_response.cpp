@@ -65,9 +65,10 @@ std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::Cache
                          std::uint32_t max_ttl, std::uint32_t now, std::vector<std::uint8_t>& out) {
   cache::EntryReader reader(entry);
   if (!reader.valid()) return 0;
-  if (verdict != dnssec::Verdict::secure) {  // FORMAT-DEPENDENT: the info byte's verdict bits
-    const cache::EntryVerdict v =
-        verdict == dnssec::Verdict::insecure ? cache::EntryVerdict::insecure : cache::EntryVerdict::indeterminate;
+  const cache::EntryVerdict v = verdict == dnssec::Verdict::secure     ? cache::EntryVerdict::secure
+                                : verdict == dnssec::Verdict::insecure ? cache::EntryVerdict::insecure
+                                                                       : cache::EntryVerdict::indeterminate;
+  if (verdict != dnssec::Verdict::secure && reader.ttl() <= max_ttl) {  // FORMAT-DEPENDENT: the info byte's verdict bits
     out.assign(entry.begin(), entry.end());
     out[cache::kEntryInfoOffset] = static_cast<std::uint8_t>((out[cache::kEntryInfoOffset] & ~cache::kInfoVerdictMask) |
                                                              (static_cast<unsigned>(v) << cache::kInfoVerdictShift));
@@ -85,8 +86,8 @@ std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::Cache
   if (!reader.records_valid()) return 0;
   cache::Answer a;
   a.rcode = reader.rcode();
-  a.authentic_data = true;
-  a.verdict = cache::EntryVerdict::secure;
+  a.authentic_data = verdict == dnssec::Verdict::secure;
+  a.verdict = v;
   a.ttl = std::min(reader.ttl(), max_ttl);
   for (unsigned s = 0; s < 3; ++s) a.sections[s] = records[s];
   // The entry keeps its insert time: `now` is when the answer came, not when it was judged.

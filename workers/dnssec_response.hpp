@@ -13,6 +13,8 @@
 //                        cache/entry_format.hpp); secure: re-encoded with AD and every TTL
 //                        capped at the validation's max_ttl (RFC 4035 5.3.3: no longer
 //                        than the RRSIGs allow); else the same bytes, the verdict set
+//                        (re-encoded, AD clear, when max_ttl is below the entry's TTL:
+//                        an answer insecure by a run-time NTA, runtime_ntas.hpp)
 //
 // Cost: one copy of each record into canonical form (dnssec/rrset.hpp), and for
 // with_verdict one decode and one encode of the entry: once per validated miss, never on
@@ -40,7 +42,7 @@ cache::Answer strip_dnssec(const cache::Answer& answer, std::uint16_t qtype,
                            std::vector<cache::RecordData> (&storage)[3]);
 
 // The entry (encoded for `key`, padded) with `verdict` (not bogus: never cached) into
-// `out` (padded); secure: AD set and every TTL at most `max_ttl`. Returns the unpadded
+// `out` (padded); every TTL at most `max_ttl`; secure: AD set. Returns the unpadded
 // length, 0 when the entry does not read back.
 std::size_t with_verdict(std::span<const std::uint8_t> entry, const cache::CacheKey& key, dnssec::Verdict verdict,
                          std::uint32_t max_ttl, std::uint32_t now, std::vector<std::uint8_t>& out);

@@ -84,7 +84,9 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
     }
     // A DNS64 client's AAAA or prefix PTR without a synthesized entry (dns64.hpp).
     if (c.flags & cache::kKeyDns64) [[unlikely]] return dns64_resolve(q, c, src, out, cap, arrived_us);
-    if (aggressive_)  // a secure NSEC range proves the name (or type) absent: no upstream query
+    // A secure NSEC range proves the name (or type) absent: no upstream query; not under a
+    // negative trust anchor (runtime_ntas.hpp) added since the range was proven.
+    if (aggressive_ && !upstream_.runtime_ntas().negative(plain.qname(), now_))
       if (const std::size_t n = aggressive_->answer(q, c, now_, out, cap)) return n;
     if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
       // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once

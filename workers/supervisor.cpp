@@ -132,6 +132,10 @@ struct HostTables {
   AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
+  // Run-time negative trust anchors (common/nta_table.hpp): the segment's file, opened
+  // (made if absent) once validating (open_nta_table). nullptr: not validating, or it
+  // could not be opened (logged; the config's NTAs only).
+  std::unique_ptr<common::NtaTable> ntas;
   // Made at start and replaced by a reload only when its size changes (host_rate_limit_table).
   std::unique_ptr<RateLimitTable> rate_limits;
   UpstreamHealth* health = nullptr;  // the supervisor's (upstream_health_): mapped earlier, for /metrics
@@ -143,6 +147,18 @@ struct HostTables {
   // reload whose policy compiles. nullptr: none configured.
   std::shared_ptr<const policy::SealedImage> policy;
 };
+
+// The segment's run-time negative trust anchor table, when validating and not open yet:
+// opened (made if absent) before workers are forked, so they inherit the mapping. A
+// table that cannot be opened is logged; the config's NTAs alone apply.
+void open_nta_table(HostTables& host, const ServeConfig& cfg) {
+  if (host.ntas || !cfg.dnssec.validating()) return;
+  try {
+    host.ntas = std::make_unique<common::NtaTable>(common::NtaTable::open(cfg.segment, true));
+  } catch (const common::NtaTableError& e) {
+    spdlog::error("run-time negative trust anchors unavailable: {}", e.what());
+  }
+}
 
 // The supervisor's listening sockets, per listen address (cfg.listen's order): one UDP
 // socket per worker index and one TCP listener.
@@ -185,6 +201,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.answer_slots = &host.answer_slots;
       sockets.ad_trust = &host.ad_trust;
       sockets.nsec_ranges = &host.nsec_ranges;
+      sockets.ntas = host.ntas.get();
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
       spdlog::error("worker {}: {}", index, e.what());
@@ -504,6 +521,7 @@ void Supervisor::start_workers() {
   host_->health = upstream_health_.get();
   host_->answers = answer_metrics_.get();
   host_->cookie_secrets = initial_cookie_secrets(cfg_.cookie_secret);
+  open_nta_table(*host_, cfg_);
   // What an earlier run cached was fetched under a config not known here (ad_trust.hpp).
   // The cut ends before this second: this run's first answers keep their AD.
   host_->ad_trust.set(trusts_every_name(cfg_) ? 0 : cache::wall_clock_now() - 1);
@@ -643,6 +661,7 @@ void Supervisor::reload() {
   }
   spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
   host_->rate_limits = host_rate_limit_table(cfg_.rate_limit, std::move(host_->rate_limits));
+  open_nta_table(*host_, cfg_);  // validation turned on by this reload
   add_upstream_rows();  // rows are keyed by endpoint: the upstreams kept keep what was learned
   if (reload_cookie_secrets(host_->cookie_secrets, cfg_.cookie_secret))
     spdlog::info("reload: new cookie_secret; cookies made under the previous one stay valid until the next change");

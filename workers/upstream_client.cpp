@@ -32,7 +32,7 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
                                Completion done, DeadlinePassed deadline_passed, HostTables host)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)),
       deadline_passed_(std::move(deadline_passed)), names_(host.names), names_row_(host.row),
-      failures_(host.failures), claims_(host.claims), timers_(ClientTimers::of(config)) {
+      failures_(host.failures), runtime_ntas_(config.dnssec.anchors, host.ntas), claims_(host.claims), timers_(ClientTimers::of(config)) {
   if (!names_ || names_row_ >= names_->rows()) {
     own_names_ = std::make_unique<InFlightNames>(1, false);
     names_ = own_names_.get();
@@ -144,9 +144,16 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   if (zone < 0) return Forwarded::no_zone;
   const std::uint64_t now_us = monotonic_us();
   const std::uint64_t name_hash = plain_key.hash();
-  if (const auto failure = failures_->find(name_hash, now_us / 1000)) {
-    detail->failure = failure->kind;
-    return Forwarded::failed;
+  if (auto failure = failures_->find(name_hash, now_us / 1000)) {
+    // A bogus verdict made before an NTA covered the name is void: validate again.
+    if (failure->kind == FailureKind::bogus && runtime_ntas_.negative(qn, cache::wall_clock_now())) {
+      failures_->clear(name_hash);
+      failure.reset();
+    }
+    if (failure) {
+      detail->failure = failure->kind;
+      return Forwarded::failed;
+    }
   }
   UpstreamClaims::Claim claim;
   if (claims_) {

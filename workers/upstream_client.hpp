@@ -131,6 +131,7 @@
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/nsec_ranges.hpp"
+#include "workers/runtime_ntas.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/token_deadlines.hpp"
@@ -288,6 +289,7 @@ public:
     AnswerSlots* answers = nullptr;
     const AdTrustCut* ad_trust = nullptr;
     NsecRanges* nsec_ranges = nullptr;  // validated NSEC ranges (nsec_ranges.hpp), for the pipeline
+    const common::NtaTable* ntas = nullptr;  // run-time negative trust anchors (runtime_ntas.hpp)
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);
@@ -328,6 +330,9 @@ public:
   // The failure cache the client consults (the host's, or its own): a validation job
   // records a bogus name there (validation_jobs.hpp).
   FailureCache& failures() { return *failures_; }
+  // The trust anchors in force, run-time NTAs included (runtime_ntas.hpp): validation
+  // jobs start from them; a bogus failure of a name now under an NTA is not served.
+  RuntimeNtas& runtime_ntas() { return runtime_ntas_; }
   // Clients waiting on this worker's queries (their waiters and held lists).
   std::size_t waiting() const { return waiting_; }
   static constexpr std::size_t kWaitersPerQuerySlot = 64;
@@ -428,6 +433,7 @@ private:
   InFlightNames* names_;
   unsigned names_row_;
   FailureCache* failures_;
+  RuntimeNtas runtime_ntas_;
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of queries
   std::vector<ForwardZone> zones_;
   TokenDeadlines deadlines_;

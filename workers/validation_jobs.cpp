@@ -24,6 +24,7 @@ struct ValidationJobs::Job {
   bool cacheable = false;
   std::uint8_t scope = 0;
   std::uint32_t now_s = 0;  // the validation time (RRSIG windows)
+  std::shared_ptr<const dnssec::TrustAnchors> anchors;  // v's, run-time NTAs included (outlives v)
   std::unique_ptr<dnssec::Validation> v;
   std::uint64_t deadline_us = 0;
   std::uint64_t poll_us = 0;  // a fetch that could not start: look again then (0: not polling)
@@ -68,7 +69,12 @@ void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::Cac
   j.scope = scope;
   j.now_s = now;
   j.deadline_us = std::max(j.query.ends_us, now_us + std::uint64_t{cfg_.upstream_timeout_ms} * 1000);
-  j.v = std::make_unique<dnssec::Validation>(*cfg_.dnssec.anchors, cfg_.dnssec.limits, now);
+  j.anchors = upstream_.runtime_ntas().current(now);
+  if (j.anchors != anchors_seen_) {  // an NTA came or went: the key cache's verdicts may be void
+    zones_.clear();
+    anchors_seen_ = j.anchors;
+  }
+  j.v = std::make_unique<dnssec::Validation>(*j.anchors, cfg_.dnssec.limits, now);
   dnssec::Response r = to_dnssec_response(a.answer(), {j.query.qname.data(), j.query.qname_len}, j.query.qtype);
   seed(*j.v, r, now);
   j.v->start(std::move(r));
@@ -173,6 +179,12 @@ void ValidationJobs::step(Job& j, std::uint64_t now_us) {
   finish(j, j.v->outcome());
 }
 
+void ValidationJobs::drop_stale_insecure(const cache::CacheKey& key) {
+  if (cache_.peek(key, cache::wall_clock_now(), *copy_) == cache::LookupStatus::miss) return;
+  const cache::EntryReader entry(copy_->span());
+  if (entry.valid() && entry.verdict() == cache::EntryVerdict::insecure) cache_.erase(key);
+}
+
 bool ValidationJobs::cached_set(const dnssec::Need& n, dnssec::Response& out) {
   cache::CacheKey key;
   if (!key.assign(n.name, n.type, cache::kKeyDo | cache::kKeyCd)) return false;
@@ -243,13 +255,18 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
   // A bogus name is not asked again for a while (RFC 9520; failure_cache.hpp): its
   // clients get SERVFAIL with EDE 6 from the failure cache. Only for the validation's own
   // verdict, not for a job that ran out of time (v unfinished): the upstream was slow.
-  if (o.verdict == Verdict::bogus && j.v->finished())
+  if (o.verdict == Verdict::bogus && j.v->finished()) {
     upstream_.failures().record(j.query.name_hash, FailureKind::bogus, common::monotonic_us() / 1000,
                                 cfg_.failure_min_s * 1000, cfg_.failure_max_s * 1000);
+    drop_stale_insecure(j.key);
+  }
   std::span<const std::uint8_t> entry;
   std::size_t entry_len = 0;
   if (o.verdict != Verdict::bogus) {
-    entry_len = with_verdict(j.entry, j.key, o.verdict, o.max_ttl, j.now_s, encoded_);
+    // Insecure by a run-time NTA: cached no longer than the NTA lasts.
+    const std::uint32_t max_ttl = o.verdict == Verdict::secure ? o.max_ttl
+        : upstream_.runtime_ntas().ttl_cap({j.query.qname.data(), j.query.qname_len}, j.now_s);
+    entry_len = with_verdict(j.entry, j.key, o.verdict, max_ttl, j.now_s, encoded_);
     if (entry_len) entry = encoded_;
   }
   Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o, j.v.get()};

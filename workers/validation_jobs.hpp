@@ -119,6 +119,10 @@ private:
   bool cached_set(const dnssec::Need& n, dnssec::Response& out);
   void seed(dnssec::Validation& v, const dnssec::Response& r, std::uint32_t now);
   void learn(const dnssec::Validation& v, std::uint32_t now);
+  // A name judged bogus whose cached answer was insecure (a run-time NTA that ended, a
+  // zone signed since): that answer is removed, so that serve-stale (stale_answer.hpp)
+  // does not hand it out in place of the verdict. One peek per bogus verdict.
+  void drop_stale_insecure(const cache::CacheKey& key);
   void finish(Job& j, const dnssec::Outcome& o);
 
   const ServeConfig& cfg_;
@@ -136,6 +140,7 @@ private:
     std::uint32_t expires = 0;           // wall-clock second
   };
   std::map<dnssec::Bytes, KnownZone> zones_;  // the key cache
+  std::shared_ptr<const dnssec::TrustAnchors> anchors_seen_;  // the key cache was filled under these
   std::unique_ptr<cache::EntryCopy> copy_;
   std::vector<std::uint8_t> encoded_;  // a finished job's re-encoded entry
   DnssecCounters::Row& counters_;

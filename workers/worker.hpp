@@ -47,6 +47,7 @@
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
 #include "workers/nsec_ranges.hpp"
+#include "common/nta_table.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/answer_slots.hpp"
@@ -113,6 +114,9 @@ struct WorkerSockets {
   const AdTrustCut* ad_trust = nullptr;
   // The host's validated NSEC ranges (nsec_ranges.hpp). nullptr: private to the worker.
   NsecRanges* nsec_ranges = nullptr;
+  // The host's run-time negative trust anchors (common/nta_table.hpp): the supervisor's
+  // mapping of the segment's file. nullptr: the config's anchors alone.
+  const common::NtaTable* ntas = nullptr;
   // DNS over HTTPS (https.listen's order): the supervisor's listeners, shared like `tcp`,
   // served with tls_settings' credentials (ALPN h2). Empty: no DoH.
   std::vector<int> doh;

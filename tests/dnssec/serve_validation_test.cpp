@@ -6,7 +6,8 @@
 // validated name's second query is a hit with AD and sends nothing upstream; a CD client
 // gets a bogus name's data; a client without DO gets neither AD nor RRSIGs; a worker
 // killed with validated misses in flight leaves a cache its successor answers from
-// correctly.
+// correctly. Run-time negative trust anchors (`dnsarena dnssec nta`): a bogus zone made
+// insecure on every worker and back, expiring by itself, against Unbound's insecure_add.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -15,12 +16,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
 
 #include "cache/segment.hpp"
+#include "common/nta_table.hpp"
 #include "tests/dnssec/signed_zones.hpp"
 #include "tests/dnssec/unbound_validator.hpp"
 #include "tests/workers/serve_harness.hpp"
@@ -57,6 +60,7 @@ struct ValidatingServe {
   ~ValidatingServe() {
     serve.reset();
     dnsarena::cache::Segment::remove(segment);
+    std::remove(dnsarena::common::NtaTable::path_for(segment).c_str());
   }
   t::DnsReply ask(const std::string& name, std::uint16_t type, bool do_bit = true, bool cd = false) const {
     static std::uint16_t id = 1000;
@@ -346,4 +350,191 @@ TEST_CASE("bench: CPU per validated miss and hit, serve against Unbound's valida
   std::printf("serve / unbound: miss %.2f, hit %.2f; validating / not: miss %.2f, hit %.2f\n", per[0][0] / per[1][0],
               per[0][1] / per[1][1], per[0][0] / per[2][0], per[0][1] / per[2][1]);
   CHECK(serve.ask("q1.wild.ed.test.", 16).ad());
+}
+
+namespace {
+
+// `dnsarena dnssec nta ARGS --segment SEG`: its output (stdout and stderr), its exit status in `status`.
+std::string nta(const ValidatingServe& serve, const std::string& args, int& status) {
+  return t::run_command(t::dnsarena_binary() + " dnssec nta " + args + " --segment " + serve.segment + " 2>&1",
+                        &status);
+}
+
+// The misses each worker row counted (stats "rows" with a "worker").
+std::vector<std::uint64_t> worker_misses(const ValidatingServe& serve) {
+  std::vector<std::uint64_t> out;
+  const nlohmann::json stats = t::serve_stats(serve.segment);  // kept: rows are references into it
+  for (const auto& row : stats["rows"])
+    if (row.contains("worker")) out.push_back(row.value("misses", 0ull));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dnssec nta: a run-time negative trust anchor makes a bogus zone insecure on every worker, until removed",
+          "[dnssec][serve][nta][unbound]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file());
+  ValidatingServe serve(zones, 2);
+  int status = -1;
+
+  // Bogus: SERVFAIL with an EDE, then from the failure cache (a 60 s window).
+  const t::DnsReply bogus = serve.ask("www.badds.test.", kTypeA);
+  REQUIRE(bogus.rcode() == 2);
+  CHECK(bogus.ede >= 0);
+  CHECK(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
+  CHECK(unbound.ask("www.badds.test.", kTypeA).rcode() == 2);
+  std::string out = nta(serve, "list --json", status);
+  REQUIRE(status == 0);
+  CHECK(nlohmann::json::parse(out)["negative_trust_anchors"].empty());
+
+  out = nta(serve, "add badds.test", status);
+  INFO(out);
+  REQUIRE(status == 0);
+  CHECK(out.find("badds.test. insecure until ") != std::string::npos);
+  CHECK(out.find("(3600 s)") != std::string::npos);  // the default lifetime
+  // Unbound's counterpart, with its cache of the zone flushed as `nta add` flushes ours.
+  unbound.control("insecure_add badds.test");
+  unbound.control("flush_zone badds.test");
+  unbound.control("flush_bogus");
+
+  // The next query: validated again (the failure cache's bogus window no longer applies),
+  // insecure: NOERROR, the data, no AD; as Unbound answers.
+  const t::DnsReply insecure = serve.ask("www.badds.test.", kTypeA);
+  CHECK(insecure.rcode() == 0);
+  CHECK(insecure.count(0, kTypeA) == 1);
+  CHECK_FALSE(insecure.ad());
+  CHECK(insecure.ede == -1);
+  const t::DnsReply theirs = unbound.ask("www.badds.test.", kTypeA);
+  CHECK(theirs.rcode() == insecure.rcode());
+  CHECK(theirs.ad() == insecure.ad());
+  // On every worker: misses under the zone from fresh sockets (spread by the kernel over
+  // both) until both workers validated some, each insecure, as Unbound says.
+  const std::vector<std::uint64_t> misses_before = worker_misses(serve);
+  REQUIRE(misses_before.size() == 2);
+  bool both = false;
+  for (int i = 0; i < 40 && !both; ++i) {
+    const std::string name = "n" + std::to_string(i) + ".badds.test.";
+    const t::DnsReply r = serve.ask(name, kTypeA);
+    INFO(name);
+    CHECK(r.rcode() == 3);
+    CHECK_FALSE(r.ad());
+    if (i < 2) {
+      const t::DnsReply u = unbound.ask(name, kTypeA);
+      CHECK(u.rcode() == r.rcode());
+      CHECK(u.ad() == r.ad());
+    }
+    const std::vector<std::uint64_t> now = worker_misses(serve);
+    both = now.size() == 2 && now[0] > misses_before[0] && now[1] > misses_before[1];
+  }
+  CHECK(both);
+  // Secure zones stay secure.
+  CHECK(serve.ask("www.rsa.test.", kTypeA).ad());
+
+  out = nta(serve, "list --json", status);
+  REQUIRE(status == 0);
+  const nlohmann::json list = nlohmann::json::parse(out)["negative_trust_anchors"];
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["name"] == "badds.test.");
+  CHECK(list[0]["remaining_s"].get<std::uint64_t>() > 3500);
+  CHECK(list[0]["remaining_s"].get<std::uint64_t>() <= 3600);
+  CHECK(list[0]["expires"].get<std::string>().size() == 20);  // 2026-12-07T13:00:00Z
+  out = nta(serve, "list", status);
+  CHECK(out.find("badds.test. until ") != std::string::npos);
+
+  // remove: the zone's insecure entries go with it; bogus again at once.
+  out = nta(serve, "remove badds.test.", status);
+  REQUIRE(status == 0);
+  CHECK(out.find("badds.test. removed") != std::string::npos);
+  CHECK(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
+  CHECK(serve.ask("n0.badds.test.", kTypeA).rcode() == 2);
+  CHECK(nlohmann::json::parse(nta(serve, "list --json", status))["negative_trust_anchors"].empty());
+  nta(serve, "remove badds.test.", status);
+  CHECK(status == 1);  // no longer one
+}
+
+TEST_CASE("dnssec nta: a short-lived negative trust anchor expires by itself, bad input and a full table are errors",
+          "[dnssec][serve][nta]") {
+  SignedZones zones;
+  ValidatingServe serve(zones, 2);
+  int status = -1;
+  REQUIRE(serve.ask("www.badds.test.", kTypeA).rcode() == 2);
+
+  std::string out = nta(serve, "add badds.test --lifetime 2s", status);
+  INFO(out);
+  REQUIRE(status == 0);
+  const t::DnsReply insecure = serve.ask("www.badds.test.", kTypeA);
+  REQUIRE(insecure.rcode() == 0);
+  CHECK_FALSE(insecure.ad());
+  // Cached no longer than the NTA lasts, so that it ends on time with nothing left behind.
+  for (const t::ReplyRecord& r : insecure.records) CHECK(r.ttl <= 2);
+  CHECK(t::eventually([&] { return serve.ask("www.badds.test.", kTypeA).rcode() == 2; }));
+  CHECK(nlohmann::json::parse(nta(serve, "list --json", status))["negative_trust_anchors"].empty());
+
+  // Bad names and lifetimes: clear errors, nothing added.
+  for (const char* args : {"add 'bad..name'", "add .", "add badds.test --lifetime 8d", "add badds.test --lifetime 0",
+                           "add badds.test --lifetime 3x", "add badds.test --lifetime=-5", "add badds.test --lifetime 604801"}) {
+    out = nta(serve, args, status);
+    INFO(args << ": " << out);
+    CHECK(status == 2);
+    CHECK(out.find("dnsarena dnssec nta add: ") != std::string::npos);
+  }
+  CHECK(nta(serve, "add badds.test --lifetime 7d", status).find("604800 s") != std::string::npos);
+  CHECK(status == 0);
+  out = t::run_command(t::dnsarena_binary() + " dnssec nta add badds.test --segment no-such-segment-nta 2>&1", &status);
+  CHECK(out.find("does not exist") != std::string::npos);
+  CHECK(status == 2);
+
+  // A full table: the command says so and adds nothing; a renewal still works.
+  {
+    dnsarena::common::NtaTable table = dnsarena::common::NtaTable::open(serve.segment, false);
+    const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+    for (unsigned i = 0; table.read(now)->entries.size() < dnsarena::common::NtaTable::kCapacity; ++i) {
+      const std::string label = "f" + std::to_string(i);
+      const std::string wire = static_cast<char>(label.size()) + label + std::string(1, '\0');
+      const std::vector<std::uint8_t> name(wire.begin(), wire.end());
+      REQUIRE(table.add(name, now + 600, now) != dnsarena::common::NtaTable::AddResult::full);
+    }
+  }
+  out = nta(serve, "add one-more.test", status);
+  CHECK(status == 1);
+  CHECK(out.find("the table is full (256 negative trust anchors)") != std::string::npos);
+  CHECK(nta(serve, "list", status).find("one-more") == std::string::npos);
+  nta(serve, "add badds.test --lifetime 1h", status);
+  CHECK(status == 0);
+}
+
+TEST_CASE("dnssec nta: a secure zone made insecure is not answered from its validated NSEC ranges, and a restarted worker keeps the NTA",
+          "[dnssec][serve][nta][nsec]") {
+  SignedZones zones;
+  ValidatingServe serve(zones, 1);
+  int status = -1;
+  // A secure NXDOMAIN proves the range between rsa.test. and b.rsa.test. (aggressive NSEC).
+  const t::DnsReply proven = serve.ask("a.rsa.test.", kTypeA);
+  REQUIRE(proven.rcode() == 3);
+  REQUIRE(proven.ad());
+  REQUIRE(serve.ask("aa.rsa.test.", kTypeA).ad());  // from the range
+  const std::string out = nta(serve, "add rsa.test", status);
+  INFO(out);
+  REQUIRE(status == 0);
+  // Under the NTA: insecure, so no AD, though the range is still in the host's table.
+  const t::DnsReply under = serve.ask("ab.rsa.test.", kTypeA);
+  CHECK(under.rcode() == 3);
+  CHECK_FALSE(under.ad());
+  CHECK_FALSE(serve.ask("www.rsa.test.", kTypeA).ad());
+  CHECK(serve.ask("www.ed.test.", kTypeA).ad());  // other zones stay secure
+
+  // A worker killed -9: its successor (forked with the table's mapping) keeps the NTA.
+  const auto before = serve.serve->children();
+  REQUIRE(before.size() == 1);
+  REQUIRE(::kill(before[0], SIGKILL) == 0);
+  REQUIRE(t::eventually([&] {
+    const auto now = serve.serve->children();
+    return now.size() == 1 && now[0] != before[0];
+  }));
+  REQUIRE(t::udp_answered_within(serve.port, t::make_query(91, "www.ed.test.", kTypeA, 1232, true)));
+  const t::DnsReply after = serve.ask("zz.rsa.test.", kTypeA);  // a miss the successor validates
+  CHECK(after.rcode() == 3);
+  CHECK_FALSE(after.ad());
+  CHECK(serve.ask("www.n3.test.", kTypeA).ad());
 }

@@ -28,6 +28,8 @@
 #include "admin/commands.hpp"
 #include "admin/name_flush.hpp"
 #include "admin/run_reporting.hpp"
+#include "cache/cache.hpp"
+#include "cache/segment.hpp"
 #include "common/add_command.hpp"
 #include "common/nta_table.hpp"
 #include "wire/dns_name.hpp"
@@ -143,8 +145,10 @@ int run_remove(const NtaRequest& req) {
 }
 
 int run_list(const NtaRequest& req) {
+  cache::Segment::attach(req.segment);  // a clear error for a segment that is not there
   const std::uint64_t now = unix_now();
   std::optional<common::NtaTable::Snapshot> snap;
+  bool no_table = false;
   try {
     const common::NtaTable table = common::NtaTable::open(req.segment, false);
     for (int i = 0; i < 100 && !snap; ++i) {
@@ -154,8 +158,12 @@ int run_list(const NtaRequest& req) {
     if (!snap) throw std::runtime_error(table.path() + ": being written (or left mid-write by a killed command); "
                                         "`dnsarena dnssec nta add|remove` repairs it");
   } catch (const common::NtaTableError&) {
-    if (!std::filesystem::exists(common::NtaTable::path_for(req.segment))) snap.emplace();  // none yet
-    else throw;
+    if (!std::filesystem::exists(common::NtaTable::path_for(req.segment))) {  // none yet
+      snap.emplace();
+      no_table = true;
+    } else {
+      throw;
+    }
   }
   if (req.json) {
     nlohmann::json list = nlohmann::json::array();
@@ -167,6 +175,9 @@ int run_list(const NtaRequest& req) {
     std::cout << nlohmann::json{{"negative_trust_anchors", list}}.dump(2) << "\n";
     return 0;
   }
+  if (snap->entries.empty())
+    std::cout << "no run-time negative trust anchors in force on " << req.segment
+              << (no_table ? " (no validating serve has run on it)" : "") << "\n";
   for (const auto& e : snap->entries)
     std::cout << wire::wire_to_text({e.name.data(), e.name.size()}) << " until " << utc_text(e.expires) << " ("
               << e.expires - now << " s)\n";

@@ -387,6 +387,8 @@ TEST_CASE("dnssec nta: a run-time negative trust anchor makes a bogus zone insec
   std::string out = nta(serve, "list --json", status);
   REQUIRE(status == 0);
   CHECK(nlohmann::json::parse(out)["negative_trust_anchors"].empty());
+  CHECK(nta(serve, "list", status).find("no run-time negative trust anchors in force") != std::string::npos);
+  CHECK(status == 0);
 
   out = nta(serve, "add badds.test", status);
   INFO(out);
@@ -482,6 +484,9 @@ TEST_CASE("dnssec nta: a short-lived negative trust anchor expires by itself, ba
   CHECK(nta(serve, "add badds.test --lifetime 7d", status).find("604800 s") != std::string::npos);
   CHECK(status == 0);
   out = t::run_command(t::dnsarena_binary() + " dnssec nta add badds.test --segment no-such-segment-nta 2>&1", &status);
+  CHECK(out.find("does not exist") != std::string::npos);
+  CHECK(status == 2);
+  out = t::run_command(t::dnsarena_binary() + " dnssec nta list --segment no-such-segment-nta 2>&1", &status);
   CHECK(out.find("does not exist") != std::string::npos);
   CHECK(status == 2);
 

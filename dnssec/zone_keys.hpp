@@ -2,10 +2,12 @@
 // A zone's DNSKEYs prepared for verification, and RRSIG verification against them
 // (RFC 4034 sections 3.1.8.1 and 6, RFC 4035 section 5.3).
 //
-// ZoneKeys imports each DNSKEY into libdnssec once (dnssec_key_t: the public key parsed,
-// its tag computed), so an RRSIG check is a tag lookup and one libdnssec verification.
-// Keys with an algorithm outside the supported set (8, 10, 13, 14, 15, 16: RFC 8624), a
-// protocol other than 3 or without the Zone Key flag are kept out: no RRSIG may use them.
+// ZoneKeys imports each DNSKEY into OpenSSL once (openssl_verify.hpp: the public key as an
+// EVP_PKEY; the key tag from libdnssec), so an RRSIG check is a tag lookup and one OpenSSL
+// verification. Keys with an algorithm outside the supported set (8, 10, 13, 14, 15, 16:
+// RFC 8624), a protocol other than 3, without the Zone Key flag, or whose key OpenSSL
+// refuses (lengths outside the RFC's, a point not on the curve) are kept out: no RRSIG may
+// use them.
 //
 // verify_rrset, for one RRset and its RRSIGs, checks each RRSIG in turn (RFC 4035 5.3.1):
 // type covered, signer == the zone, owner at or below the signer, labels field not above
@@ -21,13 +23,12 @@
 // outcome reports the expansion (Verified::wildcard_labels) for the caller, who must then
 // prove that the next closer name does not exist (RFC 4035 5.3.4, nsec_proof.hpp).
 #pragma once
-#include "dnssec/c_libraries.hpp"
-
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "dnssec/limits.hpp"
+#include "dnssec/openssl_verify.hpp"
 #include "dnssec/rrset.hpp"
 #include "dnssec/verdict.hpp"
 
@@ -58,14 +59,10 @@ public:
   void keep_only(const std::vector<Bytes>& rdata);
 
   struct Key {
-    dnssec_key_t* key = nullptr;  // owned: the public key parsed by libdnssec
+    PublicKey key;  // the public key imported into OpenSSL
     std::uint16_t tag = 0;
     std::uint8_t algorithm = 0;
     Bytes rdata;
-    Key() = default;
-    Key(const Key&) = delete;
-    Key& operator=(const Key&) = delete;
-    ~Key();
   };
   const std::vector<std::unique_ptr<Key>>& keys() const { return keys_; }
 

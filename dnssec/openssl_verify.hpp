@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// DNSKEY public keys imported into OpenSSL 3's libcrypto, and RRSIG signature
+// verification with them (EVP only: no deprecated RSA_ / EC_KEY_ API, no crypto of ours).
+//
+// Import (once per key; ZoneKeys holds the result) turns the DNSKEY's public key field
+// into an EVP_PKEY:
+//   8, 10   RSA (RFC 3110 section 2): exponent length (1 byte, or 0 then 2 bytes),
+//           exponent, modulus; modulus 64..512 bytes (RFC 3110's 512..4096 bits),
+//           exponent 1..512 bytes -> OSSL_PARAM_BLD n, e, EVP_PKEY_fromdata.
+//   13, 14  ECDSA P-256 / P-384 (RFC 6605 section 4): X || Y, 64 / 96 bytes -> the
+//           uncompressed point 0x04 || X || Y with the group name, EVP_PKEY_fromdata,
+//           then EVP_PKEY_public_check_quick (the point is on the curve, not infinity).
+//   15, 16  Ed25519 / Ed448 (RFC 8080 section 3): the raw 32 / 57-byte key,
+//           EVP_PKEY_new_raw_public_key.
+// Anything else (wrong length, point not on the curve, another algorithm) is refused:
+// import returns an empty PublicKey, and ZoneKeys keeps the key out, as an unusable key.
+//
+// Verification of the signed data (RFC 4034 3.1.8.1, rebuilt by zone_keys.hpp):
+//   8, 10   RSASSA-PKCS1-v1_5 with SHA-256 / SHA-512 (RFC 5702).
+//   13, 14  ECDSA with SHA-256 / SHA-384; the RRSIG carries r || s (RFC 6605 section 4),
+//           which is re-encoded as the DER ECDSA-Sig-Value OpenSSL verifies
+//           (ECDSA_SIG_set0, i2d_ECDSA_SIG: encoding only).
+//   15, 16  PureEdDSA, one-shot EVP_DigestVerify with no digest (RFC 8080 section 4).
+// One EVP_MD_CTX per thread is reset and reused (no allocation of the context per call).
+//
+// Cost: one verification is what OpenSSL's own verify costs plus one EVP_PKEY_CTX made
+// by EVP_DigestVerifyInit; `dnsarena dnssec bench` prints it per algorithm beside
+// libdnssec's (GnuTLS/nettle), the baseline.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+
+struct evp_pkey_st;  // OpenSSL's EVP_PKEY, kept out of this header
+
+namespace dnsarena::dnssec {
+
+// True for the algorithms this backend verifies: 8, 10, 13, 14, 15, 16 (RFC 8624's
+// validation set).
+bool openssl_algorithm_supported(std::uint8_t algorithm);
+
+class PublicKey {
+public:
+  PublicKey() = default;
+  // `public_key`: the DNSKEY RDATA after flags, protocol and algorithm (RDATA offset 4).
+  // Empty (false) when OpenSSL or the RFC's lengths refuse the key.
+  static PublicKey import(std::uint8_t algorithm, std::span<const std::uint8_t> public_key);
+  // The same from whole DNSKEY RDATA (flags, protocol, algorithm, key).
+  static PublicKey from_dnskey(std::span<const std::uint8_t> rdata);
+
+  explicit operator bool() const { return key_ != nullptr; }
+  std::uint8_t algorithm() const { return algorithm_; }
+
+  // True when `signature` (the RRSIG's signature field) is a valid signature of `data`
+  // under this key. False for an empty key.
+  bool verify(std::span<const std::uint8_t> data, std::span<const std::uint8_t> signature) const;
+
+private:
+  struct Free {
+    void operator()(evp_pkey_st* pkey) const;
+  };
+  std::unique_ptr<evp_pkey_st, Free> key_;  // immutable once imported: verify only reads it
+  std::uint8_t algorithm_ = 0;
+};
+
+}  // namespace dnsarena::dnssec

@@ -7,8 +7,13 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace dnsarena::dnssec {
@@ -36,18 +41,25 @@ PkeyPtr from_params(const char* type, const OSSL_PARAM* params) {
   return PkeyPtr(pkey);
 }
 
-// RFC 3110 section 2.
-PkeyPtr import_rsa(std::span<const std::uint8_t> k) {
-  if (k.empty()) return nullptr;
-  std::size_t exp_len = k[0], at = 1;
+// RFC 3110 section 2: where the exponent starts and how long it is; false when the
+// lengths are outside the RFC's (modulus 512..4096 bits, exponent at most as long).
+bool rsa_layout(std::span<const std::uint8_t> k, std::size_t& at, std::size_t& exp_len, std::size_t& mod_len) {
+  if (k.empty()) return false;
+  exp_len = k[0];
+  at = 1;
   if (exp_len == 0) {
-    if (k.size() < 3) return nullptr;
+    if (k.size() < 3) return false;
     exp_len = static_cast<std::size_t>(k[1]) << 8 | k[2];
     at = 3;
   }
-  if (exp_len == 0 || exp_len > 512 || k.size() < at + exp_len) return nullptr;
-  const std::size_t mod_len = k.size() - at - exp_len;
-  if (mod_len < 64 || mod_len > 512) return nullptr;
+  if (exp_len == 0 || exp_len > 512 || k.size() < at + exp_len) return false;
+  mod_len = k.size() - at - exp_len;
+  return mod_len >= 64 && mod_len <= 512;
+}
+
+PkeyPtr import_rsa(std::span<const std::uint8_t> k) {
+  std::size_t at = 0, exp_len = 0, mod_len = 0;
+  if (!rsa_layout(k, at, exp_len, mod_len)) return nullptr;
   BnPtr e(BN_bin2bn(k.data() + at, static_cast<int>(exp_len), nullptr));
   BnPtr n(BN_bin2bn(k.data() + at + exp_len, static_cast<int>(mod_len), nullptr));
   ParamBldPtr bld(OSSL_PARAM_BLD_new());
@@ -119,6 +131,27 @@ struct ThreadMdCtx {
 
 void PublicKey::Free::operator()(evp_pkey_st* pkey) const { EVP_PKEY_free(pkey); }
 
+PublicKey::PublicKey(const PublicKey& o) : algorithm_(o.algorithm_) {
+  if (o.key_ && EVP_PKEY_up_ref(o.key_.get()) == 1) key_.reset(o.key_.get());
+}
+
+PublicKey& PublicKey::operator=(const PublicKey& o) {
+  if (this != &o) *this = PublicKey(o);
+  return *this;
+}
+
+bool public_key_well_formed(std::uint8_t algorithm, std::span<const std::uint8_t> k) {
+  std::size_t at = 0, exp_len = 0, mod_len = 0;
+  switch (algorithm) {
+    case 8: case 10: return rsa_layout(k, at, exp_len, mod_len);
+    case 13: return k.size() == 64;
+    case 14: return k.size() == 96;
+    case 15: return k.size() == 32;
+    case 16: return k.size() == 57;
+    default: return false;
+  }
+}
+
 bool openssl_algorithm_supported(std::uint8_t a) {
   switch (a) {
     case 8: case 10: case 13: case 14: case 15: case 16: return true;
@@ -162,6 +195,32 @@ bool PublicKey::verify(std::span<const std::uint8_t> data, std::span<const std::
                   EVP_DigestVerify(t.ctx, signature.data(), signature.size(), data.data(), data.size()) == 1;
   EVP_MD_CTX_reset(t.ctx);
   return ok;
+}
+
+namespace {
+
+// Per thread, so no lock: a worker is one thread. `order` holds the keys in insertion
+// order for eviction (a string_view into the map's own key: node keys do not move).
+struct ImportedKeys {
+  std::unordered_map<std::string, PublicKey> keys;
+  std::deque<std::string_view> order;
+};
+thread_local ImportedKeys cache;
+
+}  // namespace
+
+std::size_t imported_keys_cached() { return cache.keys.size(); }
+
+PublicKey imported_key(std::span<const std::uint8_t> rdata) {
+  const std::string key(rdata.begin(), rdata.end());
+  if (auto it = cache.keys.find(key); it != cache.keys.end()) return it->second;
+  if (cache.keys.size() >= kImportedKeysPerThread) {
+    cache.keys.erase(std::string(cache.order.front()));
+    cache.order.pop_front();
+  }
+  const auto [it, inserted] = cache.keys.emplace(key, PublicKey::from_dnskey(rdata));
+  cache.order.push_back(it->first);
+  return it->second;
 }
 
 }  // namespace dnsarena::dnssec

@@ -13,7 +13,8 @@
 //   15, 16  Ed25519 / Ed448 (RFC 8080 section 3): the raw 32 / 57-byte key,
 //           EVP_PKEY_new_raw_public_key.
 // Anything else (wrong length, point not on the curve, another algorithm) is refused:
-// import returns an empty PublicKey, and ZoneKeys keeps the key out, as an unusable key.
+// import returns an empty PublicKey. public_key_well_formed checks the lengths alone,
+// without OpenSSL (ZoneKeys keeps keys that fail it out, as unusable keys).
 //
 // Verification of the signed data (RFC 4034 3.1.8.1, rebuilt by zone_keys.hpp):
 //   8, 10   RSASSA-PKCS1-v1_5 with SHA-256 / SHA-512 (RFC 5702).
@@ -25,8 +26,11 @@
 //
 // Cost: one verification is what OpenSSL's own verify costs plus one EVP_PKEY_CTX made
 // by EVP_DigestVerifyInit; `dnsarena dnssec bench` prints it per algorithm beside
-// libdnssec's (GnuTLS/nettle), the baseline.
+// libdnssec's (GnuTLS/nettle), the baseline. An import costs far more than libdnssec's
+// (OpenSSL 3.0 builds the curve's group for every EC key: about 20 µs for P-256 against
+// under 1), so imports are lazy and cached: imported_key() below.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,9 +43,18 @@ namespace dnsarena::dnssec {
 // validation set).
 bool openssl_algorithm_supported(std::uint8_t algorithm);
 
+// The lengths of RFC 3110 / 6605 / 8080 for `algorithm`'s public key field, checked
+// without OpenSSL. A key that passes may still be refused by import (a point off the curve).
+bool public_key_well_formed(std::uint8_t algorithm, std::span<const std::uint8_t> public_key);
+
 class PublicKey {
 public:
   PublicKey() = default;
+  // Copies share the EVP_PKEY (EVP_PKEY_up_ref); it is never modified after import.
+  PublicKey(const PublicKey& o);
+  PublicKey& operator=(const PublicKey& o);
+  PublicKey(PublicKey&&) noexcept = default;
+  PublicKey& operator=(PublicKey&&) noexcept = default;
   // `public_key`: the DNSKEY RDATA after flags, protocol and algorithm (RDATA offset 4).
   // Empty (false) when OpenSSL or the RFC's lengths refuse the key.
   static PublicKey import(std::uint8_t algorithm, std::span<const std::uint8_t> public_key);
@@ -62,5 +75,15 @@ private:
   std::unique_ptr<evp_pkey_st, Free> key_;  // immutable once imported: verify only reads it
   std::uint8_t algorithm_ = 0;
 };
+
+// PublicKey::from_dnskey(rdata) through this thread's cache of imported keys, keyed by
+// the whole RDATA (refusals are cached too): a zone's keys are imported once per worker
+// rather than once per validation. Bound: kImportedKeysPerThread keys (a few KB each);
+// past it the oldest is dropped, so a flood of distinct keys costs one import per key
+// tried, as without the cache, and callers import only the keys a verification tries
+// (ZoneKeys), which the validation's Budget bounds.
+inline constexpr std::size_t kImportedKeysPerThread = 512;
+PublicKey imported_key(std::span<const std::uint8_t> dnskey_rdata);
+std::size_t imported_keys_cached();  // this thread's cache's size (for tests)
 
 }  // namespace dnsarena::dnssec

@@ -32,9 +32,8 @@ ZoneKeys::ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys, RevokedKeys re
     const std::uint16_t flags = static_cast<std::uint16_t>(rd[0] << 8 | rd[1]);
     if (!(flags & 0x0100) || rd[2] != 3 || !algorithm_supported(rd[3])) continue;
     if ((flags & 0x0080) && revoked == RevokedKeys::skip) continue;  // REVOKE (RFC 5011)
+    if (!public_key_well_formed(rd[3], std::span<const std::uint8_t>(rd).subspan(4))) continue;
     auto k = std::make_unique<Key>();
-    k->key = PublicKey::from_dnskey(rd);
-    if (!k->key) continue;
     const dnssec_binary_t b{rd.size(), const_cast<std::uint8_t*>(rd.data())};
     if (dnssec_keytag(&b, &k->tag) != DNSSEC_EOK) continue;
     k->algorithm = rd[3];
@@ -108,6 +107,10 @@ Verified verify_rrset(const Rrset& rrset, const ZoneKeys& keys, std::uint32_t no
       }
       if (data.empty()) data = signed_data(rrset, *sig, rd);
       tried = true;
+      if (!k->imported) {
+        k->key = imported_key(k->rdata);
+        k->imported = true;
+      }
       if (k->key.verify(data, sig->signature)) {
         Verified v{Outcome::secure()};
         if (sig->labels < owner_labels) v.wildcard_labels = sig->labels;

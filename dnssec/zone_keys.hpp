@@ -2,12 +2,16 @@
 // A zone's DNSKEYs prepared for verification, and RRSIG verification against them
 // (RFC 4034 sections 3.1.8.1 and 6, RFC 4035 section 5.3).
 //
-// ZoneKeys imports each DNSKEY into OpenSSL once (openssl_verify.hpp: the public key as an
-// EVP_PKEY; the key tag from libdnssec), so an RRSIG check is a tag lookup and one OpenSSL
-// verification. Keys with an algorithm outside the supported set (8, 10, 13, 14, 15, 16:
-// RFC 8624), a protocol other than 3, without the Zone Key flag, or whose key OpenSSL
-// refuses (lengths outside the RFC's, a point not on the curve) are kept out: no RRSIG may
-// use them.
+// ZoneKeys reads each DNSKEY once (its key tag, from libdnssec) and imports its public key
+// into OpenSSL the first time a verification tries it (openssl_verify.hpp imported_key:
+// the worker's cache of EVP_PKEYs), so an RRSIG check is a tag lookup and one OpenSSL
+// verification, and a DNSKEY set of hundreds of keys costs imports only for the keys the
+// Budget lets a signature try. Keys with an algorithm outside the supported set (8, 10,
+// 13, 14, 15, 16: RFC 8624), a protocol other than 3, without the Zone Key flag, or whose
+// public key field has lengths outside the RFC's are kept out: no RRSIG may use them. A
+// key OpenSSL refuses at import (a point not on the curve) verifies nothing: the RRSIG
+// fails as a bad signature would (EDE 6), as it did through libdnssec, which accepts such
+// points and fails their signatures.
 //
 // verify_rrset, for one RRset and its RRSIGs, checks each RRSIG in turn (RFC 4035 5.3.1):
 // type covered, signer == the zone, owner at or below the signer, labels field not above
@@ -58,8 +62,10 @@ public:
   // Keeps only the keys whose RDATA is in `rdata` (the ones a DS or anchor matched).
   void keep_only(const std::vector<Bytes>& rdata);
 
+  // REQUIRES: one thread at a time uses a ZoneKeys (verify_rrset fills `key` on first use).
   struct Key {
-    PublicKey key;  // the public key imported into OpenSSL
+    mutable PublicKey key;  // imported into OpenSSL when a verification first tries it
+    mutable bool imported = false;
     std::uint16_t tag = 0;
     std::uint8_t algorithm = 0;
     Bytes rdata;

@@ -121,44 +121,94 @@ TEST_CASE("DNSKEYs with a malformed public key are refused at import, unusable i
     std::uint8_t algorithm;
     Bytes key;
   };
-  std::vector<Bad> bad;
-  for (const AlgorithmCase& c : kAlgorithms) bad.push_back({"zero-length key", c.algorithm, {}});
-  // RSA (RFC 3110): a 256-bit modulus; an exponent longer than the key; the 3-byte length
-  // form cut short; a zero-length exponent; a modulus above 4096 bits.
+  // Lengths outside RFC 3110 / 6605 / 8080: refused at import, and kept out of ZoneKeys.
+  std::vector<Bad> bad_length;
+  for (const AlgorithmCase& c : kAlgorithms) bad_length.push_back({"zero-length key", c.algorithm, {}});
   Bytes short_rsa{3, 0x01, 0x00, 0x01};
   short_rsa.resize(short_rsa.size() + 32, 0xc5);
-  bad.push_back({"RSA modulus of 256 bits", 8, short_rsa});
-  bad.push_back({"RSA exponent past the end", 8, {200, 0x01, 0x00, 0x01}});
-  bad.push_back({"RSA long exponent length cut short", 10, {0, 0x01}});
+  bad_length.push_back({"RSA modulus of 256 bits", 8, short_rsa});
+  bad_length.push_back({"RSA exponent past the end", 8, {200, 0x01, 0x00, 0x01}});
+  bad_length.push_back({"RSA long exponent length cut short", 10, {0, 0x01}});
   Bytes zero_exp{0, 0, 0};
   zero_exp.resize(zero_exp.size() + 256, 0xc5);
-  bad.push_back({"RSA zero-length exponent", 8, zero_exp});
+  bad_length.push_back({"RSA zero-length exponent", 8, zero_exp});
   Bytes huge_rsa{3, 0x01, 0x00, 0x01};
   huge_rsa.resize(huge_rsa.size() + 513, 0xc5);
-  bad.push_back({"RSA modulus above 4096 bits", 8, huge_rsa});
-  // ECDSA (RFC 6605): a point not on the curve (one bit of a real key's Y), (1, 1), the
-  // wrong length.
-  Bytes off_curve(p256.dnskey.begin() + 4, p256.dnskey.end());
-  off_curve.back() ^= 0x01;
-  bad.push_back({"P-256 point off the curve", 13, off_curve});
-  Bytes one_one(64, 0);
-  one_one[31] = one_one[63] = 1;
-  bad.push_back({"P-256 point (1, 1)", 13, one_one});
-  bad.push_back({"P-384 point of zeros (infinity's encoding)", 14, Bytes(96, 0)});
-  bad.push_back({"P-256 key of P-384's length", 13, Bytes(96, 0x11)});
-  // EdDSA (RFC 8080): the wrong length.
-  bad.push_back({"Ed25519 key of 31 bytes", 15, Bytes(31, 0x11)});
-  bad.push_back({"Ed448 key of 32 bytes", 16, Bytes(32, 0x11)});
-
-  for (const Bad& b : bad) {
+  bad_length.push_back({"RSA modulus above 4096 bits", 8, huge_rsa});
+  bad_length.push_back({"P-256 key of P-384's length", 13, Bytes(96, 0x11)});
+  bad_length.push_back({"Ed25519 key of 31 bytes", 15, Bytes(31, 0x11)});
+  bad_length.push_back({"Ed448 key of 32 bytes", 16, Bytes(32, 0x11)});
+  for (const Bad& b : bad_length) {
     INFO(b.what);
+    CHECK(!public_key_well_formed(b.algorithm, b.key));
     CHECK(!PublicKey::import(b.algorithm, b.key));
     const Bytes rd = dnskey_of(b.algorithm, b.key);
     CHECK(!PublicKey::from_dnskey(rd));
     CHECK(ZoneKeys(zone, {rd}).size() == 0);
     CHECK(ZoneKeys(zone, {rd, p256.dnskey}).size() == 1);  // the good key beside it stays
   }
+
+  // Points not on the curve, of the right length: OpenSSL refuses them at import, so a
+  // signature naming such a key fails (EDE 6), as a bad signature does.
+  std::vector<Bad> bad_point;
+  Bytes off_curve(p256.dnskey.begin() + 4, p256.dnskey.end());
+  off_curve.back() ^= 0x01;  // one bit of a real key's Y
+  bad_point.push_back({"P-256 point off the curve", 13, off_curve});
+  Bytes one_one(64, 0);
+  one_one[31] = one_one[63] = 1;
+  bad_point.push_back({"P-256 point (1, 1)", 13, one_one});
+  bad_point.push_back({"P-384 point of zeros", 14, Bytes(96, 0)});
+  const Rrset rrset{name_from_text("www.sig.test."), 1, 1, 3600, {{192, 0, 2, 1}}, {}};
+  const auto now = static_cast<std::uint32_t>(std::time(nullptr));
+  const Bytes sig = signer.sign(p256, rrset, zone, now - 3600, now + 86400);
+  for (const Bad& b : bad_point) {
+    INFO(b.what);
+    CHECK(public_key_well_formed(b.algorithm, b.key));
+    CHECK(!PublicKey::import(b.algorithm, b.key));
+    const Bytes rd = dnskey_of(b.algorithm, b.key);
+    CHECK(!imported_key(rd));
+    const ZoneKeys keys(zone, {rd});
+    REQUIRE(keys.size() == 1);
+    Bytes retagged = sig;
+    retagged[2] = b.algorithm;
+    retagged[16] = static_cast<std::uint8_t>(keys.keys()[0]->tag >> 8);
+    retagged[17] = static_cast<std::uint8_t>(keys.keys()[0]->tag);
+    Rrset set = rrset;
+    set.rrsigs = {retagged};
+    const Verified v = verify(set, keys, now);
+    CHECK(v.outcome.verdict == Verdict::bogus);
+    CHECK(v.outcome.ede == Ede::dnssec_bogus);
+  }
   CHECK(!PublicKey::from_dnskey(Bytes{0x01, 0x01, 3}));  // RDATA shorter than its fixed fields
   CHECK(!PublicKey::import(5, Bytes(rsa.dnskey.begin() + 4, rsa.dnskey.end())));  // RSASHA1: not in the set
   CHECK(PublicKey::import(8, Bytes(rsa.dnskey.begin() + 4, rsa.dnskey.end())));
+}
+
+TEST_CASE("the cache of imported keys stays bounded and keeps serving the same keys", "[dnssec][openssl]") {
+  LibdnssecSigner signer;
+  const Bytes zone = name_from_text("sig.test.");
+  const SigningKey key = signer.generate(15, 256, zone);
+  const Rrset rrset{name_from_text("www.sig.test."), 1, 1, 3600, {{192, 0, 2, 1}}, {}};
+  const auto now = static_cast<std::uint32_t>(std::time(nullptr));
+  const Bytes sig = signer.sign(key, rrset, zone, now - 3600, now + 86400);
+  const RrsigFields fields = *parse_rrsig(sig);
+  const Bytes data = signed_data(rrset, fields, sig);
+  CHECK(imported_key(key.dnskey).verify(data, fields.signature));
+  // More distinct keys than the cache holds (Ed25519 imports do not check the point):
+  // the first is dropped and imported again when asked, still the same key.
+  for (std::size_t i = 0; i < kImportedKeysPerThread + 8; ++i) {
+    Bytes k(32, 0x42);
+    k[0] = static_cast<std::uint8_t>(i);
+    k[1] = static_cast<std::uint8_t>(i >> 8);
+    CHECK(imported_key(dnskey_of(15, k)));
+    CHECK(imported_keys_cached() <= kImportedKeysPerThread);
+  }
+  CHECK(imported_keys_cached() == kImportedKeysPerThread);
+  const PublicKey again = imported_key(key.dnskey);
+  CHECK(again.verify(data, fields.signature));
+  const PublicKey copy = again;  // copies share the EVP_PKEY
+  CHECK(copy.verify(data, fields.signature));
+  Bytes other_sig(fields.signature.begin(), fields.signature.end());
+  other_sig[5] ^= 0x80;
+  CHECK(!copy.verify(data, other_sig));
 }

@@ -29,6 +29,7 @@ using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, Deleter<EVP_PKEY_CTX, EVP_PKEY_
 using ParamBldPtr = std::unique_ptr<OSSL_PARAM_BLD, Deleter<OSSL_PARAM_BLD, OSSL_PARAM_BLD_free>>;
 using ParamPtr = std::unique_ptr<OSSL_PARAM, Deleter<OSSL_PARAM, OSSL_PARAM_free>>;
 using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
+using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, Deleter<EVP_MD_CTX, EVP_MD_CTX_free>>;
 using EcdsaSigPtr = std::unique_ptr<ECDSA_SIG, Deleter<ECDSA_SIG, ECDSA_SIG_free>>;
 
 // Imports `params` as a public key of `type` ("RSA", "EC").
@@ -121,11 +122,6 @@ bool ecdsa_der(std::span<const std::uint8_t> sig, std::size_t coordinate, std::v
   return i2d_ECDSA_SIG(s.get(), &p) == len;
 }
 
-// This thread's EVP_MD_CTX, reset after each use (so it holds no reference to a key).
-struct ThreadMdCtx {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  ~ThreadMdCtx() { EVP_MD_CTX_free(ctx); }
-};
 
 }  // namespace
 
@@ -189,12 +185,9 @@ bool PublicKey::verify(std::span<const std::uint8_t> data, std::span<const std::
     if (!ecdsa_der(signature, algorithm_ == 13 ? 32 : 48, der)) return false;
     signature = der;
   }
-  thread_local ThreadMdCtx t;
-  if (!t.ctx) return false;
-  const bool ok = EVP_DigestVerifyInit(t.ctx, nullptr, digest_of(algorithm_), nullptr, key_.get()) > 0 &&
-                  EVP_DigestVerify(t.ctx, signature.data(), signature.size(), data.data(), data.size()) == 1;
-  EVP_MD_CTX_reset(t.ctx);
-  return ok;
+  const MdCtxPtr ctx(EVP_MD_CTX_new());
+  return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, digest_of(algorithm_), nullptr, key_.get()) > 0 &&
+         EVP_DigestVerify(ctx.get(), signature.data(), signature.size(), data.data(), data.size()) == 1;
 }
 
 namespace {

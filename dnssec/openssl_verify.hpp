@@ -22,9 +22,9 @@
 //           which is re-encoded as the DER ECDSA-Sig-Value OpenSSL verifies
 //           (ECDSA_SIG_set0, i2d_ECDSA_SIG: encoding only).
 //   15, 16  PureEdDSA, one-shot EVP_DigestVerify with no digest (RFC 8080 section 4).
-// NOTE: an EVP_MD_CTX per call, not one per thread reused: the context's allocation is
-// about 0.1 µs against 19 µs and more per verification, below what the bench resolves;
-// the EVP_PKEY_CTX that EVP_DigestVerifyInit makes is allocated either way.
+// NOTE: an EVP_MD_CTX per call, not one per thread reused: reuse saves one small
+// allocation against 19 µs and more per verification, which the bench did not resolve
+// from its noise; the EVP_PKEY_CTX that EVP_DigestVerifyInit makes is allocated either way.
 //
 // Cost: one verification is what OpenSSL's own verify costs plus one EVP_PKEY_CTX made
 // by EVP_DigestVerifyInit; `dnsarena dnssec bench` prints it per algorithm beside

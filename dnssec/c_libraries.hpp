@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The C headers of libdnssec (signatures, digests, key tags, NSEC3 hashes) and libzscanner
-// (Knot's zone-file parser, for trust anchor files), which carry no extern "C" guards
-// (libknot's are wrapped the same way in dns/knot_packet.hpp).
+// The C headers of libdnssec (DS digests, key tags, NSEC3 hashes, the bench's keys and
+// signatures) and libzscanner (Knot's zone-file parser, for trust anchor files), which
+// carry no extern "C" guards (libknot's are wrapped the same way in dns/knot_packet.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -7,7 +7,8 @@
 //   limits.hpp           bounds on one validation's work (KeyTrap, NSEC3 floods), counters
 //   rrset.hpp            RRsets in canonical form with their RRSIGs; reading a response
 //                        (wire, or records one by one: SectionBuilder)
-//   zone_keys.hpp        a zone's DNSKEYs in libdnssec, RRSIG verification
+//   zone_keys.hpp        a zone's DNSKEYs imported, RRSIG verification
+//   openssl_verify.hpp   DNSKEY -> EVP_PKEY, signature verification (OpenSSL 3 libcrypto)
 //   dnskey_trust.hpp     DS -> DNSKEY, anchor -> DNSKEY, the self-signed DNSKEY set
 //   denial.hpp           NSEC (nsec_proof) and NSEC3 (nsec3_proof) denial proofs
 //   response_check.hpp   the verdict on one response given the zones' trust
@@ -39,7 +40,7 @@
 //
 // Cost: one DNSKEY and one DS fetch per zone cut between the anchor and the data (the
 // caller's cache absorbs the repeats) and two verifications per cut, each DNSKEY set
-// imported into libdnssec once per Validation; with the zones seeded (trust_secure), one
+// imported into OpenSSL once per Validation; with the zones seeded (trust_secure), one
 // verification per set of the response. Steps are bounded by the labels of the names involved (at most 127 each)
 // and by kMaxSteps; the crypto by the Budget (limits.hpp), shared by the whole Validation.
 #pragma once

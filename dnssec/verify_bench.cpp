@@ -3,12 +3,11 @@
 
 #include <algorithm>
 #include <ctime>
-#include <filesystem>
 #include <stdexcept>
 
-#include "common/bytes.hpp"
-#include "dnssec/c_libraries.hpp"
 #include "dnssec/denial.hpp"
+#include "dnssec/libdnssec_signer.hpp"
+#include "dnssec/openssl_verify.hpp"
 #include "dnssec/zone_keys.hpp"
 
 namespace dnsarena::dnssec {
@@ -36,27 +35,6 @@ std::pair<std::uint64_t, double> run_for(double seconds, F&& body) {
   return {n, now - start};
 }
 
-struct KeyStore {
-  dnssec_keystore_t* store = nullptr;
-  std::string dir;
-  KeyStore() {
-    char templ[] = "/tmp/dnsarena-dnssec-bench-XXXXXX";
-    if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
-    dir = templ;
-    if (dnssec_keystore_init_pkcs8(&store) != DNSSEC_EOK || dnssec_keystore_init(store, dir.c_str()) != DNSSEC_EOK ||
-        dnssec_keystore_open(store, dir.c_str()) != DNSSEC_EOK)
-      throw std::runtime_error("cannot open a PKCS #8 key store in " + dir);
-  }
-  ~KeyStore() {
-    if (store) {
-      dnssec_keystore_close(store);
-      dnssec_keystore_deinit(store);
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
-
 struct Case {
   std::uint8_t algorithm;
   const char* name;
@@ -68,8 +46,7 @@ constexpr Case kCases[] = {{8, "RSASHA256", 2048},        {10, "RSASHA512", 2048
 }  // namespace
 
 VerifyBenchResult run_verify_bench(const VerifyBenchOptions& o) {
-  dnssec_crypto_init();
-  KeyStore ks;
+  LibdnssecSigner signer;
   VerifyBenchResult result;
   const Bytes zone = name_from_text("bench.test.");
   Rrset rrset{name_from_text("www.bench.test."), 1, 1, 3600, {{192, 0, 2, 1}, {192, 0, 2, 2}}, {}};
@@ -85,49 +62,17 @@ VerifyBenchResult run_verify_bench(const VerifyBenchOptions& o) {
       result.algorithms.push_back(cost);
       continue;
     }
-    char* id = nullptr;
-    if (dnssec_keystore_generate(ks.store, static_cast<dnssec_key_algorithm_t>(c.algorithm), c.bits, nullptr, &id) !=
-        DNSSEC_EOK)
-      throw std::runtime_error(std::string("cannot generate a key of ") + c.name);
-    dnssec_key_t* key = nullptr;
-    dnssec_key_new(&key);
-    dnssec_key_set_algorithm(key, c.algorithm);
-    dnssec_key_set_flags(key, 257);
-    dnssec_key_set_dname(key, zone.data());
-    const int got = dnssec_keystore_get_private(ks.store, id, key);
-    std::free(id);
-    if (got != DNSSEC_EOK) throw std::runtime_error(std::string("cannot load the key of ") + c.name);
-    dnssec_binary_t rdata{};
-    dnssec_key_get_rdata(key, &rdata);
-    const Bytes dnskey(rdata.data, rdata.data + rdata.size);
-
-    // The RRSIG: fixed fields and signer, then libdnssec's signature over the signed data.
-    Bytes sig;
-    common::append_u16(sig, rrset.type);
-    sig.push_back(c.algorithm);
-    sig.push_back(static_cast<std::uint8_t>(label_count(rrset.owner)));
-    common::append_u32(sig, rrset.ttl);
-    common::append_u32(sig, now + 86400);
-    common::append_u32(sig, now - 3600);
-    common::append_u16(sig, dnssec_key_get_keytag(key));
-    sig += zone;
-    const RrsigFields fields = *parse_rrsig(sig + Bytes{0});  // a placeholder signature byte to parse
-    const Bytes data = signed_data(rrset, fields, sig);
-    dnssec_sign_ctx_t* ctx = nullptr;
-    dnssec_binary_t signature{};
-    const dnssec_binary_t d{data.size(), const_cast<std::uint8_t*>(data.data())};
-    if (dnssec_sign_new(&ctx, key) != DNSSEC_EOK || dnssec_sign_add(ctx, &d) != DNSSEC_EOK ||
-        dnssec_sign_write(ctx, DNSSEC_SIGN_NORMAL, &signature) != DNSSEC_EOK)
-      throw std::runtime_error(std::string("cannot sign with ") + c.name);
-    dnssec_sign_free(ctx);
-    sig.append(signature.data, signature.data + signature.size);
-    cost.signature_bytes = signature.size;
-    dnssec_binary_free(&signature);
-    dnssec_key_free(key);
+    const SigningKey key = signer.generate(c.algorithm, c.bits, zone);
+    const Bytes& dnskey = key.dnskey;
+    const Bytes sig = signer.sign(key, rrset, zone, now - 3600, now + 86400);
+    const RrsigFields fields = *parse_rrsig(sig);
+    cost.signature_bytes = fields.signature.size();
     Rrset signed_set = rrset;
     signed_set.rrsigs = {sig};
 
     const ZoneKeys keys(zone, {dnskey});
+    if (keys.size() != 1 || !PublicKey::from_dnskey(dnskey))
+      throw std::runtime_error(std::string("OpenSSL refuses the DNSKEY of ") + c.name);
     const Limits defaults;
     const auto [n, secs] = run_for(o.seconds, [&] {
       Budget budget(defaults);
@@ -137,10 +82,25 @@ VerifyBenchResult run_verify_bench(const VerifyBenchOptions& o) {
     cost.verify_us = secs / static_cast<double>(n) * 1e6;
     cost.verify_per_s = static_cast<double>(n) / secs;
     const auto [ni, si] = run_for(o.seconds / 4, [&] {
-      const ZoneKeys imported(zone, {dnskey});
-      if (imported.size() != 1) ++cost.failures;
+      if (!PublicKey::from_dnskey(dnskey)) ++cost.failures;
     });
     cost.import_us = si / static_cast<double>(ni) * 1e6;
+
+    // The verification alone, on the same signed data: OpenSSL (what verify_rrset calls)
+    // against libdnssec (the baseline).
+    const Bytes data = signed_data(rrset, fields, sig);
+    const PublicKey openssl_key = PublicKey::from_dnskey(dnskey);
+    const LibdnssecPublicKey libdnssec_key(dnskey);
+    const auto [no, so] = run_for(o.seconds, [&] {
+      if (!openssl_key.verify(data, fields.signature)) ++cost.failures;
+    });
+    cost.openssl_us = so / static_cast<double>(no) * 1e6;
+    const auto [nl, sl] = run_for(o.seconds, [&] {
+      if (!libdnssec_key.verify(data, fields.signature)) ++cost.failures;
+    });
+    cost.libdnssec_us = sl / static_cast<double>(nl) * 1e6;
+    const auto [nli, sli] = run_for(o.seconds / 4, [&] { const LibdnssecPublicKey imported(dnskey); });
+    cost.libdnssec_import_us = sli / static_cast<double>(nli) * 1e6;
     result.algorithms.push_back(cost);
   }
 

@@ -4,13 +4,15 @@
 //
 // For each algorithm of RFC 8624's validation set (8 and 10 with 2048-bit keys; 13, 14,
 // 15, 16) libdnssec generates a key in a private PKCS #8 store (a temporary directory)
-// and signs an RRset of two A records as a zone signer would (RRSIG RDATA, canonical
-// records). What is timed is what the validator runs for one RRSIG: verify_rrset on a
-// prepared ZoneKeys (tag lookup, the signed data rebuilt, one libdnssec verification);
-// and apart, importing the DNSKEY into libdnssec (once per zone per Validation). Time is
-// the process's CPU time (CLOCK_PROCESS_CPUTIME_ID), one thread, each case run for
-// `seconds` after a warm-up; every verification must succeed (a failure is counted and
-// fails the command).
+// and signs an RRset of two A records as a zone signer would (libdnssec_signer.hpp).
+// What is timed is what the validator runs for one RRSIG: verify_rrset on a prepared
+// ZoneKeys (tag lookup, the signed data rebuilt, one OpenSSL verification); and apart,
+// importing the DNSKEY into OpenSSL (PublicKey::from_dnskey: what the worker's cache of
+// imported keys saves on a hit, openssl_verify.hpp). Side by side on the same signed data: the verification alone through
+// OpenSSL (openssl_verify.hpp) and through libdnssec (GnuTLS/nettle), the baseline the
+// validator used before, with libdnssec's import. Time is the process's CPU time
+// (CLOCK_PROCESS_CPUTIME_ID), one thread, each case run for `seconds` after a warm-up;
+// every verification must succeed (a failure is counted and fails the command).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,7 +34,10 @@ struct AlgorithmCost {
   std::uint64_t failures = 0;
   double verify_us = 0;     // CPU µs per verify_rrset (one RRSIG, one key)
   double verify_per_s = 0;  // per core
-  double import_us = 0;     // CPU µs per DNSKEY imported into libdnssec
+  double import_us = 0;     // CPU µs per DNSKEY imported into OpenSSL (uncached)
+  double openssl_us = 0;    // CPU µs per verification alone, OpenSSL
+  double libdnssec_us = 0;  // the same through libdnssec (GnuTLS/nettle): the baseline
+  double libdnssec_import_us = 0;  // CPU µs per DNSKEY imported into libdnssec
 };
 
 struct Nsec3Cost {

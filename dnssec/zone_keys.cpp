@@ -5,22 +5,10 @@
 #include "dnssec/c_libraries.hpp"
 
 #include <algorithm>
-#include <mutex>
 
 namespace dnsarena::dnssec {
 
-ZoneKeys::Key::~Key() { dnssec_key_free(key); }
-
 namespace {
-
-void crypto_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { dnssec_crypto_init(); });
-}
-
-dnssec_binary_t as_binary(std::span<const std::uint8_t> s) {
-  return dnssec_binary_t{s.size(), const_cast<std::uint8_t*>(s.data())};
-}
 
 // RFC 1982 serial arithmetic: a <= b.
 bool serial_le(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(b - a) >= 0; }
@@ -30,7 +18,7 @@ bool serial_le(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32
 bool algorithm_supported(std::uint8_t a) {
   switch (a) {
     case 8: case 10: case 13: case 14: case 15: case 16:
-      return dnssec_algorithm_key_support(static_cast<dnssec_key_algorithm_t>(a));
+      return openssl_algorithm_supported(a);
     default:
       return false;
   }
@@ -39,18 +27,15 @@ bool algorithm_supported(std::uint8_t a) {
 bool digest_supported(std::uint8_t d) { return d == 1 || d == 2 || d == 4; }
 
 ZoneKeys::ZoneKeys(Bytes zone, const std::vector<Bytes>& dnskeys, RevokedKeys revoked) : zone_(std::move(zone)) {
-  crypto_init_once();
   for (const Bytes& rd : dnskeys) {
     if (rd.size() < 5) continue;
     const std::uint16_t flags = static_cast<std::uint16_t>(rd[0] << 8 | rd[1]);
     if (!(flags & 0x0100) || rd[2] != 3 || !algorithm_supported(rd[3])) continue;
     if ((flags & 0x0080) && revoked == RevokedKeys::skip) continue;  // REVOKE (RFC 5011)
+    if (!public_key_well_formed(rd[3], std::span<const std::uint8_t>(rd).subspan(4))) continue;
     auto k = std::make_unique<Key>();
-    if (dnssec_key_new(&k->key) != DNSSEC_EOK) continue;
-    const dnssec_binary_t b = as_binary(rd);
-    if (dnssec_key_set_rdata(k->key, &b) != DNSSEC_EOK || !dnssec_key_can_verify(k->key)) continue;
-    dnssec_key_set_dname(k->key, zone_.data());
-    k->tag = dnssec_key_get_keytag(k->key);
+    const dnssec_binary_t b{rd.size(), const_cast<std::uint8_t*>(rd.data())};
+    if (dnssec_keytag(&b, &k->tag) != DNSSEC_EOK) continue;
     k->algorithm = rd[3];
     k->rdata = rd;
     keys_.push_back(std::move(k));
@@ -122,12 +107,11 @@ Verified verify_rrset(const Rrset& rrset, const ZoneKeys& keys, std::uint32_t no
       }
       if (data.empty()) data = signed_data(rrset, *sig, rd);
       tried = true;
-      dnssec_sign_ctx_t* ctx = nullptr;
-      if (dnssec_sign_new(&ctx, k->key) != DNSSEC_EOK) continue;
-      const dnssec_binary_t d = as_binary(data), s = as_binary(sig->signature);
-      const bool ok = dnssec_sign_add(ctx, &d) == DNSSEC_EOK && dnssec_sign_verify(ctx, false, &s) == DNSSEC_EOK;
-      dnssec_sign_free(ctx);
-      if (ok) {
+      if (!k->imported) {
+        k->key = imported_key(k->rdata);
+        k->imported = true;
+      }
+      if (k->key.verify(data, sig->signature)) {
         Verified v{Outcome::secure()};
         if (sig->labels < owner_labels) v.wildcard_labels = sig->labels;
         v.key_rdata = &k->rdata;

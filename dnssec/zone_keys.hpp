@@ -2,10 +2,16 @@
 // A zone's DNSKEYs prepared for verification, and RRSIG verification against them
 // (RFC 4034 sections 3.1.8.1 and 6, RFC 4035 section 5.3).
 //
-// ZoneKeys imports each DNSKEY into libdnssec once (dnssec_key_t: the public key parsed,
-// its tag computed), so an RRSIG check is a tag lookup and one libdnssec verification.
-// Keys with an algorithm outside the supported set (8, 10, 13, 14, 15, 16: RFC 8624), a
-// protocol other than 3 or without the Zone Key flag are kept out: no RRSIG may use them.
+// ZoneKeys reads each DNSKEY once (its key tag, from libdnssec) and imports its public key
+// into OpenSSL the first time a verification tries it (openssl_verify.hpp imported_key:
+// the worker's cache of EVP_PKEYs), so an RRSIG check is a tag lookup and one OpenSSL
+// verification, and a DNSKEY set of hundreds of keys costs imports only for the keys the
+// Budget lets a signature try. Keys with an algorithm outside the supported set (8, 10,
+// 13, 14, 15, 16: RFC 8624), a protocol other than 3, without the Zone Key flag, or whose
+// public key field has lengths outside the RFC's are kept out: no RRSIG may use them. A
+// key OpenSSL refuses at import (a point not on the curve) verifies nothing: the RRSIG
+// fails as a bad signature would (EDE 6), as it did through libdnssec, which accepts such
+// points and fails their signatures.
 //
 // verify_rrset, for one RRset and its RRSIGs, checks each RRSIG in turn (RFC 4035 5.3.1):
 // type covered, signer == the zone, owner at or below the signer, labels field not above
@@ -21,13 +27,12 @@
 // outcome reports the expansion (Verified::wildcard_labels) for the caller, who must then
 // prove that the next closer name does not exist (RFC 4035 5.3.4, nsec_proof.hpp).
 #pragma once
-#include "dnssec/c_libraries.hpp"
-
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "dnssec/limits.hpp"
+#include "dnssec/openssl_verify.hpp"
 #include "dnssec/rrset.hpp"
 #include "dnssec/verdict.hpp"
 
@@ -57,15 +62,13 @@ public:
   // Keeps only the keys whose RDATA is in `rdata` (the ones a DS or anchor matched).
   void keep_only(const std::vector<Bytes>& rdata);
 
+  // REQUIRES: one thread at a time uses a ZoneKeys (verify_rrset fills `key` on first use).
   struct Key {
-    dnssec_key_t* key = nullptr;  // owned: the public key parsed by libdnssec
+    mutable PublicKey key;  // imported into OpenSSL when a verification first tries it
+    mutable bool imported = false;
     std::uint16_t tag = 0;
     std::uint8_t algorithm = 0;
     Bytes rdata;
-    Key() = default;
-    Key(const Key&) = delete;
-    Key& operator=(const Key&) = delete;
-    ~Key();
   };
   const std::vector<std::unique_ptr<Key>>& keys() const { return keys_; }
 

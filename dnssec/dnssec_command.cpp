@@ -40,7 +40,7 @@ nlohmann::json to_json(const VerifyBenchOptions& o, const VerifyBenchResult& r) 
 void print_table(const VerifyBenchOptions& o, const VerifyBenchResult& r) {
   std::printf("dnsarena dnssec bench: CPU time per RRSIG verification (verify_rrset, one thread, %.2f s per case)\n",
               o.seconds);
-  std::printf("verify_rrset and import: the validator (OpenSSL); then the verification alone through OpenSSL\n"
+  std::printf("verify_rrset and import: the validator (OpenSSL; P-384 through libdnssec); then the verification alone through OpenSSL\n"
               "and through libdnssec (GnuTLS/nettle, the baseline), on the same signed data\n\n");
   std::printf("%-4s %-16s %5s %5s %11s %10s %8s | %9s %11s %8s %10s\n", "alg", "name", "bits", "sig", "µs/verify",
               "verifies/s", "µs/imp", "µs OpenSSL", "µs libdnssec", "speedup", "µs/imp ldns");

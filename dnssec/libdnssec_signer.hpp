@@ -3,7 +3,7 @@
 // `dnsarena dnssec bench` and the tests: what a zone signer would publish, made in the
 // process so that the verifier under test (OpenSSL, openssl_verify.hpp) checks signatures
 // it did not make. Also libdnssec's own verification, which the bench times beside
-// OpenSSL's as its baseline (the validator does not use it).
+// OpenSSL's as its baseline, and which the validator uses for P-384 (openssl_verify.hpp).
 //
 //   LibdnssecSigner s;                            // a PKCS #8 store in a temporary directory
 //   SigningKey k = s.generate(13, 256, zone);     // k.dnskey: DNSKEY RDATA (flags 257)
@@ -56,8 +56,8 @@ private:
   std::string dir_;
 };
 
-// A DNSKEY imported into libdnssec: the verification the validator used before OpenSSL,
-// kept as the bench's baseline.
+// A DNSKEY imported into libdnssec: the bench's baseline, and the validator's verifier
+// for P-384, which nettle checks about 2x faster than OpenSSL 3.0.
 class LibdnssecPublicKey {
 public:
   explicit LibdnssecPublicKey(std::span<const std::uint8_t> dnskey);  // throws when refused

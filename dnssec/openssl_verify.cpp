@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dnssec/openssl_verify.hpp"
 
+#include "dnssec/libdnssec_signer.hpp"
+
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
@@ -11,6 +13,8 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -127,7 +131,7 @@ bool ecdsa_der(std::span<const std::uint8_t> sig, std::size_t coordinate, std::v
 
 void PublicKey::Free::operator()(evp_pkey_st* pkey) const { EVP_PKEY_free(pkey); }
 
-PublicKey::PublicKey(const PublicKey& o) : algorithm_(o.algorithm_) {
+PublicKey::PublicKey(const PublicKey& o) : nettle_(o.nettle_), algorithm_(o.algorithm_) {
   if (o.key_ && EVP_PKEY_up_ref(o.key_.get()) == 1) key_.reset(o.key_.get());
 }
 
@@ -166,10 +170,18 @@ PublicKey PublicKey::import(std::uint8_t algorithm, std::span<const std::uint8_t
     default: break;
   }
   PublicKey out;
-  if (pkey) {
-    out.key_.reset(pkey.release());
-    out.algorithm_ = algorithm;
+  if (!pkey) return out;
+  if (algorithm == 14) {  // verified through libdnssec: see the header
+    std::vector<std::uint8_t> rdata{0x01, 0x01, 3, algorithm};  // flags (zone, SEP), protocol, algorithm
+    rdata.insert(rdata.end(), k.begin(), k.end());
+    try {
+      out.nettle_ = std::make_shared<const LibdnssecPublicKey>(rdata);
+    } catch (const std::exception&) {
+      return out;  // refused
+    }
   }
+  out.key_.reset(pkey.release());
+  out.algorithm_ = algorithm;
   return out;
 }
 
@@ -179,6 +191,11 @@ PublicKey PublicKey::from_dnskey(std::span<const std::uint8_t> rdata) {
 }
 
 bool PublicKey::verify(std::span<const std::uint8_t> data, std::span<const std::uint8_t> signature) const {
+  if (nettle_) return nettle_->verify(data, signature);
+  return verify_openssl(data, signature);
+}
+
+bool PublicKey::verify_openssl(std::span<const std::uint8_t> data, std::span<const std::uint8_t> signature) const {
   if (!key_) return false;
   std::vector<unsigned char> der;
   if (algorithm_ == 13 || algorithm_ == 14) {

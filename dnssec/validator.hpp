@@ -8,7 +8,8 @@
 //   rrset.hpp            RRsets in canonical form with their RRSIGs; reading a response
 //                        (wire, or records one by one: SectionBuilder)
 //   zone_keys.hpp        a zone's DNSKEYs imported, RRSIG verification
-//   openssl_verify.hpp   DNSKEY -> EVP_PKEY, signature verification (OpenSSL 3 libcrypto)
+//   openssl_verify.hpp   DNSKEY -> EVP_PKEY, signature verification (OpenSSL 3 libcrypto;
+//                        P-384 through libdnssec)
 //   dnskey_trust.hpp     DS -> DNSKEY, anchor -> DNSKEY, the self-signed DNSKEY set
 //   denial.hpp           NSEC (nsec_proof) and NSEC3 (nsec3_proof) denial proofs
 //   response_check.hpp   the verdict on one response given the zones' trust

@@ -7,7 +7,7 @@
 # 30), half of the names blocked, while $CHANGES times (default 4) one rule is added on
 # knotd (knotc zone-begin / zone-set / zone-commit: knotd sends NOTIFY). For each change:
 # the time from the commit to the first NXDOMAIN for the new rule's name (asked every
-# 10 ms), and what serve logged: the IXFR's time, the policy compile's time. Then
+# 10 ms), the time from serve's NOTIFY log line to that answer, and what serve logged: the IXFR's time, the policy compile's time. Then
 # dnsperf's sent, completed and lost.
 # Needs knotd, knotc, dnsperf, kdig, python3, and a built ./build/dnsarena.
 set -euo pipefail
@@ -104,7 +104,8 @@ dnsperf -s 127.0.0.1 -p "$port" -d queries.txt -l "$seconds" -Q "$rate" -c 4 -q 
 perf=$!
 gap=$(( seconds / (changes + 1) ))
 # Asks NAME A every 10 ms from one socket (no process per query: kdig in a loop would take
-# the CPU being measured) until NXDOMAIN; prints the seconds since T0 (date +%s.%N).
+# the CPU being measured) until NXDOMAIN; prints the seconds since T0 (date +%s.%N) and
+# the wall-clock time of the answer (for the NOTIFY-to-answer figure below).
 poll_nxdomain='
 import socket, struct, sys, time
 port, name, t0 = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
@@ -117,19 +118,38 @@ for i in range(6000):
     try:  # every reply waiting (a late one too: only NAME is asked here, NOERROR until the rule)
         while time.time() < deadline:
             if s.recv(4096)[3] & 0xF == 3:
-                print("%.3f" % (time.time() - t0)); sys.exit(0)
+                now = time.time(); print("%.3f %.3f" % (now - t0, now)); sys.exit(0)
     except socket.timeout:
         pass
 print("never")
 '
+answers=()
 for c in $(seq 1 "$changes"); do
   sleep "$gap"
   "$knotc" -c knot.conf zone-begin rpz.bench. > /dev/null
   "$knotc" -c knot.conf zone-set rpz.bench. "new$c.zone.rpz.bench." 300 CNAME . > /dev/null
   t0=$(date +%s.%N)
   "$knotc" -c knot.conf zone-commit rpz.bench. > /dev/null
-  echo "change $c: commit on knotd to NXDOMAIN from serve: $(python3 -c "$poll_nxdomain" "$port" "new$c.zone" "$t0") s"
+  read -r took answered_at < <(python3 -c "$poll_nxdomain" "$port" "new$c.zone" "$t0")
+  echo "change $c: commit on knotd to NXDOMAIN from serve: $took s"
+  answers+=("$answered_at")
 done
+# From the NOTIFY serve logged (its arrival, the issue's starting point: knotd's own commit
+# of the zone is before it) to the answer: the last NOTIFY line before each answer.
+python3 - "$dir/serve.log" "${answers[@]}" <<'PY'
+import datetime, sys
+notifies = []
+for line in open(sys.argv[1], errors="replace"):
+    if "NOTIFY from its primary" in line:
+        t = datetime.datetime.strptime(line[:23], "%Y-%m-%dT%H:%M:%S.%f")
+        notifies.append(t.timestamp())  # serve logs local time, as this parse reads it
+for i, a in enumerate(sys.argv[2:], 1):
+    if a == "":
+        continue
+    before = [n for n in notifies if n <= float(a)]
+    print("change %d: NOTIFY at serve to NXDOMAIN from serve: %s" %
+          (i, "%.3f s" % (float(a) - before[-1]) if before else "no NOTIFY logged before the answer"))
+PY
 wait $perf
 grep -E "Queries (sent|completed|lost)|Response codes" dnsperf.log
 echo "UDP datagrams dropped by full socket buffers meanwhile (host-wide): $(( $(rcvbuf_errors) - drops0 ))"

@@ -15,6 +15,7 @@ class HintsKresd {
 public:
   explicit HintsKresd(const bench::DnsHierarchy& h);
   std::uint16_t port() const { return port_; }
+  pid_t pid() const { return child_.pid(); }
 
 private:
   std::uint16_t port_;

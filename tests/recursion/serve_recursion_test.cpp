@@ -30,6 +30,7 @@
 #include "cache/cache.hpp"
 #include "cache/segment.hpp"
 #include "tests/recursion/answer_set.hpp"
+#include "tests/recursion/hints_kresd.hpp"
 #include "tests/workers/serve_harness.hpp"
 #include "tests/workers/test_upstream.hpp"
 
@@ -188,7 +189,8 @@ TEST_CASE("with recursion on a forward zone is still forwarded and the other nam
   CHECK(upstream.queries() == forwarded_queries);  // and nothing of the rest to the forwarder
 }
 
-TEST_CASE("figures: authoritative queries and CPU per cold resolution against Unbound", "[hierarchy][unbound][serve]") {
+TEST_CASE("figures: authoritative queries and CPU per cold resolution against Unbound and Knot Resolver",
+          "[hierarchy][unbound][kresd][serve]") {
   REQUIRE(dnsarena::bench::knotd_installed());
   if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
   REQUIRE(dnsarena::bench::unbound_installed());
@@ -214,7 +216,7 @@ TEST_CASE("figures: authoritative queries and CPU per cold resolution against Un
     r.queries = h.authoritative_queries() - before;
     return r;
   };
-  Run ours, unbound;
+  Run ours, unbound, kresd;
   {
     RecursiveServe serve(h, 1);
     std::vector<pid_t> workers;
@@ -228,8 +230,13 @@ TEST_CASE("figures: authoritative queries and CPU per cold resolution against Un
                                        .server_lines = {"qname-minimisation: yes"}});
     unbound = run(u.port(), u.pid());
   }
+  {
+    dnsarena::test::HintsKresd k(h);  // QNAME minimisation on by default, as in Knot Resolver 5
+    kresd = run(k.port(), k.pid());
+  }
   WARN("1,000 cold resolutions (NXDOMAIN under 3 zones): authoritative queries: serve " << ours.queries << ", Unbound "
-       << unbound.queries << "; CPU ms (/proc, 10 ms ticks): serve worker " << ours.cpu << ", Unbound " << unbound.cpu);
+       << unbound.queries << ", Knot Resolver " << kresd.queries << "; CPU ms (/proc, 10 ms ticks): serve worker "
+       << ours.cpu << ", Unbound " << unbound.cpu << ", Knot Resolver " << kresd.cpu);
   CHECK(ours.queries <= unbound.queries);
 }
 

@@ -38,6 +38,7 @@ constexpr Command kCommands[] = {
     {"bench", dnsarena::bench::add_bench_upstream_command}, // bench upstream misses over udp, tcp, tls upstreams
     {"bench", dnsarena::bench::add_bench_tls_idle_command}, // bench tls-idle idle DoT connections within the bound
     {"bench", dnsarena::bench::add_bench_floor_command},    // bench floor-server  a responder that only answers
+    {"bench", dnsarena::bench::add_bench_recursive_command},  // bench recursive  resolving from the root, beside Unbound and kresd
     {"bench", dnsarena::bench::add_bench_mrc_command},      // bench mrc      the miss-ratio curve against real sizes
     {"", add_sim_group},                                    // sim ...
     {"sim", dnsarena::sim::add_layouts_command},            // sim layouts   layout table, our arena

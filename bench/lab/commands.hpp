@@ -22,6 +22,7 @@ void add_bench_tls_idle_command(CLI::App& bench);
 // `dnsarena-lab bench floor-server`: a responder that only answers, the floor bench serve
 // measures the servers against.
 void add_bench_floor_command(CLI::App& bench);
+void add_bench_recursive_command(CLI::App& bench);
 // `dnsarena-lab bench mrc`: one serve's miss-ratio curve against real serves at other sizes.
 void add_bench_mrc_command(CLI::App& bench);
 

@@ -275,6 +275,7 @@ void DnsHierarchy::start(const std::string& knotd) {
     s->host = host;
     s->dir = dir_ + "/knotd-" + std::to_string(host);
     std::filesystem::create_directories(s->dir + "/zones");
+    std::filesystem::create_directories(s->dir + "/db");  // else every knotc run warns that it is missing
     std::ostringstream c;
     c << "server:\n    rundir: \"" << s->dir << "\"\n    listen: " << address(host) << "@53\n"
       << "    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n"

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `dnsarena-lab bench recursive`: serve resolving from the root (recursion.enabled) beside
+// Unbound and Knot Resolver on the lab hierarchy (dns_hierarchy.hpp: knotd instances on
+// 127.53.K.x port 53, so it runs as root), in one run:
+//
+//   for each of --runs rounds, each resolver started fresh (empty cache), one worker or
+//   thread each, QNAME minimisation on for all three (serve's default, Unbound's
+//   `qname-minimisation: yes`, Knot Resolver's default), asked --names cold names one at a
+//   time over UDP (NXDOMAIN under three zones of two TLDs: after the first name of each
+//   zone, one authoritative query per name); measured:
+//     authoritative queries  the knotds' own counters (mod-stats) before and after
+//     CPU                    the resolver's threads' time on a CPU (/proc/PID/task/*/schedstat,
+//                            nanoseconds: user + system, no 10 ms ticks)
+//     answers                how many came back NXDOMAIN (any other outcome is an error)
+//   then the same names again, now hits: CPU per hit.
+//
+// Printed: per resolver the medians over the rounds, per 1,000 cold resolutions and per
+// hit, and serve's ratios to each peer (the target: CPU per cold resolution
+// <= 0.7x Unbound's; authoritative queries <= Unbound's). --json: one object.
+// A peer that is not installed is left out with a line saying so (--no-unbound,
+// --no-kresd leave them out on purpose); serve is always measured.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/lab/commands.hpp"
+#include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/kresd_config.hpp"
+#include "bench/lab/serve_process.hpp"
+#include "bench/lab/unbound_process.hpp"
+#include "common/add_command.hpp"
+#include "common/find_program.hpp"
+#include "common/loopback.hpp"
+#include "common/sibling_program.hpp"
+#include "dns/query_builder.hpp"
+#include "wire/dns_name.hpp"
+
+namespace dnsarena::bench {
+
+namespace {
+
+struct RecursiveBenchOptions {
+  unsigned names = 3000;
+  unsigned runs = 3;
+  bool json = false;
+  bool no_unbound = false;
+  bool no_kresd = false;
+  std::string serve_binary;
+};
+
+// Time on a CPU of every thread of `pid` so far, in nanoseconds (schedstat's first field).
+std::uint64_t cpu_ns(pid_t pid) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    std::uint64_t ns = 0;
+    if (in >> ns) total += ns;
+  }
+  if (ec) throw std::runtime_error("cannot read /proc/" + std::to_string(pid) + "/task: " + ec.message());
+  return total;
+}
+
+// One question over UDP from `fd` (connected to the resolver), up to two tries of 3 s:
+// the reply's RCODE, or -1 when none came.
+int ask(int fd, std::uint16_t id, const std::string& name) {
+  const std::basic_string<std::uint8_t> qname = wire::name_to_wire(name);
+  dns::QuerySpec spec;
+  spec.id = id;
+  spec.qname = qname;
+  spec.qtype = 1;
+  const common::Bytes q = dns::build_query(spec);
+  std::uint8_t buf[4096];
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (::send(fd, q.data(), q.size(), 0) != static_cast<ssize_t>(q.size())) return -1;
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n < 0) break;  // the receive timeout: ask again
+      if (n >= 12 && buf[0] == q[0] && buf[1] == q[1]) return buf[3] & 0x0F;
+    }
+  }
+  return -1;
+}
+
+struct Round {
+  std::uint64_t authoritative_queries = 0;
+  double cold_cpu_ms = 0;
+  double hit_cpu_us = 0;  // per hit
+  std::uint64_t hit_authoritative_queries = 0;  // during the hits: 0 when every answer was cached
+  std::uint64_t nxdomain = 0;
+};
+
+// The names of a round: cold<i>.<zone>, three zones of two TLDs.
+std::vector<std::string> cold_names(unsigned n) {
+  static const char* const kZones[] = {"example.com.", "example.org.", "hoster.org."};
+  std::vector<std::string> names;
+  names.reserve(n);
+  for (unsigned i = 0; i < n; ++i) names.push_back("cold" + std::to_string(i) + "." + kZones[i % 3]);
+  return names;
+}
+
+Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::vector<std::string>& names) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const sockaddr_in to = common::loopback_v4(port);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot open a UDP socket to 127.0.0.1:" + std::to_string(port));
+  }
+  const timeval tv{3, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  Round r;
+  std::uint16_t id = 1;
+  const std::uint64_t queries0 = h.authoritative_queries();
+  const std::uint64_t cpu0 = cpu_ns(pid);
+  for (const std::string& n : names) r.nxdomain += ask(fd, id++, n) == 3;
+  const std::uint64_t cpu1 = cpu_ns(pid);
+  r.authoritative_queries = h.authoritative_queries() - queries0;
+  for (const std::string& n : names) ask(fd, id++, n);
+  const std::uint64_t cpu2 = cpu_ns(pid);
+  r.hit_authoritative_queries = h.authoritative_queries() - queries0 - r.authoritative_queries;
+  ::close(fd);
+  r.cold_cpu_ms = static_cast<double>(cpu1 - cpu0) / 1e6;
+  r.hit_cpu_us = static_cast<double>(cpu2 - cpu1) / 1e3 / static_cast<double>(names.size());
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+struct Summary {
+  std::vector<Round> rounds;
+  nlohmann::json json(std::size_t names) const {
+    std::vector<double> q, cold, hit;
+    std::uint64_t nx = 0, hit_queries = 0;
+    for (const Round& r : rounds) {
+      hit_queries += r.hit_authoritative_queries;
+      q.push_back(static_cast<double>(r.authoritative_queries));
+      cold.push_back(r.cold_cpu_ms);
+      hit.push_back(r.hit_cpu_us);
+      nx += r.nxdomain;
+    }
+    const double per_1000 = 1000.0 / static_cast<double>(names);
+    return {{"authoritative_queries_per_1000", median(q) * per_1000},
+            {"cold_cpu_ms_per_1000", median(cold) * per_1000},
+            {"cold_cpu_us_per_resolution", median(cold) * 1000.0 / static_cast<double>(names)},
+            {"hit_cpu_us", median(hit)},
+            {"nxdomain_answers", nx},
+            {"authoritative_queries_during_hits", hit_queries},
+            {"questions", names * rounds.size()},
+            {"rounds_cold_cpu_ms", cold},
+            {"rounds_authoritative_queries", q}};
+  }
+};
+
+std::string write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+  return path;
+}
+
+int run_recursive_bench(const RecursiveBenchOptions& o) {
+  try {
+    if (!knotd_installed()) throw std::runtime_error("knotd is not installed (apt-get install knot)");
+    if (!port53_permitted()) throw std::runtime_error("the lab hierarchy binds port 53 on 127.53.K.x: run as root");
+    const std::string serve_bin = o.serve_binary.empty() ? common::daemon_program() : o.serve_binary;
+    const bool with_unbound = !o.no_unbound && unbound_installed();
+    const bool with_kresd = !o.no_kresd && common::find_program("kresd").has_value();
+    if (!o.no_unbound && !with_unbound) std::cerr << "bench recursive: unbound not installed: left out\n";
+    if (!o.no_kresd && !with_kresd) std::cerr << "bench recursive: kresd not installed: left out\n";
+
+    DnsHierarchy h;
+    const std::vector<std::string> names = cold_names(o.names);
+    const std::string serve_config = write_file(
+        h.dir() + "/serve-recursive.yaml", "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n");
+    std::map<std::string, Summary> results;
+    for (unsigned round = 0; round < o.runs; ++round) {
+      {
+        ServeProcess serve({.binary = serve_bin, .dir = h.dir(), .tag = "recursive-" + std::to_string(round),
+                            .workers = 1, .max_entries = std::max<std::uint64_t>(4 * o.names, 10000),
+                            .args = {"-c", serve_config, "--no-metrics"}});
+        if (serve.workers().size() != 1) throw std::runtime_error("serve did not start its worker: " + slurp(serve.log()));
+        results["dnsarena"].rounds.push_back(measure(h, serve.port(), serve.workers()[0], names));
+      }
+      if (with_unbound) {
+        UnboundProcess u({.dir = h.dir(), .tag = "recursive-" + std::to_string(round), .threads = 1,
+                          .root_hints = h.root_hints(), .server_lines = {"qname-minimisation: yes"}});
+        results["unbound"].rounds.push_back(measure(h, u.port(), u.pid(), names));
+      }
+      if (with_kresd) {
+        const std::uint16_t port = common::free_loopback_port();
+        const std::string rundir = h.dir() + "/kresd-" + std::to_string(round);
+        std::filesystem::create_directories(rundir);
+        const std::string conf = write_file(
+            rundir + ".conf", kresd_config_text({.dir = rundir, .dns_port = port, .root_hints = h.root_hints()}));
+        common::ChildProcess k = spawn_logged({*common::find_program("kresd"), "-n", "-c", conf, rundir}, rundir + ".log");
+        if (!wait_tcp(port, k) || !wait_udp_answer(port, k, 10'000)) {
+          k.stop();
+          throw std::runtime_error("kresd did not start: " + slurp(rundir + ".log"));
+        }
+        // wait_udp_answer asked one name of the hierarchy: counted before the round starts.
+        results["kresd"].rounds.push_back(measure(h, port, k.pid(), names));
+        k.stop();
+      }
+    }
+
+    nlohmann::json j;
+    j["names"] = o.names;
+    j["runs"] = o.runs;
+    for (const auto& [server, s] : results) j[server] = s.json(names.size());
+    const double ours = j["dnsarena"]["cold_cpu_ms_per_1000"].get<double>();
+    for (const char* peer : {"unbound", "kresd"}) {
+      if (!j.contains(peer)) continue;
+      const double theirs = j[peer]["cold_cpu_ms_per_1000"].get<double>();
+      j[std::string("cold_cpu_ratio_vs_") + peer] = theirs > 0 ? nlohmann::json(ours / theirs) : nlohmann::json(nullptr);
+      j[std::string("authoritative_queries_ratio_vs_") + peer] =
+          j[peer]["authoritative_queries_per_1000"].get<double>() > 0
+              ? nlohmann::json(j["dnsarena"]["authoritative_queries_per_1000"].get<double>() /
+                               j[peer]["authoritative_queries_per_1000"].get<double>())
+              : nlohmann::json(nullptr);
+    }
+    std::uint64_t wrong = 0;
+    for (const auto& [server, s] : results)
+      wrong += s.rounds.size() * names.size() - j[server]["nxdomain_answers"].get<std::uint64_t>();
+    if (o.json) {
+      std::cout << j.dump() << "\n";
+    } else {
+      std::printf("bench recursive: %u cold names (NXDOMAIN under 3 zones), %u rounds, one worker/thread each,\n"
+                  "medians over the rounds; CPU = the resolver's threads on a CPU (schedstat, ns)\n\n",
+                  o.names, o.runs);
+      std::printf("%-10s %24s %22s %18s %10s\n", "resolver", "auth queries per 1,000", "CPU ms per 1,000 cold",
+                  "CPU us per hit", "NXDOMAIN");
+      for (const auto& [server, s] : results) {
+        const nlohmann::json& r = j[server];
+        std::printf("%-10s %24.1f %22.1f %18.2f %5llu/%llu\n", server.c_str(),
+                    r["authoritative_queries_per_1000"].get<double>(), r["cold_cpu_ms_per_1000"].get<double>(),
+                    r["hit_cpu_us"].get<double>(),
+                    static_cast<unsigned long long>(r["nxdomain_answers"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(r["questions"].get<std::uint64_t>()));
+      }
+      for (const char* peer : {"unbound", "kresd"})
+        if (j.contains(std::string("cold_cpu_ratio_vs_") + peer) && !j[std::string("cold_cpu_ratio_vs_") + peer].is_null())
+          std::printf("serve / %s: CPU per cold resolution %.2fx, authoritative queries %.3fx\n", peer,
+                      j[std::string("cold_cpu_ratio_vs_") + peer].get<double>(),
+                      j[std::string("authoritative_queries_ratio_vs_") + peer].get<double>());
+      std::printf("target: CPU per cold resolution <= 0.7x Unbound's; authoritative queries <= Unbound's\n");
+    }
+    if (wrong) {
+      std::cerr << "bench recursive: " << wrong << " answers were not NXDOMAIN (see the logs in " << h.dir() << ")\n";
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "dnsarena-lab bench recursive: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_bench_recursive_command(CLI::App& bench) {
+  auto [cmd, o] = common::add_command<RecursiveBenchOptions>(
+      bench, "recursive",
+      "serve resolving from the root (recursion.enabled) beside Unbound and Knot Resolver on the lab\n"
+      "hierarchy (knotd on 127.53.K.x port 53: run as root): per resolver, started fresh each round with one\n"
+      "worker or thread, --names cold names (NXDOMAIN under three zones) asked one at a time, then again as\n"
+      "hits. Prints authoritative queries per 1,000 cold resolutions (the knotds' counters), CPU per 1,000\n"
+      "cold resolutions and per hit (schedstat, ns), medians over --runs rounds, and serve's ratios to each peer.",
+      run_recursive_bench);
+  cmd->add_option("--names", o->names, "cold names per round (default 3000)")->check(CLI::Range(10u, 100000u));
+  cmd->add_option("--runs", o->runs, "rounds; the medians are printed (default 3)")->check(CLI::Range(1u, 50u));
+  cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
+  cmd->add_flag("--no-unbound", o->no_unbound, "leave Unbound out");
+  cmd->add_flag("--no-kresd", o->no_kresd, "leave Knot Resolver out");
+  cmd->add_option("--serve-binary", o->serve_binary,
+                  "the dnsarena program whose serve is measured (default: the dnsarena beside this program, else on PATH)");
+}
+
+}  // namespace dnsarena::bench

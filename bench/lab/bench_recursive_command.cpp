@@ -3,7 +3,8 @@
 // Unbound and Knot Resolver on the lab hierarchy (dns_hierarchy.hpp: knotd instances on
 // 127.53.K.x port 53, so it runs as root), in one run:
 //
-//   for each of --runs rounds, each resolver started fresh (empty cache), one worker or
+//   for each of --runs rounds, each resolver started fresh (empty cache; then one name
+//   under a TLD the root denies, so each starts with the root primed), one worker or
 //   thread each, QNAME minimisation on for all three (serve's default, Unbound's
 //   `qname-minimisation: yes`, Knot Resolver's default), asked --names cold names one at a
 //   time over UDP (NXDOMAIN under three zones of two TLDs: after the first name of each
@@ -124,6 +125,9 @@ Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::v
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   Round r;
   std::uint16_t id = 1;
+  // The same start for every resolver: the root primed by one name under a TLD the root
+  // denies (kresd's start-up check, wait_udp_answer, asks this one too).
+  ask(fd, id++, "probe.zone.");
   const std::uint64_t queries0 = h.authoritative_queries();
   const std::uint64_t cpu0 = cpu_ns(pid);
   for (const std::string& n : names) r.nxdomain += ask(fd, id++, n) == 3;
@@ -215,7 +219,6 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
           k.stop();
           throw std::runtime_error("kresd did not start: " + slurp(rundir + ".log"));
         }
-        // wait_udp_answer asked one name of the hierarchy: counted before the round starts.
         results["kresd"].rounds.push_back(measure(h, port, k.pid(), names));
         k.stop();
       }

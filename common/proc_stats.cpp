@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -31,6 +32,17 @@ double cpu_seconds(pid_t pid) {
   for (int i = 3; i <= 15 && in >> field; ++i)
     if (i == 14 || i == 15) ticks += std::stod(field);
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::uint64_t cpu_ns(pid_t pid) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    std::uint64_t ns = 0;
+    if (in >> ns) total += ns;
+  }
+  return total;
 }
 
 std::uint64_t status_kib(pid_t pid, const char* key) {

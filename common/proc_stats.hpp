@@ -13,6 +13,9 @@ namespace dnsarena::common {
 
 // utime + stime in seconds (/proc/PID/stat fields 14 and 15).
 double cpu_seconds(pid_t pid);
+// Time on a CPU of every thread of the process so far, in nanoseconds (the first field of
+// each /proc/PID/task/TID/schedstat): what cpu_seconds counts in 10 ms ticks.
+std::uint64_t cpu_ns(pid_t pid);
 // A "Key:   N kB" field of /proc/PID/status (VmRSS, RssAnon...) in KiB.
 std::uint64_t status_kib(pid_t pid, const char* key);
 // Open descriptors (entries of /proc/PID/fd).

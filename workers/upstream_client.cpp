@@ -32,7 +32,8 @@ UpstreamClient::UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfi
                                Completion done, DeadlinePassed deadline_passed, HostTables host)
     : epoll_fd_(epoll_fd), tag_(tag), cfg_(config), cache_(cache), done_(std::move(done)),
       deadline_passed_(std::move(deadline_passed)), names_(host.names), names_row_(host.row),
-      failures_(host.failures), runtime_ntas_(config.dnssec.anchors, host.ntas), claims_(host.claims), timers_(ClientTimers::of(config)) {
+      failures_(host.failures), runtime_ntas_(config.dnssec.anchors, host.ntas), claims_(host.claims),
+      timers_(ClientTimers::of(config)) {
   if (!names_ || names_row_ >= names_->rows()) {
     own_names_ = std::make_unique<InFlightNames>(1, false);
     names_ = own_names_.get();

@@ -46,6 +46,7 @@
 #include "common/add_command.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
+#include "common/proc_stats.hpp"
 #include "common/sibling_program.hpp"
 #include "dns/query_builder.hpp"
 #include "wire/dns_name.hpp"
@@ -62,19 +63,6 @@ struct RecursiveBenchOptions {
   bool no_kresd = false;
   std::string serve_binary;
 };
-
-// Time on a CPU of every thread of `pid` so far, in nanoseconds (schedstat's first field).
-std::uint64_t cpu_ns(pid_t pid) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream in(task.path() / "schedstat");
-    std::uint64_t ns = 0;
-    if (in >> ns) total += ns;
-  }
-  if (ec) throw std::runtime_error("cannot read /proc/" + std::to_string(pid) + "/task: " + ec.message());
-  return total;
-}
 
 // One question over UDP from `fd` (connected to the resolver), up to two tries of 3 s:
 // the reply's RCODE, or -1 when none came.
@@ -129,12 +117,12 @@ Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::v
   // denies (kresd's start-up check, wait_udp_answer, asks this one too).
   ask(fd, id++, "probe.zone.");
   const std::uint64_t queries0 = h.authoritative_queries();
-  const std::uint64_t cpu0 = cpu_ns(pid);
+  const std::uint64_t cpu0 = common::cpu_ns(pid);
   for (const std::string& n : names) r.nxdomain += ask(fd, id++, n) == 3;
-  const std::uint64_t cpu1 = cpu_ns(pid);
+  const std::uint64_t cpu1 = common::cpu_ns(pid);
   r.authoritative_queries = h.authoritative_queries() - queries0;
   for (const std::string& n : names) ask(fd, id++, n);
-  const std::uint64_t cpu2 = cpu_ns(pid);
+  const std::uint64_t cpu2 = common::cpu_ns(pid);
   r.hit_authoritative_queries = h.authoritative_queries() - queries0 - r.authoritative_queries;
   ::close(fd);
   r.cold_cpu_ms = static_cast<double>(cpu1 - cpu0) / 1e6;

@@ -44,7 +44,6 @@ double percentile(std::vector<double>& v, double p) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
-double median(std::vector<double> v) { return percentile(v, 50.0); }
 
 ProcMemory read_proc_memory(pid_t pid) {
   std::ifstream in(pid == 0 ? std::string("/proc/self/status") : "/proc/" + std::to_string(pid) + "/status");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/line_cycle.hpp"
+#include "common/median.hpp"
 
 namespace dnsarena::bench {
 
@@ -36,7 +37,7 @@ private:
 
 // p in [0, 100]. Reorders `v`.
 double percentile(std::vector<double>& v, double p);
-double median(std::vector<double> v);
+using common::median;  // common/median.hpp
 
 struct ProcMemory {
   std::uint64_t rss_anon = 0, rss_file = 0, rss_shmem = 0;  // bytes

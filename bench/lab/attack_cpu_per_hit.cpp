@@ -2,10 +2,10 @@
 // `bench attack` scenario cpu-per-hit (attack_scenarios.hpp): workers' CPU time per
 // answered hit at a fixed rate; with --baseline-binary, the same for that binary,
 // interleaved --hit-rounds times, and the ratio of medians (target <= 1.05).
-#include <algorithm>
 #include <cstdio>
 
 #include "bench/lab/attack_scenarios.hpp"
+#include "common/median.hpp"
 
 namespace dnsarena::bench {
 
@@ -27,11 +27,6 @@ double cpu_per_hit_once(const AttackContext& ctx, const std::string& binary, con
   return r.noerror ? cpu * 1e6 / static_cast<double>(r.noerror) : 0;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 std::vector<AttackRow> run_cpu_per_hit_scenario(const AttackContext& ctx) {
@@ -48,14 +43,14 @@ std::vector<AttackRow> run_cpu_per_hit_scenario(const AttackContext& ctx) {
   char buf[240];
   if (base.empty()) {
     std::snprintf(buf, sizeof buf, "%.2f us of worker CPU per hit at %.0f q/s (no --baseline-binary: not compared)",
-                  median(ours), o.hit_rate);
+                  common::median(ours), o.hit_rate);
   } else {
-    const double ratio = median(base) > 0 ? median(ours) / median(base) : 0;
+    const double ratio = common::median(base) > 0 ? common::median(ours) / common::median(base) : 0;
     r.met = ratio > 0 && ratio <= 1.05;
     std::snprintf(buf, sizeof buf,
                   "%.2f us of worker CPU per hit vs %.2f us for the baseline (medians of %u interleaved runs at %.0f "
                   "q/s): ratio %.3f",
-                  median(ours), median(base), rounds, o.hit_rate, ratio);
+                  common::median(ours), common::median(base), rounds, o.hit_rate, ratio);
     r.detail["ratio"] = ratio;
   }
   r.figure = buf;

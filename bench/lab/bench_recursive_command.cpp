@@ -46,6 +46,7 @@
 #include "common/add_command.hpp"
 #include "common/find_program.hpp"
 #include "common/loopback.hpp"
+#include "common/median.hpp"
 #include "common/proc_stats.hpp"
 #include "common/sibling_program.hpp"
 #include "dns/query_builder.hpp"
@@ -130,12 +131,6 @@ Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::v
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 struct Summary {
   std::vector<Round> rounds;
   nlohmann::json json(std::size_t names) const {
@@ -149,10 +144,10 @@ struct Summary {
       nx += r.nxdomain;
     }
     const double per_1000 = 1000.0 / static_cast<double>(names);
-    return {{"authoritative_queries_per_1000", median(q) * per_1000},
-            {"cold_cpu_ms_per_1000", median(cold) * per_1000},
-            {"cold_cpu_us_per_resolution", median(cold) * 1000.0 / static_cast<double>(names)},
-            {"hit_cpu_us", median(hit)},
+    return {{"authoritative_queries_per_1000", common::median(q) * per_1000},
+            {"cold_cpu_ms_per_1000", common::median(cold) * per_1000},
+            {"cold_cpu_us_per_resolution", common::median(cold) * 1000.0 / static_cast<double>(names)},
+            {"hit_cpu_us", common::median(hit)},
             {"nxdomain_answers", nx},
             {"authoritative_queries_during_hits", hit_queries},
             {"questions", names * rounds.size()},

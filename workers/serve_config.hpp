@@ -67,7 +67,9 @@
 //                                  worker naps this long after a batch before waiting
 //                                  again, so one wakeup takes several datagrams (as a
 //                                  NIC's interrupt moderation); 0 = off, at most 1000.
-//                                  Adds up to this much latency under such rates only
+//                                  Adds up to this much latency under such rates only;
+//                                  naps that gather fewer than two datagrams hold the
+//                                  next ones back (udp_coalescing.hpp)
 //   access_control: ["127.0.0.0/8 allow", "::1 allow"]   SUBNET allow|refuse|deny
 //   proxy_protocol_from: [10.0.0.5/32]   load balancers that put a PROXY protocol v2
 //                                  header in front of every UDP datagram and at the start

@@ -25,12 +25,14 @@
 #include "workers/descriptor_budget.hpp"
 #include "workers/dnstap_writer.hpp"
 #include "workers/doh_server.hpp"
+#include "workers/idle_tick.hpp"
 #include "workers/miss_ratio_curves.hpp"
 #include "workers/proxy_protocol.hpp"
 #include "workers/query_pipeline.hpp"
 #include "workers/recv_histogram.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/tcp_server.hpp"
+#include "workers/udp_coalescing.hpp"
 #include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -50,6 +52,9 @@ constexpr std::uint64_t kTagTlsConn = 7ull << kEventTagShift;
 constexpr std::uint64_t kTagDohListen = 8ull << kEventTagShift;
 constexpr std::uint64_t kTagDohConn = 9ull << kEventTagShift;
 constexpr std::uint64_t kTagRecursion = 10ull << kEventTagShift;  // recursive_client.hpp's sockets
+constexpr std::uint64_t kTagIdleTick = 11ull << kEventTagShift;   // idle_tick.hpp's timerfd
+// The longest the loop sleeps: the idle tick's period, or epoll_wait's timeout without it.
+constexpr int kIdlePeriodMs = 100;
 // kTagUdp and the listen tags carry the listen address's index in the low bits.
 constexpr std::uint64_t kListenerMask = 0xFFFF;
 constexpr std::size_t kBatch = 64;
@@ -100,6 +105,12 @@ public:
         replies_(cfg, udp_, tcp_, tls_, doh_, answers_, tap_),
         pipeline_(cfg, cache_, epfd, kTagUpstream, kTagRecursion, host, rate_limit_table, cookie_secrets, policy, replies_),
         heartbeat_fd_(heartbeat_fd) {
+    if (idle_tick_.fd() >= 0) {
+      epoll_event tick{};
+      tick.events = EPOLLIN;
+      tick.data.u64 = kTagIdleTick;
+      ::epoll_ctl(epfd_, EPOLL_CTL_ADD, idle_tick_.fd(), &tick);
+    }
     ::pthread_sigmask(SIG_SETMASK, nullptr, &wait_mask_);
     ::sigdelset(&wait_mask_, kRetireSignal);
     doh_tls_.alpn = kDohAlpn;
@@ -145,15 +156,15 @@ public:
                               pipeline_.idle())))
         break;
       int timeout = pipeline_.next_timeout_ms(now_us);
-      if (timeout < 0 || timeout > 100) timeout = 100;
-      if (tap_ && tap_->drain_backlog()) timeout = std::min(timeout, DnstapWriter::kBacklogRetryMs);
-      // UDP coalescing (udp.coalesce_us, serve_config.hpp): when the last wakeup's
-      // datagrams say at least two more will arrive within the nap (rate x nap >= 2),
-      // nap before epoll_wait so the next wakeup finds a batch instead of one datagram.
-      // At one per nap the nap's own timer wakeup replaces the one it saves.
-      if (cfg_.udp_coalesce_us && udp_last_batch_ > 0 && udp_last_batch_ < kBatch &&
-          std::uint64_t{udp_last_batch_} * cfg_.udp_coalesce_us >= 2 * wakeup_gap_us_) {
-        const timespec nap{0, static_cast<long>(cfg_.udp_coalesce_us) * 1000};
+      // Nothing due within the period: the idle tick wakes the loop (idle_tick.hpp).
+      if (timeout < 0 || timeout >= kIdlePeriodMs) timeout = idle_tick_.fd() >= 0 ? -1 : kIdlePeriodMs;
+      if (tap_ && tap_->drain_backlog())
+        timeout = timeout < 0 ? DnstapWriter::kBacklogRetryMs : std::min(timeout, DnstapWriter::kBacklogRetryMs);
+      // UDP coalescing (udp.coalesce_us; udp_coalescing.hpp): when the last wakeup's
+      // rate says at least two datagrams will arrive within the nap, and the last naps
+      // did gather that many, nap before epoll_wait so the next wakeup finds a batch.
+      if (coalescing_.nap_now(udp_last_batch_, wakeup_gap_us_, kBatch)) {
+        const timespec nap{0, static_cast<long>(coalescing_.nap_us()) * 1000};
         ::clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
       }
       udp_last_batch_ = 0;
@@ -176,6 +187,7 @@ public:
         else if (tag == kTagUpstream) pipeline_.upstream().on_event(d, events[i].events, now_us);
         else if (tag == kTagWake) pipeline_.on_claims_woken();
         else if (tag == kTagRecursion) pipeline_.recursion().on_event(d, events[i].events, now_us);
+        else if (tag == kTagIdleTick) idle_tick_.drain();
       }
       pipeline_.on_timers(monotonic_us());
       if (now_us / 1000 - last_beat_ms_ >= kHeartbeatMs && heartbeat_fd_ >= 0) {
@@ -414,6 +426,7 @@ private:
   const ServeConfig& cfg_;
   cache::Cache cache_;
   int epfd_;
+  IdleTick idle_tick_{kIdlePeriodMs};
   std::vector<UdpListener> udp_;  // per listen address; epoll data kTagUdp | index
   TcpServer tcp_;
   TcpServer tls_;  // no listeners without DoT
@@ -448,6 +461,7 @@ private:
   bool in_control_ = false;
   unsigned batch_socket_ = 0;  // the udp_ index of the batch being answered
   unsigned udp_last_batch_ = 0;       // datagrams received since the last epoll_wait
+  UdpCoalescing coalescing_{cfg_.udp_coalesce_us};
   std::uint64_t last_wakeup_us_ = 0;  // when epoll_wait last returned
   std::uint64_t wakeup_gap_us_ = 0;   // between the last two returns (naps included)
   // answer_batch's per-datagram state (index i: in_[i]); batch_lookup_[b] is the b-th

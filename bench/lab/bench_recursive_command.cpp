@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -93,6 +94,37 @@ struct Round {
   std::uint64_t hit_authoritative_queries = 0;  // during the hits: 0 when every answer was cached
   std::uint64_t nxdomain = 0;
 };
+
+// serve's cache after a round's cold names and hits: its entries, how many of them are zone
+// cuts (NS entries: the shared delegations, with their glue), and the arena bytes per entry
+// (`dnsarena stats`: the entries' own bytes, delegation data included).
+struct ServeCacheFigures {
+  std::uint64_t entries = 0;
+  std::uint64_t ns_entries = 0;
+  double arena_bytes_per_entry = 0;
+};
+
+ServeCacheFigures serve_cache_figures(const ServeProcess& serve, const std::string& binary, const std::string& dir) {
+  ServeCacheFigures f;
+  const nlohmann::json st = serve.stats();
+  if (!st.is_object() || !st.contains("entries")) throw std::runtime_error("dnsarena stats did not read serve's segment");
+  f.entries = st["entries"].get<std::uint64_t>();
+  f.arena_bytes_per_entry = st.value("arena_bytes_per_entry", 0.0);
+  const std::string dump = dir + "/serve-dump.txt";
+  common::ChildProcess d({binary, "dump", serve.segment(), "--out", dump}, {.log_path = dump + ".log", .truncate_log = true});
+  if (!d.wait_exit(std::chrono::seconds(30))) throw std::runtime_error("dnsarena dump did not finish");
+  std::ifstream in(dump);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "$ENTRY <owner> <type> ...": the shared cuts are the NS entries.
+    if (line.rfind("$ENTRY ", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string tag, owner, type;
+    words >> tag >> owner >> type;
+    f.ns_entries += type == "NS";
+  }
+  return f;
+}
 
 // The names of a round: cold<i>.<zone>, three zones of two TLDs.
 std::vector<std::string> cold_names(unsigned n) {
@@ -178,6 +210,7 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
     const std::string serve_config = write_file(
         h.dir() + "/serve-recursive.yaml", "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n");
     std::map<std::string, Summary> results;
+    std::vector<ServeCacheFigures> cache_figures;  // serve's, per round
     for (unsigned round = 0; round < o.runs; ++round) {
       {
         ServeProcess serve({.binary = serve_bin, .dir = h.dir(), .tag = "recursive-" + std::to_string(round),
@@ -185,6 +218,7 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
                             .args = {"-c", serve_config, "--no-metrics"}});
         if (serve.workers().size() != 1) throw std::runtime_error("serve did not start its worker: " + slurp(serve.log()));
         results["dnsarena"].rounds.push_back(measure(h, serve.port(), serve.workers()[0], names));
+        cache_figures.push_back(serve_cache_figures(serve, serve_bin, h.dir()));
       }
       if (with_unbound) {
         UnboundProcess u({.dir = h.dir(), .tag = "recursive-" + std::to_string(round), .threads = 1,
@@ -211,6 +245,12 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
     j["names"] = o.names;
     j["runs"] = o.runs;
     for (const auto& [server, s] : results) j[server] = s.json(names.size());
+    if (!cache_figures.empty()) {
+      const ServeCacheFigures& last = cache_figures.back();
+      j["dnsarena"]["cache_entries"] = last.entries;
+      j["dnsarena"]["cache_ns_entries"] = last.ns_entries;
+      j["dnsarena"]["cache_arena_bytes_per_entry"] = last.arena_bytes_per_entry;
+    }
     const double ours = j["dnsarena"]["cold_cpu_ms_per_1000"].get<double>();
     for (const char* peer : {"unbound", "kresd"}) {
       if (!j.contains(peer)) continue;
@@ -246,6 +286,12 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
           std::printf("serve / %s: CPU per cold resolution %.2fx, authoritative queries %.3fx\n", peer,
                       j[std::string("cold_cpu_ratio_vs_") + peer].get<double>(),
                       j[std::string("authoritative_queries_ratio_vs_") + peer].get<double>());
+      if (!cache_figures.empty())
+        std::printf("serve's cache after a round: %llu entries, %llu of them zone cuts (NS with glue), %.1f arena "
+                    "bytes per entry\n",
+                    static_cast<unsigned long long>(cache_figures.back().entries),
+                    static_cast<unsigned long long>(cache_figures.back().ns_entries),
+                    cache_figures.back().arena_bytes_per_entry);
       std::printf("target: CPU per cold resolution <= 0.7x Unbound's; authoritative queries <= Unbound's\n");
     }
     if (wrong) {

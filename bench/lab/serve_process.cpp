@@ -90,17 +90,22 @@ ServeProcess::~ServeProcess() {
   cache::Segment::remove(segment_);  // serve removes it; this covers a serve that was killed
 }
 
-nlohmann::json ServeProcess::totals() const {
+nlohmann::json ServeProcess::stats() const {
   const std::string out = log_ + ".stats.json";
   common::ChildProcess st({binary_, "stats", "--segment", segment_, "--json", "--interval", "0"},
                           {.log_path = out, .truncate_log = true});
   if (!st.wait_exit(10s)) return {};
   try {
     const std::string text = slurp(out);
-    return nlohmann::json::parse(text.substr(text.find('{')))["total"];
+    return nlohmann::json::parse(text.substr(text.find('{')));
   } catch (const std::exception&) {
     return {};
   }
+}
+
+nlohmann::json ServeProcess::totals() const {
+  const nlohmann::json s = stats();
+  return s.is_object() && s.contains("total") ? s["total"] : nlohmann::json{};
 }
 
 double ServeProcess::workers_cpu() const {

@@ -59,8 +59,10 @@ public:
   const std::string& segment() const { return segment_; }
   const std::string& log() const { return log_; }
   const std::vector<pid_t>& workers() const { return workers_; }
-  // The service's counters summed over its workers (`dnsarena stats --json`'s "total"),
-  // or {} when they cannot be read.
+  // `dnsarena stats --json` of the segment (entries, bytes per entry, per-worker rows), or
+  // {} when it cannot be read.
+  nlohmann::json stats() const;
+  // The service's counters summed over its workers (stats()'s "total"), or {}.
   nlohmann::json totals() const;
   // utime + stime of the workers so far, in seconds.
   double workers_cpu() const;

@@ -8,7 +8,8 @@
 //             listen address its UDP socket and the TCP listener, epoll, the heartbeat
 //             pipe: each address listed adds two) + kDescriptorMargin for what it opens
 //             outside the two budgets below (a connection accepted before the
-//             longest-idle one is closed to make room, a log reopened)
+//             longest-idle one is closed to make room, a log reopened, the idle tick's
+//             timerfd: idle_tick.hpp)
 //   tcp       stream client connections: tcp.max_connections, plus tls.max_connections
 //             and https.max_connections when DoT and DoH listen (each a pool of its own)
 //   upstream  upstream sockets: one per query in flight (a TCP retry replaces the UDP

@@ -33,6 +33,7 @@ struct AlgorithmCost {
   std::uint64_t verifications = 0;
   std::uint64_t failures = 0;
   double verify_us = 0;     // CPU µs per verify_rrset (one RRSIG, one key)
+  double remembered_us = 0;  // the same when this thread verified it before (verified_signatures.hpp)
   double verify_per_s = 0;  // per core
   double import_us = 0;     // CPU µs per DNSKEY imported into OpenSSL (uncached)
   double openssl_us = 0;    // CPU µs per verification alone, OpenSSL

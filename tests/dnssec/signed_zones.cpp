@@ -53,12 +53,14 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
-std::string child_zone_text(const std::string& origin) {
+std::string child_zone_text(const std::string& origin, unsigned distinct_names) {
   std::ostringstream z;
   z << "$ORIGIN " << origin << "\n$TTL 3600\n"
     << "@ SOA ns h 1 3600 600 86400 300\n@ NS ns\nns A 127.0.0.1\n"
     << "www A 192.0.2.2\nb A 192.0.2.3\nd A 192.0.2.4\n*.wild TXT \"wildcard\"\n";
   if (origin == "optout.test.") z << "deleg NS ns.deleg\nns.deleg A 127.0.0.1\n";
+  if (origin == "rsa.test." || origin == "ed.test." || origin == "n3.test.")
+    for (unsigned i = 0; i < distinct_names; ++i) z << "d" << i << " A 198.51.100." << (i % 250 + 1) << "\n";
   return z.str();
 }
 
@@ -82,7 +84,7 @@ std::string knotd_conf_head(const std::string& dir, std::uint16_t port) {
   return c.str();
 }
 
-SignedZones::SignedZones() {
+SignedZones::SignedZones(unsigned distinct_names) {
   char templ[] = "/tmp/dnsarena-dnssec-XXXXXX";
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
@@ -123,7 +125,7 @@ SignedZones::SignedZones() {
             parent << line << "\n";
       }
     }
-    write_file(dir_ + "/zones/" + origin + "zone", child_zone_text(origin));
+    write_file(dir_ + "/zones/" + origin + "zone", child_zone_text(origin, distinct_names));
   }
   parent << "unsupalg NS ns.unsupalg\nns.unsupalg A 127.0.0.1\nunsupalg DS 4321 253 2 " << std::string(64, 'b') << "\n";
   parent << "unsupdigest NS ns.unsupdigest\nns.unsupdigest A 127.0.0.1\nunsupdigest DS 4321 13 3 "

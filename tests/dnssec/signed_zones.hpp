@@ -14,6 +14,7 @@
 //   rsa.test.        RSA/SHA-256 (2048), NSEC        } each: www A, b A, d A,
 //   ed.test.         Ed25519, NSEC                   } *.wild TXT
 //   n3.test.         ECDSA P-256, NSEC3 (salt, 0 iterations)
+//                    (and with distinct_names: d0 .. d<N-1> A in each of the three)
 //   optout.test.     NSEC3 with opt-out, and an unsigned delegation deleg.optout.test.
 //   hiter.test.      NSEC3 with 200 iterations (above RFC 9276's bound)
 //   badds.test.      signed, but the DS in test. matches no key
@@ -39,7 +40,10 @@ std::string knotd_conf_head(const std::string& dir, std::uint16_t port);
 
 class SignedZones {
 public:
-  SignedZones();  // throws std::runtime_error
+  // `distinct_names`: rsa.test., ed.test. and n3.test. also hold d0 .. d<N-1> A, each
+  // name signed on its own (the validation bench's names that no wildcard shares).
+  // Throws std::runtime_error.
+  explicit SignedZones(unsigned distinct_names = 0);
   ~SignedZones();
   SignedZones(const SignedZones&) = delete;
   SignedZones& operator=(const SignedZones&) = delete;

@@ -48,6 +48,7 @@
 #include "workers/policy_gate.hpp"
 #include "workers/query_check.hpp"
 #include "workers/recursive_client.hpp"
+#include "workers/set_fetcher.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/stale_answer.hpp"
 #include "workers/udp_pktinfo.hpp"
@@ -231,6 +232,7 @@ private:
   StaleAnswers stale_;
   UpstreamClient upstream_;
   RecursiveClient recursive_;  // enabled(): misses no forward zone holds are resolved here
+  ForwardOrResolve set_fetcher_;  // validation's DS and DNSKEY fetches (set_fetcher.hpp)
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
   const ClientTimers timers_;

@@ -93,7 +93,8 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       claims_row_(host.row),
       enabled_(cfg.recursion.enabled),
       dnssec_(cfg.dnssec.validating()),
-      store_(cache, cfg.ttl_ceiling) {
+      store_(cache, cfg.ttl_ceiling),
+      referral_ds_(cache, ttl_) {
   if (enabled_) hints_ = recursion::read_root_hints(cfg.recursion.root_hints);
   limits_.max_queries = cfg.recursion.max_queries;
   limits_.qname_minimisation = cfg.recursion.qname_minimisation;
@@ -288,6 +289,7 @@ void RecursiveClient::take_reply(Resolution& r, const std::uint8_t* wire, std::s
   std::string error;
   if (!dnssec::parse_response({wire, len}, reply, error)) return fail_attempt(r, now_us);
   r.got_reply = true;
+  if (dnssec_) referral_ds_.keep(reply, r.query.zone);
   close_socket(r);
   if (reply.tc) {
     if (!r.tcp && start_tcp(r, now_us)) return;

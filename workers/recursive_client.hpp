@@ -32,7 +32,8 @@
 // While validating (dnssec_config.hpp), every query carries DO, and the result keeps the
 // RRSIGs and denial proofs (recursion/result_message.hpp): the completion hands it to the
 // validation jobs as a forwarded answer (Pending::dnssec), and the jobs' DS and DNSKEY
-// fetches for names no forward zone holds come back here (refresh(), set_fetcher.hpp).
+// fetches for names no forward zone holds come back here (refresh(), set_fetcher.hpp);
+// a DS set that a referral carries is cached for them on the way (referral_ds.hpp).
 //
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
@@ -54,6 +55,7 @@
 #include "cache/cache.hpp"
 #include "recursion/iterative_resolution.hpp"
 #include "workers/failure_cache.hpp"
+#include "workers/referral_ds.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/shared_delegations.hpp"
 #include "workers/token_deadlines.hpp"
@@ -144,6 +146,7 @@ private:
   SharedDelegations store_;
   TtlPolicy ttl_;
   UpstreamAnswer answer_;
+  ReferralDs referral_ds_;  // validating: a signed referral's DS set, cached for the jobs
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
   std::unordered_map<std::string, std::uint64_t> by_key_;

@@ -105,6 +105,9 @@ TEST_CASE("serve with recursion and validation judges every signed hierarchy nam
   const std::uint64_t unbound_queries = h.authoritative_queries() - before;
   WARN("validated cold fill of " << kSignedHierarchyNames.size() << " names: authoritative queries serve "
                                  << serve_queries << ", Unbound " << unbound_queries);
+  // A signed referral's DS is taken from it (workers/referral_ds.hpp), as Unbound does:
+  // without that, serve asks one DS query per signed zone more (53 against Unbound's 46).
+  CHECK(static_cast<double>(serve_queries) <= 1.1 * static_cast<double>(unbound_queries));
 
   for (std::size_t i = 0; i < kSignedHierarchyNames.size(); ++i) {
     const auto& n = kSignedHierarchyNames[i];

@@ -108,34 +108,11 @@ bool port53_free(const std::string& ip) {
   return true;
 }
 
-// The RCODE and AA of `qname` SOA asked of ip:53 over UDP, or -1 without a reply in 200 ms.
-int soa_rcode(const std::string& ip, const std::string& zone, bool& aa) {
+// The reply to `qtype` of `zone` (DO as given) asked of ip:53 over UDP, parsed; false
+// without a reply in 200 ms or one that does not parse or echo the ID.
+bool ask_server(const std::string& ip, const std::string& zone, std::uint16_t qtype, bool do_bit, dns::Message& m) {
   const auto name = wire::name_to_wire(zone);
-  const common::Bytes q = dns::build_query({.id = 0x5a5a, .qname = name, .qtype = wire::kTypeSoa});
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  const sockaddr_in a = socket_address(ip, 53);
-  int rcode = -1;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 && ::send(fd, q.data(), q.size(), 0) > 0) {
-    pollfd p{fd, POLLIN, 0};
-    std::uint8_t buf[4096];
-    if (::poll(&p, 1, 200) == 1) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      dns::Message m;
-      if (n > 0 && dns::parse_message({buf, static_cast<std::size_t>(n)}, m) == dns::ParseStatus::ok && m.id == 0x5a5a) {
-        rcode = m.rcode;
-        aa = m.aa;
-      }
-    }
-  }
-  ::close(fd);
-  return rcode;
-}
-
-// Whether ip:53 answers `zone` DNSKEY (asked with DO) with its RRSIG: the zone is signed.
-bool dnskey_signed(const std::string& ip, const std::string& zone) {
-  const auto name = wire::name_to_wire(zone);
-  const common::Bytes q = dns::build_query({.id = 0x5a5b, .qname = name, .qtype = 48 /* DNSKEY */, .do_bit = true});
+  const common::Bytes q = dns::build_query({.id = 0x5a5a, .qname = name, .qtype = qtype, .do_bit = do_bit});
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   const sockaddr_in a = socket_address(ip, 53);
@@ -145,12 +122,30 @@ bool dnskey_signed(const std::string& ip, const std::string& zone) {
     std::uint8_t buf[4096];
     if (::poll(&p, 1, 200) == 1) {
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      // The ID, rcode NOERROR, and at least two answer records (the DNSKEY and its RRSIG).
-      ok = n >= 12 && buf[0] == 0x5a && buf[1] == 0x5b && (buf[3] & 0x0F) == 0 && ((buf[6] << 8) | buf[7]) >= 2;
+      ok = n > 0 && dns::parse_message({buf, static_cast<std::size_t>(n)}, m, true) == dns::ParseStatus::ok &&
+           m.id == 0x5a5a;
     }
   }
   ::close(fd);
   return ok;
+}
+
+// The RCODE and AA of `qname` SOA asked of ip:53 over UDP, or -1 without a reply in 200 ms.
+int soa_rcode(const std::string& ip, const std::string& zone, bool& aa) {
+  dns::Message m;
+  if (!ask_server(ip, zone, wire::kTypeSoa, false, m)) return -1;
+  aa = m.aa;
+  return m.rcode;
+}
+
+// Whether ip:53 answers `zone` DNSKEY (asked with DO) with its RRSIG: the zone is signed.
+bool dnskey_signed(const std::string& ip, const std::string& zone) {
+  constexpr std::uint16_t kTypeDnskey = 48, kTypeRrsig = 46;
+  dns::Message m;
+  if (!ask_server(ip, zone, kTypeDnskey, true, m) || m.rcode != 0) return false;
+  for (const dns::Record& r : m.answer)
+    if (r.type == kTypeRrsig) return true;
+  return false;
 }
 
 struct ZoneText {

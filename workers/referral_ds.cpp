@@ -2,7 +2,6 @@
 // A signed referral's DS set into the cache (referral_ds.hpp).
 #include "workers/referral_ds.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "cache/entry_codec.hpp"

@@ -22,6 +22,7 @@
 // under a second for ECDSA keys).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dnsarena::bench {

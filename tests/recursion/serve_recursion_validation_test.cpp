@@ -6,6 +6,10 @@
 // kSignedHierarchyNames is compared on rcode, answer set and AD (secure, insecure, bogus
 // names); a bogus name is SERVFAIL with an EDE; a CD query to it gets the data.
 // Authoritative queries per validated cold fill are reported for both (knotd counters).
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

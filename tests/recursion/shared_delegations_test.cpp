@@ -113,3 +113,45 @@ TEST_CASE("a resolution's result as a response message", "[recursion]") {
   CHECK(parsed.authority[0].type == 6);
   CHECK(parsed.authority[0].ttl == 300);
 }
+
+TEST_CASE("a result's RRSIGs follow each set's records, in the answer and the authority section", "[recursion]") {
+  using dnsarena::common::Bytes;
+  const Bytes zone = name_from_text("example.");
+  // RRSIG RDATA covering `type`: algorithm 13, the labels, TTLs and times, key tag, signer, a signature.
+  auto rrsig = [&](std::uint16_t type) {
+    Bytes sig = {static_cast<std::uint8_t>(type >> 8), static_cast<std::uint8_t>(type), 13, 2, 0, 0, 14, 16};
+    sig.append(10, 7);  // expiration, inception, key tag
+    sig += zone;
+    sig.append(64, 0x5a);
+    return sig;
+  };
+  dnsarena::recursion::Result r;
+  r.rcode = 0;
+  dnsarena::dnssec::Rrset a;
+  a.owner = name_from_text("www.example.");
+  a.type = 1;
+  a.ttl = 3600;
+  a.rdata.push_back(Bytes{192, 0, 2, 1});
+  a.rrsigs.push_back(rrsig(1));
+  r.answer.push_back(a);
+  dnsarena::dnssec::Rrset nsec;  // a wildcard answer's proof
+  nsec.owner = name_from_text("v.example.");
+  nsec.type = 47;
+  nsec.ttl = 300;
+  Bytes next = name_from_text("x.example.");
+  next += Bytes{0, 1, 0x40};  // type bitmap: A
+  nsec.rdata.push_back(next);
+  nsec.rrsigs.push_back(rrsig(47));
+  r.authority.push_back(nsec);
+  const auto msg = dnsarena::recursion::result_message(a.owner, 1, r);
+  dnsarena::dnssec::Response parsed;
+  std::string error;
+  INFO(error);
+  REQUIRE(dnsarena::dnssec::parse_response(msg, parsed, error));
+  REQUIRE(parsed.answer.size() == 1);
+  CHECK(parsed.answer[0].rdata == a.rdata);
+  CHECK(parsed.answer[0].rrsigs == a.rrsigs);
+  REQUIRE(parsed.authority.size() == 1);
+  CHECK(parsed.authority[0].type == 47);
+  CHECK(parsed.authority[0].rrsigs == nsec.rrsigs);
+}

@@ -20,6 +20,7 @@
 #include "dns/query_builder.hpp"
 #include "dnssec/rrset.hpp"
 #include "recursion/result_message.hpp"
+#include "workers/live_failure.hpp"
 
 namespace dnsarena::workers {
 
@@ -89,6 +90,7 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       deadline_passed_(std::move(deadline_passed)),
       timers_(ClientTimers::of(cfg)),
       failures_(host.failures),
+      ntas_(cfg.dnssec.anchors, host.ntas),
       claims_(host.claims),
       claims_row_(host.row),
       enabled_(cfg.recursion.enabled),
@@ -134,7 +136,7 @@ RecursiveClient::Started RecursiveClient::start(const cache::CacheKey& plain_key
   }
   const std::uint64_t now_us = monotonic_us();
   if (failures_)
-    if (const auto f = failures_->find(plain_key.hash(), now_us / 1000)) {
+    if (const auto f = live_failure(*failures_, ntas_, plain_key.hash(), plain_key.qname(), now_us / 1000)) {
       detail->failure = f->kind;
       return Started::failed;
     }

@@ -56,6 +56,7 @@
 #include "recursion/iterative_resolution.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/referral_ds.hpp"
+#include "workers/runtime_ntas.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/shared_delegations.hpp"
 #include "workers/token_deadlines.hpp"
@@ -137,6 +138,7 @@ private:
   UpstreamClient::DeadlinePassed deadline_passed_;
   ClientTimers timers_;
   FailureCache* failures_;
+  RuntimeNtas ntas_;  // a bogus failure of a name an NTA now covers is void (live_failure.hpp)
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
   unsigned claims_row_;
   bool enabled_;

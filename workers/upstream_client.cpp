@@ -16,6 +16,7 @@
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 #include "workers/dnstap_writer.hpp"
+#include "workers/live_failure.hpp"
 
 namespace dnsarena::workers {
 
@@ -149,16 +150,9 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
   if (zone < 0) return Forwarded::no_zone;
   const std::uint64_t now_us = monotonic_us();
   const std::uint64_t name_hash = plain_key.hash();
-  if (auto failure = failures_->find(name_hash, now_us / 1000)) {
-    // A bogus verdict made before an NTA covered the name is void: validate again.
-    if (failure->kind == FailureKind::bogus && runtime_ntas_.negative(qn, cache::wall_clock_now())) {
-      failures_->clear(name_hash);
-      failure.reset();
-    }
-    if (failure) {
-      detail->failure = failure->kind;
-      return Forwarded::failed;
-    }
+  if (const auto failure = live_failure(*failures_, runtime_ntas_, name_hash, qn, now_us / 1000)) {
+    detail->failure = failure->kind;
+    return Forwarded::failed;
   }
   UpstreamClaims::Claim claim;
   if (claims_) {

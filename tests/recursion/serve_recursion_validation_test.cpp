@@ -4,7 +4,8 @@
 // with HierarchyOptions::signed_zones, keys in hierarchy_signing.hpp), and a validating
 // Unbound from the same root hints and the same anchor in the same test. Every name of
 // kSignedHierarchyNames is compared on rcode, answer set and AD (secure, insecure, bogus
-// names); a bogus name is SERVFAIL with an EDE; a CD query to it gets the data.
+// names); a bogus name is SERVFAIL with an EDE; a CD query to it gets the data; a
+// run-time negative trust anchor over it makes it insecure at the next query.
 // Authoritative queries per validated cold fill are reported for both (knotd counters).
 #include <chrono>
 #include <cstdint>
@@ -54,7 +55,7 @@ struct ValidatingServe {
   explicit ValidatingServe(const DnsHierarchy& h) {
     const std::string config = dnsarena::test::write_config(
         "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\ndnssec:\n  trust_anchor_file: " +
-        h.trust_anchor() + "\n");
+        h.trust_anchor() + "\nfailure_cache: {min_s: 60}\n");
     serve = std::make_unique<dnsarena::test::ServeProcess>(
         std::vector<std::string>{"-c", config, "--segment", segment, "--workers", "1", "--max-entries", "10000",
                                  "--arena-bytes", "8M", "--listen", "127.0.0.1:" + std::to_string(port), "--no-metrics"},
@@ -139,4 +140,17 @@ TEST_CASE("serve with recursion and validation judges every signed hierarchy nam
   CHECK(cd.rcode() == 0);
   CHECK_FALSE(cd.ad());
   CHECK(cd.count(0, 1) == 1);
+
+  // A run-time negative trust anchor: the bogus name (in the failure cache for 60 s) is
+  // resolved and validated again at once, insecure: the data without AD.
+  int status = -1;
+  const std::string out = dnsarena::test::run_command(
+      dnsarena::test::dnsarena_binary() + " dnssec nta add bogus.com --segment " + serve.segment + " 2>&1", &status);
+  INFO(out);
+  REQUIRE(status == 0);
+  const DnsReply insecure = ask_dnssec(serve.port, "www.bogus.com.", 1);
+  REQUIRE(insecure.answered);
+  CHECK(insecure.rcode() == 0);
+  CHECK_FALSE(insecure.ad());
+  CHECK(insecure.count(0, 1) == 1);
 }

@@ -26,11 +26,30 @@ bool is_strictly_below(std::span<const std::uint8_t> name, std::span<const std::
   return dnssec::is_subdomain(name, zone) && !std::equal(name.begin(), name.end(), zone.begin(), zone.end());
 }
 
+bool is_proof(const dnssec::Rrset& s) { return s.type == wire::kTypeNsec || s.type == wire::kTypeNsec3; }
+
 std::vector<dnssec::Rrset> soa_sets(const dnssec::Response& reply) {
   std::vector<dnssec::Rrset> out;
   for (const dnssec::Rrset& s : reply.authority)
     if (s.type == wire::kTypeSoa) out.push_back(s);
   return out;
+}
+
+// A negative answer's authority section as a validator needs it: the SOA, and the NSEC /
+// NSEC3 sets (each with its RRSIGs) that prove the name or type absent. Without DO the
+// server sends no proofs: the SOA alone.
+std::vector<dnssec::Rrset> denial_sets(const dnssec::Response& reply) {
+  std::vector<dnssec::Rrset> out;
+  for (const dnssec::Rrset& s : reply.authority)
+    if (s.type == wire::kTypeSoa || is_proof(s)) out.push_back(s);
+  return out;
+}
+
+// The NSEC / NSEC3 sets beside an answer (a wildcard expansion's proof that no closer
+// name exists), appended to `out`.
+void add_proofs(const dnssec::Response& reply, std::vector<dnssec::Rrset>& out) {
+  for (const dnssec::Rrset& s : reply.authority)
+    if (is_proof(s)) out.push_back(s);
 }
 
 void add_addresses(const dnssec::Rrset& a_set, std::vector<ServerAddress>& out) {
@@ -263,7 +282,7 @@ void IterativeResolution::provide(const dnssec::Response& reply) {
   if (follow_answer(t, reply)) return;
   if (reply.rcode == wire::kRcodeNxDomain) {
     if (reply.aa || !soa_sets(reply).empty()) {
-      t.result.authority = soa_sets(reply);
+      t.result.authority = denial_sets(reply);
       finish(t, wire::kRcodeNxDomain);
     } else {
       t.failed.insert(q.server);
@@ -272,7 +291,7 @@ void IterativeResolution::provide(const dnssec::Response& reply) {
   }
   if (follow_referral(t, reply, q.qname)) return;
   if (reply.aa) {  // NODATA
-    t.result.authority = soa_sets(reply);
+    t.result.authority = denial_sets(reply);
     finish(t, wire::kRcodeNoError);
     return;
   }
@@ -311,6 +330,7 @@ bool IterativeResolution::follow_answer(Task& t, const dnssec::Response& reply) 
         found = true;
       }
     if (found) {
+      add_proofs(reply, t.result.authority);
       t.sname = cur;
       finish(t, wire::kRcodeNoError);
       return true;
@@ -345,10 +365,11 @@ bool IterativeResolution::follow_answer(Task& t, const dnssec::Response& reply) 
   }
   if (!moved) return false;
   t.sname = cur;
+  add_proofs(reply, t.result.authority);
   // The server may have answered for the target too (a name of its own zone).
   if (reply.aa && dnssec::is_subdomain(cur, t.cut.zone)) {
     if (reply.rcode == wire::kRcodeNxDomain || !soa_sets(reply).empty()) {
-      t.result.authority = soa_sets(reply);
+      t.result.authority = denial_sets(reply);
       finish(t, reply.rcode);
       return true;
     }

@@ -83,7 +83,8 @@ struct Query {
 struct Result {
   std::uint16_t rcode = 2;                   // SERVFAIL until answered
   std::vector<dnssec::Rrset> answer;         // the chain (CNAME, DNAME) then the answer
-  std::vector<dnssec::Rrset> authority;      // SOA of a negative answer
+  std::vector<dnssec::Rrset> authority;      // SOA of a negative answer; NSEC / NSEC3 proofs
+                                             // (a denial's, a wildcard answer's) when sent
   std::string why;                           // for a SERVFAIL: which bound or failure
 };
 

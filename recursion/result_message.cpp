@@ -17,20 +17,27 @@ void put32(Bytes& out, std::uint32_t v) {
   put16(out, static_cast<std::uint16_t>(v));
 }
 
-// Records of `section`, appended; returns how many.
+constexpr std::uint16_t kTypeRrsig = 46;
+
+// One record of `s` (of `type`: the set's, or RRSIG), appended, unless the count is full.
+void put_record(Bytes& out, std::size_t& count, const dnssec::Rrset& s, std::uint16_t type, const Bytes& rd) {
+  if (count == 0xFFFF || rd.size() > 0xFFFF) return;
+  out += s.owner;
+  put16(out, type);
+  put16(out, s.klass);
+  put32(out, s.ttl);
+  put16(out, static_cast<std::uint16_t>(rd.size()));
+  out += rd;
+  ++count;
+}
+
+// Records of `section` with their RRSIGs, appended; returns how many.
 std::uint16_t put_section(Bytes& out, const std::vector<dnssec::Rrset>& section) {
   std::size_t count = 0;
-  for (const dnssec::Rrset& s : section)
-    for (const Bytes& rd : s.rdata) {
-      if (count == 0xFFFF || rd.size() > 0xFFFF) break;
-      out += s.owner;
-      put16(out, s.type);
-      put16(out, s.klass);
-      put32(out, s.ttl);
-      put16(out, static_cast<std::uint16_t>(rd.size()));
-      out += rd;
-      ++count;
-    }
+  for (const dnssec::Rrset& s : section) {
+    for (const Bytes& rd : s.rdata) put_record(out, count, s, s.type, rd);
+    for (const Bytes& sig : s.rrsigs) put_record(out, count, s, kTypeRrsig, sig);
+  }
   return static_cast<std::uint16_t>(count);
 }
 

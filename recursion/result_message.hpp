@@ -6,7 +6,9 @@
 // The message: ID 0, QR and RA set, RD as asked of us (set), the result's rcode, the
 // question (the lowercase name asked), the answer section (the chain, then the data) and
 // the authority section (a negative answer's SOA), every record uncompressed, in the
-// order the result holds them. RRSIGs are not written (the resolver does not validate).
+// order the result holds them, each set's RRSIGs (kept when the servers were asked with
+// DO) right after its records, with the set's TTL: what a validator reads
+// (workers/validation_jobs.hpp).
 #pragma once
 #include <cstdint>
 

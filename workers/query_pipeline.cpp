@@ -33,13 +33,14 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
                 [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
       recursive_(epfd, recursion_tag, cfg, cache, [this](Pending& p, const UpstreamAnswer* a) { on_upstream_done(p, a); },
                  [this](const Pending& p, Waiter& w, bool given_up) { return on_deadline_passed(p, w, given_up); }, host),
+      set_fetcher_(upstream_, recursive_),
       claims_(host.claims),
       claims_row_(host.row),
       timers_(ClientTimers::of(cfg)),
       replies_(replies) {
   scratch_.reserve(4096);
   if (cfg.dnssec.validating())
-    validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, replies_.meter().dnssec_row(),
+    validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, set_fetcher_, replies_.meter().dnssec_row(),
                                                    [this](ValidationJobs::Finished& f) { on_validated(f); });
   if (cfg.dnssec.validating() && cfg.dnssec.aggressive_nsec)
     aggressive_ = std::make_unique<AggressiveNsec>(cfg, host.nsec_ranges, replies_.meter().dnssec_row());

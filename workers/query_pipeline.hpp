@@ -19,7 +19,10 @@
 // admit() is stages 1-2, resolve() 3-5 for a query that passed them. An upstream
 // completion (on_upstream_done, query_pipeline_upstream.cpp) writes the answer for every
 // client that waited on it (stage 6), inserting it into the cache; clients parked on
-// another worker's query go through resolve() again once that query ends.
+// another worker's query go through resolve() again once that query ends. While
+// validating, an answer (forwarded or resolved) is judged first (validation_jobs.hpp);
+// the DS and DNSKEY sets it needs are fetched the way a miss for them would go
+// (set_fetcher.hpp).
 #pragma once
 #include <sys/socket.h>
 
@@ -49,6 +52,7 @@
 #include "workers/query_check.hpp"
 #include "workers/recursive_client.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/set_fetcher.hpp"
 #include "workers/stale_answer.hpp"
 #include "workers/udp_pktinfo.hpp"
 #include "workers/upstream_client.hpp"
@@ -231,6 +235,7 @@ private:
   StaleAnswers stale_;
   UpstreamClient upstream_;
   RecursiveClient recursive_;  // enabled(): misses no forward zone holds are resolved here
+  ForwardOrResolve set_fetcher_;  // validation's DS and DNSKEY fetches (set_fetcher.hpp)
   UpstreamClaims* claims_;  // nullptr: no host-wide table (then forward() never answers joined)
   unsigned claims_row_;
   const ClientTimers timers_;

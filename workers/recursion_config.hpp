@@ -8,8 +8,9 @@
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
 //                       (forward zones keep being forwarded); needs root_hints, and no
-//                       `upstreams` (those forward the root zone, every name), and not
-//                       with dnssec validation (the recursive path does not validate yet)
+//                       `upstreams` (those forward the root zone, every name). With
+//                       dnssec validation, its answers are validated as forwarded ones
+//                       are (validation_jobs.hpp), DS and DNSKEY sets resolved likewise
 //   root_hints          the root's NS names and addresses in zone-file syntax (Unbound
 //                       root-hints, Knot Resolver hints.root_file); read at start, a file
 //                       that does not read is a configuration error

@@ -20,6 +20,7 @@
 #include "dns/query_builder.hpp"
 #include "dnssec/rrset.hpp"
 #include "recursion/result_message.hpp"
+#include "workers/live_failure.hpp"
 
 namespace dnsarena::workers {
 
@@ -89,10 +90,13 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       deadline_passed_(std::move(deadline_passed)),
       timers_(ClientTimers::of(cfg)),
       failures_(host.failures),
+      ntas_(cfg.dnssec.anchors, host.ntas),
       claims_(host.claims),
       claims_row_(host.row),
       enabled_(cfg.recursion.enabled),
-      store_(cache, cfg.ttl_ceiling) {
+      dnssec_(cfg.dnssec.validating()),
+      store_(cache, cfg.ttl_ceiling),
+      referral_ds_(cache, ttl_) {
   if (enabled_) hints_ = recursion::read_root_hints(cfg.recursion.root_hints);
   limits_.max_queries = cfg.recursion.max_queries;
   limits_.qname_minimisation = cfg.recursion.qname_minimisation;
@@ -107,20 +111,32 @@ RecursiveClient::~RecursiveClient() {
 
 RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_key, Waiter& w,
                                                   UpstreamClient::ForwardDetail* detail) {
+  return start(plain_key, &w, detail);
+}
+
+bool RecursiveClient::refresh(const cache::CacheKey& plain_key) {
+  if (!enabled_) return false;
+  UpstreamClient::ForwardDetail ignored;
+  return start(plain_key, nullptr, &ignored) == Started::yes;
+}
+
+RecursiveClient::Started RecursiveClient::start(const cache::CacheKey& plain_key, Waiter* w,
+                                                UpstreamClient::ForwardDetail* detail) {
   std::string key(reinterpret_cast<const char*>(plain_key.blob().data()), plain_key.blob().size());
   if (auto it = by_key_.find(key); it != by_key_.end()) {
     Resolution& r = *active_.at(it->second);
+    if (!w) return Started::overloaded;  // a refresh: the resolution in flight will do
     if (r.waiters.size() + r.held.size() >= kWaitersPerResolution) {
       cache_.count(cache::Counter::upstream_overload);
       return Started::overloaded;
     }
-    r.waiters.push_back(std::move(w));
+    r.waiters.push_back(std::move(*w));
     if (r.waiters.size() == 1) arm_client(r);
     return Started::yes;
   }
   const std::uint64_t now_us = monotonic_us();
   if (failures_)
-    if (const auto f = failures_->find(plain_key.hash(), now_us / 1000)) {
+    if (const auto f = live_failure(*failures_, ntas_, plain_key.hash(), plain_key.qname(), now_us / 1000)) {
       detail->failure = f->kind;
       return Started::failed;
     }
@@ -147,7 +163,7 @@ RecursiveClient::Started RecursiveClient::resolve(const cache::CacheKey& plain_k
   r->claim = claim;
   r->ends_us = now_us + std::uint64_t{cfg_.query_timeout_ms} * 1000;
   r->machine = std::make_unique<recursion::IterativeResolution>(r->qname, r->qtype, hints_, store_, limits_);
-  r->waiters.push_back(std::move(w));
+  if (w) r->waiters.push_back(std::move(*w));
   Resolution& ref = *r;
   by_key_.emplace(std::move(key), ref.token);
   active_.emplace(ref.token, std::move(r));
@@ -175,7 +191,8 @@ void RecursiveClient::arm(Resolution& r, std::uint64_t at_us) {
 // A fresh ID and case for the current query, in r.sent.
 void RecursiveClient::write_query(Resolution& r) {
   const common::Bytes name = random_case(r.query.qname);
-  r.sent = dns::build_query({.id = static_cast<std::uint16_t>(::arc4random()), .qname = name, .qtype = r.query.qtype});
+  r.sent = dns::build_query(
+      {.id = static_cast<std::uint16_t>(::arc4random()), .qname = name, .qtype = r.query.qtype, .do_bit = dnssec_});
   r.sent[2] &= static_cast<std::uint8_t>(~0x01);  // RD clear: an iterative query
   r.question_bytes = name.size() + 4;
 }
@@ -274,6 +291,7 @@ void RecursiveClient::take_reply(Resolution& r, const std::uint8_t* wire, std::s
   std::string error;
   if (!dnssec::parse_response({wire, len}, reply, error)) return fail_attempt(r, now_us);
   r.got_reply = true;
+  if (dnssec_) referral_ds_.keep(reply, r.query.zone);
   close_socket(r);
   if (reply.tc) {
     if (!r.tcp && start_tcp(r, now_us)) return;
@@ -301,11 +319,14 @@ void RecursiveClient::arm_client(const Resolution& r) {
   if (!r.waiters.empty()) client_deadlines_.push({timers_.next_us(r.waiters.front().arrived_us, false), r.token, 0});
 }
 
-void RecursiveClient::describe(const Resolution& r, Pending& p) {
+void RecursiveClient::describe(const Resolution& r, Pending& p) const {
   std::copy(r.qname.begin(), r.qname.end(), p.qname.begin());
   p.qname_len = static_cast<std::uint8_t>(r.qname.size());
   p.qtype = r.qtype;
   p.key_flags = r.key_flags;
+  p.name_hash = r.name_hash;
+  p.ends_us = r.ends_us;
+  p.dnssec = dnssec_;  // a validation job judges it first, unless the key has CD
   p.got_reply = r.got_reply;
   p.claim = r.claim;
 }
@@ -354,7 +375,8 @@ void RecursiveClient::finish(Resolution& r) {
   bool ok = owned->done && (result.rcode == 0 || result.rcode == 3);
   if (ok) {
     const common::Bytes msg = recursion::result_message(owned->qname, owned->qtype, result);
-    const UpstreamQuestion asked{0, owned->qname, owned->qtype, (owned->key_flags & cache::kKeyDo) != 0, {}, {}, false};
+    const UpstreamQuestion asked{0, owned->qname, owned->qtype, dnssec_ || (owned->key_flags & cache::kKeyDo) != 0,
+                                 {}, {}, false};
     ok = answer_.parse(msg.data(), msg.size(), asked, ttl_) == UpstreamAnswer::Verdict::accept;
   }
   if (!ok)

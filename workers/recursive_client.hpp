@@ -29,6 +29,12 @@
 // resolution goes on is handed to DeadlinePassed: answered stale if held (out of the
 // resolution), else it waits on for the answer.
 //
+// While validating (dnssec_config.hpp), every query carries DO, and the result keeps the
+// RRSIGs and denial proofs (recursion/result_message.hpp): the completion hands it to the
+// validation jobs as a forwarded answer (Pending::dnssec), and the jobs' DS and DNSKEY
+// fetches for names no forward zone holds come back here (refresh(), set_fetcher.hpp);
+// a DS set that a referral carries is cached for them on the way (referral_ds.hpp).
+//
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
 //
@@ -49,6 +55,8 @@
 #include "cache/cache.hpp"
 #include "recursion/iterative_resolution.hpp"
 #include "workers/failure_cache.hpp"
+#include "workers/referral_ds.hpp"
+#include "workers/runtime_ntas.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/shared_delegations.hpp"
 #include "workers/token_deadlines.hpp"
@@ -83,6 +91,10 @@ public:
   };
   // Adds `w` to the resolution of the same question, or starts one.
   Started resolve(const cache::CacheKey& plain_key, Waiter& w, UpstreamClient::ForwardDetail* detail);
+  // Starts a resolution nobody waits for (a validation's DS or DNSKEY set), unless one
+  // for the question is in flight, a bound refuses it, the name is in the failure cache
+  // or another worker resolves it. True when one was started.
+  bool refresh(const cache::CacheKey& plain_key);
 
   // An epoll event on a socket of this client (`data` as registered).
   void on_event(std::uint64_t data, std::uint32_t events, std::uint64_t now_us);
@@ -93,6 +105,8 @@ public:
 
 private:
   struct Resolution;
+  // resolve() and refresh(): `w` nullptr for a resolution nobody waits for.
+  Started start(const cache::CacheKey& plain_key, Waiter* w, UpstreamClient::ForwardDetail* detail);
   // Sends the state machine's next query, or finishes the resolution.
   void step(Resolution& r, std::uint64_t now_us);
   void write_query(Resolution& r);
@@ -114,7 +128,7 @@ private:
   // Waiters whose response timer passed: answered stale (out) or held.
   void expire_waiters(Resolution& r, std::uint64_t now_us);
   // What the completion and DeadlinePassed read of a resolution (waiters aside).
-  static void describe(const Resolution& r, Pending& p);
+  void describe(const Resolution& r, Pending& p) const;
 
   int epoll_fd_;
   std::uint64_t tag_;
@@ -124,14 +138,17 @@ private:
   UpstreamClient::DeadlinePassed deadline_passed_;
   ClientTimers timers_;
   FailureCache* failures_;
+  RuntimeNtas ntas_;  // a bogus failure of a name an NTA now covers is void (live_failure.hpp)
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
   unsigned claims_row_;
   bool enabled_;
+  bool dnssec_;  // validating: DO on every query, the answer judged before it is cached
   recursion::Delegation hints_;
   recursion::Limits limits_;
   SharedDelegations store_;
   TtlPolicy ttl_;
   UpstreamAnswer answer_;
+  ReferralDs referral_ds_;  // validating: a signed referral's DS set, cached for the jobs
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
   std::unordered_map<std::string, std::uint64_t> by_key_;

@@ -237,9 +237,6 @@ void validate_transport(const ForwardZone& z) {
 
 void ServeConfig::validate() const {
   recursion.validate(!upstreams.empty());
-  if (recursion.enabled && dnssec.validating())
-    throw std::invalid_argument("recursion.enabled with dnssec validation: the recursive path does not validate yet "
-                                "(set dnssec.validate: false, or forward)");
   if (upstreams.empty() && forward_zones.empty() && !recursion.enabled)
     throw std::invalid_argument("no upstream server configured (upstreams / forward_zones / --upstream)");
   if (const std::string why = listen_problem(listen); !why.empty()) throw std::invalid_argument("listen: " + why);

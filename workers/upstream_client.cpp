@@ -16,6 +16,7 @@
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 #include "workers/dnstap_writer.hpp"
+#include "workers/live_failure.hpp"
 
 namespace dnsarena::workers {
 
@@ -124,6 +125,14 @@ bool UpstreamClient::refresh(const cache::CacheKey& plain_key, const EcsOption& 
   return start(plain_key, ecs, std::move(dedup), nullptr, nullptr, seen_inserted) == Forwarded::yes;
 }
 
+int UpstreamClient::zone_of(std::span<const std::uint8_t> qname) const {
+  int zone = -1;
+  for (std::size_t z = 0; z < zones_.size(); ++z)
+    if (zones_[z].contains(qname.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
+      zone = static_cast<int>(z);
+  return zone;
+}
+
 bool UpstreamClient::refreshed_since(const cache::CacheKey& key, std::uint32_t seen_inserted) {
   if (!recheck_copy_) recheck_copy_ = std::make_unique<cache::EntryCopy>();
   if (cache_.peek(key, cache::wall_clock_now(), *recheck_copy_) != cache::LookupStatus::hit) return false;
@@ -136,25 +145,14 @@ UpstreamClient::Forwarded UpstreamClient::start(const cache::CacheKey& plain_key
                                                 std::uint32_t seen_inserted) {
   ForwardDetail ignored;
   if (!detail) detail = &ignored;
-  // The longest forward zone holding the name.
   const auto qn = plain_key.qname();
-  int zone = -1;
-  for (std::size_t z = 0; z < zones_.size(); ++z)
-    if (zones_[z].contains(qn.data()) && (zone < 0 || zones_[z].name.size() > zones_[zone].name.size()))
-      zone = static_cast<int>(z);
+  const int zone = zone_of(qn);
   if (zone < 0) return Forwarded::no_zone;
   const std::uint64_t now_us = monotonic_us();
   const std::uint64_t name_hash = plain_key.hash();
-  if (auto failure = failures_->find(name_hash, now_us / 1000)) {
-    // A bogus verdict made before an NTA covered the name is void: validate again.
-    if (failure->kind == FailureKind::bogus && runtime_ntas_.negative(qn, cache::wall_clock_now())) {
-      failures_->clear(name_hash);
-      failure.reset();
-    }
-    if (failure) {
-      detail->failure = failure->kind;
-      return Forwarded::failed;
-    }
+  if (const auto failure = live_failure(*failures_, runtime_ntas_, name_hash, qn, now_us / 1000)) {
+    detail->failure = failure->kind;
+    return Forwarded::failed;
   }
   UpstreamClaims::Claim claim;
   if (claims_) {

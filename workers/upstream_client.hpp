@@ -318,6 +318,8 @@ public:
   // answered stale, so any fresh one will do): another worker's refresh landed between
   // this worker's lookup and its claim. True when a query was started.
   bool refresh(const cache::CacheKey& plain_key, const dns::EcsOption& ecs, std::uint32_t seen_inserted);
+  // Whether a forward zone holds `qname` (wire, lowercase): its misses come here.
+  bool forwards(std::span<const std::uint8_t> qname) const { return zone_of(qname) >= 0; }
   // The longest a query can live (every attempt's timeout with backoff, TCP retries): a
   // host-wide claim older than this has an owner that died or forgot it.
   std::uint64_t max_query_ms() const;
@@ -359,6 +361,8 @@ private:
   // The query for this attempt: a fresh ID and (0x20) a fresh case of the name; over a
   // kept connection with the edns-tcp-keepalive option.
   std::size_t write_query(Pending& p, std::uint8_t* out, std::size_t capacity, bool tcp_keepalive = false);
+  // The longest forward zone holding `qname` (index into zones_), -1: none.
+  int zone_of(std::span<const std::uint8_t> qname) const;
   // p's query to upstream `upstream` of its zone, over the zone's transport.
   bool send_query(Pending& p, unsigned upstream, std::uint64_t now_us);
   // p's query over the zone's kept TCP/TLS connection to `upstream` (upstream_stream.hpp).

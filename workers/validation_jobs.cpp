@@ -35,10 +35,11 @@ struct ValidationJobs::Job {
 };
 
 ValidationJobs::ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, UpstreamClient& upstream,
-                               DnssecCounters::Row& counters, Done done)
+                               SetFetcher& fetcher, DnssecCounters::Row& counters, Done done)
     : cfg_(cfg),
       cache_(cache),
       upstream_(upstream),
+      fetcher_(fetcher),
       done_(std::move(done)),
       on_(cfg.dnssec.validating()),
       copy_(std::make_unique<cache::EntryCopy>()),
@@ -162,7 +163,7 @@ void ValidationJobs::step(Job& j, std::uint64_t now_us) {
     }
     bool started = false;
     try {
-      started = upstream_.refresh(cache::CacheKey(need.name, need.type, cache::kKeyDo | cache::kKeyCd), {}, 0);
+      started = fetcher_.fetch(cache::CacheKey(need.name, need.type, cache::kKeyDo | cache::kKeyCd));
     } catch (const std::invalid_argument&) {
       j.v->provide(nullptr);
       continue;

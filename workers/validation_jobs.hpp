@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // DNSSEC validation of forwarded answers in a worker, without blocking its event loop.
 //
+// Answers resolved from the root by the worker (recursive_client.hpp) come the same way:
+// its queries to the authoritatives carry DO while validating, and its results keep the
+// RRSIGs and the denial proofs (recursion/result_message.hpp).
+//
 // When the config validates (dnssec_config.hpp), every upstream query carries DO and CD
 // (upstream_client.cpp, Pending::dnssec): a validating upstream then passes bogus data
 // for us to judge, and RRSIGs come back whatever the client asked. An answer to a query
@@ -14,9 +18,10 @@
 //      worker are cached like other entries (as CD data: unvalidated, re-verified by
 //      every validation that reads them);
 //   2. else joined to this worker's fetch in flight for the same set;
-//   3. else fetched: an internal query of the upstream client (UpstreamClient::refresh,
-//      no client attached, DO|CD), whose completion (on_fetched, called from the
-//      pipeline's upstream completion) resumes every job that waits on it. A fetch that
+//   3. else fetched: an internal query (no client attached, DO|CD) through the SetFetcher
+//      (set_fetcher.hpp: the upstream client for a name a forward zone holds, else the
+//      recursive resolver), whose completion (on_fetched, called from the pipeline's
+//      upstream completion) resumes every job that waits on it. A fetch that
 //      cannot start (another worker holds the question, a bound refused it) is looked
 //      up again every kPollMs until the job's deadline.
 //
@@ -66,6 +71,7 @@
 #include "dnssec/validator.hpp"
 #include "workers/dnssec_counters.hpp"
 #include "workers/serve_config.hpp"
+#include "workers/set_fetcher.hpp"
 #include "workers/upstream_client.hpp"
 
 namespace dnsarena::workers {
@@ -91,8 +97,9 @@ public:
 
   // REQUIRES: cfg.dnssec.validating() (else wants() is always false and nothing runs);
   // the caller is `counters`' only writer (this worker's row, dnssec_counters.hpp).
-  ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, UpstreamClient& upstream, DnssecCounters::Row& counters,
-                 Done done);
+  // `upstream`: its failure cache and run-time NTAs; `fetcher`: where sets are fetched.
+  ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, UpstreamClient& upstream, SetFetcher& fetcher,
+                 DnssecCounters::Row& counters, Done done);
   ~ValidationJobs();
 
   // Whether the answer to `p` must be validated before it is cached or answered.
@@ -128,6 +135,7 @@ private:
   const ServeConfig& cfg_;
   cache::Cache& cache_;
   UpstreamClient& upstream_;
+  SetFetcher& fetcher_;
   Done done_;
   bool on_;
   std::uint64_t next_id_ = 1;

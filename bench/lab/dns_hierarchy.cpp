@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench/lab/dns_hierarchy.hpp"
 
+#include "bench/lab/hierarchy_signing.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -39,6 +42,26 @@ const std::vector<HierarchyName> kHierarchyNames = {
     {"www.hoster.org.", wire::kTypeA, 0},       {"c1.hoster.org.", wire::kTypeA, 0},
     {"nx.nosuchtld.", wire::kTypeA, 3},         {"www.example.com.", wire::kTypeMx, 0},
     {"www.slow.com.", wire::kTypeA, 0},
+};
+
+const std::vector<SignedHierarchyName> kSignedHierarchyNames = {
+    {"www.example.com.", wire::kTypeA, 0, HierarchyVerdict::secure},
+    {"www.example.com.", wire::kTypeMx, 0, HierarchyVerdict::secure},  // NODATA, NSEC
+    {"nx.example.com.", wire::kTypeA, 3, HierarchyVerdict::secure},    // NXDOMAIN, NSEC
+    {"alias.example.com.", wire::kTypeA, 0, HierarchyVerdict::secure},
+    {"chain.example.com.", wire::kTypeA, 0, HierarchyVerdict::secure},  // com -> org, three signed zones
+    {"a.b.c.d.example.com.", wire::kTypeA, 0, HierarchyVerdict::secure},
+    {"example.com.", wire::kTypeNs, 0, HierarchyVerdict::secure},
+    {"www.example.org.", wire::kTypeA, 0, HierarchyVerdict::secure},    // under an NSEC3 TLD
+    {"nx.example.org.", wire::kTypeA, 3, HierarchyVerdict::secure},
+    {"www.hoster.org.", wire::kTypeA, 0, HierarchyVerdict::secure},
+    {"nx.nosuchtld.", wire::kTypeA, 3, HierarchyVerdict::secure},       // the root's NSEC
+    {"www.outside.com.", wire::kTypeA, 0, HierarchyVerdict::insecure},  // no DS in com. (NSEC)
+    {"www.sub.example.com.", wire::kTypeA, 0, HierarchyVerdict::insecure},
+    {"www.lame.com.", wire::kTypeA, 0, HierarchyVerdict::insecure},
+    {"nx.slow.com.", wire::kTypeA, 3, HierarchyVerdict::insecure},
+    {"www.bogus.com.", wire::kTypeA, 2, HierarchyVerdict::bogus},       // DS matches no key
+    {"nx.bogus.com.", wire::kTypeA, 2, HierarchyVerdict::bogus},
 };
 
 namespace {
@@ -85,28 +108,44 @@ bool port53_free(const std::string& ip) {
   return true;
 }
 
-// The RCODE and AA of `qname` SOA asked of ip:53 over UDP, or -1 without a reply in 200 ms.
-int soa_rcode(const std::string& ip, const std::string& zone, bool& aa) {
+// The reply to `qtype` of `zone` (DO as given) asked of ip:53 over UDP, parsed; false
+// without a reply in 200 ms or one that does not parse or echo the ID.
+bool ask_server(const std::string& ip, const std::string& zone, std::uint16_t qtype, bool do_bit, dns::Message& m) {
   const auto name = wire::name_to_wire(zone);
-  const common::Bytes q = dns::build_query({.id = 0x5a5a, .qname = name, .qtype = wire::kTypeSoa});
+  const common::Bytes q = dns::build_query({.id = 0x5a5a, .qname = name, .qtype = qtype, .do_bit = do_bit});
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
+  if (fd < 0) return false;
   const sockaddr_in a = socket_address(ip, 53);
-  int rcode = -1;
+  bool ok = false;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 && ::send(fd, q.data(), q.size(), 0) > 0) {
     pollfd p{fd, POLLIN, 0};
     std::uint8_t buf[4096];
     if (::poll(&p, 1, 200) == 1) {
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      dns::Message m;
-      if (n > 0 && dns::parse_message({buf, static_cast<std::size_t>(n)}, m) == dns::ParseStatus::ok && m.id == 0x5a5a) {
-        rcode = m.rcode;
-        aa = m.aa;
-      }
+      ok = n > 0 && dns::parse_message({buf, static_cast<std::size_t>(n)}, m, true) == dns::ParseStatus::ok &&
+           m.id == 0x5a5a;
     }
   }
   ::close(fd);
-  return rcode;
+  return ok;
+}
+
+// The RCODE and AA of `qname` SOA asked of ip:53 over UDP, or -1 without a reply in 200 ms.
+int soa_rcode(const std::string& ip, const std::string& zone, bool& aa) {
+  dns::Message m;
+  if (!ask_server(ip, zone, wire::kTypeSoa, false, m)) return -1;
+  aa = m.aa;
+  return m.rcode;
+}
+
+// Whether ip:53 answers `zone` DNSKEY (asked with DO) with its RRSIG: the zone is signed.
+bool dnskey_signed(const std::string& ip, const std::string& zone) {
+  constexpr std::uint16_t kTypeDnskey = 48, kTypeRrsig = 46;
+  dns::Message m;
+  if (!ask_server(ip, zone, kTypeDnskey, true, m) || m.rcode != 0) return false;
+  for (const dns::Record& r : m.answer)
+    if (r.type == kTypeRrsig) return true;
+  return false;
 }
 
 struct ZoneText {
@@ -114,13 +153,14 @@ struct ZoneText {
   std::string text;
 };
 
-// The zones, with "@N" standing for the address of host N until substituted.
-std::vector<ZoneText> zone_templates() {
+// The zones, with "@N" standing for the address of host N until substituted; signed:
+// bogus.com. too (hierarchy_signing.hpp).
+std::vector<ZoneText> zone_templates(bool signed_zones) {
   const std::string soa = " SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300\n";
   std::string big;
   for (int i = 0; i < 40; ++i)
     big += "big 3600 TXT \"record " + std::to_string(i) + " of a TXT set too large for one UDP answer of 1232 bytes\"\n";
-  return {
+  std::vector<ZoneText> zones = {
       {".", ". 86400" + soa +
                 ". 86400 NS a.root-servers.net.\n. 86400 NS b.root-servers.net.\n"
                 "net. 86400 NS a.gtld-servers.net.\ncom. 86400 NS a.gtld-servers.net.\norg. 86400 NS ns1.org.\n"
@@ -171,11 +211,17 @@ std::vector<ZoneText> zone_templates() {
                            "example.org. 3600 NS ns.example.org.\nns.example.org. 3600 A @8\n"
                            "www.example.org. 3600 A 192.0.2.8\nx.example.org. 3600 A 192.0.2.9\n"},
   };
+  if (signed_zones) {
+    zones[2].text += "bogus.com. 3600 NS ns1.example.com.\n";
+    zones.push_back({"bogus.com.", "bogus.com. 3600" + soa +
+                                       "bogus.com. 3600 NS ns1.example.com.\nwww.bogus.com. 3600 A 192.0.2.14\n"});
+  }
+  return zones;
 }
 
-// Which zones each knotd serves (host part of the address -> origins).
-const std::vector<std::pair<unsigned, std::vector<std::string>>>& server_zones() {
-  static const std::vector<std::pair<unsigned, std::vector<std::string>>> s = {
+// Which zones each knotd serves (host part of the address -> origins); signed: bogus.com. on .6.
+std::vector<std::pair<unsigned, std::vector<std::string>>> server_zones(bool signed_zones) {
+  std::vector<std::pair<unsigned, std::vector<std::string>>> s = {
       {2, {"."}},
       {3, {"."}},
       {4, {"net.", "com."}},
@@ -184,6 +230,7 @@ const std::vector<std::pair<unsigned, std::vector<std::string>>>& server_zones()
       {7, {"hoster.org.", "sub.example.com."}},
       {8, {"example.org."}},
   };
+  if (signed_zones) s[4].second.push_back("bogus.com.");
   return s;
 }
 
@@ -212,7 +259,7 @@ std::string DnsHierarchy::address(unsigned host) const {
   return "127.53." + std::to_string(block_) + "." + std::to_string(host);
 }
 
-DnsHierarchy::DnsHierarchy() {
+DnsHierarchy::DnsHierarchy(HierarchyOptions options) : options_(options) {
   const std::string knotd = knotd_program();
   if (knotd.empty()) throw std::runtime_error("knotd not found (apt-get install knot)");
   // A block K of addresses 127.53.K.* no other hierarchy of this host holds: an
@@ -262,7 +309,14 @@ void DnsHierarchy::start(const std::string& knotd) {
   if (silent_fd_ < 0 || ::bind(silent_fd_, reinterpret_cast<const sockaddr*>(&silent), sizeof silent) != 0)
     throw std::runtime_error("cannot bind the silent server " + address(kSilentHost) + ":53");
 
-  std::vector<ZoneText> zones = zone_templates();
+  const bool signing = options_.signed_zones;
+  std::vector<ZoneText> zones = zone_templates(signing);
+  std::optional<HierarchyKeys> keys;
+  if (signing) {  // the keys first: each parent zone carries its children's DS
+    keys.emplace(dir_);
+    anchor_path_ = keys->anchor_file();
+    for (ZoneText& z : zones) z.text += keys->ds_lines(z.origin);
+  }
   for (ZoneText& z : zones)
     for (unsigned h = kLastHost; h >= kFirstHost; --h) {  // "@10" before a "@1" could match it
       const std::string key = "@" + std::to_string(h);
@@ -270,7 +324,8 @@ void DnsHierarchy::start(const std::string& knotd) {
         z.text.replace(at, key.size(), address(h));
     }
 
-  for (const auto& [host, origins] : server_zones()) {
+  const auto zones_of = server_zones(signing);
+  for (const auto& [host, origins] : zones_of) {
     auto s = std::make_unique<Server>();
     s->host = host;
     s->dir = dir_ + "/knotd-" + std::to_string(host);
@@ -284,13 +339,21 @@ void DnsHierarchy::start(const std::string& knotd) {
       << "control:\n    listen: \"" << s->dir << "/knot.sock\"\n"
       << "mod-stats:\n  - id: count\n    request-protocol: on\n"
       << "template:\n  - id: default\n    global-module: mod-stats/count\n    storage: \"" << s->dir << "/zones\"\n"
-      << "    zonefile-sync: -1\n    journal-content: none\n"
-      << "zone:\n";
+      << "    zonefile-sync: -1\n    journal-content: none\n";
+    bool signs = false;
+    for (const std::string& origin : origins) signs = signs || (signing && HierarchyKeys::is_signed(origin));
+    if (signs) {  // its own copy of the keys (the knotd's default kasp-db: storage/keys)
+      c << HierarchyKeys::policy_section();
+      keys->install(s->dir + "/db/keys");
+    }
+    c << "zone:\n";
     for (const std::string& origin : origins) {
       const std::string file = origin == "." ? "root.zone" : origin + "zone";
       for (const ZoneText& z : zones)
         if (z.origin == origin) write_file(s->dir + "/zones/" + file, z.text);
       c << "  - domain: \"" << origin << "\"\n    file: \"" << file << "\"\n";
+      if (signing && HierarchyKeys::is_signed(origin))
+        c << "    dnssec-signing: on\n    dnssec-policy: " << HierarchyKeys::policy(origin) << "\n";
     }
     write_file(s->dir + "/knot.conf", c.str());
     s->knotd = common::ChildProcess({knotd, "-c", s->dir + "/knot.conf"},
@@ -305,11 +368,13 @@ void DnsHierarchy::start(const std::string& knotd) {
 
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   for (const auto& s : servers_) {
-    const auto& origins = server_zones()[&s - &servers_[0]].second;
+    const auto& origins = zones_of[static_cast<std::size_t>(&s - &servers_[0])].second;
     for (const std::string& origin : origins)
       for (;;) {
         bool aa = false;
-        if (soa_rcode(address(s->host), origin, aa) == 0 && aa) break;
+        if (soa_rcode(address(s->host), origin, aa) == 0 && aa &&
+            !(signing && HierarchyKeys::is_signed(origin) && !dnskey_signed(address(s->host), origin)))
+          break;
         if (!s->knotd.running() || std::chrono::steady_clock::now() > deadline)
           throw std::runtime_error("knotd on " + address(s->host) + " does not serve " + origin + ":\n" +
                                    read_file(s->dir + "/knotd.log"));

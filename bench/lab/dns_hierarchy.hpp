@@ -34,6 +34,12 @@
 //
 // Each knotd counts the queries it receives (mod-stats), read by authoritative_queries().
 //
+// Signed (HierarchyOptions::signed_zones, off by default): the same servers and names,
+// the zones listed in hierarchy_signing.hpp signed by their knotds with keys generated
+// first (each parent carries its children's DS), plus bogus.com. (served by .6, signed,
+// with a DS in com. that matches no key: www.bogus.com. is bogus); trust_anchor() is the
+// root's DS. kSignedHierarchyNames lists the names whose DNSSEC verdict each exercises.
+//
 // Cost: seven knotd processes (one UDP, one TCP, one background worker each) and the
 // slow server's thread, ready in well under a second. The private directory (configs, zones, logs, root hints) is
 // removed by the destructor unless DNSARENA_HIERARCHY_KEEP is set.
@@ -57,6 +63,22 @@ struct HierarchyName {
 // The questions of the lab hierarchy (see the header comment for what each exercises).
 extern const std::vector<HierarchyName> kHierarchyNames;
 
+// What a validating resolver makes of a name of the signed hierarchy.
+enum class HierarchyVerdict { secure, insecure, bogus };
+struct SignedHierarchyName {
+  const char* name;
+  std::uint16_t qtype;
+  std::uint16_t rcode;  // with validation (bogus: 2, SERVFAIL)
+  HierarchyVerdict verdict;
+};
+// Secure answers, NXDOMAIN and NODATA proofs (NSEC and NSEC3), a chain across signed zones,
+// insecure delegations, and the bogus zone.
+extern const std::vector<SignedHierarchyName> kSignedHierarchyNames;
+
+struct HierarchyOptions {
+  bool signed_zones = false;  // see the header comment
+};
+
 // True when knotd is on PATH or in /usr/sbin.
 bool knotd_installed();
 // False when this process may not bind port 53 (not root, no CAP_NET_BIND_SERVICE,
@@ -68,7 +90,7 @@ public:
   // Writes the zones and configs, binds the silent server, starts every knotd and waits
   // until each serves its zones' SOA. Throws std::runtime_error (with the failing knotd's
   // log) when it cannot, or when no block of addresses has port 53 free.
-  DnsHierarchy();
+  explicit DnsHierarchy(HierarchyOptions options = {});
   ~DnsHierarchy();
   DnsHierarchy(const DnsHierarchy&) = delete;
   DnsHierarchy& operator=(const DnsHierarchy&) = delete;
@@ -79,6 +101,8 @@ public:
   const std::string& root_hints() const { return hints_path_; }
   // The root servers' addresses, as in the hints file.
   std::vector<std::string> root_addresses() const { return {address(2), address(3)}; }
+  // The root's DS in zone-file syntax (signed hierarchies only; else "").
+  const std::string& trust_anchor() const { return anchor_path_; }
   // The private directory (removed with the hierarchy): other files of a test may go there.
   const std::string& dir() const { return dir_; }
   // Queries every knotd has received so far, UDP and TCP (knotd's mod-stats, read with
@@ -96,6 +120,8 @@ private:
   void release();
   std::string dir_;
   std::string hints_path_;
+  std::string anchor_path_;
+  HierarchyOptions options_;
   unsigned block_ = 0;
   int block_lock_fd_ = -1;
   int silent_fd_ = -1;

@@ -503,3 +503,40 @@ TEST_CASE("a DS question goes to the parent's servers even when the child's cut 
   CHECK(run.result.answer.size() == 1);
   CHECK(run.queries == std::vector<std::string>{"example.com. 43 @10.0.0.2"});
 }
+
+TEST_CASE("denials keep their NSEC and NSEC3 proofs and a wildcard answer its NSEC, with RRSIGs", "[recursion]") {
+  const Bytes sig{0, 1, 13, 3};  // RRSIG RDATA as the state machine sees it: opaque bytes
+  auto signed_set = [&](const std::string& owner, std::uint16_t type) {
+    Rrset s = set(owner, type, {Bytes{1, 2, 3}});
+    s.rrsigs.push_back(sig);
+    return s;
+  };
+  // simple_tree, with the leaf's replies carrying proofs as a server asked with DO does.
+  auto tree = [&](const Query& q) -> std::optional<Response> {
+    std::optional<Response> r = simple_tree(q);
+    if (!r || q.server.text() != "10.0.0.3" || is(q, "example.com.")) return r;
+    if (is(q, "nx.example.com.")) r->rcode = wire::kRcodeNxDomain;
+    r->authority.push_back(signed_set("example.com.", wire::kTypeNsec));
+    r->authority.push_back(signed_set("abc.example.com.", wire::kTypeNsec3));
+    return r;
+  };
+  MemoryDelegations store;
+  SECTION("NXDOMAIN") {
+    IterativeResolution r(N("nx.example.com."), wire::kTypeA, hints(), store);
+    const Run run = drive(r, tree);
+    CHECK(run.result.rcode == wire::kRcodeNxDomain);
+    std::set<std::uint16_t> types;
+    for (const Rrset& s : run.result.authority) {
+      types.insert(s.type);
+      if (s.type != wire::kTypeSoa) CHECK(s.rrsigs == std::vector<Bytes>{sig});
+    }
+    CHECK(types == std::set<std::uint16_t>{wire::kTypeSoa, wire::kTypeNsec, wire::kTypeNsec3});
+  }
+  SECTION("an answer (a wildcard's expansion)") {
+    IterativeResolution r(N("www.example.com."), wire::kTypeA, hints(), store);
+    const Run run = drive(r, tree);
+    CHECK(run.result.rcode == 0);
+    CHECK(run.result.answer.size() == 1);
+    CHECK(run.result.authority.size() == 2);
+  }
+}

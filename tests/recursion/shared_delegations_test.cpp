@@ -3,6 +3,9 @@
 // Cache is found through another (two workers), with its glue; the deepest cut wins;
 // an entry under (zone, NS) without the zone's NS set is no cut; a client's answer to
 // "zone NS" serves as one. And recursion/result_message.hpp read back.
+#include <string>
+#include <utility>
+
 #include <catch2/catch.hpp>
 
 #include "cache/cache.hpp"
@@ -25,6 +28,17 @@ Delegation example_cut() {
   d.servers.push_back({name_from_text("ns1.example.com."), {*ServerAddress::parse("192.0.2.1")}});
   d.servers.push_back({name_from_text("ns.hoster.org."), {}});  // glueless
   return d;
+}
+
+// An RRset of one record.
+dnsarena::dnssec::Rrset one_record(const std::string& owner, std::uint16_t type, std::uint32_t ttl,
+                                   dnsarena::common::Bytes rdata) {
+  dnsarena::dnssec::Rrset s;
+  s.owner = name_from_text(owner);
+  s.type = type;
+  s.ttl = ttl;
+  s.rdata.push_back(std::move(rdata));
+  return s;
 }
 
 }  // namespace
@@ -92,14 +106,9 @@ TEST_CASE("an NS entry without the zone's own NS set is no cut but a client's NS
 TEST_CASE("a resolution's result as a response message", "[recursion]") {
   dnsarena::recursion::Result r;
   r.rcode = 3;
-  dnsarena::dnssec::Rrset soa;
-  soa.owner = name_from_text("example.");
-  soa.type = 6;
-  soa.ttl = 300;
   dnsarena::common::Bytes rdata(22, 1);
   rdata[0] = rdata[1] = 0;  // MNAME and RNAME: the root
-  soa.rdata.push_back(rdata);
-  r.authority.push_back(soa);
+  r.authority.push_back(one_record("example.", 6, 300, rdata));
   const auto qname = name_from_text("nx.example.");
   const auto msg = dnsarena::recursion::result_message(qname, 1, r);
   dnsarena::dnssec::Response parsed;
@@ -112,4 +121,38 @@ TEST_CASE("a resolution's result as a response message", "[recursion]") {
   REQUIRE(parsed.authority.size() == 1);
   CHECK(parsed.authority[0].type == 6);
   CHECK(parsed.authority[0].ttl == 300);
+}
+
+TEST_CASE("a result's RRSIGs follow each set's records, in the answer and the authority section", "[recursion]") {
+  using dnsarena::common::Bytes;
+  const Bytes zone = name_from_text("example.");
+  // RRSIG RDATA covering `type`: algorithm 13, the labels, TTLs and times, key tag, signer, a signature.
+  auto rrsig = [&](std::uint16_t type) {
+    Bytes sig = {static_cast<std::uint8_t>(type >> 8), static_cast<std::uint8_t>(type), 13, 2, 0, 0, 14, 16};
+    sig.append(10, 7);  // expiration, inception, key tag
+    sig += zone;
+    sig.append(64, 0x5a);
+    return sig;
+  };
+  dnsarena::recursion::Result r;
+  r.rcode = 0;
+  dnsarena::dnssec::Rrset a = one_record("www.example.", 1, 3600, Bytes{192, 0, 2, 1});
+  a.rrsigs.push_back(rrsig(1));
+  r.answer.push_back(a);
+  Bytes next = name_from_text("x.example.");
+  next += Bytes{0, 1, 0x40};  // type bitmap: A
+  dnsarena::dnssec::Rrset nsec = one_record("v.example.", 47, 300, next);  // a wildcard answer's proof
+  nsec.rrsigs.push_back(rrsig(47));
+  r.authority.push_back(nsec);
+  const auto msg = dnsarena::recursion::result_message(a.owner, 1, r);
+  dnsarena::dnssec::Response parsed;
+  std::string error;
+  INFO(error);
+  REQUIRE(dnsarena::dnssec::parse_response(msg, parsed, error));
+  REQUIRE(parsed.answer.size() == 1);
+  CHECK(parsed.answer[0].rdata == a.rdata);
+  CHECK(parsed.answer[0].rrsigs == a.rrsigs);
+  REQUIRE(parsed.authority.size() == 1);
+  CHECK(parsed.authority[0].type == 47);
+  CHECK(parsed.authority[0].rrsigs == nsec.rrsigs);
 }

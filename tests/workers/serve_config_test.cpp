@@ -668,12 +668,12 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   auto both = load_serve_config(write_file("upstreams: [127.0.0.1:5300]\nrecursion:\n  enabled: true\n  root_hints: " +
                                            hints + "\n"));
   CHECK_THROWS_WITH(both.validate(), Catch::Contains("recursion.enabled") && Catch::Contains("forward_zones"));
-  // Not with DNSSEC validation (the recursive path does not validate).
+  // With DNSSEC validation too (the recursive path validates its answers).
   const std::string anchor = write_file(
       "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
   auto validating = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
                                                  "\nrecursion:\n  enabled: true\n  root_hints: " + hints + "\n"));
-  CHECK_THROWS_WITH(validating.validate(), Catch::Contains("recursion.enabled with dnssec validation"));
+  CHECK_NOTHROW(validating.validate());
   // Beside forward zones it is fine.
   auto beside = load_serve_config(write_file("forward_zones: [{zone: corp.example, upstreams: [127.0.0.1:5300]}]\n"
                                              "recursion:\n  enabled: true\n  root_hints: " + hints + "\n"));

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Where a validation job (validation_jobs.hpp) gets a DS or DNSKEY set it needs and no
+// cache holds: a query nobody waits for, under the set's (name, type, DO|CD) key, whose
+// completion reaches ValidationJobs::on_fetched through the pipeline's upstream completion
+// (QueryPipeline::on_upstream_done), whoever answered it.
+//
+// SetFetcher is what the jobs call; ForwardOrResolve is the worker's: a name that a
+// forward zone holds is asked of that zone's upstreams (UpstreamClient::refresh), any
+// other name is resolved from the root by the worker's recursive resolver when recursion
+// is on (RecursiveClient::refresh: the DS of a zone from its parent's servers, its DNSKEY
+// from its own), exactly as a client's question for that name would travel.
+#pragma once
+#include "cache/cache.hpp"
+
+namespace dnsarena::workers {
+
+class UpstreamClient;
+class RecursiveClient;
+
+class SetFetcher {
+public:
+  virtual ~SetFetcher() = default;
+  // Starts the query for `key` (flags DO|CD). False: none started (one for the key is in
+  // flight already, a bound refused it, the name is in the failure cache, another worker
+  // asks): the job looks in the cache again later. Throws std::invalid_argument for a
+  // question the client refuses.
+  virtual bool fetch(const cache::CacheKey& key) = 0;
+};
+
+class ForwardOrResolve final : public SetFetcher {
+public:
+  ForwardOrResolve(UpstreamClient& upstream, RecursiveClient& recursive) : upstream_(upstream), recursive_(recursive) {}
+  bool fetch(const cache::CacheKey& key) override;
+
+private:
+  UpstreamClient& upstream_;
+  RecursiveClient& recursive_;
+};
+
+}  // namespace dnsarena::workers

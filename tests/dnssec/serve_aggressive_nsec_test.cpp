@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve` validating in front of knotd's signed zones (signed_zones.hpp) answers
-// names inside a validated NSEC range without an upstream query (RFC 8198;
+// names inside a validated NSEC or NSEC3 range without an upstream query (RFC 8198;
 // workers/aggressive_nsec.hpp): NXDOMAIN and NODATA with AD, from any worker, never for
-// CD clients, with validation off, aggressive_nsec off, NSEC3 zones, outside the range or
-// after the range expired; and the answers agree with Unbound's (aggressive-nsec: yes).
+// CD clients, with validation off, aggressive_nsec off, outside the range, after the
+// range expired, under NSEC3 Opt-Out or above the NSEC3 iteration bound; and the answers
+// agree with Unbound's (aggressive-nsec: yes).
 //
 // rsa.test.'s NSEC chain: rsa.test. -> b -> d -> ns -> *.wild -> www -> rsa.test. Names
 // sorting before b ("a", "abc", "0") are in the apex's range, which also covers
@@ -30,7 +31,19 @@ namespace t = dnsarena::test;
 
 namespace {
 
-constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, kQRrsig = 46;
+constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, kQRrsig = 46, kQNsec3 = 50;
+
+// `count` random names (12 characters, fixed seed) below `zone`.
+std::vector<std::string> random_names(const std::string& zone, unsigned count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < count; ++i) {
+    std::string label;
+    for (int k = 0; k < 12; ++k) label += "abcdefghijklmnopqrstuvwxyz0123456789"[rng() % 36];
+    out.push_back(label + "." + zone);
+  }
+  return out;
+}
 
 // serve forwarding to knotd with `dnssec_section` as its dnssec: keys (indented).
 struct AggressiveServe {
@@ -154,12 +167,6 @@ TEST_CASE("serve answers names inside a validated NSEC range without asking upst
   const t::DnsReply cd = serve.ask("ah.rsa.test.", kQA, true, true);
   CHECK(cd.rcode() == 3);
   CHECK(serve.upstream() == before_cd + 1);
-
-  // NSEC3 zone: not synthesized (upstream each time).
-  REQUIRE(serve.ask("a.n3.test.", kQA).rcode() == 3);
-  const std::uint64_t before_n3 = serve.upstream();
-  CHECK(serve.ask("abc.n3.test.", kQA).rcode() == 3);
-  CHECK(serve.upstream() == before_n3 + 1);
 }
 
 TEST_CASE("serve answers from NSEC ranges only when validating with aggressive_nsec on", "[dnssec][serve][nsec]") {
@@ -219,6 +226,93 @@ TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dns
   // Of these, only c.rsa.test. (b's range, not proven yet) and b.rsa.test. MX (no NSEC at
   // b yet) went upstream.
   CHECK(serve.upstream() == upstream + 2);
+}
+
+// n3.test. has seven NSEC3 records (apex, ns, www, b, d, wild, *.wild): a random name's
+// NXDOMAIN needs the apex's record (closest encloser), the range covering its hash (next
+// closer) and the one covering *.n3.test.'s hash. Once the ranges its names hashed into
+// were proven, names go upstream no more: sequential names, so no two wait on one proof.
+TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggressive-nsec does",
+          "[dnssec][serve][nsec3][unbound]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
+  auto unbound_sent = [&] { return unbound.stat("num.query.udpout") + unbound.stat("num.query.tcpout"); };
+  const std::uint64_t unbound_before = unbound_sent();  // its start-up probe
+  AggressiveServe serve(zones, 2, anchor_keys(zones));
+  const std::uint64_t serve_before = serve.upstream();
+
+  std::vector<Name> names;
+  for (const std::string& n : random_names("n3.test.", 2000, 5155)) names.push_back({n, kQA});
+  // NODATA: www has A only; after one NODATA at www, the others are proven by its record.
+  for (std::uint16_t type : {kQTxt, kQMx, kQSoa}) names.push_back({"www.n3.test.", type});
+  unsigned disagree = 0;
+  for (const Name& n : names) {
+    const t::DnsReply ours = serve.ask(n.name, n.type);
+    const t::DnsReply theirs = unbound.ask(n.name, n.type);
+    INFO(n.name << " type " << n.type);
+    REQUIRE(ours.answered);
+    REQUIRE(theirs.answered);
+    if (ours.rcode() != theirs.rcode() || ours.ad() != theirs.ad()) ++disagree;
+    CHECK(ours.rcode() == theirs.rcode());
+    CHECK(ours.ad() == theirs.ad());
+  }
+  CHECK(disagree == 0);
+  const std::uint64_t ours = serve.upstream() - serve_before, theirs = unbound_sent() - unbound_before;
+  std::cout << "NSEC3 names " << names.size() << ": upstream queries dnsarena " << ours << ", unbound " << theirs
+            << "\n";
+  CHECK(ours * 100 < names.size());  // under 1%
+  CHECK(ours <= theirs);
+  CHECK(serve.synthesized(names.size() - ours) >= names.size() - ours);
+
+  // A synthesized NXDOMAIN for a DO client: the SOA, the NSEC3 records of the proof (two or
+  // three: the closest encloser's, the next closer's cover, the wildcard's cover) and RRSIGs.
+  const std::uint64_t before = serve.upstream();
+  const t::DnsReply r = serve.ask(random_names("n3.test.", 1, 50)[0], kQA);
+  CHECK(r.rcode() == 3);
+  CHECK(r.ad());
+  CHECK(r.count(1, kQSoa) == 1);
+  CHECK(r.count(1, kQNsec3) >= 2);
+  CHECK(r.count(1, kQNsec3) <= 3);
+  CHECK(r.count(1, kQRrsig) == r.count(1, kQNsec3) + 1);
+  CHECK(serve.upstream() == before);
+  const nlohmann::json dnssec = t::serve_stats(serve.segment)["answers"]["dnssec"];
+  CHECK(dnssec.value("nsec3_hashes", 0ull) > 0);
+}
+
+TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 ranges, nor above the iteration bound",
+          "[dnssec][serve][nsec3]") {
+  SignedZones zones;
+  AggressiveServe serve(zones, 1, anchor_keys(zones));
+  // optout.test.: every NSEC3 record has the Opt-Out flag (an insecure delegation may hide
+  // at any covered name); hiter.test.: 200 iterations (insecure, RFC 9276).
+  for (const std::string zone : {"optout.test.", "hiter.test."}) {
+    INFO(zone);
+    REQUIRE(serve.ask("a." + zone, kQA).rcode() == 3);
+    // Secure NODATA at every name of optout.test. (each from its own NSEC3 record): the
+    // ranges are learned, and still prove no NXDOMAIN.
+    for (const char* name : {"", "www.", "b.", "d.", "ns.", "wild.", "*.wild."})
+      REQUIRE(serve.ask(name + zone, kQMx).rcode() == 0);
+    const std::uint64_t before = serve.upstream();
+    const std::vector<std::string> names = random_names(zone, 20, 8198);
+    for (const std::string& n : names) {
+      const t::DnsReply r = serve.ask(n, kQA);
+      CHECK(r.rcode() == 3);
+      CHECK_FALSE(r.ad());
+    }
+    CHECK(serve.upstream() == before + names.size());
+  }
+  // A wildcard NODATA whose next closer name lies in an Opt-Out range: an insecure
+  // delegation may be there instead (RFC 5155 6), so asked upstream.
+  const std::uint64_t before_wild = serve.upstream();
+  CHECK(serve.ask("x.wild.optout.test.", kQMx).rcode() == 0);
+  CHECK(serve.upstream() == before_wild + 1);
+  // The record of the name itself proves NODATA whatever its Opt-Out flag (RFC 5155 8.5).
+  const std::uint64_t before = serve.upstream();
+  const t::DnsReply r = serve.ask("www.optout.test.", kQTxt);
+  CHECK(r.rcode() == 0);
+  CHECK(r.ad());
+  CHECK(serve.upstream() == before);
+  CHECK(serve.synthesized(1) == 1);
 }
 
 // The figure of docs/benchmarking.md (hidden: run it by its tag, [.nsec-flood]): a

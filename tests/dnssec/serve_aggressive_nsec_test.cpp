@@ -315,15 +315,16 @@ TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 r
   CHECK(serve.synthesized(1) == 1);
 }
 
-// The figure of docs/benchmarking.md (hidden: run it by its tag, [.nsec-flood]): a
-// random-subdomain flood on rsa.test. (dnsperf, NSEC_FLOOD_NAMES random names at
+// The figures of docs/benchmarking.md (hidden: run them by their tags, [.nsec-flood] and
+// [.nsec3-flood]): a random-subdomain flood on `zone` (rsa.test.: NSEC; n3.test.: NSEC3)
+// (dnsperf, NSEC_FLOOD_NAMES random names at
 // NSEC_FLOOD_QPS for NSEC_FLOOD_SECONDS, DO set, fixed seed) through serve (NSEC_FLOOD_WORKERS) with
 // aggressive_nsec on, then off, then through Unbound with aggressive-nsec: yes, each
 // with a cold cache. Reported: queries answered, queries sent upstream, DS and DNSKEY
 // fetches included (serve: its upstream_queries; Unbound: num.query.udpout + tcpout from
 // unbound-control, its extended statistics), and serve's worker user CPU per query
 // (`stats` user_ns_per_query, getrusage), as a table and JSON.
-TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.nsec-flood]") {
+static void flood(const std::string& zone) {
   auto env = [](const char* name, unsigned fallback) {
     const char* v = std::getenv(name);
     return v ? static_cast<unsigned>(std::stoul(v)) : fallback;
@@ -333,13 +334,8 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   SignedZones zones;
   const std::string file = zones.dir() + "/flood.txt";
   {
-    std::mt19937_64 rng(8198);
     std::ofstream out(file);
-    for (unsigned i = 0; i < names; ++i) {
-      std::string label;
-      for (int k = 0; k < 12; ++k) label += "abcdefghijklmnopqrstuvwxyz0123456789"[rng() % 36];
-      out << label << ".rsa.test. A\n";
-    }
+    for (const std::string& name : random_names(zone, names, 8198)) out << name << " A\n";
   }
   auto dnsperf = [&](std::uint16_t port) {
     const std::string out = t::run_command("dnsperf -s 127.0.0.1 -p " + std::to_string(port) + " -d " + file +
@@ -369,9 +365,9 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
     rows.push_back({"unbound aggressive-nsec yes", answered, sent() - before});
   }
   std::ostringstream table, json;
-  table << "names " << names << ", " << qps << " q/s for " << seconds << " s, " << workers << " workers\n";
-  json << "{\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds << ",\"workers\":" << workers
-       << ",\"rows\":[";
+  table << zone << ": names " << names << ", " << qps << " q/s for " << seconds << " s, " << workers << " workers\n";
+  json << "{\"zone\":\"" << zone << "\",\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds
+       << ",\"workers\":" << workers << ",\"rows\":[";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double share = r.answered ? 100.0 * static_cast<double>(r.upstream) / static_cast<double>(r.answered) : 0;
@@ -386,3 +382,6 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   CHECK(rows[0].upstream * 100 < rows[0].answered);  // under 1% of the queries
   CHECK(rows[1].upstream >= rows[1].answered);        // off: every random name goes upstream
 }
+
+TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.nsec-flood]") { flood("rsa.test."); }
+TEST_CASE("random-subdomain flood on a signed NSEC3 zone: upstream queries", "[.nsec3-flood]") { flood("n3.test."); }

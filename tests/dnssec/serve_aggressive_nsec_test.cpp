@@ -98,6 +98,19 @@ struct AggressiveServe {
 
 std::string anchor_keys(const SignedZones& zones) { return "  trust_anchor_file: " + zones.anchor_ds_file() + "\n"; }
 
+// Asks `n` of serve and of Unbound: whether both answered with the same rcode and AD bit
+// (checked).
+bool agree(const AggressiveServe& serve, const UnboundValidator& unbound, const Name& n) {
+  const t::DnsReply ours = serve.ask(n.name, n.type);
+  const t::DnsReply theirs = unbound.ask(n.name, n.type);
+  INFO(n.name << " type " << n.type);
+  REQUIRE(ours.answered);
+  REQUIRE(theirs.answered);
+  CHECK(ours.rcode() == theirs.rcode());
+  CHECK(ours.ad() == theirs.ad());
+  return ours.rcode() == theirs.rcode() && ours.ad() == theirs.ad();
+}
+
 }  // namespace
 
 TEST_CASE("serve answers names inside a validated NSEC range without asking upstream", "[dnssec][serve][nsec]") {
@@ -214,15 +227,7 @@ TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dns
   const Name names[] = {{"abc.rsa.test.", kQA}, {"0.rsa.test.", kQTxt}, {"abc.ed.test.", kQA},
                         {"www.ed.test.", kQMx}, {"aa.test.", kQA},      {"x.y.rsa.test.", kQA},
                         {"c.rsa.test.", kQA},   {"b.rsa.test.", kQMx}};
-  for (const Name& n : names) {
-    const t::DnsReply ours = serve.ask(n.name, n.type);
-    const t::DnsReply theirs = unbound.ask(n.name, n.type);
-    INFO(n.name << " type " << n.type);
-    REQUIRE(ours.answered);
-    REQUIRE(theirs.answered);
-    CHECK(ours.rcode() == theirs.rcode());
-    CHECK(ours.ad() == theirs.ad());
-  }
+  for (const Name& n : names) agree(serve, unbound, n);
   // Of these, only c.rsa.test. (b's range, not proven yet) and b.rsa.test. MX (no NSEC at
   // b yet) went upstream.
   CHECK(serve.upstream() == upstream + 2);
@@ -246,16 +251,8 @@ TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggres
   // NODATA: www has A only; after one NODATA at www, the others are proven by its record.
   for (std::uint16_t type : {kQTxt, kQMx, kQSoa}) names.push_back({"www.n3.test.", type});
   unsigned disagree = 0;
-  for (const Name& n : names) {
-    const t::DnsReply ours = serve.ask(n.name, n.type);
-    const t::DnsReply theirs = unbound.ask(n.name, n.type);
-    INFO(n.name << " type " << n.type);
-    REQUIRE(ours.answered);
-    REQUIRE(theirs.answered);
-    if (ours.rcode() != theirs.rcode() || ours.ad() != theirs.ad()) ++disagree;
-    CHECK(ours.rcode() == theirs.rcode());
-    CHECK(ours.ad() == theirs.ad());
-  }
+  for (const Name& n : names)
+    if (!agree(serve, unbound, n)) ++disagree;
   CHECK(disagree == 0);
   const std::uint64_t ours = serve.upstream() - serve_before, theirs = unbound_sent() - unbound_before;
   std::cout << "NSEC3 names " << names.size() << ": upstream queries dnsarena " << ours << ", unbound " << theirs
@@ -349,13 +346,17 @@ static void flood(const std::string& zone) {
     std::string who;
     std::uint64_t answered, upstream;
     double cpu_us_per_query = -1;  // serve's workers: user CPU per query (stats user_ns_per_query); -1: not known
+    std::int64_t fetches = -1;     // serve: of upstream, the DS / DNSKEY fetches of validations; -1: not known
   };
   std::vector<Row> rows;
   for (const bool on : {true, false}) {
     AggressiveServe serve(zones, workers, anchor_keys(zones) + (on ? "" : "  aggressive_nsec: false\n"));
     const std::uint64_t answered = dnsperf(serve.port);
-    const double cpu = t::serve_stats(serve.segment)["total"]["user_ns_per_query"].get<double>() / 1000;
-    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream(), cpu});
+    const nlohmann::json stats = t::serve_stats(serve.segment);
+    const double cpu = stats["total"]["user_ns_per_query"].get<double>() / 1000;
+    const auto fetches = static_cast<std::int64_t>(stats["answers"]["dnssec"].value("fetches", 0ull));
+    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream(), cpu,
+                    fetches});
   }
   {
     UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
@@ -372,10 +373,12 @@ static void flood(const std::string& zone) {
     const Row& r = rows[i];
     const double share = r.answered ? 100.0 * static_cast<double>(r.upstream) / static_cast<double>(r.answered) : 0;
     table << r.who << ": answered " << r.answered << ", upstream " << r.upstream << " (" << share << "%)";
+    if (r.fetches >= 0) table << ", of which DS/DNSKEY fetches " << r.fetches;
     if (r.cpu_us_per_query >= 0) table << ", worker user CPU " << r.cpu_us_per_query << " us/query";
     table << "\n";
     json << (i ? "," : "") << "{\"who\":\"" << r.who << "\",\"answered\":" << r.answered
-         << ",\"upstream\":" << r.upstream << ",\"cpu_us_per_query\":" << r.cpu_us_per_query << "}";
+         << ",\"upstream\":" << r.upstream << ",\"fetches\":" << r.fetches << ",\"cpu_us_per_query\":" << r.cpu_us_per_query
+         << "}";
   }
   json << "]}";
   std::cout << table.str() << json.str() << "\n";

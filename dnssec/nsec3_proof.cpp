@@ -159,7 +159,10 @@ Encloser closest_encloser(const std::vector<Nsec3View>& vs, std::span<const std:
 
 bool nodata_at(const Nsec3View& v, std::uint16_t qtype) {
   if (v.has(qtype) || v.has(kTypeCname)) return false;
+  // A parent-side record at a cut proves only the absence of DS (RFC 6840 4.4); a zone's
+  // apex record nothing about its DS, which lives in the parent (RFC 4035 2.4).
   if (qtype != kTypeDs && v.has(kTypeNs) && !v.has(kTypeSoa)) return false;
+  if (qtype == kTypeDs && v.has(kTypeSoa)) return false;
   return true;
 }
 

@@ -274,6 +274,12 @@ TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggres
   CHECK(serve.upstream() == before);
   const nlohmann::json dnssec = t::serve_stats(serve.segment)["answers"]["dnssec"];
   CHECK(dnssec.value("nsec3_hashes", 0ull) > 0);
+
+  // The zone's own apex record says nothing of its DS (the parent holds it, RFC 4035
+  // 2.4): the DS set comes from upstream, not a NODATA from n3.test.'s ranges.
+  const t::DnsReply ds = serve.ask("n3.test.", kTypeDs);
+  CHECK(ds.rcode() == 0);
+  CHECK(ds.count(0, kTypeDs) >= 1);
 }
 
 TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 ranges, nor above the iteration bound",

@@ -177,6 +177,8 @@ std::optional<Nsec3Proof> prove_nsec3(const std::vector<Rrset>& sets, std::span<
     rcode = wire::kRcodeNoError;
     if (dnssec::prove_nodata(d, zone, qname, qtype, budget) != dnssec::Proof::proven) return std::nullopt;
   }
+  // One set used: NODATA from the name's own record (a wildcard NODATA uses at least the
+  // encloser's record and the wildcard's, two owners).
   if (opt_out && !(rcode == wire::kRcodeNoError && used.size() == 1)) return std::nullopt;
   Nsec3Proof p{rcode, {}};
   for (const Rrset* s : used) p.use.push_back(static_cast<std::size_t>(s - sets.data()));

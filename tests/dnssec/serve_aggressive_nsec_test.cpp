@@ -99,10 +99,12 @@ struct AggressiveServe {
 std::string anchor_keys(const SignedZones& zones) { return "  trust_anchor_file: " + zones.anchor_ds_file() + "\n"; }
 
 // Asks `n` of serve and of Unbound: whether both answered with the same rcode and AD bit
-// (checked).
+// (checked). Unbound is asked twice when its first answer does not come within the
+// exchange's 3 s (a miss it resolves upstream, on a loaded machine).
 bool agree(const AggressiveServe& serve, const UnboundValidator& unbound, const Name& n) {
   const t::DnsReply ours = serve.ask(n.name, n.type);
-  const t::DnsReply theirs = unbound.ask(n.name, n.type);
+  t::DnsReply theirs = unbound.ask(n.name, n.type);
+  if (!theirs.answered) theirs = unbound.ask(n.name, n.type);
   INFO(n.name << " type " << n.type);
   REQUIRE(ours.answered);
   REQUIRE(theirs.answered);
@@ -261,14 +263,15 @@ TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggres
   CHECK(ours <= theirs);
   CHECK(serve.synthesized(names.size() - ours) >= names.size() - ours);
 
-  // A synthesized NXDOMAIN for a DO client: the SOA, the NSEC3 records of the proof (two or
-  // three: the closest encloser's, the next closer's cover, the wildcard's cover) and RRSIGs.
+  // A synthesized NXDOMAIN for a DO client: the SOA, the NSEC3 records of the proof (the
+  // closest encloser's, the next closer's cover, the wildcard's cover: one to three, as
+  // knotd's random salt places the hashes) and RRSIGs.
   const std::uint64_t before = serve.upstream();
   const t::DnsReply r = serve.ask(random_names("n3.test.", 1, 50)[0], kQA);
   CHECK(r.rcode() == 3);
   CHECK(r.ad());
   CHECK(r.count(1, kQSoa) == 1);
-  CHECK(r.count(1, kQNsec3) >= 2);
+  CHECK(r.count(1, kQNsec3) >= 1);
   CHECK(r.count(1, kQNsec3) <= 3);
   CHECK(r.count(1, kQRrsig) == r.count(1, kQNsec3) + 1);
   CHECK(serve.upstream() == before);

@@ -49,6 +49,11 @@ enum class CutProof : std::uint8_t {
 
 struct DenialSets {
   std::vector<const Rrset*> nsec, nsec3;  // validated sets from the authority section
+  // Not null: a proven NSEC3 nxdomain or nodata appends the sets it relied on (each once),
+  // and sets *opt_out when one of them has the Opt-Out flag (aggressive_nsec.cpp answers
+  // with those sets only, and never from an Opt-Out range). NSEC proofs leave them alone.
+  std::vector<const Rrset*>* used = nullptr;
+  bool* opt_out = nullptr;
 };
 
 Proof prove_nxdomain(const DenialSets& d, std::span<const std::uint8_t> zone, std::span<const std::uint8_t> qname,

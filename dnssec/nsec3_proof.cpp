@@ -3,6 +3,7 @@
 #include "dnssec/nsec3_proof.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 
@@ -13,6 +14,7 @@ namespace dnsarena::dnssec {
 namespace {
 
 struct Nsec3View {
+  const Rrset* set = nullptr;  // the set it was read from
   Bytes owner_hash;  // decoded first label of the owner
   Bytes next_hash;
   std::uint8_t flags = 0;
@@ -57,6 +59,7 @@ std::vector<Nsec3View> views(const DenialSets& d, std::span<const std::uint8_t> 
     for (const Bytes& rd : s->rdata) {
       if (rd.size() < 6 || rd[0] != 1) continue;
       Nsec3View v;
+      v.set = s;
       v.owner_hash = *owner_hash;
       v.flags = rd[1];
       v.iterations = static_cast<std::uint16_t>(rd[2] << 8 | rd[3]);
@@ -113,7 +116,19 @@ struct Encloser {
   Proof status = Proof::not_proven;
   Bytes ce;
   const Nsec3View* next_closer_cover = nullptr;
+  const Nsec3View* ce_match = nullptr;
 };
+
+// Reports the views a proven proof relied on through d.used and d.opt_out; returns `p`.
+Proof report(const DenialSets& d, Proof p, std::initializer_list<const Nsec3View*> relied) {
+  if (p != Proof::proven) return p;
+  for (const Nsec3View* v : relied) {
+    if (!v) continue;
+    if (d.used && std::ranges::find(*d.used, v->set) == d.used->end()) d.used->push_back(v->set);
+    if (d.opt_out && v->opt_out()) *d.opt_out = true;
+  }
+  return p;
+}
 
 // RFC 5155 8.3: the closest provable encloser of `name` and the record covering the next closer.
 Encloser closest_encloser(const std::vector<Nsec3View>& vs, std::span<const std::uint8_t> zone,
@@ -133,7 +148,7 @@ Encloser closest_encloser(const std::vector<Nsec3View>& vs, std::span<const std:
       if (!hn) return {Proof::limit};
       const Nsec3View* c = cover(vs, *hn);
       if (!c) return e;
-      return {Proof::proven, candidate, c};
+      return {Proof::proven, candidate, c, m};
     }
     if (label_count(candidate) == zl) break;
     next_closer = candidate;
@@ -144,7 +159,10 @@ Encloser closest_encloser(const std::vector<Nsec3View>& vs, std::span<const std:
 
 bool nodata_at(const Nsec3View& v, std::uint16_t qtype) {
   if (v.has(qtype) || v.has(kTypeCname)) return false;
+  // A parent-side record at a cut proves only the absence of DS (RFC 6840 4.4); a zone's
+  // apex record nothing about its DS, which lives in the parent (RFC 4035 2.4).
   if (qtype != kTypeDs && v.has(kTypeNs) && !v.has(kTypeSoa)) return false;
+  if (qtype == kTypeDs && v.has(kTypeSoa)) return false;
   return true;
 }
 
@@ -184,8 +202,10 @@ Proof nsec3_nxdomain(const DenialSets& d, std::span<const std::uint8_t> zone, st
   if (e.status != Proof::proven) return e.status;
   const auto hw = hash(wildcard_of(e.ce));
   if (!hw) return Proof::limit;
-  if (!cover(vs, *hw)) return Proof::not_proven;
-  return e.next_closer_cover->opt_out() ? Proof::insecure : Proof::proven;
+  const Nsec3View* w = cover(vs, *hw);
+  if (!w) return Proof::not_proven;
+  if (e.next_closer_cover->opt_out()) return Proof::insecure;
+  return report(d, Proof::proven, {e.ce_match, e.next_closer_cover, w});
 }
 
 Proof nsec3_nodata(const DenialSets& d, std::span<const std::uint8_t> zone, std::span<const std::uint8_t> qname,
@@ -195,7 +215,7 @@ Proof nsec3_nodata(const DenialSets& d, std::span<const std::uint8_t> zone, std:
   Hasher hash(vs[0], budget);
   const auto hq = hash(qname);
   if (!hq) return Proof::limit;
-  if (const Nsec3View* m = match(vs, *hq)) return nodata_at(*m, qtype) ? Proof::proven : Proof::not_proven;
+  if (const Nsec3View* m = match(vs, *hq)) return report(d, nodata_at(*m, qtype) ? Proof::proven : Proof::not_proven, {m});
   const Encloser e = closest_encloser(vs, zone, qname, hash);
   if (e.status != Proof::proven) return e.status;
   // DS NODATA under an opt-out span (RFC 5155 8.6): insecure.
@@ -204,7 +224,8 @@ Proof nsec3_nodata(const DenialSets& d, std::span<const std::uint8_t> zone, std:
   const auto hw = hash(wildcard_of(e.ce));
   if (!hw) return Proof::limit;
   const Nsec3View* w = match(vs, *hw);
-  return w && nodata_at(*w, qtype) ? Proof::proven : Proof::not_proven;
+  if (!w || !nodata_at(*w, qtype)) return Proof::not_proven;
+  return report(d, Proof::proven, {e.ce_match, e.next_closer_cover, w});
 }
 
 Proof nsec3_wildcard_answer(const DenialSets& d, std::span<const std::uint8_t> zone,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Aggressive use of validated NSEC ranges (aggressive_nsec.hpp).
+// Aggressive use of validated NSEC and NSEC3 ranges (aggressive_nsec.hpp).
 #include "workers/aggressive_nsec.hpp"
 
 #include <algorithm>
@@ -27,7 +27,8 @@ namespace {
 // A record in the table (the bytes NsecRanges keeps), uncompressed wire:
 //   zone name | u8 nsec_rrs | u8 soa_rrs | nsec_rrs RRs | soa_rrs RRs
 // RR: owner name | u16 type | u32 TTL | u16 rdlength | rdata (class IN). The NSEC set's
-// RRs are its NSEC record, then its RRSIGs; the SOA set's are the SOA, then its RRSIGs.
+// RRs are its NSEC (or NSEC3) record, then its RRSIGs; the SOA set's are the SOA, then
+// its RRSIGs. The first RR's type tells an NSEC range from an NSEC3 one.
 struct Rr {
   std::span<const std::uint8_t> owner;
   std::uint16_t type = 0;
@@ -86,18 +87,102 @@ std::optional<Record> parse_record(std::span<const std::uint8_t> b) {
       pos += rdlen;
       (set == 0 ? r.nsec : r.soa).push_back(rr);
     }
-  if (r.nsec.empty() || r.nsec[0].type != dnssec::kTypeNsec || r.soa.empty() || r.soa[0].type != dnssec::kTypeSoa)
+  if (r.nsec.empty() || (r.nsec[0].type != dnssec::kTypeNsec && r.nsec[0].type != dnssec::kTypeNsec3) ||
+      r.soa.empty() || r.soa[0].type != dnssec::kTypeSoa)
     return std::nullopt;
   return r;
 }
 
-// The NSEC set of a record, as the validator's proofs read it.
+// The NSEC or NSEC3 set of a record, as the validator's proofs read it.
 Rrset nsec_set(const Record& r) {
   Rrset s;
   s.owner.assign(r.nsec[0].owner.begin(), r.nsec[0].owner.end());
-  s.type = dnssec::kTypeNsec;
+  s.type = r.nsec[0].type;
   s.rdata.emplace_back(r.nsec[0].rdata.begin(), r.nsec[0].rdata.end());
   return s;
+}
+
+// An NSEC3 set the table keeps: one record of hash algorithm 1 (SHA-1, RFC 5155 8.1),
+// iterations within the bound (RFC 9276: more make the zone insecure), owned by a hash
+// label directly below `zone`.
+bool usable_nsec3(const Rrset& s, std::span<const std::uint8_t> zone, std::uint32_t max_iterations) {
+  const Bytes& rd = s.rdata[0];
+  if (rd.size() < 6 || rd[0] != 1 || std::uint32_t{get16(rd.data() + 2)} > max_iterations) return false;
+  return dnssec::label_count(s.owner) == dnssec::label_count(zone) + 1 && dnssec::is_subdomain(s.owner, zone);
+}
+
+// The NSEC answer the ranges `sets` prove for (qname, qtype) below `zone`: its rcode, and
+// in `use` the fewest of the sets that prove it (indexes). False: none proven.
+bool prove_nsec(const std::vector<Rrset>& sets, std::span<const std::uint8_t> zone, const Bytes& qname,
+                std::uint16_t qtype, dnssec::Budget& budget, std::uint16_t& rcode, std::vector<std::size_t>& use) {
+  // Whether the ranges `subset` (indexes into sets) prove the answer `rc`.
+  auto proves = [&](const std::vector<std::size_t>& subset, std::uint16_t rc) {
+    dnssec::DenialSets d;
+    for (const std::size_t i : subset) d.nsec.push_back(&sets[i]);
+    if (rc == wire::kRcodeNoError) return dnssec::prove_nodata(d, zone, qname, qtype, budget) == dnssec::Proof::proven;
+    if (dnssec::prove_nxdomain(d, zone, qname, budget) != dnssec::Proof::proven) return false;
+    // A range whose next name lies below the name shows it exists (an empty non-terminal).
+    for (const std::size_t i : subset) {
+      const Bytes& rd = sets[i].rdata[0];
+      const std::size_t n = wire::wire_name_length(rd);
+      if (n == 0) return false;
+      const Bytes next = dnssec::lowercase_name({rd.data(), n});
+      if (next.size() > qname.size() && dnssec::is_subdomain(next, qname)) return false;
+    }
+    return true;
+  };
+  std::vector<std::size_t> all(sets.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  rcode = wire::kRcodeNxDomain;
+  if (!proves(all, rcode)) {
+    rcode = wire::kRcodeNoError;
+    if (!proves(all, rcode)) return false;
+  }
+  // The fewest ranges that prove it: one, else two (NXDOMAIN: the name's and the wildcard's).
+  use.clear();
+  for (std::size_t i = 0; i < sets.size() && use.empty(); ++i)
+    if (proves({i}, rcode)) use = {i};
+  for (std::size_t i = 0; i < sets.size() && use.empty(); ++i)
+    for (std::size_t j = i + 1; j < sets.size() && use.empty(); ++j)
+      if (proves({i, j}, rcode)) use = {i, j};
+  if (use.empty()) use = all;
+  return true;
+}
+
+struct Nsec3Proof {
+  std::uint16_t rcode;
+  std::vector<std::size_t> use;  // indexes of the sets the proof relied on
+};
+
+// The NSEC3 answer the ranges `sets` prove for (qname, qtype) below `zone`, by the
+// validator's proofs (RFC 5155 8.4-8.7): NXDOMAIN (closest encloser, next closer and
+// wildcard covered; tried first: for a name that exists it stops after one hash), else
+// NODATA (a record at the name without the type, or the wildcard's).
+// Nothing from a proof that relied on a range with the Opt-Out flag, except NODATA from
+// the record of the name itself: an Opt-Out range may hide an insecure delegation at any
+// name it covers (RFC 5155 6, RFC 8198 4.2). Every hash is taken from `budget`: at most
+// the name's labels below the zone plus two per proof, two proofs.
+std::optional<Nsec3Proof> prove_nsec3(const std::vector<Rrset>& sets, std::span<const std::uint8_t> zone,
+                                      const Bytes& qname, std::uint16_t qtype, dnssec::Budget& budget) {
+  std::vector<const Rrset*> used;
+  bool opt_out = false;
+  dnssec::DenialSets d;
+  for (const Rrset& s : sets) d.nsec3.push_back(&s);
+  d.used = &used;
+  d.opt_out = &opt_out;
+  std::uint16_t rcode = wire::kRcodeNxDomain;
+  if (dnssec::prove_nxdomain(d, zone, qname, budget) != dnssec::Proof::proven) {
+    used.clear();
+    opt_out = false;
+    rcode = wire::kRcodeNoError;
+    if (dnssec::prove_nodata(d, zone, qname, qtype, budget) != dnssec::Proof::proven) return std::nullopt;
+  }
+  // One set used: NODATA from the name's own record (a wildcard NODATA uses at least the
+  // encloser's record and the wildcard's, two owners).
+  if (opt_out && !(rcode == wire::kRcodeNoError && used.size() == 1)) return std::nullopt;
+  Nsec3Proof p{rcode, {}};
+  for (const Rrset* s : used) p.use.push_back(static_cast<std::size_t>(s - sets.data()));
+  return p;
 }
 
 bool meta_type(std::uint16_t t) { return t == 0 || (t >= 128 && t <= 255); }  // RFC 6895 3.1 (ANY, AXFR, ...)
@@ -134,10 +219,12 @@ void AggressiveNsec::learn(const dnssec::Response& r, const dnssec::Outcome& o, 
   if (r.rcode != wire::kRcodeNoError && r.rcode != wire::kRcodeNxDomain) return;
   std::vector<std::uint8_t> rec;
   for (const Rrset& s : r.authority) {
-    if (s.type != dnssec::kTypeNsec || s.rdata.size() != 1 || s.rrsigs.empty()) continue;
+    if ((s.type != dnssec::kTypeNsec && s.type != dnssec::kTypeNsec3) || s.rdata.size() != 1 || s.rrsigs.empty())
+      continue;
     const auto sig = dnssec::parse_rrsig(s.rrsigs[0]);
     if (!sig || !dnssec::is_subdomain(s.owner, sig->signer)) continue;
     const Bytes& zone = sig->signer;
+    if (s.type == dnssec::kTypeNsec3 && !usable_nsec3(s, zone, cfg_.dnssec.limits.max_nsec3_iterations)) continue;
     const Rrset* soa = dnssec::find_rrset(r.authority, zone, dnssec::kTypeSoa);
     if (!soa || soa->rdata.size() != 1 || soa->rrsigs.empty() || soa->rdata[0].size() < 20) continue;
     const std::uint8_t* m = soa->rdata[0].data() + soa->rdata[0].size() - 4;
@@ -151,7 +238,7 @@ void AggressiveNsec::learn(const dnssec::Response& r, const dnssec::Outcome& o, 
     rec.push_back(0);
     const std::size_t counts = zone.size();
     if (!append_set(rec, s, ttl, counts) || !append_set(rec, *soa, ttl, counts + 1)) continue;
-      table_->put(nsec_name_hash(zone), nsec_name_hash(s.owner), now + ttl, rec, common::monotonic_ms());
+    table_->put(nsec_name_hash(zone), nsec_name_hash(s.owner), now + ttl, rec, common::monotonic_ms());
   }
 }
 
@@ -179,45 +266,30 @@ std::size_t AggressiveNsec::answer(const dns::ClientQuery& q, const CheckedQuery
   // The closest zone with ranges decides: a range of a zone above it proves nothing below
   // its cut (RFC 6840 4.1), so none is looked for there.
   if (parsed.empty()) return 0;
+  // One kind of range decides: NSEC when the zone has any (a zone moving to NSEC3 keeps
+  // its NSEC ranges until they expire; each was proven when learned).
+  const bool nsec3 = std::ranges::none_of(parsed, [](const Record& r) { return r.nsec[0].type == dnssec::kTypeNsec; });
+  std::erase_if(parsed, [&](const Record& r) { return (r.nsec[0].type == dnssec::kTypeNsec3) != nsec3; });
   std::vector<Rrset> sets;
   sets.reserve(parsed.size());
   for (const Record& r : parsed) sets.push_back(nsec_set(r));
 
   dnssec::Budget budget(cfg_.dnssec.limits);
-  // Whether the ranges `use` (indexes into sets) prove the answer `rcode`.
-  auto proves = [&](const std::vector<std::size_t>& use, std::uint16_t rcode) {
-    dnssec::DenialSets d;
-    for (const std::size_t i : use) d.nsec.push_back(&sets[i]);
-    if (rcode == wire::kRcodeNoError) return dnssec::prove_nodata(d, zone, qname, q.qtype, budget) == dnssec::Proof::proven;
-    if (dnssec::prove_nxdomain(d, zone, qname, budget) != dnssec::Proof::proven) return false;
-    // A range whose next name lies below the name shows it exists (an empty non-terminal).
-    for (const std::size_t i : use) {
-      const Bytes& rd = sets[i].rdata[0];
-      const std::size_t n = wire::wire_name_length(rd);
-      if (n == 0) return false;
-      const Bytes next = dnssec::lowercase_name({rd.data(), n});
-      if (next.size() > qname.size() && dnssec::is_subdomain(next, qname)) return false;
-    }
-    return true;
-  };
-  std::vector<std::size_t> all(sets.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::uint16_t rcode = wire::kRcodeNxDomain;
-  if (!proves(all, rcode)) {
-    rcode = wire::kRcodeNoError;
-    if (!proves(all, rcode)) return 0;
-  }
-  // The fewest ranges that prove it: one, else two (NXDOMAIN: the name's and the wildcard's).
   std::vector<std::size_t> use;
-  for (std::size_t i = 0; i < sets.size() && use.empty(); ++i)
-    if (proves({i}, rcode)) use = {i};
-  for (std::size_t i = 0; i < sets.size() && use.empty(); ++i)
-    for (std::size_t j = i + 1; j < sets.size() && use.empty(); ++j)
-      if (proves({i, j}, rcode)) use = {i, j};
-  if (use.empty()) use = all;
+  if (nsec3) {
+    const std::optional<Nsec3Proof> p = prove_nsec3(sets, zone, qname, q.qtype, budget);
+    counters_.add(DnssecCounter::nsec3_hashes, budget.counters().nsec3_hashes);
+    if (budget.counters().nsec3_hash_limit_hit) counters_.add(DnssecCounter::nsec3_hash_limit);
+    if (!p) return 0;
+    rcode = p->rcode;
+    use = p->use;
+  } else {
+    if (!prove_nsec(sets, zone, qname, q.qtype, budget, rcode, use)) return 0;
+  }
 
-  // The answer: header, question, authority (SOA; with DO its RRSIGs and the NSEC records
-  // with theirs), OPT.
+  // The answer: header, question, authority (SOA; with DO its RRSIGs and the NSEC or
+  // NSEC3 records with theirs), OPT.
   const bool with_dnssec = q.do_bit;
   const std::size_t cookie_bytes = q.edns && q.cookie.len ? 4u + q.cookie.len : 0;
   const std::size_t opt_bytes = q.edns ? wire::kOptRecordBytes + dns::kMaxEcsOptionBytes + cookie_bytes : 0;

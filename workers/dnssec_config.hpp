@@ -8,8 +8,9 @@
 //     validate: true               default true when a trust anchor file is set; true
 //                                  without one is an error
 //     negative_trust_anchors: [example.com]   RFC 7646: names at and below are insecure
-//     aggressive_nsec: true        RFC 8198: NXDOMAIN / NODATA from validated NSEC ranges
-//                                  without an upstream query (aggressive_nsec.hpp); default
+//     aggressive_nsec: true        RFC 8198: NXDOMAIN / NODATA from validated NSEC and NSEC3
+//                                  (not Opt-Out) ranges without an upstream query
+//                                  (aggressive_nsec.hpp); default
 //                                  true, used only when validating (Unbound aggressive-nsec,
 //                                  Knot Resolver's default)
 //     limits: {max_key_tag_collisions: 4, max_signature_validations: 16,

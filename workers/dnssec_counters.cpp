@@ -44,7 +44,7 @@ void write_dnssec_metrics(std::ostream& o, const std::array<std::uint64_t, kDnss
       {"key_tag_collisions_skipped", DnssecCounter::key_tag_collisions_skipped}};
   for (const auto& [name, c] : plain)
     o << "# TYPE dnsarena_dnssec_" << name << "_total counter\ndnsarena_dnssec_" << name << "_total " << at(c) << "\n";
-  o << "# HELP dnsarena_aggressive_nsec_answers_total NXDOMAIN and NODATA answered from validated NSEC ranges (RFC 8198)\n"
+  o << "# HELP dnsarena_aggressive_nsec_answers_total NXDOMAIN and NODATA answered from validated NSEC and NSEC3 ranges (RFC 8198)\n"
        "# TYPE dnsarena_aggressive_nsec_answers_total counter\n"
        "dnsarena_aggressive_nsec_answers_total "
     << at(DnssecCounter::aggressive_nsec_answers) << "\n";

@@ -3,7 +3,7 @@
 // (dnsarena_dnssec_*) and `dnsarena stats` (the answer snapshot's "dnssec" object):
 // validations by verdict, the DS / DNSKEY sets fetched or found cached, the crypto done,
 // the bounds hit (dnssec/limits.hpp; KeyTrap, NSEC3 floods; jobs and deadlines), and the
-// answers synthesized from validated NSEC ranges (aggressive_nsec.hpp, RFC 8198).
+// answers synthesized from validated NSEC and NSEC3 ranges (aggressive_nsec.hpp, RFC 8198).
 //
 // Memory: one anonymous shared mapping beside the answer metrics (answer_metrics.hpp:
 // AnswerMetrics owns it, so it reaches every worker and reader the same way, and a
@@ -37,14 +37,14 @@ enum class DnssecCounter : unsigned {
   fetch_cache_hits,  // DS / DNSKEY sets a validation found in the shared cache
   key_cache_seeds,   // zones a validation started from the worker's key cache
   signature_validations,  // RRSIG verifications run
-  nsec3_hashes,           // NSEC3 hashes computed
+  nsec3_hashes,           // NSEC3 hashes computed (validations and aggressive_nsec.hpp's answers)
   signature_limit,        // validations stopped by max_signature_validations (bogus)
-  nsec3_hash_limit,       // ... by max_nsec3_hashes (bogus)
+  nsec3_hash_limit,       // ... by max_nsec3_hashes (bogus); or ranges not used for it (aggressive_nsec.hpp)
   nsec3_iteration_limit,  // ... NSEC3 iterations over max_nsec3_iterations (insecure)
   key_tag_collisions_skipped,  // keys not tried past max_key_tag_collisions
   overloaded,  // answers judged bogus for want of a job slot (ValidationJobs::kMaxJobs)
   timeouts,    // validations that reached their deadline (bogus)
-  aggressive_nsec_answers,  // NXDOMAIN / NODATA synthesized from validated NSEC ranges (aggressive_nsec.hpp)
+  aggressive_nsec_answers,  // NXDOMAIN / NODATA synthesized from validated NSEC / NSEC3 ranges (aggressive_nsec.hpp)
 };
 inline constexpr std::size_t kDnssecCounters = 16;
 static_assert(static_cast<unsigned>(DnssecCounter::indeterminate) == 3, "the verdicts first, as dnssec::Verdict");

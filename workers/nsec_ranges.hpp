@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Host-wide table of validated NSEC ranges (RFC 8198, aggressive use of the
+// Host-wide table of validated NSEC and NSEC3 ranges (RFC 8198, aggressive use of the
 // DNSSEC-validated cache), shared by every worker of one `dnsarena serve`: what one
 // worker's secure negative answer proved answers the next names inside the same range on
 // every worker, without an upstream query (aggressive_nsec.hpp reads and writes it).
 //
 // A record is opaque here: the caller's bytes (aggressive_nsec.cpp: the zone name, the NSEC
-// record and its RRSIGs, the zone's SOA and its RRSIGs, uncompressed wire), stored under
-// the zone's hash and the NSEC owner's hash, with an expiry in wall-clock seconds. The
+// or NSEC3 record and its RRSIGs, the zone's SOA and its RRSIGs, uncompressed wire), stored
+// under the zone's hash and the owner's hash, with an expiry in wall-clock seconds. The
 // table bounds them in number (slots) and in bytes (kCapacity a record); a record that
 // does not fit is not stored.
 //

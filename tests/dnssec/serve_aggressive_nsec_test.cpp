@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `dnsarena serve` validating in front of knotd's signed zones (signed_zones.hpp) answers
-// names inside a validated NSEC range without an upstream query (RFC 8198;
+// names inside a validated NSEC or NSEC3 range without an upstream query (RFC 8198;
 // workers/aggressive_nsec.hpp): NXDOMAIN and NODATA with AD, from any worker, never for
-// CD clients, with validation off, aggressive_nsec off, NSEC3 zones, outside the range or
-// after the range expired; and the answers agree with Unbound's (aggressive-nsec: yes).
+// CD clients, with validation off, aggressive_nsec off, outside the range, after the
+// range expired, under NSEC3 Opt-Out or above the NSEC3 iteration bound; and the answers
+// agree with Unbound's (aggressive-nsec: yes).
 //
 // rsa.test.'s NSEC chain: rsa.test. -> b -> d -> ns -> *.wild -> www -> rsa.test. Names
 // sorting before b ("a", "abc", "0") are in the apex's range, which also covers
@@ -30,7 +31,19 @@ namespace t = dnsarena::test;
 
 namespace {
 
-constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, kQRrsig = 46;
+constexpr std::uint16_t kQA = 1, kQMx = 15, kQTxt = 16, kQNsec = 47, kQSoa = 6, kQRrsig = 46, kQNsec3 = 50;
+
+// `count` random names (12 characters, fixed seed) below `zone`.
+std::vector<std::string> random_names(const std::string& zone, unsigned count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < count; ++i) {
+    std::string label;
+    for (int k = 0; k < 12; ++k) label += "abcdefghijklmnopqrstuvwxyz0123456789"[rng() % 36];
+    out.push_back(label + "." + zone);
+  }
+  return out;
+}
 
 // serve forwarding to knotd with `dnssec_section` as its dnssec: keys (indented).
 struct AggressiveServe {
@@ -84,6 +97,21 @@ struct AggressiveServe {
 };
 
 std::string anchor_keys(const SignedZones& zones) { return "  trust_anchor_file: " + zones.anchor_ds_file() + "\n"; }
+
+// Asks `n` of serve and of Unbound: whether both answered with the same rcode and AD bit
+// (checked). Unbound is asked twice when its first answer does not come within the
+// exchange's 3 s (a miss it resolves upstream, on a loaded machine).
+bool agree(const AggressiveServe& serve, const UnboundValidator& unbound, const Name& n) {
+  const t::DnsReply ours = serve.ask(n.name, n.type);
+  t::DnsReply theirs = unbound.ask(n.name, n.type);
+  if (!theirs.answered) theirs = unbound.ask(n.name, n.type);
+  INFO(n.name << " type " << n.type);
+  REQUIRE(ours.answered);
+  REQUIRE(theirs.answered);
+  CHECK(ours.rcode() == theirs.rcode());
+  CHECK(ours.ad() == theirs.ad());
+  return ours.rcode() == theirs.rcode() && ours.ad() == theirs.ad();
+}
 
 }  // namespace
 
@@ -154,12 +182,6 @@ TEST_CASE("serve answers names inside a validated NSEC range without asking upst
   const t::DnsReply cd = serve.ask("ah.rsa.test.", kQA, true, true);
   CHECK(cd.rcode() == 3);
   CHECK(serve.upstream() == before_cd + 1);
-
-  // NSEC3 zone: not synthesized (upstream each time).
-  REQUIRE(serve.ask("a.n3.test.", kQA).rcode() == 3);
-  const std::uint64_t before_n3 = serve.upstream();
-  CHECK(serve.ask("abc.n3.test.", kQA).rcode() == 3);
-  CHECK(serve.upstream() == before_n3 + 1);
 }
 
 TEST_CASE("serve answers from NSEC ranges only when validating with aggressive_nsec on", "[dnssec][serve][nsec]") {
@@ -207,29 +229,108 @@ TEST_CASE("synthesized NSEC answers agree with Unbound's aggressive-nsec", "[dns
   const Name names[] = {{"abc.rsa.test.", kQA}, {"0.rsa.test.", kQTxt}, {"abc.ed.test.", kQA},
                         {"www.ed.test.", kQMx}, {"aa.test.", kQA},      {"x.y.rsa.test.", kQA},
                         {"c.rsa.test.", kQA},   {"b.rsa.test.", kQMx}};
-  for (const Name& n : names) {
-    const t::DnsReply ours = serve.ask(n.name, n.type);
-    const t::DnsReply theirs = unbound.ask(n.name, n.type);
-    INFO(n.name << " type " << n.type);
-    REQUIRE(ours.answered);
-    REQUIRE(theirs.answered);
-    CHECK(ours.rcode() == theirs.rcode());
-    CHECK(ours.ad() == theirs.ad());
-  }
+  for (const Name& n : names) agree(serve, unbound, n);
   // Of these, only c.rsa.test. (b's range, not proven yet) and b.rsa.test. MX (no NSEC at
   // b yet) went upstream.
   CHECK(serve.upstream() == upstream + 2);
 }
 
-// The figure of docs/benchmarking.md (hidden: run it by its tag, [.nsec-flood]): a
-// random-subdomain flood on rsa.test. (dnsperf, NSEC_FLOOD_NAMES random names at
+// n3.test. has seven NSEC3 records (apex, ns, www, b, d, wild, *.wild): a random name's
+// NXDOMAIN needs the apex's record (closest encloser), the range covering its hash (next
+// closer) and the one covering *.n3.test.'s hash. Once the ranges its names hashed into
+// were proven, names go upstream no more: sequential names, so no two wait on one proof.
+TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggressive-nsec does",
+          "[dnssec][serve][nsec3][unbound]") {
+  SignedZones zones;
+  UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
+  auto unbound_sent = [&] { return unbound.stat("num.query.udpout") + unbound.stat("num.query.tcpout"); };
+  const std::uint64_t unbound_before = unbound_sent();  // its start-up probe
+  AggressiveServe serve(zones, 2, anchor_keys(zones));
+  const std::uint64_t serve_before = serve.upstream();
+
+  std::vector<Name> names;
+  for (const std::string& n : random_names("n3.test.", 2000, 5155)) names.push_back({n, kQA});
+  // NODATA: www has A only; after one NODATA at www, the others are proven by its record.
+  for (std::uint16_t type : {kQTxt, kQMx, kQSoa}) names.push_back({"www.n3.test.", type});
+  unsigned disagree = 0;
+  for (const Name& n : names)
+    if (!agree(serve, unbound, n)) ++disagree;
+  CHECK(disagree == 0);
+  const std::uint64_t ours = serve.upstream() - serve_before, theirs = unbound_sent() - unbound_before;
+  std::cout << "NSEC3 names " << names.size() << ": upstream queries dnsarena " << ours << ", unbound " << theirs
+            << "\n";
+  CHECK(ours * 100 < names.size());  // under 1%
+  CHECK(ours <= theirs);
+  CHECK(serve.synthesized(names.size() - ours) >= names.size() - ours);
+
+  // A synthesized NXDOMAIN for a DO client: the SOA, the NSEC3 records of the proof (the
+  // closest encloser's, the next closer's cover, the wildcard's cover: one to three, as
+  // knotd's random salt places the hashes) and RRSIGs.
+  const std::uint64_t before = serve.upstream();
+  const t::DnsReply r = serve.ask(random_names("n3.test.", 1, 50)[0], kQA);
+  CHECK(r.rcode() == 3);
+  CHECK(r.ad());
+  CHECK(r.count(1, kQSoa) == 1);
+  CHECK(r.count(1, kQNsec3) >= 1);
+  CHECK(r.count(1, kQNsec3) <= 3);
+  CHECK(r.count(1, kQRrsig) == r.count(1, kQNsec3) + 1);
+  CHECK(serve.upstream() == before);
+  const nlohmann::json dnssec = t::serve_stats(serve.segment)["answers"]["dnssec"];
+  CHECK(dnssec.value("nsec3_hashes", 0ull) > 0);
+
+  // The zone's own apex record says nothing of its DS (the parent holds it, RFC 4035
+  // 2.4): the DS set comes from upstream, not a NODATA from n3.test.'s ranges.
+  const t::DnsReply ds = serve.ask("n3.test.", kTypeDs);
+  CHECK(ds.rcode() == 0);
+  CHECK(ds.count(0, kTypeDs) >= 1);
+}
+
+TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 ranges, nor above the iteration bound",
+          "[dnssec][serve][nsec3]") {
+  SignedZones zones;
+  AggressiveServe serve(zones, 1, anchor_keys(zones));
+  // optout.test.: every NSEC3 record has the Opt-Out flag (an insecure delegation may hide
+  // at any covered name); hiter.test.: 200 iterations (insecure, RFC 9276).
+  for (const std::string zone : {"optout.test.", "hiter.test."}) {
+    INFO(zone);
+    REQUIRE(serve.ask("a." + zone, kQA).rcode() == 3);
+    // Secure NODATA at every name of optout.test. (each from its own NSEC3 record): the
+    // ranges are learned, and still prove no NXDOMAIN.
+    for (const char* name : {"", "www.", "b.", "d.", "ns.", "wild.", "*.wild."})
+      REQUIRE(serve.ask(name + zone, kQMx).rcode() == 0);
+    const std::uint64_t before = serve.upstream();
+    const std::vector<std::string> names = random_names(zone, 20, 8198);
+    for (const std::string& n : names) {
+      const t::DnsReply r = serve.ask(n, kQA);
+      CHECK(r.rcode() == 3);
+      CHECK_FALSE(r.ad());
+    }
+    CHECK(serve.upstream() == before + names.size());
+  }
+  // A wildcard NODATA whose next closer name lies in an Opt-Out range: an insecure
+  // delegation may be there instead (RFC 5155 6), so asked upstream.
+  const std::uint64_t before_wild = serve.upstream();
+  CHECK(serve.ask("x.wild.optout.test.", kQMx).rcode() == 0);
+  CHECK(serve.upstream() == before_wild + 1);
+  // The record of the name itself proves NODATA whatever its Opt-Out flag (RFC 5155 8.5).
+  const std::uint64_t before = serve.upstream();
+  const t::DnsReply r = serve.ask("www.optout.test.", kQTxt);
+  CHECK(r.rcode() == 0);
+  CHECK(r.ad());
+  CHECK(serve.upstream() == before);
+  CHECK(serve.synthesized(1) == 1);
+}
+
+// The figures of docs/benchmarking.md (hidden: run them by their tags, [.nsec-flood] and
+// [.nsec3-flood]): a random-subdomain flood on `zone` (rsa.test.: NSEC; n3.test.: NSEC3)
+// (dnsperf, NSEC_FLOOD_NAMES random names at
 // NSEC_FLOOD_QPS for NSEC_FLOOD_SECONDS, DO set, fixed seed) through serve (NSEC_FLOOD_WORKERS) with
 // aggressive_nsec on, then off, then through Unbound with aggressive-nsec: yes, each
 // with a cold cache. Reported: queries answered, queries sent upstream, DS and DNSKEY
 // fetches included (serve: its upstream_queries; Unbound: num.query.udpout + tcpout from
 // unbound-control, its extended statistics), and serve's worker user CPU per query
 // (`stats` user_ns_per_query, getrusage), as a table and JSON.
-TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.nsec-flood]") {
+static void flood(const std::string& zone) {
   auto env = [](const char* name, unsigned fallback) {
     const char* v = std::getenv(name);
     return v ? static_cast<unsigned>(std::stoul(v)) : fallback;
@@ -239,13 +340,8 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
   SignedZones zones;
   const std::string file = zones.dir() + "/flood.txt";
   {
-    std::mt19937_64 rng(8198);
     std::ofstream out(file);
-    for (unsigned i = 0; i < names; ++i) {
-      std::string label;
-      for (int k = 0; k < 12; ++k) label += "abcdefghijklmnopqrstuvwxyz0123456789"[rng() % 36];
-      out << label << ".rsa.test. A\n";
-    }
+    for (const std::string& name : random_names(zone, names, 8198)) out << name << " A\n";
   }
   auto dnsperf = [&](std::uint16_t port) {
     const std::string out = t::run_command("dnsperf -s 127.0.0.1 -p " + std::to_string(port) + " -d " + file +
@@ -259,13 +355,17 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
     std::string who;
     std::uint64_t answered, upstream;
     double cpu_us_per_query = -1;  // serve's workers: user CPU per query (stats user_ns_per_query); -1: not known
+    std::int64_t fetches = -1;     // serve: of upstream, the DS / DNSKEY fetches of validations; -1: not known
   };
   std::vector<Row> rows;
   for (const bool on : {true, false}) {
     AggressiveServe serve(zones, workers, anchor_keys(zones) + (on ? "" : "  aggressive_nsec: false\n"));
     const std::uint64_t answered = dnsperf(serve.port);
-    const double cpu = t::serve_stats(serve.segment)["total"]["user_ns_per_query"].get<double>() / 1000;
-    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream(), cpu});
+    const nlohmann::json stats = t::serve_stats(serve.segment);
+    const double cpu = stats["total"]["user_ns_per_query"].get<double>() / 1000;
+    const auto fetches = static_cast<std::int64_t>(stats["answers"]["dnssec"].value("fetches", 0ull));
+    rows.push_back({on ? "dnsarena aggressive_nsec on" : "dnsarena aggressive_nsec off", answered, serve.upstream(), cpu,
+                    fetches});
   }
   {
     UnboundValidator unbound(zones, zones.anchor_ds_file(), true);
@@ -275,20 +375,25 @@ TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.n
     rows.push_back({"unbound aggressive-nsec yes", answered, sent() - before});
   }
   std::ostringstream table, json;
-  table << "names " << names << ", " << qps << " q/s for " << seconds << " s, " << workers << " workers\n";
-  json << "{\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds << ",\"workers\":" << workers
-       << ",\"rows\":[";
+  table << zone << ": names " << names << ", " << qps << " q/s for " << seconds << " s, " << workers << " workers\n";
+  json << "{\"zone\":\"" << zone << "\",\"names\":" << names << ",\"qps\":" << qps << ",\"seconds\":" << seconds
+       << ",\"workers\":" << workers << ",\"rows\":[";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double share = r.answered ? 100.0 * static_cast<double>(r.upstream) / static_cast<double>(r.answered) : 0;
     table << r.who << ": answered " << r.answered << ", upstream " << r.upstream << " (" << share << "%)";
+    if (r.fetches >= 0) table << ", of which DS/DNSKEY fetches " << r.fetches;
     if (r.cpu_us_per_query >= 0) table << ", worker user CPU " << r.cpu_us_per_query << " us/query";
     table << "\n";
     json << (i ? "," : "") << "{\"who\":\"" << r.who << "\",\"answered\":" << r.answered
-         << ",\"upstream\":" << r.upstream << ",\"cpu_us_per_query\":" << r.cpu_us_per_query << "}";
+         << ",\"upstream\":" << r.upstream << ",\"fetches\":" << r.fetches << ",\"cpu_us_per_query\":" << r.cpu_us_per_query
+         << "}";
   }
   json << "]}";
   std::cout << table.str() << json.str() << "\n";
   CHECK(rows[0].upstream * 100 < rows[0].answered);  // under 1% of the queries
   CHECK(rows[1].upstream >= rows[1].answered);        // off: every random name goes upstream
 }
+
+TEST_CASE("random-subdomain flood on a signed NSEC zone: upstream queries", "[.nsec-flood]") { flood("rsa.test."); }
+TEST_CASE("random-subdomain flood on a signed NSEC3 zone: upstream queries", "[.nsec3-flood]") { flood("n3.test."); }

@@ -88,7 +88,8 @@ std::vector<std::uint8_t> RpzCopyWriter::finish() {
   put<std::uint64_t>(h + kOffRecords, records_);
   const std::size_t body = bytes_.size() - kRpzCopyHeaderBytes;
   put<std::uint64_t>(h + kOffBodyBytes, body);
-  put<std::uint64_t>(h + kOffChecksum, rpz_copy_checksum(h + kRpzCopyHeaderBytes, body));
+  checksum_ = rpz_copy_checksum(h + kRpzCopyHeaderBytes, body);
+  put<std::uint64_t>(h + kOffChecksum, checksum_);
   return std::move(bytes_);
 }
 
@@ -150,8 +151,10 @@ void RpzCopyReader::check() {
     throw PolicyError(source_ + ": RPZ copy " + (body > size - kRpzCopyHeaderBytes ? "truncated" : "with trailing bytes") +
                       ": the header says " + std::to_string(body + kRpzCopyHeaderBytes) + " bytes, the file has " +
                       std::to_string(size));
-  if (get<std::uint64_t>(h + kOffChecksum) != rpz_copy_checksum(h + kRpzCopyHeaderBytes, size - kRpzCopyHeaderBytes))
+  checksum_ = get<std::uint64_t>(h + kOffChecksum);
+  if (checksum_ != rpz_copy_checksum(h + kRpzCopyHeaderBytes, size - kRpzCopyHeaderBytes))
     throw PolicyError(source_ + ": RPZ copy damaged: the checksum does not match its contents");
+  if (get<std::uint32_t>(h + kOffOriginBytes + 4) != 0) throw PolicyError(source_ + ": RPZ copy damaged: its header's last word is not 0");
   const auto origin_len = get<std::uint32_t>(h + kOffOriginBytes);
   if (origin_len > 255 || origin_len > body || !wire_name(h + kRpzCopyHeaderBytes, origin_len))
     throw PolicyError(source_ + ": RPZ copy with a malformed origin");

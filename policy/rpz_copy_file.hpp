@@ -58,10 +58,13 @@ public:
            const std::uint8_t* rdata, std::size_t rdata_len);
   // The whole file, header filled in. The writer is spent.
   std::vector<std::uint8_t> finish();
+  // The body's checksum finish() wrote.
+  std::uint64_t checksum() const { return checksum_; }
 
 private:
   std::vector<std::uint8_t> bytes_;
   std::uint64_t records_ = 0;
+  std::uint64_t checksum_ = 0;
 };
 
 // A copy read and checked whole (see the header comment), its records handed out in order.
@@ -77,6 +80,9 @@ public:
 
   const WireName& origin() const { return origin_; }
   std::uint64_t records() const { return records_; }
+  // The body's checksum (the header's, verified): what names this copy to a delta
+  // (rpz_copy_delta.hpp).
+  std::uint64_t checksum() const { return checksum_; }
   const std::string& source() const { return source_; }
   // The next record (r.line: its number, from 1); false after the last.
   bool next(ScannedRecord& r);
@@ -89,6 +95,7 @@ private:
   std::string source_;
   WireName origin_;
   std::uint64_t records_ = 0;
+  std::uint64_t checksum_ = 0;
   std::uint64_t read_ = 0;
   std::size_t pos_ = 0;
 };

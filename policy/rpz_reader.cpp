@@ -5,9 +5,11 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <vector>
 #include <spdlog/spdlog.h>
 
+#include "policy/rpz_copy_delta.hpp"
 #include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "wire/constants.hpp"
@@ -243,6 +245,20 @@ WireName origin_of(const std::string& name, const std::string& source) {
   }
 }
 
+// The delta beside a transferred zone's copy, or nullptr when there is none or it cannot
+// be read: the copy alone is then the zone (logged), as the transfer process holds it and
+// transfers from.
+std::unique_ptr<RpzCopyDelta> read_delta(const std::string& copy_file) {
+  const std::string path = rpz_delta_path(copy_file);
+  if (!std::filesystem::exists(path)) return nullptr;
+  try {
+    return std::make_unique<RpzCopyDelta>(path);
+  } catch (const PolicyError& e) {
+    spdlog::warn("policy: {}; the copy is read without it", e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
@@ -252,13 +268,20 @@ void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
     return;
   }
   if (RpzCopyReader::is_copy(zone.file)) {  // a transfer's copy (rpz_copy_file.hpp): no text to parse
+    // The delta opened first: a copy rewritten meanwhile holds it already (rpz_copy_delta.hpp).
+    std::unique_ptr<RpzCopyDelta> delta = zone.transferred ? read_delta(zone.file) : nullptr;
     RpzCopyReader copy(zone.file);
     const WireName origin = origin_of(zone.name, zone.file);
     if (!origin.empty() && origin != copy.origin())
       throw PolicyError(zone.file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
                         wire::wire_to_text(origin));
     rules.reserve(rules.rules().size() + copy.records());
-    RpzZone(copy, rules, origin).read();
+    if (delta && delta->base_checksum() == copy.checksum()) {
+      RpzPatchedCopy patched(copy, *delta);
+      RpzZone(patched, rules, origin).read();
+    } else {
+      RpzZone(copy, rules, origin).read();
+    }
     return;
   }
   ZoneScanner scanner(zone.file, zone.name.empty() ? "." : zone.name);

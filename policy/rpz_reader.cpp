@@ -35,6 +35,15 @@ std::vector<std::string_view> labels_of(const WireName& trigger) {
   return out;
 }
 
+// The last label of `trigger` (lowercase wire form, root last) before the root; empty
+// for the root. Asked of every trigger: no vector of labels (labels_of) is made for it.
+std::string_view last_label(const WireName& trigger) {
+  std::string_view last;
+  for (std::size_t pos = 0; pos < trigger.size() && trigger[pos] != 0; pos += trigger[pos] + 1u)
+    last = {reinterpret_cast<const char*>(trigger.data() + pos + 1), trigger[pos]};
+  return last;
+}
+
 bool decimal(std::string_view s, unsigned max, unsigned& v) {
   if (s.empty() || s.size() > 3 || (s.size() > 1 && s[0] == '0')) return false;
   v = 0;
@@ -146,12 +155,11 @@ private:
     if (!label_boundary(r.owner, trigger.size()))
       scanner_.fail(r.line, "owner " + wire::wire_to_text(r.owner) + " is outside the zone " + wire::wire_to_text(origin_));
     trigger.push_back(0);
-    const std::vector<std::string_view> labels = labels_of(trigger);
-    const std::string_view kind = labels.empty() ? std::string_view{} : labels.back();
+    const std::string_view kind = last_label(trigger);
     if (std::find(kOtherTriggers.begin(), kOtherTriggers.end(), kind) != kOtherTriggers.end())
       return unsupported(r, "trigger " + wire::wire_to_text(trigger));
     if (kind == "rpz-ip" || kind == "rpz-client-ip") {
-      const WireName key = address_key(labels);
+      const WireName key = address_key(labels_of(trigger));
       if (key.empty()) return unsupported(r, "malformed address trigger " + wire::wire_to_text(trigger));
       return add(r, key, false, kind == "rpz-ip" ? TriggerKind::response_ip : TriggerKind::client_ip);
     }

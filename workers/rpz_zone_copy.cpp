@@ -171,7 +171,7 @@ void RpzZoneCopy::write(const std::string& file) {
     out.add(p.owner, p.owner_len, p.type, ttl, p.rdata, p.rdata_len);
   }
   const std::vector<std::uint8_t> bytes = out.finish();
-  replace_file(file, bytes);
+  replace_file(file, bytes, true);
   file_checksum_ = out.checksum();
   has_change_ = dirty_ = false;
 }
@@ -186,7 +186,10 @@ void RpzZoneCopy::write_delta(const std::string& file) const {
     const KeyParts p = parts_of(key);
     out.add(p.owner, p.owner_len, p.type, records_.at(key), p.rdata, p.rdata_len);
   }
-  replace_file(policy::rpz_delta_path(file), out.finish());
+  // Not fsynced (the 10 to 60 ms of a loaded host's fsync are on the way to the new
+  // policy): after a crash of the host the delta may be the one before, or cut, or
+  // empty; each is stale or refused by its checksums, and the copy alone is the zone.
+  replace_file(policy::rpz_delta_path(file), out.finish(), false);
 }
 
 RpzZoneCopy::KeyParts RpzZoneCopy::parts_of(const std::string& key) {
@@ -196,15 +199,16 @@ RpzZoneCopy::KeyParts RpzZoneCopy::parts_of(const std::string& key) {
           key.size() - owner_len - 2};
 }
 
-// `bytes` as `file`, by a temporary in its directory, fsynced, renamed over it: a crash
-// leaves the old file or the new one, never half of one.
-void RpzZoneCopy::replace_file(const std::string& file, const std::vector<std::uint8_t>& bytes) {
+// `bytes` as `file`, by a temporary in its directory renamed over it: a crash of the
+// process leaves the old file or the new one, never half of one; `durable`: the temporary
+// and the rename fsynced, so a crash of the host does too.
+void RpzZoneCopy::replace_file(const std::string& file, const std::vector<std::uint8_t>& bytes, bool durable) {
   const std::string temp = file + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (fd < 0) throw std::runtime_error("cannot write " + temp + ": " + std::strerror(errno));
   try {
     write_all(fd, bytes, temp);
-    if (::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
+    if (durable && ::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
   } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
@@ -216,6 +220,7 @@ void RpzZoneCopy::replace_file(const std::string& file, const std::vector<std::u
     ::unlink(temp.c_str());
     throw std::runtime_error("cannot rename " + temp + " to " + file + ": " + std::strerror(e));
   }
+  if (!durable) return;
   // The rename itself durable: fsync the directory.
   const std::string dir = std::filesystem::path(file).parent_path().string();
   const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -46,8 +46,9 @@ public:
   // True when write_delta() can write: the last apply() changed the copy that load() or
   // write() left in the file, a binary copy (not a zone file).
   bool has_delta() const { return has_change_; }
-  // Writes the last apply()'s change to rpz_delta_path(file), atomically. REQUIRES:
-  // has_delta(). Throws std::runtime_error when it cannot be written.
+  // Writes the last apply()'s change to rpz_delta_path(file), atomically (renamed into
+  // place) but not fsynced. REQUIRES: has_delta(). Throws std::runtime_error when it
+  // cannot be written.
   void write_delta(const std::string& file) const;
 
   bool has() const { return has_; }
@@ -66,7 +67,7 @@ private:
     std::size_t rdata_len;
   };
   static KeyParts parts_of(const std::string& key);
-  static void replace_file(const std::string& file, const std::vector<std::uint8_t>& bytes);
+  static void replace_file(const std::string& file, const std::vector<std::uint8_t>& bytes, bool durable);
   // Reads a binary copy into the (empty) copy. Throws policy::PolicyError.
   void load_copy(const std::string& file);
   XfrBytes origin_;

@@ -1,11 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "policy/rpz_copy_delta.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "wire/dns_name.hpp"
@@ -20,41 +15,6 @@ constexpr std::uint16_t kDeltaTypeSoa = 6;
 constexpr std::size_t kDeltaOffVersion = 8, kDeltaOffHeaderBytes = 12, kDeltaOffBase = 16, kDeltaOffRemoved = 24, kDeltaOffAdded = 32,
                       kDeltaOffHeaderSum = 40;
 static_assert(kDeltaOffHeaderSum + 8 == kRpzDeltaHeaderBytes, "the header's fields end where the removed records start");
-
-template <typename T>
-void put_le(std::uint8_t* p, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
-}
-template <typename T>
-T get_le(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return static_cast<T>(v);
-}
-
-std::vector<std::uint8_t> read_delta_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw PolicyError(path + ": cannot read: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw PolicyError(path + ": not a regular file");
-  }
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(st.st_size));
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t r = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      const int e = errno;
-      ::close(fd);
-      throw PolicyError(path + ": cannot read: " + (r < 0 ? std::strerror(e) : "the file shrank while read"));
-    }
-    done += static_cast<std::size_t>(r);
-  }
-  ::close(fd);
-  return bytes;
-}
 
 void removal_key(std::string& k, const WireName& owner, std::uint16_t type, const WireName& rdata) {
   k.assign(reinterpret_cast<const char*>(owner.data()), owner.size());
@@ -89,12 +49,12 @@ std::vector<std::uint8_t> RpzDeltaWriter::finish() {
   out.reserve(kRpzDeltaHeaderBytes + removed.size() + added.size());
   std::uint8_t* h = out.data();
   std::memcpy(h, kRpzDeltaMagic.data(), kRpzDeltaMagic.size());
-  put_le<std::uint32_t>(h + kDeltaOffVersion, kRpzDeltaVersion);
-  put_le<std::uint32_t>(h + kDeltaOffHeaderBytes, static_cast<std::uint32_t>(kRpzDeltaHeaderBytes));
-  put_le<std::uint64_t>(h + kDeltaOffBase, base_checksum_);
-  put_le<std::uint64_t>(h + kDeltaOffRemoved, removed.size());
-  put_le<std::uint64_t>(h + kDeltaOffAdded, added.size());
-  put_le<std::uint64_t>(h + kDeltaOffHeaderSum, rpz_copy_checksum(h, kDeltaOffHeaderSum));
+  rpz_put_le<std::uint32_t>(h + kDeltaOffVersion, kRpzDeltaVersion);
+  rpz_put_le<std::uint32_t>(h + kDeltaOffHeaderBytes, static_cast<std::uint32_t>(kRpzDeltaHeaderBytes));
+  rpz_put_le<std::uint64_t>(h + kDeltaOffBase, base_checksum_);
+  rpz_put_le<std::uint64_t>(h + kDeltaOffRemoved, removed.size());
+  rpz_put_le<std::uint64_t>(h + kDeltaOffAdded, added.size());
+  rpz_put_le<std::uint64_t>(h + kDeltaOffHeaderSum, rpz_copy_checksum(h, kDeltaOffHeaderSum));
   out.insert(out.end(), removed.begin(), removed.end());
   out.insert(out.end(), added.begin(), added.end());
   return out;
@@ -109,16 +69,16 @@ std::vector<std::uint8_t> RpzCopyDelta::slice(const std::vector<std::uint8_t>& b
     throw PolicyError(source + ": not an RPZ delta written by dnsarena (no magic \"DNSARPZD\")");
   if (bytes.size() < kRpzDeltaHeaderBytes)
     throw PolicyError(source + ": RPZ delta truncated: " + std::to_string(bytes.size()) + " bytes, shorter than its header");
-  if (get_le<std::uint64_t>(h + kDeltaOffHeaderSum) != rpz_copy_checksum(h, kDeltaOffHeaderSum))
+  if (rpz_get_le<std::uint64_t>(h + kDeltaOffHeaderSum) != rpz_copy_checksum(h, kDeltaOffHeaderSum))
     throw PolicyError(source + ": RPZ delta damaged: the header's checksum does not match it");
-  const auto version = get_le<std::uint32_t>(h + kDeltaOffVersion);
+  const auto version = rpz_get_le<std::uint32_t>(h + kDeltaOffVersion);
   if (version != kRpzDeltaVersion)
     throw PolicyError(source + ": RPZ delta format version " + std::to_string(version) + ", this build reads version " +
                       std::to_string(kRpzDeltaVersion));
-  if (get_le<std::uint32_t>(h + kDeltaOffHeaderBytes) != kRpzDeltaHeaderBytes)
-    throw PolicyError(source + ": RPZ delta header of " + std::to_string(get_le<std::uint32_t>(h + kDeltaOffHeaderBytes)) +
+  if (rpz_get_le<std::uint32_t>(h + kDeltaOffHeaderBytes) != kRpzDeltaHeaderBytes)
+    throw PolicyError(source + ": RPZ delta header of " + std::to_string(rpz_get_le<std::uint32_t>(h + kDeltaOffHeaderBytes)) +
                       " bytes, expected " + std::to_string(kRpzDeltaHeaderBytes));
-  const auto removed = get_le<std::uint64_t>(h + kDeltaOffRemoved), add = get_le<std::uint64_t>(h + kDeltaOffAdded);
+  const auto removed = rpz_get_le<std::uint64_t>(h + kDeltaOffRemoved), add = rpz_get_le<std::uint64_t>(h + kDeltaOffAdded);
   const std::size_t body = bytes.size() - kRpzDeltaHeaderBytes;
   if (removed > body || add != body - removed)
     throw PolicyError(source + ": RPZ delta of " + std::to_string(bytes.size()) + " bytes, its header says " +
@@ -128,10 +88,10 @@ std::vector<std::uint8_t> RpzCopyDelta::slice(const std::vector<std::uint8_t>& b
   return {from, from + static_cast<std::ptrdiff_t>(added ? add : removed)};
 }
 
-RpzCopyDelta::RpzCopyDelta(const std::string& path) : RpzCopyDelta(read_delta_file(path), path) {}
+RpzCopyDelta::RpzCopyDelta(const std::string& path) : RpzCopyDelta(read_rpz_bytes(path), path) {}
 
 RpzCopyDelta::RpzCopyDelta(std::vector<std::uint8_t> bytes, std::string source)
-    : base_checksum_(bytes.size() >= kRpzDeltaHeaderBytes ? get_le<std::uint64_t>(bytes.data() + kDeltaOffBase) : 0),
+    : base_checksum_(bytes.size() >= kRpzDeltaHeaderBytes ? rpz_get_le<std::uint64_t>(bytes.data() + kDeltaOffBase) : 0),
       removed_(slice(bytes, source, false), source + " (removed)"),
       added_(slice(bytes, source, true), source + " (added)") {
   if (removed_.origin() != added_.origin()) throw PolicyError(source + ": RPZ delta of two zones");

@@ -45,6 +45,21 @@ inline constexpr std::string_view kRpzCopyMagic{"DNSARPZC", 8};
 inline constexpr std::uint32_t kRpzCopyVersion = 1;
 inline constexpr std::size_t kRpzCopyHeaderBytes = 48;
 
+// The little-endian integers of the copy's and the delta's headers.
+template <typename T>
+void rpz_put_le(std::uint8_t* p, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+}
+template <typename T>
+T rpz_get_le(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v |= std::uint64_t{p[i]} << (8 * i);
+  return static_cast<T>(v);
+}
+
+// The whole of a regular file. Throws PolicyError "PATH: what".
+std::vector<std::uint8_t> read_rpz_bytes(const std::string& path);
+
 // 64-bit checksum of `n` bytes (8 bytes a step, multiply and rotate).
 std::uint64_t rpz_copy_checksum(const std::uint8_t* p, std::size_t n);
 

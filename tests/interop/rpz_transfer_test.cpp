@@ -391,6 +391,9 @@ TEST_CASE("an RPZ transfer process killed between the new policy and the copy's 
   REQUIRE(answered);  // the new policy, from the old copy and the delta
   CHECK(kept_copy(file) == std::make_pair(1u, std::size_t{23}));  // the rewrite is held
   CHECK(std::filesystem::exists(dnsarena::policy::rpz_delta_path(file)));
+  // `dnsarena policy check` reads the copy as serve does: with its delta.
+  CHECK_THAT(dnsarena::test::command_output(std::string(DNSARENA_BINARY) + " policy check " + file),
+             Catch::Contains("22 rules from 24 records"));
   CHECK(s.serve->log().find("IXFR to serial 2") == std::string::npos);  // logged once the copy is written
 
   REQUIRE(::kill(first, SIGKILL) == 0);

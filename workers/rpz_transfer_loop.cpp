@@ -88,6 +88,8 @@ private:
   bool within_rate();
   void accept_tcp_notify();
   void publish();
+  // The zone's copy (serial, records) into its status, then publish().
+  void publish_zone(Zone& z);
 
   const RpzTransfers& cfg_;
   std::string segment_;
@@ -174,10 +176,13 @@ void TransferLoop::transfer(Zone& z) {
       // is rewritten after: the rewrite is off the way to the new policy (rpz_copy_delta.hpp).
       const bool by_delta = res.kind == TransferKind::ixfr && z.copy.has_delta() && write_delta(z);
       const std::uint64_t delta_ms = common::monotonic_ms();
-      if (by_delta) tell_supervisor(z);
-      z.copy.write(z.cfg.file);
       z.status.last_kind = to_string(res.kind);
       z.status.last_transfer_unix_ms = unix_ms();
+      if (by_delta) {  // `stats` has the serial the policy is compiled at, before the rewrite
+        tell_supervisor(z);
+        publish_zone(z);
+      }
+      z.copy.write(z.cfg.file);
       spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms, {}file written in {} ms "
                    "({} ms CPU)",
                    z.cfg.zone, to_string(res.kind), z.copy.serial(), z.copy.size(), res.messages, res.bytes,
@@ -197,6 +202,10 @@ void TransferLoop::transfer(Zone& z) {
                   e.what(), z.copy.has() ? std::to_string(z.copy.serial()) : std::string("(none)"));
     schedule_retry(z);
   }
+  publish_zone(z);
+}
+
+void TransferLoop::publish_zone(Zone& z) {
   z.status.has_copy = z.copy.has();
   z.status.serial = z.copy.serial();
   z.status.records = z.copy.size();

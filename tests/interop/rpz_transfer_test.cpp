@@ -395,6 +395,7 @@ TEST_CASE("an RPZ transfer process killed between the new policy and the copy's 
   CHECK_THAT(dnsarena::test::command_output(std::string(DNSARENA_BINARY) + " policy check " + file),
              Catch::Contains("22 rules from 24 records"));
   CHECK(s.serve->log().find("IXFR to serial 2") == std::string::npos);  // logged once the copy is written
+  CHECK(eventually([&] { return serial_is(s.segment, 2); }));  // `stats`: the serial the policy is at
 
   REQUIRE(::kill(first, SIGKILL) == 0);
   std::filesystem::remove(hold);
@@ -403,8 +404,9 @@ TEST_CASE("an RPZ transfer process killed between the new policy and the copy's 
     const pid_t p = transfer_pid(s.serve->log());
     return p != 0 && p != first;
   }));
-  REQUIRE(eventually([&] { return serial_is(s.segment, 2); }));
+  REQUIRE(eventually([&] { return kept_copy(file).first == 2; }));  // rewritten by the restarted process
   CHECK(kept_copy(file) == std::make_pair(2u, std::size_t{24}));
+  CHECK(eventually([&] { return serial_is(s.segment, 2); }));
   CHECK(zone_status(s.segment)["last_kind"] == "IXFR");  // from serial 1, the copy's
   CHECK(s.serve->log().find("IXFR to serial 2 (24 records") != std::string::npos);
   CHECK(rcode_of(s.port, 3, "a.test.") == 3);

@@ -145,7 +145,8 @@ void RpzCopyReader::check() {
   checksum_ = rpz_get_le<std::uint64_t>(h + kOffChecksum);
   if (checksum_ != rpz_copy_checksum(h + kRpzCopyHeaderBytes, size - kRpzCopyHeaderBytes))
     throw PolicyError(source_ + ": RPZ copy damaged: the checksum does not match its contents");
-  if (rpz_get_le<std::uint32_t>(h + kOffOriginBytes + 4) != 0) throw PolicyError(source_ + ": RPZ copy damaged: its header's last word is not 0");
+  if (rpz_get_le<std::uint32_t>(h + kOffOriginBytes + 4) != 0)
+    throw PolicyError(source_ + ": RPZ copy damaged: its header's last word is not 0");
   const auto origin_len = rpz_get_le<std::uint32_t>(h + kOffOriginBytes);
   if (origin_len > 255 || origin_len > body || !wire_name(h + kRpzCopyHeaderBytes, origin_len))
     throw PolicyError(source_ + ": RPZ copy with a malformed origin");

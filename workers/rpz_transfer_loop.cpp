@@ -186,7 +186,8 @@ void TransferLoop::transfer(Zone& z) {
       spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms, {}file written in {} ms "
                    "({} ms CPU)",
                    z.cfg.zone, to_string(res.kind), z.copy.serial(), z.copy.size(), res.messages, res.bytes,
-                   taken_ms - t0, by_delta ? "delta written in " + std::to_string(delta_ms - taken_ms) + " ms, then the " : std::string(),
+                   taken_ms - t0,
+                   by_delta ? "delta written in " + std::to_string(delta_ms - taken_ms) + " ms, then the " : std::string(),
                    common::monotonic_ms() - delta_ms, (cpu_us() - cpu0) / 1000);
       if (!by_delta) tell_supervisor(z);
     }

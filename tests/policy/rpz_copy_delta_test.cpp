@@ -89,7 +89,8 @@ std::vector<std::uint8_t> delta_of(const std::vector<ScannedRecord>& before, con
   };
   for (auto it = before.begin() + 1; it != before.end(); ++it) {
     const auto now = find(after, *it);
-    if (now == after.end() || now->ttl != it->ttl) w.remove(it->owner.data(), it->owner.size(), it->type, it->rdata.data(), it->rdata.size());
+    if (now == after.end() || now->ttl != it->ttl)
+      w.remove(it->owner.data(), it->owner.size(), it->type, it->rdata.data(), it->rdata.size());
   }
   for (auto it = after.begin() + 1; it != after.end(); ++it) {
     const auto was = find(before, *it);

@@ -7,12 +7,14 @@
 # 30), half of the names blocked, while $CHANGES times (default 4) one rule is added on
 # knotd (knotc zone-begin / zone-set / zone-commit: knotd sends NOTIFY). For each change:
 # the time from the commit to the first NXDOMAIN for the new rule's name (asked every
-# 10 ms), the time from serve's NOTIFY log line to that answer, and what serve logged: the IXFR's time, the policy compile's time. Then
+# 10 ms), the time from serve's NOTIFY log line to that answer, and what serve logged: the
+# IXFR's time (the delta and the kept copy written), the policy compile's time. Then
 # dnsperf's sent, completed and lost.
-# Needs knotd, knotc, dnsperf, kdig, python3, and a built ./build/dnsarena.
+# Needs knotd, knotc, dnsperf, kdig, python3, and a built ./build/dnsarena (or the binary
+# DNSARENA_BIN names: another build's, to compare two in the same conditions).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$root/build/dnsarena
+bin=${DNSARENA_BIN:-$root/build/dnsarena}
 rules=${RULES:-1000000}
 rate=${RATE:-20000}
 seconds=${SECONDS_RUN:-30}

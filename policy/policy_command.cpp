@@ -89,7 +89,8 @@ void add_check(CLI::App& group) {
   cmd->add_option("files", *files, "RPZ zone files (origin: each file's SOA owner)")->required();
   cmd->callback([files] {
     PolicyConfig cfg;
-    for (const std::string& f : *files) cfg.rpz.push_back({f, ""});
+    // A transferred copy as serve reads it: with the delta beside it, if one is made for it.
+    for (const std::string& f : *files) cfg.rpz.push_back({f, "", RpzCopyReader::is_copy(f)});
     try {
       const CompiledPolicy c = compile_policy_config(cfg);
       for (const ZoneReport& z : c.zones)

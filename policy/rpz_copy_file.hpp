@@ -45,6 +45,21 @@ inline constexpr std::string_view kRpzCopyMagic{"DNSARPZC", 8};
 inline constexpr std::uint32_t kRpzCopyVersion = 1;
 inline constexpr std::size_t kRpzCopyHeaderBytes = 48;
 
+// The little-endian integers of the copy's and the delta's headers.
+template <typename T>
+void rpz_put_le(std::uint8_t* p, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+}
+template <typename T>
+T rpz_get_le(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v |= std::uint64_t{p[i]} << (8 * i);
+  return static_cast<T>(v);
+}
+
+// The whole of a regular file. Throws PolicyError "PATH: what".
+std::vector<std::uint8_t> read_rpz_bytes(const std::string& path);
+
 // 64-bit checksum of `n` bytes (8 bytes a step, multiply and rotate).
 std::uint64_t rpz_copy_checksum(const std::uint8_t* p, std::size_t n);
 
@@ -58,10 +73,13 @@ public:
            const std::uint8_t* rdata, std::size_t rdata_len);
   // The whole file, header filled in. The writer is spent.
   std::vector<std::uint8_t> finish();
+  // The body's checksum finish() wrote.
+  std::uint64_t checksum() const { return checksum_; }
 
 private:
   std::vector<std::uint8_t> bytes_;
   std::uint64_t records_ = 0;
+  std::uint64_t checksum_ = 0;
 };
 
 // A copy read and checked whole (see the header comment), its records handed out in order.
@@ -77,6 +95,9 @@ public:
 
   const WireName& origin() const { return origin_; }
   std::uint64_t records() const { return records_; }
+  // The body's checksum (the header's, verified): what names this copy to a delta
+  // (rpz_copy_delta.hpp).
+  std::uint64_t checksum() const { return checksum_; }
   const std::string& source() const { return source_; }
   // The next record (r.line: its number, from 1); false after the last.
   bool next(ScannedRecord& r);
@@ -89,6 +110,7 @@ private:
   std::string source_;
   WireName origin_;
   std::uint64_t records_ = 0;
+  std::uint64_t checksum_ = 0;
   std::uint64_t read_ = 0;
   std::size_t pos_ = 0;
 };

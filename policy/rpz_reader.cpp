@@ -5,9 +5,11 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <vector>
 #include <spdlog/spdlog.h>
 
+#include "policy/rpz_copy_delta.hpp"
 #include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "wire/constants.hpp"
@@ -31,6 +33,15 @@ std::vector<std::string_view> labels_of(const WireName& trigger) {
   for (std::size_t pos = 0; pos < trigger.size() && trigger[pos] != 0; pos += trigger[pos] + 1u)
     out.emplace_back(reinterpret_cast<const char*>(trigger.data() + pos + 1), trigger[pos]);
   return out;
+}
+
+// The last label of `trigger` (lowercase wire form, root last) before the root; empty
+// for the root. Asked of every trigger: no vector of labels (labels_of) is made for it.
+std::string_view last_label(const WireName& trigger) {
+  std::string_view last;
+  for (std::size_t pos = 0; pos < trigger.size() && trigger[pos] != 0; pos += trigger[pos] + 1u)
+    last = {reinterpret_cast<const char*>(trigger.data() + pos + 1), trigger[pos]};
+  return last;
 }
 
 bool decimal(std::string_view s, unsigned max, unsigned& v) {
@@ -144,12 +155,11 @@ private:
     if (!label_boundary(r.owner, trigger.size()))
       scanner_.fail(r.line, "owner " + wire::wire_to_text(r.owner) + " is outside the zone " + wire::wire_to_text(origin_));
     trigger.push_back(0);
-    const std::vector<std::string_view> labels = labels_of(trigger);
-    const std::string_view kind = labels.empty() ? std::string_view{} : labels.back();
+    const std::string_view kind = last_label(trigger);
     if (std::find(kOtherTriggers.begin(), kOtherTriggers.end(), kind) != kOtherTriggers.end())
       return unsupported(r, "trigger " + wire::wire_to_text(trigger));
     if (kind == "rpz-ip" || kind == "rpz-client-ip") {
-      const WireName key = address_key(labels);
+      const WireName key = address_key(labels_of(trigger));
       if (key.empty()) return unsupported(r, "malformed address trigger " + wire::wire_to_text(trigger));
       return add(r, key, false, kind == "rpz-ip" ? TriggerKind::response_ip : TriggerKind::client_ip);
     }
@@ -243,6 +253,20 @@ WireName origin_of(const std::string& name, const std::string& source) {
   }
 }
 
+// The delta beside a transferred zone's copy, or nullptr when there is none or it cannot
+// be read: the copy alone is then the zone (logged), as the transfer process holds it and
+// transfers from.
+std::unique_ptr<RpzCopyDelta> read_delta(const std::string& copy_file) {
+  const std::string path = rpz_delta_path(copy_file);
+  if (!std::filesystem::exists(path)) return nullptr;
+  try {
+    return std::make_unique<RpzCopyDelta>(path);
+  } catch (const PolicyError& e) {
+    spdlog::warn("policy: {}; the copy is read without it", e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
@@ -252,13 +276,20 @@ void read_rpz_file(const RpzZoneConfig& zone, RuleSet& rules) {
     return;
   }
   if (RpzCopyReader::is_copy(zone.file)) {  // a transfer's copy (rpz_copy_file.hpp): no text to parse
+    // The delta opened first: a copy rewritten meanwhile holds it already (rpz_copy_delta.hpp).
+    std::unique_ptr<RpzCopyDelta> delta = zone.transferred ? read_delta(zone.file) : nullptr;
     RpzCopyReader copy(zone.file);
     const WireName origin = origin_of(zone.name, zone.file);
     if (!origin.empty() && origin != copy.origin())
       throw PolicyError(zone.file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
                         wire::wire_to_text(origin));
     rules.reserve(rules.rules().size() + copy.records());
-    RpzZone(copy, rules, origin).read();
+    if (delta && delta->base_checksum() == copy.checksum()) {
+      RpzPatchedCopy patched(copy, *delta);
+      RpzZone(patched, rules, origin).read();
+    } else {
+      RpzZone(copy, rules, origin).read();
+    }
     return;
   }
   ZoneScanner scanner(zone.file, zone.name.empty() ? "." : zone.name);

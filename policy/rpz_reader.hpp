@@ -36,7 +36,8 @@ struct RpzZoneConfig {
   std::string file;
   std::string name;  // the zone's origin; empty: the owner of the file's first record (its SOA)
   // The file is the copy a zone transfer keeps (workers/rpz_transfer_process.hpp): until
-  // the first transfer writes it, a missing file is an empty zone, not an error.
+  // the first transfer writes it, a missing file is an empty zone, not an error; a delta
+  // beside it made for that copy is applied (rpz_copy_delta.hpp).
   bool transferred = false;
 };
 

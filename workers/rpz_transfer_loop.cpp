@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -74,6 +75,10 @@ public:
 private:
   void open_zones();
   void transfer(Zone& z);
+  // Writes the last IXFR's change beside the zone's file; false (logged) when it cannot.
+  bool write_delta(Zone& z);
+  // kRpzTransferSignal: the supervisor compiles the policy from the files.
+  void tell_supervisor(const Zone& z);
   void schedule_refresh(Zone& z);
   void schedule_retry(Zone& z);
   void read_notifies();
@@ -83,6 +88,8 @@ private:
   bool within_rate();
   void accept_tcp_notify();
   void publish();
+  // The zone's copy (serial, records) into its status, then publish().
+  void publish_zone(Zone& z);
 
   const RpzTransfers& cfg_;
   std::string segment_;
@@ -165,15 +172,24 @@ void TransferLoop::transfer(Zone& z) {
       spdlog::debug("rpz zone {}: serial {} is current", z.cfg.zone, z.copy.serial());
     } else {
       const std::uint64_t taken_ms = common::monotonic_ms(), cpu0 = cpu_us();
-      z.copy.write(z.cfg.file);
+      // An IXFR's change goes to the supervisor as a delta beside the file, and the file
+      // is rewritten after: the rewrite is off the way to the new policy (rpz_copy_delta.hpp).
+      const bool by_delta = res.kind == TransferKind::ixfr && z.copy.has_delta() && write_delta(z);
+      const std::uint64_t delta_ms = common::monotonic_ms();
       z.status.last_kind = to_string(res.kind);
       z.status.last_transfer_unix_ms = unix_ms();
-      spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms, file written in {} ms "
+      if (by_delta) {  // `stats` has the serial the policy is compiled at, before the rewrite
+        tell_supervisor(z);
+        publish_zone(z);
+      }
+      z.copy.write(z.cfg.file);
+      spdlog::info("rpz zone {}: {} to serial {} ({} records, {} messages, {} bytes) in {} ms, {}file written in {} ms "
                    "({} ms CPU)",
                    z.cfg.zone, to_string(res.kind), z.copy.serial(), z.copy.size(), res.messages, res.bytes,
-                   taken_ms - t0, common::monotonic_ms() - taken_ms, (cpu_us() - cpu0) / 1000);
-      if (::kill(supervisor_, kRpzTransferSignal) != 0)
-        spdlog::warn("rpz zone {}: cannot signal the supervisor: {}", z.cfg.zone, std::strerror(errno));
+                   taken_ms - t0,
+                   by_delta ? "delta written in " + std::to_string(delta_ms - taken_ms) + " ms, then the " : std::string(),
+                   common::monotonic_ms() - delta_ms, (cpu_us() - cpu0) / 1000);
+      if (!by_delta) tell_supervisor(z);
     }
     schedule_refresh(z);
   } catch (const std::exception& e) {
@@ -187,10 +203,29 @@ void TransferLoop::transfer(Zone& z) {
                   e.what(), z.copy.has() ? std::to_string(z.copy.serial()) : std::string("(none)"));
     schedule_retry(z);
   }
+  publish_zone(z);
+}
+
+void TransferLoop::publish_zone(Zone& z) {
   z.status.has_copy = z.copy.has();
   z.status.serial = z.copy.serial();
   z.status.records = z.copy.size();
   publish();
+}
+
+bool TransferLoop::write_delta(Zone& z) {
+  try {
+    z.copy.write_delta(z.cfg.file);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::warn("rpz zone {}: {}; the supervisor is told after the whole file is written", z.cfg.zone, e.what());
+    return false;
+  }
+}
+
+void TransferLoop::tell_supervisor(const Zone& z) {
+  if (::kill(supervisor_, kRpzTransferSignal) != 0)
+    spdlog::warn("rpz zone {}: cannot signal the supervisor: {}", z.cfg.zone, std::strerror(errno));
 }
 
 bool same_address(const sockaddr_storage& a, int family, const std::uint8_t*& bytes) {

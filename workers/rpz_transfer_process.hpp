@@ -20,9 +20,16 @@
 //   transfer   zone_transfer.hpp. An IXFR that the copy cannot take (a removal of a
 //              record it lacks) is followed at once by an AXFR. A transfer that changed
 //              the copy is written to `file` (rpz_zone_copy.hpp, atomically, as a binary
-//              copy: policy/rpz_copy_file.hpp) and the
-//              supervisor is told by kRpzTransferSignal: it compiles the policy and
-//              swaps it in as it does for a changed RPZ file (supervisor.hpp). A failed,
+//              copy: policy/rpz_copy_file.hpp) and the supervisor is told by
+//              kRpzTransferSignal: it compiles the policy and swaps it in as it does for
+//              a changed RPZ file (supervisor.hpp). An IXFR's change is first written
+//              beside `file` as a delta (policy/rpz_copy_delta.hpp, `file`.delta, named
+//              for the copy it applies to) and the supervisor told at once: it compiles
+//              the old copy with the delta while the copy is rewritten, which is off the
+//              way from NOTIFY to the new policy (0.2 to 0.55 s of wall time at
+//              1,000,000 records). A kill at any point leaves a copy whose serial is its
+//              content's; the next start transfers from it. An AXFR (and an IXFR on a
+//              copy read from a zone file) is written whole before the signal. A failed,
 //              cut or TSIG-failing transfer changes nothing: the copy, the file and the
 //              running policy stay; the error is logged and kept for `dnsarena stats`
 //              (rpz_transfer_status.hpp).

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
+#include "policy/rpz_copy_delta.hpp"
 #include "policy/rpz_copy_file.hpp"
 #include "policy/zone_scanner.hpp"
 #include "dns/knot_packet.hpp"
@@ -44,6 +46,8 @@ std::uint32_t RpzZoneCopy::serial() const { return has_ ? soa_serial(soa_.rdata)
 
 bool RpzZoneCopy::load(const std::string& file, std::string& error) {
   has_ = false;
+  has_change_ = dirty_ = false;
+  file_checksum_ = 0;
   records_.clear();
   error.clear();
   if (!std::filesystem::exists(file)) return false;
@@ -80,6 +84,7 @@ void RpzZoneCopy::load_copy(const std::string& file) {
     throw policy::PolicyError(file + ": a copy of the zone " + wire::wire_to_text(copy.origin()) + ", not of " +
                               wire::wire_to_text(origin_));
   records_.reserve(copy.records());
+  file_checksum_ = copy.checksum();
   policy::ScannedRecord r;
   while (copy.next(r)) {
     if (r.type == KNOT_RRTYPE_SOA && r.owner == origin_) {
@@ -100,6 +105,8 @@ void RpzZoneCopy::replace(TransferResult& axfr) {
     if (!(r.type == KNOT_RRTYPE_SOA && r.owner == origin_)) records_[key_of(r)] = r.ttl;
   soa_ = axfr.soa;
   has_ = true;
+  has_change_ = false;
+  dirty_ = true;
 }
 
 void RpzZoneCopy::apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& soa) {
@@ -139,24 +146,69 @@ void RpzZoneCopy::apply(const std::vector<IxfrDelta>& deltas, const ZoneRecord& 
     }
   }
   soa_ = soa;
+  // The net change, each key against its state before the first step that touched it:
+  // the file's state, unless an earlier change was not written.
+  has_change_ = file_checksum_ != 0 && !dirty_;
+  dirty_ = true;
+  removed_.clear();
+  added_.clear();
+  std::unordered_map<std::string_view, const Undo*> first;
+  for (const Undo& u : undo) first.emplace(u.key, &u);
+  for (const auto& [key, before] : first) {
+    const auto now = records_.find(std::string(key));
+    const bool has_now = now != records_.end();
+    if (before->had && has_now && now->second == before->ttl) continue;
+    if (before->had) removed_.emplace_back(key);
+    if (has_now) added_.emplace_back(key);
+  }
 }
 
-void RpzZoneCopy::write(const std::string& file) const {
+void RpzZoneCopy::write(const std::string& file) {
   policy::RpzCopyWriter out(origin_, size());
   out.add(soa_.owner.data(), soa_.owner.size(), KNOT_RRTYPE_SOA, soa_.ttl, soa_.rdata.data(), soa_.rdata.size());
   for (const auto& [key, ttl] : records_) {
-    const auto* k = reinterpret_cast<const std::uint8_t*>(key.data());
-    const std::size_t owner_len = knot_dname_size(k);
-    const std::uint16_t type = static_cast<std::uint16_t>(k[owner_len] << 8 | k[owner_len + 1]);
-    out.add(k, owner_len, type, ttl, k + owner_len + 2, key.size() - owner_len - 2);
+    const KeyParts p = parts_of(key);
+    out.add(p.owner, p.owner_len, p.type, ttl, p.rdata, p.rdata_len);
   }
   const std::vector<std::uint8_t> bytes = out.finish();
+  replace_file(file, bytes, true);
+  file_checksum_ = out.checksum();
+  has_change_ = dirty_ = false;
+}
+
+void RpzZoneCopy::write_delta(const std::string& file) const {
+  policy::RpzDeltaWriter out(origin_, file_checksum_, soa_.ttl, soa_.rdata);
+  for (const std::string& key : removed_) {
+    const KeyParts p = parts_of(key);
+    out.remove(p.owner, p.owner_len, p.type, p.rdata, p.rdata_len);
+  }
+  for (const std::string& key : added_) {
+    const KeyParts p = parts_of(key);
+    out.add(p.owner, p.owner_len, p.type, records_.at(key), p.rdata, p.rdata_len);
+  }
+  // Not fsynced (the 10 to 60 ms of a loaded host's fsync are on the way to the new
+  // policy): after a crash of the host the delta may be the one before, or cut, or
+  // empty; each is stale or refused by its checksums, and the copy alone is the zone.
+  replace_file(policy::rpz_delta_path(file), out.finish(), false);
+}
+
+RpzZoneCopy::KeyParts RpzZoneCopy::parts_of(const std::string& key) {
+  const auto* k = reinterpret_cast<const std::uint8_t*>(key.data());
+  const std::size_t owner_len = knot_dname_size(k);
+  return {k, owner_len, static_cast<std::uint16_t>(k[owner_len] << 8 | k[owner_len + 1]), k + owner_len + 2,
+          key.size() - owner_len - 2};
+}
+
+// `bytes` as `file`, by a temporary in its directory renamed over it: a crash of the
+// process leaves the old file or the new one, never half of one; `durable`: the temporary
+// and the rename fsynced, so a crash of the host does too.
+void RpzZoneCopy::replace_file(const std::string& file, const std::vector<std::uint8_t>& bytes, bool durable) {
   const std::string temp = file + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (fd < 0) throw std::runtime_error("cannot write " + temp + ": " + std::strerror(errno));
   try {
     write_all(fd, bytes, temp);
-    if (::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
+    if (durable && ::fsync(fd) != 0) throw std::runtime_error("fsync " + temp + ": " + std::strerror(errno));
   } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
@@ -168,6 +220,7 @@ void RpzZoneCopy::write(const std::string& file) const {
     ::unlink(temp.c_str());
     throw std::runtime_error("cannot rename " + temp + " to " + file + ": " + std::strerror(e));
   }
+  if (!durable) return;
   // The rename itself durable: fsync the directory.
   const std::string dir = std::filesystem::path(file).parent_path().string();
   const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -4,11 +4,14 @@
 // the new policy answering, with no query lost while the policy is swapped; TSIG on both
 // sides and a wrong secret refused (the kept policy served, also after a restart before
 // the primary answers); a transfer cut in the middle by a proxy, the old policy kept;
-// a full zone in answer to IXFR taken as AXFR. Every wait is on serve's stats (the zone's
+// a full zone in answer to IXFR taken as AXFR; the transfer process killed between the
+// new policy and the kept copy's rewrite, and its restart catching up. Every wait is on serve's stats (the zone's
 // serial, its counters) or an answer, never a fixed sleep.
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,9 +23,12 @@
 #include <catch2/catch.hpp>
 
 #include "common/loopback.hpp"
+#include "policy/rpz_copy_delta.hpp"
 #include "tests/command_output.hpp"
 #include "tests/interop/knot_server.hpp"
 #include "tests/workers/service_fixture.hpp"
+#include "wire/dns_name.hpp"
+#include "workers/rpz_zone_copy.hpp"
 
 using namespace dnsarena::test;
 using dnsarena::interop::KnotOptions;
@@ -335,4 +341,83 @@ TEST_CASE("an RPZ transfer cut in the middle keeps the old policy, a full zone i
   CHECK(eventually([&] { return rcode_of(s.port, 4, "other.host.test.") == 3; }));
   CHECK(rcode_of(s.port, 5, "blocked.host.test.") == 0);
   CHECK(s.serve->stop() == 0);
+}
+
+namespace {
+
+// The pid of the last RPZ transfer process serve's log names ("rpz transfers: process pid N"); 0: none.
+pid_t transfer_pid(const std::string& log) {
+  const std::string tag = "rpz transfers: process pid ";
+  const std::size_t at = log.rfind(tag);
+  return at == std::string::npos ? 0 : static_cast<pid_t>(std::stol(log.substr(at + tag.size())));
+}
+
+// The serial and record count of the kept copy in `file` (0, 0: none).
+std::pair<std::uint32_t, std::size_t> kept_copy(const std::string& file) {
+  dnsarena::workers::RpzZoneCopy copy(dnsarena::wire::name_to_wire("rpz.test."));
+  std::string error;
+  if (!copy.load(file, error)) return {0, 0};
+  return {copy.serial(), copy.size()};
+}
+
+}  // namespace
+
+// The transfer process tells the supervisor of an IXFR by a delta beside the kept copy
+// and rewrites the copy after (policy/rpz_copy_delta.hpp). Here the rewrite is held: a
+// FIFO in place of the copy's temporary file blocks its open() until a reader comes, so
+// the process is caught between the new policy answering and the copy written, and
+// killed there (SIGKILL). The copy must still be the old serial, whole; the restarted
+// process must take the IXFR from that serial again and leave the copy and the policy
+// at the new one.
+TEST_CASE("an RPZ transfer process killed between the new policy and the copy's rewrite catches up when restarted",
+          "[serve][policy][rpz-xfr][rpz-delta]") {
+  TempDir dir;
+  const std::string file = dir.path + "/rpz.test.zone";
+  const std::uint16_t notify_port = free_port();
+  KnotServer knot({rpz_zone(1, 20, "blocked.test CNAME .\n")}, primary_options(notify_port, ""));
+  REQUIRE(knot.wait_ready());
+  Service s({"--config", serve_config(dir.path, knot.port(), notify_port, "")});
+  REQUIRE(eventually([&] { return serial_is(s.segment, 1); }));
+  CHECK(kept_copy(file) == std::make_pair(1u, std::size_t{23}));  // SOA, NS, blocked.test, 20 rules
+  const pid_t first = transfer_pid(s.serve->log());
+  REQUIRE(first > 0);
+  const std::string hold = file + ".tmp." + std::to_string(first);  // RpzZoneCopy's temporary
+  REQUIRE(::mkfifo(hold.c_str(), 0600) == 0);
+
+  std::string error;
+  REQUIRE(knot.replace_records("rpz.test.", {{"a.test.rpz.test.", 60, "CNAME", "."}}, error));
+  const bool answered = eventually([&] { return rcode_of(s.port, 1, "a.test.") == 3; });
+  INFO("serve: " << s.serve->log());
+  REQUIRE(answered);  // the new policy, from the old copy and the delta
+  CHECK(kept_copy(file) == std::make_pair(1u, std::size_t{23}));  // the rewrite is held
+  CHECK(std::filesystem::exists(dnsarena::policy::rpz_delta_path(file)));
+  // `dnsarena policy check` reads the copy as serve does: with its delta.
+  CHECK_THAT(dnsarena::test::command_output(std::string(DNSARENA_BINARY) + " policy check " + file),
+             Catch::Contains("22 rules from 24 records"));
+  CHECK(s.serve->log().find("IXFR to serial 2") == std::string::npos);  // logged once the copy is written
+  CHECK(eventually([&] { return serial_is(s.segment, 2); }));  // `stats`: the serial the policy is at
+
+  REQUIRE(::kill(first, SIGKILL) == 0);
+  std::filesystem::remove(hold);
+  CHECK(rcode_of(s.port, 2, "a.test.") == 3);  // the running policy stays
+  REQUIRE(eventually([&] {
+    const pid_t p = transfer_pid(s.serve->log());
+    return p != 0 && p != first;
+  }));
+  REQUIRE(eventually([&] { return kept_copy(file).first == 2; }));  // rewritten by the restarted process
+  CHECK(kept_copy(file) == std::make_pair(2u, std::size_t{24}));
+  CHECK(eventually([&] { return serial_is(s.segment, 2); }));
+  CHECK(zone_status(s.segment)["last_kind"] == "IXFR");  // from serial 1, the copy's
+  CHECK(s.serve->log().find("IXFR to serial 2 (24 records") != std::string::npos);
+  CHECK(rcode_of(s.port, 3, "a.test.") == 3);
+  CHECK(rcode_of(s.port, 4, "blocked.test.") == 3);
+  CHECK(rcode_of(s.port, 5, "r7.test.") == 3);
+  CHECK(rcode_of(s.port, 6, "b.host.test.") == 0);
+
+  // A restart of serve on those files: the copy alone is the zone (the delta is stale).
+  CHECK(s.serve->stop() == 0);
+  Service again({"--config", serve_config(dir.path, knot.port(), notify_port, "")});
+  CHECK(rcode_of(again.port, 7, "a.test.") == 3);
+  CHECK(rcode_of(again.port, 8, "b.host.test.") == 0);
+  CHECK(again.serve->stop() == 0);
 }

@@ -33,6 +33,7 @@
 #include "workers/server_cookies.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
+#include "workers/infra_snapshot.hpp"
 #include "workers/infra_table.hpp"
 #include "workers/upstream_health.hpp"
 #include "workers/upstream_snapshot.hpp"
@@ -501,6 +502,8 @@ void Supervisor::publish_upstream_snapshot(bool now) {
     spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
   if (!write_answer_snapshot(cfg_.segment, *answer_metrics_))
     spdlog::debug("cannot write {}: {}", answer_snapshot_path(cfg_.segment), std::strerror(errno));
+  if (host_ && !write_infra_snapshot(cfg_.segment, host_->infra))
+    spdlog::debug("cannot write {}: {}", infra_snapshot_path(cfg_.segment), std::strerror(errno));
   if (curves_ && !write_mrc_snapshot(cfg_.segment, *curves_, seg_->size()))
     spdlog::debug("cannot write {}: {}", mrc_snapshot_path(cfg_.segment), std::strerror(errno));
 }
@@ -913,6 +916,7 @@ int Supervisor::run() {
   remove_upstream_snapshot(cfg_.segment);  // the tables die with the service
   remove_answer_snapshot(cfg_.segment);
   remove_mrc_snapshot(cfg_.segment);
+  remove_infra_snapshot(cfg_.segment);
   const auto live = cache_->stats().live_entries;
   if (opt_.remove_segment) {
     cache::Segment::remove(cfg_.segment);

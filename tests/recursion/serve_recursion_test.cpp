@@ -41,6 +41,7 @@
 #include "tests/recursion/hints_kresd.hpp"
 #include "tests/workers/serve_harness.hpp"
 #include "tests/workers/test_upstream.hpp"
+#include "workers/infra_table.hpp"
 
 namespace {
 
@@ -329,6 +330,18 @@ TEST_CASE("a silent server one worker timed out is not asked by the other worker
   REQUIRE(std::find(now.begin(), now.end(), workers[0]) == now.end());
   ask_names("r");
   CHECK(h.silent_queries() == timed_out);
+  // `dnsarena stats` shows the table: the silent server backs off (kBackoffInitialMs, 5 s,
+  // from its timeout above), published within a second.
+  std::string text;
+  const std::string wanted = "backing off 1;";
+  for (int i = 0; i < 150 && text.find(wanted) == std::string::npos; ++i) {
+    text = dnsarena::test::run_command(dnsarena::test::dnsarena_binary() + " stats --segment " + serve.segment +
+                                       " --interval 0 2>&1");
+    if (text.find(wanted) == std::string::npos) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(text);
+  CHECK(text.find("infra table:") != std::string::npos);
+  CHECK(text.find(wanted) != std::string::npos);
 }
 
 TEST_CASE("a server that answers FORMERR to EDNS is asked without it, and later names go without EDNS at once",
@@ -358,5 +371,16 @@ TEST_CASE("a server that answers FORMERR to EDNS is asked without it, and later 
   CHECK(big.records.size() == 4);
   CHECK(intolerant.tcp_queries() >= 1);
   CHECK(intolerant.edns_queries() == 1);
+  // `dnsarena stats --json` shows the table (published once a second by the supervisor).
+  nlohmann::json infra = nlohmann::json::object();
+  for (int i = 0; i < 300 && infra.value("edns_broken", 0) == 0; ++i) {
+    infra = dnsarena::test::serve_stats(serve.segment).value("infra", nlohmann::json::object());
+    if (infra.value("edns_broken", 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(infra.dump());
+  CHECK(infra.value("edns_broken", 0) == 1);
+  CHECK(infra.value("hosts", 0) == 1);
+  CHECK(infra.value("capacity", 0) == dnsarena::workers::InfraTable::kDefaultBuckets * dnsarena::workers::InfraTable::kWays);
+  CHECK(infra.value("evictions", 1) == 0);
   std::filesystem::remove_all(dir);
 }

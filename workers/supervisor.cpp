@@ -502,7 +502,7 @@ void Supervisor::publish_upstream_snapshot(bool now) {
     spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
   if (!write_answer_snapshot(cfg_.segment, *answer_metrics_))
     spdlog::debug("cannot write {}: {}", answer_snapshot_path(cfg_.segment), std::strerror(errno));
-  if (host_ && !write_infra_snapshot(cfg_.segment, host_->infra))
+  if (host_ && cfg_.recursion.enabled && !write_infra_snapshot(cfg_.segment, host_->infra))
     spdlog::debug("cannot write {}: {}", infra_snapshot_path(cfg_.segment), std::strerror(errno));
   if (curves_ && !write_mrc_snapshot(cfg_.segment, *curves_, seg_->size()))
     spdlog::debug("cannot write {}: {}", mrc_snapshot_path(cfg_.segment), std::strerror(errno));

@@ -3,7 +3,9 @@
 // bytes, RTT smoothing, timeouts and their backoff, EDNS status and its fallback after
 // timeouts, lameness per zone, the rank built from them; bounds (a tiny table flooded
 // with addresses only evicts), expiry after kHostTtlS; and torn records: a forged slot,
-// a slot left mid-write, and a writer killed -9 among readers in another process.
+// a slot left mid-write, and a writer killed -9 among readers in another process. Then
+// what the recursive client builds on it: the EDNS fallback decisions
+// (authority_outcomes.hpp) and the state machine's view (infra_ranking.hpp).
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,10 +16,15 @@
 #include <cstring>
 
 #include "common/monotonic_clock.hpp"
+#include "dnssec/rrset.hpp"
+#include "recursion/delegation.hpp"
+#include "workers/authority_outcomes.hpp"
+#include "workers/infra_ranking.hpp"
 #include "workers/infra_table.hpp"
 
 using dnsarena::workers::InfraKey;
 using dnsarena::workers::InfraTable;
+using dnsarena::workers::ReplyUse;
 
 namespace {
 
@@ -265,4 +272,62 @@ TEST_CASE("infra table: a writer killed -9 among readers of another process leav
   }
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+TEST_CASE("infra table: EDNS fallback decisions from replies and timeouts", "[workers][infra]") {
+  using dnsarena::workers::query_with_edns;
+  using dnsarena::workers::record_no_reply;
+  using dnsarena::workers::record_reply;
+  InfraTable t(16, false);
+  const std::uint64_t now_us = dnsarena::common::monotonic_ms() * 1000;
+  const auto a = *dnsarena::recursion::ServerAddress::parse("192.0.2.50");
+  const auto key = dnsarena::workers::infra_key(a);
+  CHECK(query_with_edns(t, a, now_us));
+  // FORMERR (or NOTIMP) to EDNS: asked again without, nothing learned of EDNS yet.
+  CHECK(record_reply(t, a, true, 1, 300, now_us) == ReplyUse::retry_without_edns);
+  CHECK(record_reply(t, a, true, 4, 300, now_us) == ReplyUse::retry_without_edns);
+  CHECK(query_with_edns(t, a, now_us));
+  CHECK(t.host(key, now_us / 1000).sampled);  // a reply all the same: its RTT counts
+  // The query without EDNS answered: broken, for every later query.
+  CHECK(record_reply(t, a, false, 0, 300, now_us) == ReplyUse::take);
+  CHECK_FALSE(query_with_edns(t, a, now_us));
+  CHECK(t.host(key, now_us / 1000).edns == InfraTable::Edns::broken);
+  // FORMERR to a query without EDNS: taken as it is (the state machine fails the server).
+  CHECK(record_reply(t, a, false, 1, 300, now_us) == ReplyUse::take);
+  CHECK_FALSE(query_with_edns(t, a, now_us));
+  // Another server: EDNS answered works; timeouts then do not take EDNS away.
+  const auto b = *dnsarena::recursion::ServerAddress::parse("192.0.2.51");
+  CHECK(record_reply(t, b, true, 3, 300, now_us) == ReplyUse::take);
+  CHECK(t.host(dnsarena::workers::infra_key(b), now_us / 1000).edns == InfraTable::Edns::works);
+  record_no_reply(t, b, true, now_us);
+  record_no_reply(t, b, true, now_us);
+  CHECK(query_with_edns(t, b, now_us));
+  // Unknown, and two EDNS timeouts in a row: the next query goes without; its reply
+  // marks the server broken.
+  const auto c = *dnsarena::recursion::ServerAddress::parse("192.0.2.52");
+  record_no_reply(t, c, true, now_us);
+  CHECK(query_with_edns(t, c, now_us));
+  record_no_reply(t, c, true, now_us);
+  CHECK_FALSE(query_with_edns(t, c, now_us));
+  CHECK(record_reply(t, c, false, 0, 300, now_us) == ReplyUse::take);
+  CHECK(t.host(dnsarena::workers::infra_key(c), now_us / 1000).edns == InfraTable::Edns::broken);
+  CHECK_FALSE(query_with_edns(t, c, now_us));
+}
+
+TEST_CASE("infra table: the state machine's view ranks by the table and records lameness per zone",
+          "[workers][infra]") {
+  InfraTable t(16, false);
+  dnsarena::workers::InfraRanking ranking(t);
+  const auto a = *dnsarena::recursion::ServerAddress::parse("192.0.2.60");
+  const auto b = *dnsarena::recursion::ServerAddress::parse("192.0.2.61");
+  const auto com = dnsarena::dnssec::name_from_text("com.");
+  const auto org = dnsarena::dnssec::name_from_text("org.");
+  const std::uint64_t now_us = dnsarena::common::monotonic_ms() * 1000;
+  dnsarena::workers::record_reply(t, a, true, 0, 2000, now_us);
+  CHECK(ranking.rank(a, com) == 2000 + 4 * 1000);
+  CHECK(ranking.rank(b, com) == InfraTable::kUnknownRankUs);
+  ranking.lame(a, com);
+  CHECK(ranking.rank(a, com) == InfraTable::kLameRank);
+  CHECK(ranking.rank(a, org) == 2000 + 4 * 1000);
+  CHECK(dnsarena::workers::infra_zone_hash(com) != dnsarena::workers::infra_zone_hash(org));
 }

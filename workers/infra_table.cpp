@@ -59,7 +59,15 @@ std::optional<InfraTable::Record> InfraTable::read(std::size_t i) const {
 std::optional<InfraTable::Record> InfraTable::find(const InfraKey& k, std::uint64_t zone, std::uint64_t now_ms) const {
   const std::size_t first = first_slot(k, zone);
   const std::uint32_t now_s = relative_s(now_ms);
+  std::uint64_t address_word = 0;
+  std::memcpy(&address_word, k.address.data(), 8);
   for (std::size_t i = first; i < first + kWays; ++i) {
+    // A glance at the zone and the address's first word (INFRA_RECORD_FORMAT: words 2
+    // and 0) skips the other records without copying them: a slot that changes meanwhile
+    // reads as one being written (skipped), and a match is read whole below.
+    const auto* words = reinterpret_cast<const std::uint64_t*>(slot(i).record);
+    if (__atomic_load_n(words + 2, __ATOMIC_RELAXED) != zone || __atomic_load_n(words, __ATOMIC_RELAXED) != address_word)
+      continue;
     const auto r = read(i);
     if (r && same_key(*r, k, zone)) {
       if (r->expires_s <= now_s) return std::nullopt;

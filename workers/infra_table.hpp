@@ -78,9 +78,15 @@
 // once the write is older than kStaleWriteMs, treating a record whose checksum does not
 // match as empty. A forged or torn record (checksum mismatch) reads as absent.
 //
-// Costs: a lookup hashes the key and reads up to kWays lines; an update is one lookup,
-// one CAS, six stores and a release. The default table: 2,048 buckets of 8 ways, 16,384
-// records, 1 MiB (Unbound's infra-cache-numhosts is 10,000), touched as servers are seen.
+// Costs: a lookup hashes the key and glances at two words of up to kWays slots, copying
+// and checksumming only the one that matches; an update is a scan of the bucket, one CAS,
+// six stores and a release. Measured (getrusage CPU over 20 M calls, -O2, the shared
+// build machine): rank() 68 ns (two lookups: the lame record, then the host's), replied()
+// 72 ns. The state machine ranks each untried address of its cut at every step, a few
+// microseconds per resolution against about 90 us of CPU for a cold one. NOTE: lookups
+// that copied and checksummed every slot of the bucket cost 160 ns a rank. The default
+// table: 2,048 buckets of 8 ways, 16,384 records, 1 MiB (Unbound's infra-cache-numhosts is
+// 10,000), touched as servers are seen.
 #pragma once
 #include "common/anonymous_mapping.hpp"
 

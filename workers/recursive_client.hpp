@@ -14,8 +14,8 @@
 // and the name's letters in random case (0x20). A datagram is the reply only when it has
 // QR, the ID and the question bytes exactly as sent (case included); anything else is
 // ignored and the attempt keeps waiting. A reply with TC is asked again over TCP (a fresh
-// connection, a fresh ID and case). Every query has EDNS (payload 1232, dns/query_builder)
-// and RD clear. No usable reply within attempt_timeout_ms (or a refusal, a reset, a reply
+// connection, a fresh ID and case). A query has EDNS (payload 1232, dns/query_builder),
+// unless its server rejects EDNS (below), and RD clear. No usable reply within attempt_timeout_ms (or a refusal, a reset, a reply
 // that does not parse): provide_failure(), and the state machine picks the next server.
 //
 // Server state is host-wide (infra_table.hpp, UpstreamClient::HostTables::infra): the
@@ -23,7 +23,8 @@
 // timeout, lameness for the zone), and every reply and timeout is recorded there
 // (authority_outcomes.hpp), EDNS status included: a query goes without an OPT record to
 // a server known to reject EDNS, and a FORMERR or NOTIMP to an EDNS query is asked again
-// without it.
+// without it (once per query the state machine sends: that retry is outside its
+// max_queries budget, so a resolution sends at most twice that).
 //
 // The end of a resolution goes through the same completion as a forwarded answer
 // (UpstreamClient::Completion, QueryPipeline::on_upstream_done): its result is written as

@@ -15,8 +15,9 @@
 // QR, the ID and the question bytes exactly as sent (case included); anything else is
 // ignored and the attempt keeps waiting. A reply with TC is asked again over TCP (a fresh
 // connection, a fresh ID and case). A query has EDNS (payload 1232, dns/query_builder),
-// unless its server rejects EDNS (below), and RD clear. No usable reply within attempt_timeout_ms (or a refusal, a reset, a reply
-// that does not parse): provide_failure(), and the state machine picks the next server.
+// unless its server rejects EDNS (below), and RD clear. No usable reply within
+// attempt_timeout_ms (or a refusal, a reset, a reply that does not parse):
+// provide_failure(), and the state machine picks the next server.
 //
 // Server state is host-wide (infra_table.hpp, UpstreamClient::HostTables::infra): the
 // state machine ranks a cut's addresses by it (infra_ranking.hpp: RTT, backoff after a
@@ -157,7 +158,7 @@ private:
   std::unique_ptr<InfraRanking> ranking_;
   InfraTable& infra() { return infra_ ? *infra_ : *own_infra_; }
   bool enabled_;
-  bool dnssec_;  // validating: DO on every query, the answer judged before it is cached
+  bool dnssec_;  // validating: DO on every query with EDNS, the answer judged before it is cached
   recursion::Delegation hints_;
   recursion::Limits limits_;
   SharedDelegations store_;

@@ -180,7 +180,7 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
     for (const NameServer& ns : t.cut.servers)
       for (const ServerAddress& a : ns.addresses) {
         if (t.failed.count(a)) continue;
-        const std::uint32_t rank = ranking_ ? ranking_(a) : 0;
+        const std::uint32_t rank = servers_ ? servers_->rank(a, t.cut.zone) : 0;
         if (best == nullptr || rank < best_rank) {
           best = &a;
           best_rank = rank;
@@ -226,6 +226,11 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
   }
 }
 
+void IterativeResolution::lame(Task& t, const ServerAddress& server) {
+  t.failed.insert(server);
+  if (servers_) servers_->lame(server, t.cut.zone);
+}
+
 void IterativeResolution::provide_failure() {
   Task& t = stack_.back();
   if (!t.pending) return;
@@ -256,6 +261,7 @@ void IterativeResolution::provide(const dnssec::Response& reply) {
     return;
   }
   const bool minimised = q.qname != t.sname;
+  if (reply.rcode == wire::kRcodeRefused) return lame(t, q.server);
   if (reply.rcode != wire::kRcodeNoError && reply.rcode != wire::kRcodeNxDomain) {
     if (minimised)
       t.minimised_labels = 0;  // relaxed: the full name next, from the same server
@@ -269,10 +275,7 @@ void IterativeResolution::provide(const dnssec::Response& reply) {
       t.minimised_labels = 0;  // relaxed: NXDOMAIN below a name is not believed
       return;
     }
-    if (!reply.aa) {  // neither a referral nor authoritative: lame
-      t.failed.insert(q.server);
-      return;
-    }
+    if (!reply.aa) return lame(t, q.server);  // neither a referral nor authoritative
     // An answer or NODATA: no cut at that name; one label more.
     ++t.minimised_labels;
     if (t.minimised_labels >= dnssec::label_count(t.sname) || t.minimised_queries >= kMaxMinimisedQueries)
@@ -295,7 +298,7 @@ void IterativeResolution::provide(const dnssec::Response& reply) {
     finish(t, wire::kRcodeNoError);
     return;
   }
-  t.failed.insert(q.server);
+  lame(t, q.server);  // neither a referral nor authoritative
 }
 
 bool IterativeResolution::follow_referral(Task& t, const dnssec::Response& reply, const Bytes& sent) {

@@ -36,11 +36,14 @@
 //               section 2.3, the default of Unbound and Knot Resolver): NXDOMAIN or an
 //               error rcode for a minimised name makes the cut be asked the full name.
 //   servers     the next address is the cut's untried one the caller ranks lowest
-//               (rank_servers: RTT and timeouts are the caller's), else the first listed.
+//               (use_servers, server_selection.hpp: RTT, timeouts and remembered
+//               lameness are the caller's), else the first listed.
 //   DS          a DS question goes to the cut above its name (the parent holds the set).
 //   lameness    REFUSED, SERVFAIL, NOTIMP, FORMERR, an upward or sideways referral, or a
 //               non-authoritative reply without a referral: that address is not asked
-//               again in this cut; when none is left, SERVFAIL.
+//               again in this cut; when none is left, SERVFAIL. REFUSED and the
+//               non-authoritative non-referral are reported to the caller's selection
+//               (lame for that zone, beyond this resolution).
 //   budget      at most max_queries queries for the whole resolution, sub-resolutions and
 //               priming included; past it the answer is SERVFAIL.
 //
@@ -49,7 +52,6 @@
 // grouped by dnssec::parse_response).
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -57,6 +59,7 @@
 
 #include "dnssec/rrset.hpp"
 #include "recursion/delegation.hpp"
+#include "recursion/server_selection.hpp"
 
 namespace dnsarena::recursion {
 
@@ -93,11 +96,10 @@ public:
   // REQUIRES: qname a valid uncompressed wire name; hints with at least one address.
   IterativeResolution(Bytes qname, std::uint16_t qtype, Delegation hints, DelegationStore& store, Limits limits = {});
 
-  // How the caller ranks an address from its per-address state (smoothed RTT, a penalty
-  // after timeouts): of the cut's addresses not yet failed, the lowest rank is asked next,
-  // ties in the order the referral listed them. Without a ranking, that order alone.
-  using ServerRanking = std::function<std::uint32_t(const ServerAddress&)>;
-  void rank_servers(ServerRanking ranking) { ranking_ = std::move(ranking); }
+  // The caller's server state (server_selection.hpp), which must outlive this object:
+  // of the cut's addresses not yet failed, the lowest rank is asked next, ties in the
+  // order the referral listed them. Without one (nullptr), that order alone.
+  void use_servers(ServerSelection* servers) { servers_ = servers; }
 
   enum class Step { query, done };
   // The next query in `out`, or done.
@@ -138,11 +140,13 @@ private:
   bool follow_answer(Task& t, const dnssec::Response& reply);
   void finish(Task& t, std::uint16_t rcode, std::string why = {});
   void fail_all(const std::string& why);
+  // The pending query's server answered lamely for the cut: failed here, reported.
+  void lame(Task& t, const ServerAddress& server);
   bool resolving_elsewhere(const Bytes& name) const;
 
   Delegation hints_;
   DelegationStore& store_;
-  ServerRanking ranking_;
+  ServerSelection* servers_ = nullptr;
   Limits limits_;
   std::vector<Task> stack_;
   Result result_;

@@ -21,6 +21,7 @@
 #include "dnssec/rrset.hpp"
 #include "recursion/result_message.hpp"
 #include "workers/live_failure.hpp"
+#include "workers/authority_outcomes.hpp"
 
 namespace dnsarena::workers {
 
@@ -63,6 +64,8 @@ struct RecursiveClient::Resolution {
   bool got_reply = false;     // some server answered: a failure is an error, not a timeout
   // The current query: its server, the message as sent (ID and case), the socket.
   recursion::Query query;
+  bool edns = true;       // the query carries an OPT record (authority_outcomes.hpp)
+  std::uint64_t sent_us = 0;
   common::Bytes sent;
   std::size_t question_bytes = 0;
   int fd = -1;
@@ -93,11 +96,14 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       ntas_(cfg.dnssec.anchors, host.ntas),
       claims_(host.claims),
       claims_row_(host.row),
+      infra_(host.infra),
       enabled_(cfg.recursion.enabled),
       dnssec_(cfg.dnssec.validating()),
       store_(cache, cfg.ttl_ceiling),
       referral_ds_(cache, ttl_) {
   if (enabled_) hints_ = recursion::read_root_hints(cfg.recursion.root_hints);
+  if (!infra_) own_infra_ = std::make_unique<InfraTable>(enabled_ ? InfraTable::kDefaultBuckets : 1, false);
+  ranking_ = std::make_unique<InfraRanking>(infra());
   limits_.max_queries = cfg.recursion.max_queries;
   limits_.qname_minimisation = cfg.recursion.qname_minimisation;
   ttl_ = {cfg.ttl_floor, cfg.ttl_ceiling, cfg.negative_ttl_ceiling};
@@ -163,6 +169,7 @@ RecursiveClient::Started RecursiveClient::start(const cache::CacheKey& plain_key
   r->claim = claim;
   r->ends_us = now_us + std::uint64_t{cfg_.query_timeout_ms} * 1000;
   r->machine = std::make_unique<recursion::IterativeResolution>(r->qname, r->qtype, hints_, store_, limits_);
+  r->machine->use_servers(ranking_.get());
   if (w) r->waiters.push_back(std::move(*w));
   Resolution& ref = *r;
   by_key_.emplace(std::move(key), ref.token);
@@ -178,6 +185,7 @@ void RecursiveClient::step(Resolution& r, std::uint64_t now_us) {
       r.done = true;
       break;
     }
+    r.edns = query_with_edns(infra(), r.query.server, now_us);
     if (send_udp(r, now_us)) return;
     r.machine->provide_failure();  // no socket for this server: the next one
   }
@@ -192,7 +200,11 @@ void RecursiveClient::arm(Resolution& r, std::uint64_t at_us) {
 void RecursiveClient::write_query(Resolution& r) {
   const common::Bytes name = random_case(r.query.qname);
   r.sent = dns::build_query(
-      {.id = static_cast<std::uint16_t>(::arc4random()), .qname = name, .qtype = r.query.qtype, .do_bit = dnssec_});
+      {.id = static_cast<std::uint16_t>(::arc4random()),
+       .qname = name,
+       .qtype = r.query.qtype,
+       .edns = r.edns,
+       .do_bit = dnssec_ && r.edns});  // no DO where EDNS is broken: DO travels in the OPT record
   r.sent[2] &= static_cast<std::uint8_t>(~0x01);  // RD clear: an iterative query
   r.question_bytes = name.size() + 4;
 }
@@ -214,6 +226,7 @@ bool RecursiveClient::open_socket(Resolution& r, int type, std::uint32_t events,
   }
   r.fd = fd;
   r.tcp = !udp;
+  r.sent_us = now_us;
   ++r.generation;
   cache_.count(cache::Counter::upstream_queries);
   arm(r, now_us + std::uint64_t{cfg_.recursion.attempt_timeout_ms} * 1000);
@@ -249,6 +262,7 @@ void RecursiveClient::on_udp(Resolution& r, std::uint64_t now_us) {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
+      record_no_reply(infra(), r.query.server, r.edns, now_us);
       return fail_attempt(r, now_us);  // ICMP refusal
     }
     if (r.echoes(buf, static_cast<std::size_t>(n))) return take_reply(r, buf, static_cast<std::size_t>(n), now_us);
@@ -292,7 +306,13 @@ void RecursiveClient::take_reply(Resolution& r, const std::uint8_t* wire, std::s
   if (!dnssec::parse_response({wire, len}, reply, error)) return fail_attempt(r, now_us);
   r.got_reply = true;
   if (dnssec_) referral_ds_.keep(reply, r.query.zone);
+  const bool tcp = r.tcp;
   close_socket(r);
+  const auto rtt_us = static_cast<std::uint32_t>(tcp ? 0 : std::min<std::uint64_t>(now_us - r.sent_us, UINT32_MAX));
+  if (record_reply(infra(), r.query.server, r.edns, reply.rcode, rtt_us, now_us) == ReplyUse::retry_without_edns) {
+    r.edns = false;
+    if (tcp ? start_tcp(r, now_us) : send_udp(r, now_us)) return;
+  }
   if (reply.tc) {
     if (!r.tcp && start_tcp(r, now_us)) return;
     r.machine->provide_failure();  // TC over TCP, or no connection: this server failed
@@ -355,6 +375,7 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
     const auto it = active_.find(d.token);
     if (it == active_.end() || it->second->generation != d.generation || it->second->fd < 0) continue;
     cache_.count(cache::Counter::upstream_timeouts);
+    record_no_reply(infra(), it->second->query.server, it->second->edns, now_us);
     fail_attempt(*it->second, now_us);
   }
 }

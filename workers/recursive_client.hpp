@@ -14,9 +14,18 @@
 // and the name's letters in random case (0x20). A datagram is the reply only when it has
 // QR, the ID and the question bytes exactly as sent (case included); anything else is
 // ignored and the attempt keeps waiting. A reply with TC is asked again over TCP (a fresh
-// connection, a fresh ID and case). Every query has EDNS (payload 1232, dns/query_builder)
-// and RD clear. No usable reply within attempt_timeout_ms (or a refusal, a reset, a reply
-// that does not parse): provide_failure(), and the state machine picks the next server.
+// connection, a fresh ID and case). A query has EDNS (payload 1232, dns/query_builder),
+// unless its server rejects EDNS (below), and RD clear. No usable reply within
+// attempt_timeout_ms (or a refusal, a reset, a reply that does not parse):
+// provide_failure(), and the state machine picks the next server.
+//
+// Server state is host-wide (infra_table.hpp, UpstreamClient::HostTables::infra): the
+// state machine ranks a cut's addresses by it (infra_ranking.hpp: RTT, backoff after a
+// timeout, lameness for the zone), and every reply and timeout is recorded there
+// (authority_outcomes.hpp), EDNS status included: a query goes without an OPT record to
+// a server known to reject EDNS, and a FORMERR or NOTIMP to an EDNS query is asked again
+// without it (once per query the state machine sends: that retry is outside its
+// max_queries budget, so a resolution sends at most twice that).
 //
 // The end of a resolution goes through the same completion as a forwarded answer
 // (UpstreamClient::Completion, QueryPipeline::on_upstream_done): its result is written as
@@ -55,6 +64,7 @@
 #include "cache/cache.hpp"
 #include "recursion/iterative_resolution.hpp"
 #include "workers/failure_cache.hpp"
+#include "workers/infra_ranking.hpp"
 #include "workers/referral_ds.hpp"
 #include "workers/runtime_ntas.hpp"
 #include "workers/serve_config.hpp"
@@ -141,8 +151,14 @@ private:
   RuntimeNtas ntas_;  // a bogus failure of a name an NTA now covers is void (live_failure.hpp)
   UpstreamClaims* claims_;  // nullptr: no host-wide sharing of resolutions
   unsigned claims_row_;
+  // What every worker learned of the authoritatives (infra_table.hpp): the host's, else
+  // own_infra_; ranking_ is the state machines' view of it.
+  InfraTable* infra_;
+  std::unique_ptr<InfraTable> own_infra_;
+  std::unique_ptr<InfraRanking> ranking_;
+  InfraTable& infra() { return infra_ ? *infra_ : *own_infra_; }
   bool enabled_;
-  bool dnssec_;  // validating: DO on every query, the answer judged before it is cached
+  bool dnssec_;  // validating: DO on every query with EDNS, the answer judged before it is cached
   recursion::Delegation hints_;
   recursion::Limits limits_;
   SharedDelegations store_;

@@ -13,6 +13,7 @@
 #include "workers/rpz_transfer_status.hpp"
 #include "workers/mrc_report.hpp"
 #include "workers/stats_report.hpp"
+#include "workers/infra_snapshot.hpp"
 #include "workers/upstream_snapshot.hpp"
 
 namespace dnsarena::workers {
@@ -160,6 +161,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
         j["answers_age_s"] = (*snap)["age_s"];
       }
       if (const auto snap = read_rpz_snapshot(segment)) j["rpz_zones"] = (*snap)["rpz_zones"];
+      if (const auto snap = read_infra_snapshot(segment)) j["infra"] = (*snap)["infra"];
       std::cout << j.dump() << "\n";
       return 0;
     }
@@ -196,6 +198,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
     if (const auto snap = read_answer_snapshot(segment)) print_answers(*snap);
     if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
     if (const auto snap = read_rpz_snapshot(segment)) std::cout << rpz_status_text(*snap);
+    if (const auto snap = read_infra_snapshot(segment)) std::cout << infra_text(*snap);
     return 0;
   } catch (const cache::SegmentError& e) {
     std::cerr << "dnsarena stats: " << e.what() << "\n";

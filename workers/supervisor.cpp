@@ -33,6 +33,8 @@
 #include "workers/server_cookies.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
+#include "workers/infra_snapshot.hpp"
+#include "workers/infra_table.hpp"
 #include "workers/upstream_health.hpp"
 #include "workers/upstream_snapshot.hpp"
 #include "workers/ad_trust.hpp"
@@ -125,13 +127,15 @@ struct HostTables {
         claims(InFlightNames::kRowsPerWorkerIndex * workers, UpstreamClaims::kDefaultSlots, true),
         answer_slots(AnswerSlots::kDefaultSlots, true),
         ad_trust(true),
-        nsec_ranges(NsecRanges::kDefaultBuckets, true) {}
+        nsec_ranges(NsecRanges::kDefaultBuckets, true),
+        infra(InfraTable::kDefaultBuckets, true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
   AnswerSlots answer_slots;  // what a claim fetched and the cache did not take (answer_slots.hpp)
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
+  InfraTable infra;          // the recursive workers' server state (infra_table.hpp)
   // Run-time negative trust anchors (common/nta_table.hpp): the segment's file, opened
   // (made if absent) once validating (open_nta_table). nullptr: not validating, or it
   // could not be opened (logged; the config's NTAs only).
@@ -201,6 +205,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.answer_slots = &host.answer_slots;
       sockets.ad_trust = &host.ad_trust;
       sockets.nsec_ranges = &host.nsec_ranges;
+      sockets.infra = &host.infra;
       sockets.ntas = host.ntas.get();
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
@@ -497,6 +502,8 @@ void Supervisor::publish_upstream_snapshot(bool now) {
     spdlog::debug("cannot write {}: {}", upstream_snapshot_path(cfg_.segment), std::strerror(errno));
   if (!write_answer_snapshot(cfg_.segment, *answer_metrics_))
     spdlog::debug("cannot write {}: {}", answer_snapshot_path(cfg_.segment), std::strerror(errno));
+  if (host_ && cfg_.recursion.enabled && !write_infra_snapshot(cfg_.segment, host_->infra))
+    spdlog::debug("cannot write {}: {}", infra_snapshot_path(cfg_.segment), std::strerror(errno));
   if (curves_ && !write_mrc_snapshot(cfg_.segment, *curves_, seg_->size()))
     spdlog::debug("cannot write {}: {}", mrc_snapshot_path(cfg_.segment), std::strerror(errno));
 }
@@ -909,6 +916,7 @@ int Supervisor::run() {
   remove_upstream_snapshot(cfg_.segment);  // the tables die with the service
   remove_answer_snapshot(cfg_.segment);
   remove_mrc_snapshot(cfg_.segment);
+  remove_infra_snapshot(cfg_.segment);
   const auto live = cache_->stats().live_entries;
   if (opt_.remove_segment) {
     cache::Segment::remove(cfg_.segment);

@@ -130,6 +130,7 @@
 #include "workers/answer_slots.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/infra_table.hpp"
 #include "workers/nsec_ranges.hpp"
 #include "workers/runtime_ntas.hpp"
 #include "workers/client_timers.hpp"
@@ -290,6 +291,7 @@ public:
     const AdTrustCut* ad_trust = nullptr;
     NsecRanges* nsec_ranges = nullptr;  // validated NSEC ranges (nsec_ranges.hpp), for the pipeline
     const common::NtaTable* ntas = nullptr;  // run-time negative trust anchors (runtime_ntas.hpp)
+    InfraTable* infra = nullptr;  // the recursive workers' server state (infra_table.hpp)
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

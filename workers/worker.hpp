@@ -46,6 +46,7 @@
 #include "policy/policy_view.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/in_flight_names.hpp"
+#include "workers/infra_table.hpp"
 #include "workers/nsec_ranges.hpp"
 #include "common/nta_table.hpp"
 #include "workers/rate_limit_table.hpp"
@@ -114,6 +115,9 @@ struct WorkerSockets {
   const AdTrustCut* ad_trust = nullptr;
   // The host's validated NSEC ranges (nsec_ranges.hpp). nullptr: private to the worker.
   NsecRanges* nsec_ranges = nullptr;
+  // What every recursive worker learned of the authoritatives (infra_table.hpp): the
+  // supervisor's, kept across worker restarts. nullptr: private to the worker.
+  InfraTable* infra = nullptr;
   // The host's run-time negative trust anchors (common/nta_table.hpp): the supervisor's
   // mapping of the segment's file. nullptr: the config's anchors alone.
   const common::NtaTable* ntas = nullptr;

@@ -295,6 +295,12 @@ DnsHierarchy::DnsHierarchy(HierarchyOptions options) : options_(options) {
   }
 }
 
+std::uint64_t DnsHierarchy::silent_queries() {
+  std::uint8_t buf[512];
+  while (silent_fd_ >= 0 && ::recv(silent_fd_, buf, sizeof buf, MSG_DONTWAIT) >= 0) ++silent_seen_;
+  return silent_seen_;
+}
+
 void DnsHierarchy::start(const std::string& knotd) {
   char templ[] = "/tmp/dnsarena-hierarchy-XXXXXX";
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");

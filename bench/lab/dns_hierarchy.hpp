@@ -16,7 +16,8 @@
 //   .8  ns.example.org      example.org; named as a server of lame.com and broken.com
 //                           which it does not serve: it answers them REFUSED (lame)
 //   .9  ns1.silent.com      nothing answers: a UDP socket held by this object and never
-//                           read (the kernel queues, then drops), no TCP listener
+//                           answered (silent_queries() counts what it received), no TCP
+//                           listener
 //   .10 ns1.slow.com        slow.com's only server: a relay (delaying_relay.hpp) that
 //                           holds every query 150 ms before .6 answers it
 //
@@ -111,6 +112,9 @@ public:
   std::uint64_t authoritative_queries() const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
+  // Datagrams the silent server (.9) has received so far (read off its socket here, never
+  // answered; the kernel queue holds about 200 of them between two calls).
+  std::uint64_t silent_queries();
 
 private:
   struct Server;
@@ -125,6 +129,7 @@ private:
   unsigned block_ = 0;
   int block_lock_fd_ = -1;
   int silent_fd_ = -1;
+  std::uint64_t silent_seen_ = 0;
   std::unique_ptr<DelayingRelay> slow_;
   std::vector<std::unique_ptr<Server>> servers_;
 };

@@ -14,6 +14,7 @@
 #include <set>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -264,12 +265,25 @@ TEST_CASE("a lame server is skipped and when every server is lame the answer is 
     }
     return referral(q, ".", {{"a.root.", "10.0.0.1"}});  // an upward referral: lame too
   };
+  // The caller's selection hears of each lame server with the zone it is lame for.
+  struct Recorder final : ServerSelection {
+    std::vector<std::string> lame_for;
+    std::uint32_t rank(const ServerAddress&, std::span<const std::uint8_t>) const override { return 0; }
+    void lame(const ServerAddress& a, std::span<const std::uint8_t> zone) override {
+      lame_for.push_back(a.text() + " " + dnsarena::dnssec::name_text(Bytes(zone.begin(), zone.end())));
+    }
+  } recorder;
   IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
+  r.use_servers(&recorder);
   CHECK(drive(r, respond).result.rcode == 0);
+  CHECK(recorder.lame_for == std::vector<std::string>{"10.0.0.2 com."});
   second_good = false;
   MemoryDelegations fresh;
+  recorder.lame_for.clear();
   IterativeResolution bad(N("www.com."), wire::kTypeA, hints(), fresh);
+  bad.use_servers(&recorder);
   CHECK(drive(bad, respond).result.rcode == 2);
+  CHECK(recorder.lame_for == std::vector<std::string>{"10.0.0.2 com.", "10.0.0.3 com."});
 }
 
 TEST_CASE("CNAME chains across zones are followed and loops end at the chain bound", "[recursion]") {
@@ -478,7 +492,13 @@ TEST_CASE("the caller's ranking picks the address asked next and a failed one is
   MemoryDelegations store;
   IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
   // Lower is better: .3, then .4, then .2.
-  r.rank_servers([](const ServerAddress& a) { return a.v4[3] == 3 ? 1u : a.v4[3] == 4 ? 2u : 3u; });
+  struct ByHost final : ServerSelection {
+    std::uint32_t rank(const ServerAddress& a, std::span<const std::uint8_t>) const override {
+      return a.v4[3] == 3 ? 1u : a.v4[3] == 4 ? 2u : 3u;
+    }
+    void lame(const ServerAddress&, std::span<const std::uint8_t>) override {}
+  } by_host;
+  r.use_servers(&by_host);
   const Run run = drive(r, respond);
   CHECK(run.result.rcode == 0);
   CHECK(run.queries == std::vector<std::string>{". 2 @10.0.0.1", "com. 1 @10.0.0.1", "www.com. 1 @10.0.0.3",

@@ -6,12 +6,19 @@
 // same names again: answered from the cache, no authoritative query (counted by the
 // knotds). And two workers cold-filling the same names: every answer right on both, and
 // no more authoritative queries than one worker asks (the cuts and the in-flight
-// questions are shared host-wide), reported with Unbound's.
+// questions are shared host-wide), reported with Unbound's. Server state shared host-wide
+// (workers/infra_table.hpp): a silent server one worker timed out is not asked by the
+// other worker, nor by a worker restarted after kill -9; a server that answers FORMERR
+// to EDNS is asked without it, at once for every later name.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -26,6 +33,7 @@
 #include "tests/test_skip.hpp"
 
 #include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/edns_intolerant_server.hpp"
 #include "bench/lab/unbound_process.hpp"
 #include "cache/cache.hpp"
 #include "cache/segment.hpp"
@@ -33,6 +41,7 @@
 #include "tests/recursion/hints_kresd.hpp"
 #include "tests/workers/serve_harness.hpp"
 #include "tests/workers/test_upstream.hpp"
+#include "workers/infra_table.hpp"
 
 namespace {
 
@@ -61,10 +70,13 @@ struct RecursiveServe {
   // `extra`: more configuration lines (forward zones); `recursion_keys`: more lines of
   // the recursion section.
   RecursiveServe(const dnsarena::bench::DnsHierarchy& h, unsigned workers, const std::string& extra = "",
+                 const std::string& recursion_keys = "")
+      : RecursiveServe(h.root_hints(), workers, extra, recursion_keys) {}
+  RecursiveServe(const std::string& root_hints, unsigned workers, const std::string& extra = "",
                  const std::string& recursion_keys = "") {
     // A failed name stays failed for the whole test: a second pass asks nothing.
     const std::string config =
-        dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n" +
+        dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + root_hints + "\n" +
                                      recursion_keys + "failure_cache:\n  min_s: 600\n  max_s: 600\n" + extra);
     serve = std::make_unique<dnsarena::test::ServeProcess>(
         std::vector<std::string>{"-c", config, "--segment", segment, "--workers", std::to_string(workers),
@@ -279,4 +291,96 @@ TEST_CASE("with every authoritative silent a client gets the stale answer at its
   CHECK(stale.count(0, 1) == fresh.count(0, 1));
   // At the response timer (300 ms), not at the end of the resolution (query_timeout_ms 5 s).
   CHECK(took < std::chrono::milliseconds(3000));
+}
+
+TEST_CASE("a silent server one worker timed out is not asked by the other worker, nor after a kill -9",
+          "[hierarchy][serve][infra]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  RecursiveServe serve(h, 2);
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 500 && (workers = serve.serve->children()).size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(workers.size() == 2);
+  // silent.com lists its silent server first: the first resolution asks it and times out.
+  REQUIRE(dnsarena::test::ask_resolver(serve.port, "www.silent.com.", 1).rcode == 0);
+  const std::uint64_t timed_out = h.silent_queries();
+  REQUIRE(timed_out >= 1);
+  // More names of the zone, each from a fresh client socket (SO_REUSEPORT spreads them over
+  // both workers): none goes to the silent server.
+  auto ask_names = [&](const std::string& prefix) {
+    for (int i = 0; i < 12; ++i) {
+      const std::string name = prefix + std::to_string(i) + ".silent.com.";
+      INFO(name);
+      CHECK(dnsarena::test::ask_resolver(serve.port, name, 1).rcode == 3);
+    }
+  };
+  ask_names("n");
+  CHECK(h.silent_queries() == timed_out);
+  // A worker killed -9 and forked again finds what its predecessor learned.
+  ::kill(workers[0], SIGKILL);
+  std::vector<pid_t> now;
+  for (int i = 0; i < 500; ++i) {
+    now = serve.serve->children();
+    if (now.size() == 2 && std::find(now.begin(), now.end(), workers[0]) == now.end()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(now.size() == 2);
+  REQUIRE(std::find(now.begin(), now.end(), workers[0]) == now.end());
+  ask_names("r");
+  CHECK(h.silent_queries() == timed_out);
+  // `dnsarena stats` shows the table: the silent server backs off (kBackoffInitialMs, 5 s,
+  // from its timeout above), published within a second.
+  std::string text;
+  const std::string wanted = "backing off 1;";
+  for (int i = 0; i < 150 && text.find(wanted) == std::string::npos; ++i) {
+    text = dnsarena::test::run_command(dnsarena::test::dnsarena_binary() + " stats --segment " + serve.segment +
+                                       " --interval 0 2>&1");
+    if (text.find(wanted) == std::string::npos) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(text);
+  CHECK(text.find("infra table:") != std::string::npos);
+  CHECK(text.find(wanted) != std::string::npos);
+}
+
+TEST_CASE("a server that answers FORMERR to EDNS is asked without it, and later names go without EDNS at once",
+          "[serve][infra]") {
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the server binds port 53: run as root");
+  dnsarena::bench::EdnsIntolerantServer intolerant;
+  char dir[] = "/tmp/dnsarena-intolerant-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string hints = intolerant.write_root_hints(dir);
+  RecursiveServe serve(hints, 1);
+  // Priming and the name: each first EDNS query is answered FORMERR and asked again without.
+  const AnswerSet first = dnsarena::test::ask_resolver(serve.port, "www.example.", 1);
+  INFO(first.text());
+  CHECK(first.rcode == 0);
+  REQUIRE(first.records.size() == 1);
+  CHECK(first.records.begin()->ends_with("c000024d"));  // 192.0.2.77
+  CHECK(intolerant.edns_queries() == 1);  // the first query of all; the table remembers
+  const std::uint64_t plain = intolerant.plain_queries();
+  // A second name of another zone: no EDNS query at all.
+  CHECK(dnsarena::test::ask_resolver(serve.port, "www.other.", 1).rcode == 0);
+  CHECK(intolerant.edns_queries() == 1);
+  CHECK(intolerant.plain_queries() > plain);
+  // An answer over 512 bytes without EDNS: TC, then the whole set over TCP.
+  const AnswerSet big = dnsarena::test::ask_resolver(serve.port, "big.example.", 16);
+  INFO(big.text());
+  CHECK(big.rcode == 0);
+  CHECK(big.records.size() == 4);
+  CHECK(intolerant.tcp_queries() >= 1);
+  CHECK(intolerant.edns_queries() == 1);
+  // `dnsarena stats --json` shows the table (published once a second by the supervisor).
+  nlohmann::json infra = nlohmann::json::object();
+  for (int i = 0; i < 300 && infra.value("edns_broken", 0) == 0; ++i) {
+    infra = dnsarena::test::serve_stats(serve.segment).value("infra", nlohmann::json::object());
+    if (infra.value("edns_broken", 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(infra.dump());
+  CHECK(infra.value("edns_broken", 0) == 1);
+  CHECK(infra.value("hosts", 0) == 1);
+  CHECK(infra.value("capacity", 0) == dnsarena::workers::InfraTable::kDefaultBuckets * dnsarena::workers::InfraTable::kWays);
+  CHECK(infra.value("evictions", 1) == 0);
+  std::filesystem::remove_all(dir);
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "recursion/delegation.hpp"
+#include "workers/local_root.hpp"
 
 namespace dnsarena::workers {
 
@@ -14,9 +15,18 @@ void RecursionConfig::read(common::MapReader& s) {
   attempt_timeout_ms = static_cast<unsigned>(s.integer_or("attempt_timeout_ms", attempt_timeout_ms, 10, 60000));
   max_queries = static_cast<unsigned>(s.integer_or("max_queries", max_queries, 1, 256));
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
+  local_root = s.text_or("local_root", local_root);
+  local_root_zone.reset();
+  if (!local_root.empty()) try {
+      local_root_zone = LocalRoot::load(local_root);
+    } catch (const std::runtime_error& e) {
+      s.fail("local_root", e.what());
+    }
 }
 
 void RecursionConfig::validate(bool has_root_upstreams) const {
+  if (!enabled && !local_root.empty())
+    throw std::invalid_argument("recursion.local_root: needs recursion.enabled (only the recursive resolver asks the root)");
   if (!enabled) return;
   if (has_root_upstreams)
     throw std::invalid_argument("recursion.enabled: `upstreams` forwards every name; with recursion, forward "

@@ -4,7 +4,8 @@
 // bounds.
 //
 //   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
-//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true}
+//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true,
+//               local_root: /var/lib/dnsarena/root.zone}
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
 //                       (forward zones keep being forwarded); needs root_hints, and no
@@ -22,15 +23,25 @@
 //   max_queries         authoritative queries per resolution, priming, glue lookups and
 //                       chains included (1 .. 256; Unbound's max-sent-count is 32)
 //   qname_minimisation  RFC 9156 relaxed (Unbound qname-minimisation, kresd's default)
+//   local_root          a root zone file (master format): the root servers' answers come
+//                       from it, inside each worker, and no query goes to a root server
+//                       while the copy is fresh (RFC 8806; local_root.hpp). Loaded with
+//                       the config at start and reload: a file that does not parse, has
+//                       no SOA or no NS at "." is a configuration error (a reload keeps
+//                       the running copy). Unbound: auth-zone name "." with
+//                       for-upstream: yes, for-downstream: no; Knot Resolver: prefill
 //
 // Unknown keys and out-of-range values are errors naming the file, line and key.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/yaml_reader.hpp"
 
 namespace dnsarena::workers {
+
+class LocalRoot;
 
 struct RecursionConfig {
   bool enabled = false;
@@ -39,11 +50,15 @@ struct RecursionConfig {
   unsigned attempt_timeout_ms = 400;
   unsigned max_queries = 32;
   bool qname_minimisation = true;
+  std::string local_root;  // the file; empty: none
+  // The file's zone, loaded by read() (nullptr: no local_root). Read-only once loaded.
+  std::shared_ptr<const LocalRoot> local_root_zone;
 
-  // Reads the section's keys (the caller rejects the unknown ones).
+  // Reads the section's keys (the caller rejects the unknown ones) and loads local_root
+  // (a file that does not load fails the key).
   void read(common::MapReader& section);
   // Throws std::invalid_argument when enabled without readable root hints, or beside
-  // `upstreams` (has_root_upstreams).
+  // `upstreams` (has_root_upstreams), or local_root without enabled.
   void validate(bool has_root_upstreams) const;
 };
 

@@ -14,6 +14,8 @@
 #include <functional>
 #include <iterator>
 
+#include <ctime>
+
 #include <spdlog/spdlog.h>
 
 #include "common/monotonic_clock.hpp"
@@ -22,6 +24,7 @@
 #include "recursion/result_message.hpp"
 #include "workers/live_failure.hpp"
 #include "workers/authority_outcomes.hpp"
+#include "workers/local_root.hpp"
 
 namespace dnsarena::workers {
 
@@ -185,6 +188,12 @@ void RecursiveClient::step(Resolution& r, std::uint64_t now_us) {
       r.done = true;
       break;
     }
+    if (const LocalRoot* root = cfg_.recursion.local_root_zone.get())  // RFC 8806: the root's answers stay here
+      if (const auto reply = root->answer(r.query, std::time(nullptr))) {
+        if (dnssec_) referral_ds_.keep(*reply, r.query.zone);  // as take_reply() does
+        r.machine->provide(*reply);
+        continue;
+      }
     r.edns = query_with_edns(infra(), r.query.server, now_us);
     if (send_udp(r, now_us)) return;
     r.machine->provide_failure();  // no socket for this server: the next one

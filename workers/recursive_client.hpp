@@ -44,6 +44,10 @@
 // fetches for names no forward zone holds come back here (refresh(), set_fetcher.hpp);
 // a DS set that a referral carries is cached for them on the way (referral_ds.hpp).
 //
+// With recursion.local_root (local_root.hpp), a query to the root cut (priming included)
+// is answered from the config's copy of the root zone in step(), without a socket, while
+// the copy has not expired; it still counts against max_queries.
+//
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
 //

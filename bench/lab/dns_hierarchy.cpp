@@ -403,10 +403,17 @@ void DnsHierarchy::release() {
 }
 
 std::uint64_t DnsHierarchy::authoritative_queries() const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_) total += authoritative_queries(s->host);
+  return total;
+}
+
+std::uint64_t DnsHierarchy::authoritative_queries(unsigned host) const {
   const auto knotc = common::find_daemon_program("knotc");
   if (!knotc) throw std::runtime_error("knotc not found (apt-get install knot)");
   std::uint64_t total = 0;
   for (const auto& s : servers_) {
+    if (s->host != host) continue;
     int status = 0;
     const std::string out =
         common::run_and_capture({*knotc, "-c", s->dir + "/knot.conf", "stats", "mod-stats.request-protocol"}, status);

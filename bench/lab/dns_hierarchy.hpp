@@ -100,6 +100,9 @@ public:
   std::string address(unsigned host) const;
   // The root hints file: ". NS a.root-servers.net." and the roots' A records.
   const std::string& root_hints() const { return hints_path_; }
+  // The root zone file the root servers serve (master format): a local root's copy
+  // (RFC 8806, recursion.local_root).
+  std::string root_zone() const { return dir_ + "/knotd-2/zones/root.zone"; }
   // The root servers' addresses, as in the hints file.
   std::vector<std::string> root_addresses() const { return {address(2), address(3)}; }
   // The root's DS in zone-file syntax (signed hierarchies only; else "").
@@ -110,6 +113,8 @@ public:
   // knotc over each knotd's control socket): the authoritative queries resolvers sent,
   // the silent server's aside. Throws std::runtime_error when a knotd cannot be asked.
   std::uint64_t authoritative_queries() const;
+  // The same for the knotd of one host (2..10) alone.
+  std::uint64_t authoritative_queries(unsigned host) const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
   // Datagrams the silent server (.9) has received so far (read off its socket here, never

@@ -9,7 +9,9 @@
 // questions are shared host-wide), reported with Unbound's. Server state shared host-wide
 // (workers/infra_table.hpp): a silent server one worker timed out is not asked by the
 // other worker, nor by a worker restarted after kill -9; a server that answers FORMERR
-// to EDNS is asked without it, at once for every later name.
+// to EDNS is asked without it, at once for every later name. With recursion.local_root
+// (RFC 8806): the same answers and no query to a root server, an expired copy not used,
+// a broken file refused at start and at reload.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -383,4 +386,77 @@ TEST_CASE("a server that answers FORMERR to EDNS is asked without it, and later 
   CHECK(infra.value("capacity", 0) == dnsarena::workers::InfraTable::kDefaultBuckets * dnsarena::workers::InfraTable::kWays);
   CHECK(infra.value("evictions", 1) == 0);
   std::filesystem::remove_all(dir);
+TEST_CASE("with recursion.local_root every hierarchy name is answered as without it and no root server is asked",
+          "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  auto root_queries = [&] { return h.authoritative_queries(2) + h.authoritative_queries(3); };
+  std::vector<AnswerSet> reference;
+  {
+    RecursiveServe serve(h, 1);
+    for (const auto& n : kHierarchyNames) reference.push_back(dnsarena::test::ask_resolver(serve.port, n.name, n.qtype));
+  }
+  REQUIRE(root_queries() > 0);  // without the local root, priming and referrals went to the roots
+  // Each serve starts on a fresh segment: cold, nothing primed.
+  const std::uint64_t roots_before = root_queries();
+  const std::uint64_t all_before = h.authoritative_queries();
+  {
+    RecursiveServe serve(h, 1, "", "  local_root: " + h.root_zone() + "\n");
+    for (std::size_t i = 0; i < kHierarchyNames.size(); ++i) {
+      const auto& n = kHierarchyNames[i];
+      const AnswerSet ours = dnsarena::test::ask_resolver(serve.port, n.name, n.qtype);
+      INFO(n.name << " type " << n.qtype << "\nlocal root: " << ours.text() << "root servers: " << reference[i].text());
+      CHECK(ours == reference[i]);
+      CHECK(ours.rcode == n.rcode);
+    }
+  }
+  CHECK(root_queries() == roots_before);
+  CHECK(h.authoritative_queries() > all_before);  // the TLDs and leaves were asked
+
+  // A copy past its SOA expire (the file's time + 86400 s here) is not used: back to the roots.
+  const std::string old_copy = h.dir() + "/expired-root.zone";
+  std::filesystem::copy_file(h.root_zone(), old_copy);
+  const std::filesystem::file_time_type written = std::filesystem::last_write_time(old_copy);
+  std::filesystem::last_write_time(old_copy, written - std::chrono::hours(48));
+  {
+    RecursiveServe serve(h, 1, "", "  local_root: " + old_copy + "\n");
+    const AnswerSet ours = dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1);
+    CHECK(ours == reference[0]);
+    CHECK(dnsarena::test::occurrences(serve.serve->log(), "expired at Unix time") == 1);
+  }
+  CHECK(root_queries() > roots_before);
+}
+
+TEST_CASE("a reload whose local root file is broken keeps the running copy; serve does not start with one",
+          "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  const std::string copy = h.dir() + "/local-root.zone";
+  std::filesystem::copy_file(h.root_zone(), copy);
+  auto root_queries = [&] { return h.authoritative_queries(2) + h.authoritative_queries(3); };
+  const std::uint64_t roots_before = root_queries();
+  {
+    RecursiveServe serve(h, 1, "", "  local_root: " + copy + "\n");
+    CHECK(dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1).rcode == 0);
+    std::ofstream(copy, std::ios::trunc) << "com. 3600 IN SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300\n";
+    REQUIRE(::kill(serve.serve->pid(), SIGHUP) == 0);
+    for (int i = 0; i < 500 && dnsarena::test::occurrences(serve.serve->log(), "keeping the running config") == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(dnsarena::test::occurrences(serve.serve->log(), "no SOA record at the root") == 1);
+    CHECK(dnsarena::test::ask_resolver(serve.port, "www.example.org.", 1).rcode == 0);
+  }
+  CHECK(root_queries() == roots_before);
+  // The same file at start: a configuration error naming the key and the file.
+  const std::string config = dnsarena::test::write_config("recursion:\n  enabled: true\n  root_hints: " + h.root_hints() +
+                                                          "\n  local_root: " + copy + "\n");
+  const std::uint16_t port = dnsarena::test::free_port();
+  dnsarena::test::ServeProcess bad({"-c", config, "--segment", dnsarena::test::unique_segment("local-root-bad"),
+                                    "--listen", "127.0.0.1:" + std::to_string(port), "--no-metrics"},
+                                   port);
+  REQUIRE(bad.wait_exit(std::chrono::seconds(10)));
+  CHECK(bad.stop() != 0);
+  CHECK(dnsarena::test::occurrences(bad.log(), "recursion.local_root") >= 1);
+  CHECK(dnsarena::test::occurrences(bad.log(), "no SOA record at the root") == 1);
 }

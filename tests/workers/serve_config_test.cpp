@@ -12,6 +12,7 @@
 #include "tests/workers/tls_test_support.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/rpz_transfer_status.hpp"
+#include "workers/local_root.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -678,4 +679,29 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   auto beside = load_serve_config(write_file("forward_zones: [{zone: corp.example, upstreams: [127.0.0.1:5300]}]\n"
                                              "recursion:\n  enabled: true\n  root_hints: " + hints + "\n"));
   CHECK_NOTHROW(beside.validate());
+}
+
+TEST_CASE("recursion.local_root: the zone is loaded with the config; a bad file fails the key", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
+  const std::string zone = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n"
+                                      ". 518400 IN NS a.root-servers.net.\na.root-servers.net. 518400 IN A 198.41.0.4\n");
+  const auto on = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints +
+                                               "\n  local_root: " + zone + "\n"));
+  REQUIRE(on.recursion.local_root_zone);
+  CHECK(on.recursion.local_root_zone->serial() == 7);
+  CHECK_NOTHROW(on.validate());
+  CHECK_FALSE(load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints + "\n"))
+                  .recursion.local_root_zone);  // none by default
+
+  const std::string no_ns = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n");
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  local_root: " + no_ns + "\n")),
+                    Catch::Contains(":3:") && Catch::Contains("recursion.local_root") && Catch::Contains("no NS record"));
+  const std::string broken = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800\n");
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  local_root: " + broken + "\n")),
+                    Catch::Contains("recursion.local_root") && Catch::Contains(broken + ":1"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  local_root: /nonexistent/root.zone\n")),
+                    Catch::Contains("recursion.local_root") && Catch::Contains("/nonexistent/root.zone"));
+  auto without = load_serve_config(write_file("upstreams: [127.0.0.1:5300]\nrecursion:\n  local_root: " + zone + "\n"));
+  CHECK_THROWS_WITH(without.validate(), Catch::Contains("recursion.local_root: needs recursion.enabled"));
 }

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// workers/local_root.hpp on a small root zone file: the replies a root server gives
+// (priming with the roots' addresses, a referral with NS, DS and glue, DS asked of the
+// parent, NXDOMAIN and NODATA with the SOA at its negative TTL), fed to the iterative
+// state machine as its root server; expiry from the file time and the SOA expire; and
+// the files that are refused, each with what is wrong.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "dnssec/rrset.hpp"
+#include "recursion/iterative_resolution.hpp"
+#include "wire/constants.hpp"
+#include "workers/local_root.hpp"
+
+namespace {
+
+using dnsarena::dnssec::name_from_text;
+using dnsarena::workers::LocalRoot;
+namespace wire = dnsarena::wire;
+
+std::string write_zone(const std::string& text) {
+  static int n = 0;
+  const std::string path = "/tmp/dnsarena-local-root-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".zone";
+  std::ofstream(path, std::ios::trunc) << text;
+  return path;
+}
+
+const std::string kZone =
+    ". 86400 IN SOA a.root-servers.net. nstld.verisign-grs.com. 2026120700 1800 900 604800 86400\n"
+    ". 518400 IN NS a.root-servers.net.\n"
+    "a.root-servers.net. 518400 IN A 198.41.0.4\n"
+    "a.root-servers.net. 518400 IN AAAA 2001:503:ba3e::2:30\n"
+    "net. 172800 IN NS a.gtld-servers.net.\n"
+    "a.gtld-servers.net. 172800 IN A 192.5.6.30\n"
+    "com. 172800 IN NS A.GTLD-SERVERS.NET.\n"
+    "com. 86400 IN DS 19718 13 2 8ACBB0CD28F41250A80A491389424D341522D946B0DA0C0291F2D3D771D7805A\n";
+
+dnsarena::recursion::Query to_root(const std::string& name, std::uint16_t type) {
+  return {name_from_text(name), type, {}, dnsarena::common::Bytes(1, 0)};
+}
+
+}  // namespace
+
+TEST_CASE("a local root answers as a root server: priming, referrals with DS and glue, DS, NXDOMAIN, NODATA",
+          "[recursion]") {
+  const auto root = LocalRoot::load(write_zone(kZone));
+  CHECK(root->serial() == 2026120700);
+  const std::int64_t now = std::time(nullptr);
+
+  const auto priming = root->answer(to_root(".", wire::kTypeNs), now);
+  REQUIRE(priming);
+  CHECK(priming->aa);
+  REQUIRE(priming->answer.size() == 1);
+  CHECK(priming->answer[0].ttl == 518400);
+  REQUIRE(priming->additional.size() == 2);  // A and AAAA of a.root-servers.net
+  CHECK(priming->additional[0].owner == name_from_text("a.root-servers.net."));
+
+  const auto referral = root->answer(to_root("www.example.com.", wire::kTypeA), now);
+  REQUIRE(referral);
+  CHECK_FALSE(referral->aa);
+  CHECK(referral->rcode == 0);
+  CHECK(referral->answer.empty());
+  REQUIRE(referral->authority.size() == 2);
+  CHECK(referral->authority[0].type == wire::kTypeNs);
+  CHECK(referral->authority[0].rdata[0] == name_from_text("a.gtld-servers.net."));  // lowercased
+  CHECK(referral->authority[1].type == wire::kTypeDs);
+  REQUIRE(referral->additional.size() == 1);
+  CHECK(referral->additional[0].owner == name_from_text("a.gtld-servers.net."));
+  // Glue below net. is glue: a question for it is a referral to net.
+  const auto glue = root->answer(to_root("a.root-servers.net.", wire::kTypeA), now);
+  REQUIRE(glue);
+  CHECK_FALSE(glue->aa);
+  CHECK(glue->authority[0].owner == name_from_text("net."));
+
+  const auto ds = root->answer(to_root("com.", wire::kTypeDs), now);
+  REQUIRE(ds);
+  CHECK(ds->aa);
+  REQUIRE(ds->answer.size() == 1);
+  CHECK(ds->answer[0].type == wire::kTypeDs);
+  const auto no_ds = root->answer(to_root("net.", wire::kTypeDs), now);
+  REQUIRE(no_ds);
+  CHECK(no_ds->aa);
+  CHECK(no_ds->answer.empty());
+  CHECK(no_ds->authority.at(0).type == wire::kTypeSoa);
+
+  const auto nx = root->answer(to_root("www.nosuchtld.", wire::kTypeA), now);
+  REQUIRE(nx);
+  CHECK(nx->aa);
+  CHECK(nx->rcode == wire::kRcodeNxDomain);
+  REQUIRE(nx->authority.size() == 1);
+  CHECK(nx->authority[0].type == wire::kTypeSoa);
+  CHECK(nx->authority[0].ttl == 86400);  // min(SOA TTL, minimum)
+  const auto nodata = root->answer(to_root(".", wire::kTypeMx), now);
+  REQUIRE(nodata);
+  CHECK(nodata->rcode == 0);
+  CHECK(nodata->answer.empty());
+  CHECK(nodata->authority.at(0).type == wire::kTypeSoa);
+
+  // Another zone's query is not the root's.
+  CHECK_FALSE(root->answer({name_from_text("www.example.com."), wire::kTypeA, {}, name_from_text("com.")}, now));
+}
+
+TEST_CASE("the iterative state machine primes and descends from a local root without a root query", "[recursion]") {
+  const auto root = LocalRoot::load(write_zone(kZone));
+  dnsarena::recursion::Delegation hints;
+  hints.zone = dnsarena::common::Bytes(1, 0);
+  hints.servers.push_back({name_from_text("a.root-servers.net."), {*dnsarena::recursion::ServerAddress::parse("198.41.0.4")}});
+  dnsarena::recursion::MemoryDelegations store;
+  dnsarena::recursion::IterativeResolution r(name_from_text("www.example.com."), wire::kTypeA, hints, store);
+  dnsarena::recursion::Query q;
+  unsigned local = 0;
+  for (;;) {
+    REQUIRE(r.need(q) == dnsarena::recursion::IterativeResolution::Step::query);
+    const auto reply = root->answer(q, std::time(nullptr));
+    if (!reply) break;
+    r.provide(*reply);
+    ++local;
+  }
+  CHECK(local == 2);  // the priming, then the referral to com.
+  CHECK(q.zone == name_from_text("com."));
+  CHECK(q.server.text() == "192.5.6.30");
+}
+
+TEST_CASE("a local root past its SOA expire (from the file time) is not used", "[recursion]") {
+  const std::string path = write_zone(kZone);
+  const auto fresh = LocalRoot::load(path);
+  const std::int64_t now = std::time(nullptr);
+  CHECK(fresh->expires_at() >= now + 604800 - 60);
+  CHECK(fresh->answer(to_root("com.", wire::kTypeNs), now));
+  CHECK_FALSE(fresh->answer(to_root("com.", wire::kTypeNs), fresh->expires_at()));
+  // A file written eight days ago has expired (SOA expire: 7 days).
+  const timespec old[2] = {{now - 8 * 86400, 0}, {now - 8 * 86400, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, path.c_str(), old, 0) == 0);
+  const auto stale = LocalRoot::load(path);
+  CHECK_FALSE(stale->answer(to_root("com.", wire::kTypeNs), now));
+}
+
+TEST_CASE("a root zone file that does not parse, has no SOA or no NS at the root is refused", "[recursion]") {
+  CHECK_THROWS_WITH(LocalRoot::load("/nonexistent/root.zone"), Catch::Contains("/nonexistent/root.zone"));
+  const std::string garbage = write_zone(". 86400 IN SOA a.root-servers.net. x. 1 2 3 4 5\n. 86400 IN NS\n");
+  CHECK_THROWS_WITH(LocalRoot::load(garbage), Catch::Contains(garbage + ":2"));
+  CHECK_THROWS_WITH(LocalRoot::load(write_zone(". 518400 IN NS a.root-servers.net.\n")),
+                    Catch::Contains("no SOA record at the root"));
+  CHECK_THROWS_WITH(LocalRoot::load(write_zone("com. 86400 IN SOA a.gtld-servers.net. x. 1 2 3 4 5\n"
+                                               "com. 86400 IN NS a.gtld-servers.net.\n")),
+                    Catch::Contains("no SOA record at the root"));
+  CHECK_THROWS_WITH(LocalRoot::load(write_zone(". 86400 IN SOA a.root-servers.net. x. 1 2 3 4 5\n")),
+                    Catch::Contains("no NS record at the root"));
+}

@@ -83,9 +83,9 @@ void set_state(AutotrustKey& k, KeyState s, std::uint32_t now, ProbeReport& r) {
 // RFC 5011 2.3: the probe interval from the set's original TTL and its signatures'
 // expiration; `fraction_inverse` 2 after a success, 10 after a failure, capped by `cap`.
 std::uint32_t probe_interval(std::uint32_t orig_ttl, std::uint32_t to_expiry, std::uint32_t fraction_inverse,
-                             std::uint32_t cap) {
+                             std::uint32_t cap, std::uint32_t floor) {
   std::uint32_t v = std::min({cap, orig_ttl / fraction_inverse, to_expiry / fraction_inverse});
-  return std::max(v, kHour);
+  return std::max(v, floor);
 }
 
 }  // namespace
@@ -244,12 +244,12 @@ std::vector<Bytes> trusted_keys(const TrustPoint& tp) {
   return out;
 }
 
-ProbeReport observe_failure(TrustPoint& tp, std::uint32_t now, std::string_view why) {
+ProbeReport observe_failure(TrustPoint& tp, std::uint32_t now, std::string_view why, std::uint32_t min_interval_s) {
   ProbeReport r;
   r.outcome = Outcome::bogus(Ede::dnssec_bogus, why);
   tp.last_queried = now;
   ++tp.query_failed;
-  tp.retry_time = std::max(kHour, std::min(kDay, tp.query_interval ? tp.query_interval / 5 : kHour));
+  tp.retry_time = std::max(min_interval_s, std::min(kDay, tp.query_interval ? tp.query_interval / 5 : kHour));
   tp.next_probe = now + tp.retry_time;
   r.next_probe = tp.next_probe;
   return r;
@@ -260,7 +260,7 @@ ProbeReport observe(TrustPoint& tp, const Response& reply, std::uint32_t now, co
   const Rrset* set = nullptr;
   for (const Rrset& s : reply.answer)
     if (s.type == kTypeDnskey && s.owner == tp.zone) set = &s;
-  if (!set) return observe_failure(tp, now, "no DNSKEY set of the trust point in the answer");
+  if (!set) return observe_failure(tp, now, "no DNSKEY set of the trust point in the answer", hold.min_interval_s);
 
   // Trusted keys that this very set revokes may not vouch for it.
   std::vector<Bytes> anchors;
@@ -272,7 +272,7 @@ ProbeReport observe(TrustPoint& tp, const Response& reply, std::uint32_t now, co
   Budget budget(limits);
   const KeySetTrust trust = trust_dnskey_set(*set, tp.ds, anchors, now, budget);
   if (trust.outcome.verdict != Verdict::secure) {
-    ProbeReport r = observe_failure(tp, now, trust.outcome.why);
+    ProbeReport r = observe_failure(tp, now, trust.outcome.why, hold.min_interval_s);
     r.outcome = trust.outcome;
     return r;
   }
@@ -343,8 +343,8 @@ ProbeReport observe(TrustPoint& tp, const Response& reply, std::uint32_t now, co
 
   tp.last_queried = tp.last_success = now;
   tp.query_failed = 0;
-  tp.query_interval = probe_interval(orig_ttl, to_expiry, 2, 15 * kDay);
-  tp.retry_time = probe_interval(orig_ttl, to_expiry, 10, kDay);
+  tp.query_interval = probe_interval(orig_ttl, to_expiry, 2, 15 * kDay, hold.min_interval_s);
+  tp.retry_time = probe_interval(orig_ttl, to_expiry, 10, kDay, hold.min_interval_s);
   tp.next_probe = now + tp.query_interval;
   r.next_probe = tp.next_probe;
   return r;

@@ -23,7 +23,8 @@
 //
 // Probe timing (RFC 5011 2.3): after a success, MAX(1 h, MIN(15 days, 1/2 the set's
 // original TTL, 1/2 the time to its RRSIGs' expiration)); after a failure,
-// MAX(1 h, MIN(1 day, 1/10 of each)).
+// MAX(1 h, MIN(1 day, 1/10 of each)); the 1 h floor is AutotrustLimits::min_interval_s
+// (lowered only by tests, through serve's dnssec.auto_update_min_interval_s).
 //
 // The file is Unbound's autotrust format (`;;id:`, `;;last_queried:`, ... header
 // comments, one DNSKEY line per key with `;;state=N [ NAME ] ;;count=N ;;lastchange=T`),
@@ -67,6 +68,7 @@ struct TrustPoint {
 struct AutotrustLimits {
   std::uint32_t add_hold_down_s = 30 * 86400;     // RFC 5011 2.4.1
   std::uint32_t remove_hold_down_s = 30 * 86400;  // RFC 5011 2.4.2
+  std::uint32_t min_interval_s = 3600;            // RFC 5011 2.3's floor of the probe interval
 };
 
 // What one probe did.
@@ -98,6 +100,7 @@ std::vector<Bytes> trusted_keys(const TrustPoint& tp);
 ProbeReport observe(TrustPoint& tp, const Response& reply, std::uint32_t now, const Limits& limits,
                     const AutotrustLimits& hold = {});
 // No usable answer came: the retry time is set, nothing else changes.
-ProbeReport observe_failure(TrustPoint& tp, std::uint32_t now, std::string_view why);
+ProbeReport observe_failure(TrustPoint& tp, std::uint32_t now, std::string_view why,
+                            std::uint32_t min_interval_s = 3600);
 
 }  // namespace dnsarena::dnssec

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/yaml_reader.hpp"
+#include "dnssec/autotrust.hpp"
 #include "dnssec/rrset.hpp"
 
 namespace dnsarena::workers {
@@ -62,7 +63,27 @@ void read_dnssec_config(common::MapReader& s, const std::string& config_dir, Dns
     bound("max_nsec3_iterations", lim.max_nsec3_iterations, 0, 2500);  // RFC 5155 10.3's largest
     l.finish();
   }
+  d.auto_update = s.boolean_or("auto_update", d.auto_update);
+  d.auto_update_min_interval_s =
+      static_cast<std::uint32_t>(s.integer_or("auto_update_min_interval_s", d.auto_update_min_interval_s, 1, 3600));
+  d.auto_update_hold_down_s =
+      static_cast<std::uint32_t>(s.integer_or("auto_update_hold_down_s", d.auto_update_hold_down_s, 1, 30 * 86400));
+  if (d.auto_update) {
+    if (d.trust_anchor_file.empty()) s.fail("auto_update", "RFC 5011 updates need a trust_anchor_file");
+    try {
+      dnssec::read_trust_point(d.trust_anchor_file);
+    } catch (const std::exception& e) {
+      s.fail("auto_update", std::string("the trust_anchor_file is not one trust point: ") + e.what());
+    }
+  }
   if (!d.trust_anchor_file.empty()) d.anchors = std::move(anchors);
+}
+
+std::shared_ptr<const dnssec::TrustAnchors> read_anchors(const DnssecConfig& d) {
+  auto anchors = std::make_shared<dnssec::TrustAnchors>();
+  anchors->add_file(d.trust_anchor_file);
+  for (const std::string& nta : d.negative_trust_anchors) anchors->add_negative(dnssec::name_from_text(nta));
+  return anchors;
 }
 
 }  // namespace dnsarena::workers

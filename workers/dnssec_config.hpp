@@ -15,10 +15,26 @@
 //                                  Knot Resolver's default)
 //     limits: {max_key_tag_collisions: 4, max_signature_validations: 16,
 //              max_nsec3_hashes: 64, max_nsec3_iterations: 150}   (dnssec/limits.hpp)
+//     auto_update: false           RFC 5011: the supervisor probes the trust point's DNSKEY
+//                                  set and writes trust_anchor_file back; a change of the
+//                                  trusted keys reaches the workers as a reload does
+//                                  (trust_anchor_updater.hpp). Off by default: the file is
+//                                  rewritten in place, and a packaged read-only file
+//                                  (/usr/share/dns/root.ds) is the operator's to replace
+//                                  (Unbound: auto-trust-anchor-file instead of
+//                                  trust-anchor-file; Knot Resolver: trust_anchors.add_file
+//                                  with managed = true). The file must hold one trust
+//                                  point (autotrust, DNSKEY or DS lines of one zone)
+//     auto_update_min_interval_s: 3600    the floor of the probe interval (RFC 5011 2.3:
+//                                  1 h; 1 .. 3600, lower only for tests)
+//     auto_update_hold_down_s: 2592000    the add and remove hold-downs (RFC 5011 2.4: 30
+//                                  days; 1 .. 2592000, lower only for tests); the add
+//                                  hold-down is never below the DNSKEY set's original TTL
 //
 // The anchor file is read when the config is loaded (a bad file is a config error with
 // TrustAnchorError's "FILE:LINE: what"), so a reload that breaks it keeps the old config.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,11 +54,18 @@ struct DnssecConfig {
   std::string trust_anchor_file;                    // as resolved (absolute or cwd-relative)
   std::vector<std::string> negative_trust_anchors;  // as written
   dnssec::Limits limits;
+  bool auto_update = false;
+  std::uint32_t auto_update_min_interval_s = 3600;
+  std::uint32_t auto_update_hold_down_s = 30 * 86400;
   // The file's anchors with the negative ones; null without a trust_anchor_file.
   std::shared_ptr<const dnssec::TrustAnchors> anchors;
 
   bool validating() const { return validate && anchors != nullptr; }
 };
+
+// The anchors of d.trust_anchor_file as it is now, with d's negative trust anchors.
+// Throws dnssec::TrustAnchorError.
+std::shared_ptr<const dnssec::TrustAnchors> read_anchors(const DnssecConfig& d);
 
 // Reads the section's keys into `d` (the caller rejects unknown keys). `config_dir`: the
 // directory a relative trust_anchor_file is read from. Throws common::ConfigError.

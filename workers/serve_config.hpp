@@ -153,7 +153,10 @@
 //                                  queries then carry DO and CD; clients without CD get
 //                                  secure answers with AD (to DO or AD clients), bogus ones
 //                                  SERVFAIL with the RFC 8914 EDE; CD clients the data as
-//                                  the upstream sent it. dnssec_config.hpp says the rest
+//                                  the upstream sent it. auto_update: true (off by default)
+//                                  keeps the anchor file current by RFC 5011 probes from
+//                                  the supervisor (trust_anchor_updater.hpp).
+//                                  dnssec_config.hpp says the rest
 //   dns64: {prefix: 64:ff9b::/96, exclude: ["::ffff:0:0/96"], clients: [192.0.2.0/24]}
 //                                  DNS64 (RFC 6147, dns64.hpp), on when the section is
 //                                  present: an AAAA query whose answer has no AAAA record
@@ -220,11 +223,13 @@
 //                                  at most 32 MiB of them); when full a frame is dropped,
 //                                  never the answer (dnstap_writer.hpp)
 //   recursion: {enabled: false, root_hints: PATH, max_in_flight: 256, attempt_timeout_ms: 400,
-//               max_queries: 32, qname_minimisation: true}
+//               max_queries: 32, qname_minimisation: true, local_root: PATH}
 //                                  the workers resolve a miss that no forward zone covers
 //                                  themselves, from the root (recursive_client.hpp); every
 //                                  key is in recursion_config.hpp. Needs root_hints and no
-//                                  `upstreams`; forward_zones keep working beside it
+//                                  `upstreams`; forward_zones keep working beside it.
+//                                  local_root: a root zone file answering for the root
+//                                  servers inside each worker (RFC 8806, local_root.hpp)
 //   log_level: info
 //
 // Descriptors (descriptor_budget.hpp): RLIMIT_NOFILE is per process, so each worker splits

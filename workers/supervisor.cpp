@@ -31,6 +31,7 @@
 #include "workers/retirement_wait.hpp"
 #include "workers/rpz_transfer_process.hpp"
 #include "workers/server_cookies.hpp"
+#include "workers/trust_anchor_updater.hpp"
 #include "workers/service_notify.hpp"
 #include "workers/upstream_client.hpp"
 #include "workers/infra_snapshot.hpp"
@@ -311,6 +312,10 @@ private:
   // again and, when it compiles, replaces the workers as a reload does; else logs why and
   // keeps the running policy.
   void reload_policy(const std::string& changed_file);
+  // An RFC 5011 probe changed the trusted keys (trust_anchor_updater.hpp): the anchor file
+  // is read again into the running config and the workers replaced as a reload does;
+  // a file that does not read keeps the running anchors.
+  void reload_trust_anchors();
   void reload_workers();
   // After a reload that took AD trust away (ad_trust_revoked_), once no retired worker is
   // left: the cut moves from every entry to now (ad_trust.hpp).
@@ -355,6 +360,7 @@ private:
   std::vector<std::string> policy_zone_names_;                 // the running policy's zones (load_policy)
   std::unique_ptr<policy::ZoneFileWatch> policy_watch_;         // the RPZ files as last compiled
   std::unique_ptr<RpzTransferProcess> rpz_transfers_;           // RPZ by zone transfer (nullptr: none)
+  std::unique_ptr<TrustAnchorUpdater> anchor_updates_;          // dnssec.auto_update (made with the cache)
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
 };
@@ -557,6 +563,10 @@ bool Supervisor::reap_workers() {
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
     if (rpz_transfers_ && rpz_transfers_->reaped(pid, status)) continue;
+    if (bool changed = false; anchor_updates_ && anchor_updates_->reaped(pid, status, changed)) {
+      if (changed) reload_trust_anchors();
+      continue;
+    }
     const auto retired = std::find_if(retiring_.begin(), retiring_.end(), [&](const WorkerProc& w) { return w.pid == pid; });
     if (retired != retiring_.end()) {
       spdlog::debug("replaced worker (pid {}) {}", pid, describe_status(status));
@@ -680,10 +690,31 @@ void Supervisor::reload() {
     host_->ad_trust.set(AdTrustCut::kEveryEntry);
     spdlog::info("reload: AD trust taken from some names: cached answers go out without AD until fetched again");
   }
+  if (anchor_updates_) anchor_updates_->configure(cfg_);
   reload_workers();
   settle_ad_trust();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
   ServiceNotify::ready("serving on " + join_endpoints(cfg_.listen) + " (reloaded)");
+}
+
+void Supervisor::reload_trust_anchors() {
+  ServeConfig next = cfg_;
+  try {
+    next.dnssec.anchors = read_anchors(next.dnssec);
+  } catch (const std::exception& e) {
+    spdlog::error("dnssec.auto_update: {}; keeping the running trust anchors", e.what());
+    return;
+  }
+  const bool revoked = ad_trust_revoked(cfg_, next);
+  cfg_ = std::move(next);
+  if (revoked) {  // as reload() does
+    ad_trust_revoked_ = true;
+    host_->ad_trust.set(AdTrustCut::kEveryEntry);
+  }
+  reload_workers();
+  settle_ad_trust();
+  spdlog::info("dnssec.auto_update: trusted keys of {} changed: {} workers replaced with the new anchors",
+               cfg_.dnssec.trust_anchor_file, workers_.size());
 }
 
 void Supervisor::reload_policy(const std::string& changed_file) {
@@ -792,6 +823,7 @@ void Supervisor::supervise() {
     if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
     if (policy_watch_) wait_ms = std::min(wait_ms, policy_watch_->ms_until_check(t));
     if (rpz_transfers_) wait_ms = std::min(wait_ms, rpz_transfers_->ms_until_restart());
+    if (anchor_updates_) wait_ms = std::min(wait_ms, anchor_updates_->ms_until_due(t));
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
     const int sig = ::sigtimedwait(&mask_, nullptr, &ts);
     if (sig == SIGTERM || sig == SIGINT) {
@@ -818,6 +850,7 @@ void Supervisor::supervise() {
     settle_ad_trust();
     restart_due_workers();
     if (rpz_transfers_) rpz_transfers_->restart_if_due();
+    if (anchor_updates_) anchor_updates_->start_if_due(common::monotonic_ms());
     publish_upstream_snapshot();
   }
 }
@@ -826,6 +859,7 @@ void Supervisor::supervise() {
 void Supervisor::stop_workers() {
   ServiceNotify::stopping();
   rpz_transfers_.reset();
+  anchor_updates_.reset();  // a probe running is killed
   for (WorkerProc& old : retiring_) workers_.push_back(old);
   retiring_.clear();
   for (const auto& w : workers_)
@@ -909,6 +943,8 @@ int Supervisor::run() {
     close_everything();
     return 1;
   }
+  anchor_updates_ = std::make_unique<TrustAnchorUpdater>(*cache_);
+  anchor_updates_->configure(cfg_);
   publish_upstream_snapshot(true);
   supervise();
   stop_workers();

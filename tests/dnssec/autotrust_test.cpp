@@ -3,7 +3,10 @@
 // rolls in the test: a new KSK published (add hold-down, then valid), the old one revoked
 // (self-signed, so it counts) and forgotten after the remove hold-down; a revocation
 // without the revoked key's own signature ignored; a tampered set and a dead server change
-// no key; and `dnsarena dnssec update-trust` writing the file back.
+// no key; and `dnsarena dnssec update-trust` writing the file back. Then `dnsarena serve`
+// with dnssec.auto_update (workers/trust_anchor_updater.hpp): the rolled key trusted
+// after the (configured) hold-down without a restart or a reload, and a failed probe
+// counted with the anchors unchanged.
 //
 // Time: knotd's signatures are valid for two weeks, so a hold-down of 30 days cannot pass
 // on the validation clock; the test moves the keys' last-change times back instead,
@@ -13,13 +16,16 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "cache/segment.hpp"
 #include "common/child_process.hpp"
+#include "common/nta_table.hpp"
 #include "dns/query_builder.hpp"
 #include "dnssec/autotrust.hpp"
 #include "dnssec/trust_anchors.hpp"
@@ -38,7 +44,9 @@ void write_text_file(const std::string& path, const std::string& text) { std::of
 // knotd for (manual key management, as an operator rolls a KSK).
 class RollingZone {
 public:
-  RollingZone() {
+  // `dnskey_ttl`: the DNSKEY set's TTL (0: the zone's 3600 s); RFC 5011's add hold-down
+  // is never shorter than it.
+  explicit RollingZone(unsigned dnskey_ttl = 0) {
     char templ[] = "/tmp/dnsarena-autotrust-XXXXXX";
     if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
     dir_ = templ;
@@ -47,6 +55,7 @@ public:
     port_ = dnsarena::test::free_port();
     std::ostringstream c;
     c << dnsarena::dnssec::test::knotd_conf_head(dir_, port_) << "policy:\n  - id: manual\n    algorithm: ecdsap256sha256\n    manual: on\n"
+      << (dnskey_ttl ? "    dnskey-ttl: " + std::to_string(dnskey_ttl) + "\n" : std::string())
       << "template:\n  - id: default\n    storage: \"" << dir_ << "/zones\"\n    file: \"%s.zone\"\n"
       << "    zonefile-sync: -1\n    journal-content: none\n"
       << "zone:\n  - domain: roll.\n    dnssec-signing: on\n    dnssec-policy: manual\n";
@@ -72,6 +81,8 @@ public:
     return out.substr(0, out.find('\n'));
   }
   void revoke(const std::string& id) { keymgr({"roll.", "set", id, "revoke=+0"}); }
+  // The key gone from the zone (an old KSK retired without revocation).
+  void remove(const std::string& id) { keymgr({"roll.", "delete", id}); }
   // The zone's DNSKEYs now, as keymgr prints them (DNSKEY lines).
   std::string dnskey_lines() { return keymgr({"roll.", "dnskey"}); }
   std::string ds_lines() {
@@ -360,4 +371,98 @@ TEST_CASE("autotrust: Unbound's root.key states are read, and a bad state is an 
                                             "zy1L53eKGQ==\n",
                                       "two.key"),
                     Catch::Contains("two zones"));
+}
+
+namespace {
+
+// `dnsarena serve` forwarding to the rolling zone's knotd and validating with `anchor_file`;
+// `dnssec_extra`: more keys of the dnssec section, indented.
+struct AutoUpdateServe {
+  std::uint16_t port = dnsarena::test::free_port();
+  std::string segment = dnsarena::test::unique_segment("autotrust");
+  std::unique_ptr<dnsarena::test::ServeProcess> serve;
+  AutoUpdateServe(std::uint16_t upstream_port, const std::string& anchor_file, const std::string& dnssec_extra) {
+    const std::string config = dnsarena::test::write_config("dnssec:\n  trust_anchor_file: " + anchor_file + "\n" +
+                                                            dnssec_extra);
+    serve = std::make_unique<dnsarena::test::ServeProcess>(
+        std::vector<std::string>{"--config", config, "--segment", segment, "--workers", "1", "--max-entries", "10000",
+                                 "--arena-bytes", "8M", "--listen", "127.0.0.1:" + std::to_string(port), "--upstream",
+                                 "127.0.0.1:" + std::to_string(upstream_port), "--no-metrics"},
+        port);
+    if (!serve->wait_ready()) throw std::runtime_error("serve did not start: " + serve->log());
+  }
+  ~AutoUpdateServe() {
+    serve.reset();
+    dnsarena::cache::Segment::remove(segment);
+    std::remove(dnsarena::common::NtaTable::path_for(segment).c_str());
+  }
+  dnsarena::test::DnsReply ask(const std::string& name, std::uint16_t type) const {
+    static std::uint16_t id = 3000;
+    return dnsarena::test::udp_exchange(port, dnsarena::test::make_query(++id, name, type, 1232, true),
+                                        std::chrono::milliseconds(5000));
+  }
+  std::uint64_t total(const char* counter) const {
+    return dnsarena::test::serve_stats(segment)["total"][counter].get<std::uint64_t>();
+  }
+  // Until the supervisor's counter reaches `at_least` (false after `limit`).
+  bool wait_counter(const char* counter, std::uint64_t at_least, std::chrono::seconds limit) const {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (total(counter) < at_least) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("autotrust: serve with dnssec.auto_update trusts a rolled KSK after the hold-down, without a reload",
+          "[dnssec][autotrust][serve]") {
+  RollingZone z(2);  // DNSKEY TTL 2 s: the probe interval and the add hold-down's floor
+  const std::string anchor = z.dir() + "/roll.key";
+  write_text_file(anchor, anchor_text(z.dnskey_lines()));
+  const std::string first_anchor = z.dir() + "/roll-first.key";
+  std::filesystem::copy_file(anchor, first_anchor);
+  AutoUpdateServe serve(z.port(), anchor,
+                        "  auto_update: true\n  auto_update_min_interval_s: 1\n  auto_update_hold_down_s: 2\n");
+
+  // A second key published: ADDPEND at the next probe, VALID two seconds later; the
+  // supervisor then replaces the workers with the new anchors.
+  z.add_key();
+  z.restart(2);
+  REQUIRE(serve.wait_counter("trust_anchor_updates", 1, std::chrono::seconds(30)));
+  const TrustPoint written = read_trust_point(anchor);
+  CHECK(trusted_keys(written).size() == 2);
+  CHECK(dnsarena::test::occurrences(serve.serve->log(), "workers replaced with the new anchors") >= 1);
+
+  // The first key gone: the zone is signed by the new key alone. Nothing of roll. was asked
+  // before, so the answer is validated now, with the anchors in force.
+  z.remove(z.first_key());
+  z.restart(1);
+  const dnsarena::test::DnsReply secure = serve.ask("ns.roll.", 1);
+  REQUIRE(secure.answered);
+  CHECK(secure.rcode() == 0);
+  CHECK(secure.ad());
+
+  // Without auto_update, the first key alone: the set signed by the new key is bogus.
+  AutoUpdateServe fixed(z.port(), first_anchor, "");
+  const dnsarena::test::DnsReply bogus = fixed.ask("ns.roll.", 1);
+  REQUIRE(bogus.answered);
+  CHECK(bogus.rcode() == 2);
+  CHECK_FALSE(bogus.ad());
+}
+
+TEST_CASE("autotrust: a failed probe in serve is logged and counted and changes no anchor", "[dnssec][autotrust][serve]") {
+  RollingZone z;
+  const std::string anchor = z.dir() + "/roll.key";
+  write_text_file(anchor, anchor_text(z.dnskey_lines()));
+  const std::uint16_t nobody = dnsarena::test::free_port();  // nothing listens there
+  AutoUpdateServe serve(nobody, anchor, "  auto_update: true\n  auto_update_min_interval_s: 1\n");
+  REQUIRE(serve.wait_counter("trust_anchor_probe_failures", 1, std::chrono::seconds(30)));
+  CHECK(serve.total("trust_anchor_updates") == 0);
+  const TrustPoint after = read_trust_point(anchor);
+  CHECK(states(after) == std::vector<std::string>{"VALID"});
+  CHECK(after.query_failed == 1);
+  CHECK(dnsarena::test::occurrences(serve.serve->log(), "probe of roll. DNSKEY failed") == 1);
 }

@@ -535,6 +535,38 @@ TEST_CASE("dnssec.aggressive_nsec: on by default when validating, a boolean", "[
                     Catch::Contains("dnssec.aggresive_nsec") && Catch::Contains("unknown key"));
 }
 
+TEST_CASE("dnssec.auto_update: off by default, needs one trust point, strict bounds", "[serve][config][dnssec]") {
+  using dnsarena::workers::load_serve_config;
+  const std::string anchor = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  const auto off = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor + "\n"));
+  CHECK_FALSE(off.dnssec.auto_update);
+  CHECK(off.dnssec.auto_update_min_interval_s == 3600);
+  CHECK(off.dnssec.auto_update_hold_down_s == 30 * 86400);
+  const auto on = load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                               "\n  auto_update: true\n  auto_update_min_interval_s: 1\n"
+                                               "  auto_update_hold_down_s: 5\n"));
+  CHECK(on.dnssec.auto_update);
+  CHECK(on.dnssec.auto_update_min_interval_s == 1);
+  CHECK(on.dnssec.auto_update_hold_down_s == 5);
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  auto_update: true\n  validate: false\n")),
+                    Catch::Contains("dnssec.auto_update") && Catch::Contains("need a trust_anchor_file"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\n  auto_update: true\n  auto_update_min_interval_s: 0\n")),
+                    Catch::Contains("dnssec.auto_update_min_interval_s"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\n  auto_update_min_interval_s: 7200\n")),
+                    Catch::Contains("dnssec.auto_update_min_interval_s"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + anchor +
+                                                 "\n  auto_update_hold_down_s: 0\n")),
+                    Catch::Contains("dnssec.auto_update_hold_down_s"));
+  const std::string two_zones = write_file(
+      "test. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+      "other. 3600 IN DS 12345 13 2 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  CHECK_THROWS_WITH(load_serve_config(write_file("dnssec:\n  trust_anchor_file: " + two_zones + "\n  auto_update: true\n")),
+                    Catch::Contains("dnssec.auto_update") && Catch::Contains("not one trust point"));
+}
+
 TEST_CASE("policy.rpz by zone transfer: primary, file, TSIG and notify_from read strictly, errors name the key",
           "[serve][config][policy]") {
   using dnsarena::workers::ConfigError;

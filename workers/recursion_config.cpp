@@ -17,11 +17,12 @@ void RecursionConfig::read(common::MapReader& s) {
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
   local_root = s.text_or("local_root", local_root);
   local_root_zone.reset();
-  if (!local_root.empty()) try {
-      local_root_zone = LocalRoot::load(local_root);
-    } catch (const std::runtime_error& e) {
-      s.fail("local_root", e.what());
-    }
+  if (local_root.empty()) return;
+  try {
+    local_root_zone = LocalRoot::load(local_root);
+  } catch (const std::runtime_error& e) {
+    s.fail("local_root", e.what());
+  }
 }
 
 void RecursionConfig::validate(bool has_root_upstreams) const {

@@ -63,6 +63,9 @@ std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path) {
     for (unsigned up = 0, n = dnssec::label_count(name); up <= n; ++up) z->names_.insert(dnssec::strip_labels(name, up));
     z->sets_[s.owner].push_back(std::move(s));
   }
+  for (const auto& [owner, sets] : z->sets_)
+    for (const dnssec::Rrset& set : sets)
+      if (set.type == dnssec::kTypeNsec) z->nsec_.emplace(owner, &set);
   const dnssec::Rrset* soa = z->find(root, wire::kTypeSoa);
   if (soa == nullptr) throw std::runtime_error(path + ": no SOA record at the root (\".\"): not a root zone");
   if (soa->rdata.size() != 1) throw std::runtime_error(path + ": more than one SOA record at the root");
@@ -89,6 +92,17 @@ void LocalRoot::add_glue(const dnssec::Rrset& ns, std::vector<dnssec::Rrset>& ad
   for (const common::Bytes& target : ns.rdata)
     for (std::uint16_t type : {wire::kTypeA, wire::kTypeAaaa})
       if (const dnssec::Rrset* g = find(target, type)) additional.push_back(*g);
+}
+
+void LocalRoot::add_nsec(const common::Bytes& name, bool exact, std::vector<dnssec::Rrset>& out) const {
+  if (nsec_.empty()) return;
+  auto it = nsec_.upper_bound(name);  // the first owner after name
+  if (it == nsec_.begin()) return;    // nothing at or before it (no NSEC at the apex)
+  --it;
+  if (exact && it->first != name) return;
+  for (const dnssec::Rrset& s : out)
+    if (s.type == dnssec::kTypeNsec && s.owner == it->first) return;
+  out.push_back(*it->second);
 }
 
 dnssec::Rrset LocalRoot::negative_soa() const {
@@ -121,14 +135,19 @@ std::optional<dnssec::Response> LocalRoot::answer(const recursion::Query& q, std
     const dnssec::Rrset* ds = find(cut, wire::kTypeDs);
     if (keep == labels && q.qtype == wire::kTypeDs) {  // the parent side answers for the DS set
       r.aa = true;
-      if (ds != nullptr)
+      if (ds != nullptr) {
         r.answer.push_back(*ds);
-      else
+      } else {
         r.authority.push_back(negative_soa());
+        add_nsec(cut, true, r.authority);
+      }
       return r;
     }
     r.authority.push_back(*ns);
-    if (ds != nullptr) r.authority.push_back(*ds);
+    if (ds != nullptr)
+      r.authority.push_back(*ds);
+    else
+      add_nsec(cut, true, r.authority);  // an unsigned delegation: the NSEC at the cut shows no DS
     add_glue(*ns, r.additional);
     return r;
   }
@@ -141,8 +160,16 @@ std::optional<dnssec::Response> LocalRoot::answer(const recursion::Query& q, std
       return r;
     }
   }
-  if (names_.count(q.qname) == 0) r.rcode = wire::kRcodeNxDomain;
   r.authority.push_back(negative_soa());
+  if (names_.count(q.qname) != 0) {  // NODATA (an empty non-terminal: the covering NSEC)
+    add_nsec(q.qname, sets_at(q.qname) != nullptr, r.authority);
+    return r;
+  }
+  r.rcode = wire::kRcodeNxDomain;
+  add_nsec(q.qname, false, r.authority);
+  unsigned up = 1;  // the closest encloser: the deepest name above that exists
+  while (names_.count(dnssec::strip_labels(q.qname, up)) == 0) ++up;
+  add_nsec(dnssec::wildcard_of(dnssec::strip_labels(q.qname, up)), false, r.authority);
   return r;
 }
 

@@ -20,6 +20,12 @@
 //   a name that exists  and has no set of the type: NODATA with the SOA
 //   anything else       NXDOMAIN with the SOA
 // TTLs are the file's; the SOA of a negative answer has min(SOA TTL, SOA minimum).
+// A signed copy (the root zone is signed with NSEC) gives what a validator needs too:
+// each set's RRSIGs, and the NSEC records that prove a denial, as the root servers send
+// them: NXDOMAIN the NSEC covering the name and the one covering the wildcard at its
+// closest encloser; NODATA the NSEC at the name (an empty non-terminal: the one covering
+// it); a delegation without DS (referral, or a DS question) the NSEC at the cut. NSEC3
+// zones are not served with proofs (the root uses NSEC).
 //
 // Expiry: RFC 8806 section 3: a copy not refreshed within the SOA's expire interval is
 // not used, and the resolver goes back to the root servers. The copy's age runs from the
@@ -70,11 +76,19 @@ private:
   const std::vector<dnssec::Rrset>* sets_at(const common::Bytes& owner) const;
   const dnssec::Rrset* find(const common::Bytes& owner, std::uint16_t type) const;
   void add_glue(const dnssec::Rrset& ns, std::vector<dnssec::Rrset>& additional) const;
+  // The NSEC set at `name`, or the one covering it (`exact` false), into `out` once.
+  void add_nsec(const common::Bytes& name, bool exact, std::vector<dnssec::Rrset>& out) const;
   dnssec::Rrset negative_soa() const;
 
   std::string path_;
   std::map<common::Bytes, std::vector<dnssec::Rrset>> sets_;  // by owner (wire, lowercase)
   std::set<common::Bytes> names_;  // every owner and every name above one
+  struct CanonicalLess {
+    bool operator()(const common::Bytes& a, const common::Bytes& b) const { return dnssec::canonical_compare(a, b) < 0; }
+  };
+  // Owners with an NSEC set, in canonical order (RFC 4034 6.1), to the set in sets_
+  // (filled once sets_ is complete: the pointers stay valid). Empty: an unsigned copy.
+  std::map<common::Bytes, const dnssec::Rrset*, CanonicalLess> nsec_;
   std::int64_t expires_at_ = 0;
   std::uint32_t serial_ = 0;
   std::size_t records_ = 0;

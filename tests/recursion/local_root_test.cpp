@@ -154,3 +154,39 @@ TEST_CASE("a root zone file that does not parse, has no SOA or no NS at the root
   CHECK_THROWS_WITH(LocalRoot::load(write_zone(". 86400 IN SOA a.root-servers.net. x. 1 2 3 4 5\n")),
                     Catch::Contains("no NS record at the root"));
 }
+
+TEST_CASE("a signed local root gives the NSEC proofs of its denials and unsigned delegations", "[recursion]") {
+  const auto root = LocalRoot::load(write_zone(kZone + ". 86400 IN NSEC com. NS SOA RRSIG NSEC DNSKEY\n"
+                                                       "com. 86400 IN NSEC net. NS DS RRSIG NSEC\n"
+                                                       "net. 86400 IN NSEC . NS RRSIG NSEC\n"));
+  const std::int64_t now = std::time(nullptr);
+  auto nsec_owners = [](const std::vector<dnsarena::dnssec::Rrset>& section) {
+    std::vector<std::string> out;
+    for (const auto& s : section)
+      if (s.type == dnsarena::dnssec::kTypeNsec) out.push_back(dnsarena::dnssec::name_text(s.owner));
+    return out;
+  };
+  // NXDOMAIN: net. covers nosuchtld., "." covers the wildcard *. at the closest encloser.
+  const auto nx = root->answer(to_root("www.nosuchtld.", wire::kTypeA), now);
+  REQUIRE(nx);
+  CHECK(nx->rcode == wire::kRcodeNxDomain);
+  CHECK(nsec_owners(nx->authority) == std::vector<std::string>{"net.", "."});
+  // A referral to a delegation without DS proves it by the NSEC at the cut; one with DS does not.
+  const auto unsigned_referral = root->answer(to_root("www.example.net.", wire::kTypeA), now);
+  REQUIRE(unsigned_referral);
+  CHECK(nsec_owners(unsigned_referral->authority) == std::vector<std::string>{"net."});
+  const auto signed_referral = root->answer(to_root("www.example.com.", wire::kTypeA), now);
+  REQUIRE(signed_referral);
+  CHECK(nsec_owners(signed_referral->authority).empty());
+  const auto no_ds = root->answer(to_root("net.", wire::kTypeDs), now);
+  REQUIRE(no_ds);
+  CHECK(nsec_owners(no_ds->authority) == std::vector<std::string>{"net."});
+  // NODATA at the apex: the apex's NSEC.
+  const auto nodata = root->answer(to_root(".", wire::kTypeMx), now);
+  REQUIRE(nodata);
+  CHECK(nsec_owners(nodata->authority) == std::vector<std::string>{"."});
+  // An unsigned copy adds none.
+  const auto plain = LocalRoot::load(write_zone(kZone))->answer(to_root("www.nosuchtld.", wire::kTypeA), now);
+  REQUIRE(plain);
+  CHECK(nsec_owners(plain->authority).empty());
+}

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <utility>
 
 #include <ctime>
 
@@ -183,15 +184,20 @@ RecursiveClient::Started RecursiveClient::start(const cache::CacheKey& plain_key
 }
 
 void RecursiveClient::step(Resolution& r, std::uint64_t now_us) {
+  bool local = false;
   while (now_us < r.ends_us) {
     if (r.machine->need(r.query) == recursion::IterativeResolution::Step::done) {
       r.done = true;
+      // Answered by the local root alone: finished at the next on_timeouts, never inside
+      // the resolve() or refresh() that started it (its caller is not ready for the answer).
+      if (local) return deferred_.push_back(r.token);
       break;
     }
     if (const LocalRoot* root = cfg_.recursion.local_root_zone.get())  // RFC 8806: the root's answers stay here
       if (const auto reply = root->answer(r.query, std::time(nullptr))) {
         if (dnssec_) referral_ds_.keep(*reply, r.query.zone);  // as take_reply() does
         r.machine->provide(*reply);
+        local = true;
         continue;
       }
     r.edns = query_with_edns(infra(), r.query.server, now_us);
@@ -373,6 +379,8 @@ void RecursiveClient::expire_waiters(Resolution& r, std::uint64_t now_us) {
 }
 
 void RecursiveClient::on_timeouts(std::uint64_t now_us) {
+  for (const std::uint64_t token : std::exchange(deferred_, {}))
+    if (const auto it = active_.find(token); it != active_.end()) finish(*it->second);
   while (!client_deadlines_.empty() && client_deadlines_.top().at_us <= now_us) {
     const std::uint64_t token = client_deadlines_.top().token;
     client_deadlines_.pop();
@@ -390,6 +398,7 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
 }
 
 int RecursiveClient::next_timeout_ms(std::uint64_t now_us) const {
+  if (!deferred_.empty()) return 0;
   if (deadlines_.empty() && client_deadlines_.empty()) return -1;
   std::uint64_t at = deadlines_.empty() ? UINT64_MAX : deadlines_.top().at_us;
   if (!client_deadlines_.empty()) at = std::min(at, client_deadlines_.top().at_us);

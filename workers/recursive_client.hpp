@@ -46,7 +46,9 @@
 //
 // With recursion.local_root (local_root.hpp), a query to the root cut (priming included)
 // is answered from the config's copy of the root zone in step(), without a socket, while
-// the copy has not expired; it still counts against max_queries.
+// the copy has not expired; it still counts against max_queries. A resolution the local
+// root ends alone is finished at the next on_timeouts (the loop's next turn), so a
+// completion never runs inside the resolve() or refresh() that started it.
 //
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
@@ -173,6 +175,8 @@ private:
   std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
   TokenDeadlines deadlines_;
+  // Resolutions the local root finished inside step(): finished by the next on_timeouts.
+  std::vector<std::uint64_t> deferred_;
   // Clients' response timers: one entry per resolution for its oldest waiter (generation unused).
   TokenDeadlines client_deadlines_;
 };

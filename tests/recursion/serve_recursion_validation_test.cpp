@@ -7,9 +7,13 @@
 // names); a bogus name is SERVFAIL with an EDE; a CD query to it gets the data; a
 // run-time negative trust anchor over it makes it insecure at the next query.
 // Authoritative queries per validated cold fill are reported for both (knotd counters).
+// With recursion.local_root holding the signed root zone (RFC 8806), every name is judged
+// as without it and no root server is asked.
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +25,8 @@
 #include "bench/lab/dns_hierarchy.hpp"
 #include "bench/lab/unbound_process.hpp"
 #include "cache/segment.hpp"
+#include "common/child_process.hpp"
+#include "common/find_program.hpp"
 #include "tests/recursion/answer_set.hpp"
 #include "tests/workers/serve_harness.hpp"
 
@@ -52,9 +58,10 @@ struct ValidatingServe {
   std::uint16_t port = dnsarena::test::free_port();
   std::string segment = dnsarena::test::unique_segment("recursion-dnssec");
   std::unique_ptr<dnsarena::test::ServeProcess> serve;
-  explicit ValidatingServe(const DnsHierarchy& h) {
+  // `recursion_extra`: more keys of the recursion section, indented.
+  explicit ValidatingServe(const DnsHierarchy& h, const std::string& recursion_extra = "") {
     const std::string config = dnsarena::test::write_config(
-        "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\ndnssec:\n  trust_anchor_file: " +
+        "recursion:\n  enabled: true\n  root_hints: " + h.root_hints() + "\n" + recursion_extra + "dnssec:\n  trust_anchor_file: " +
         h.trust_anchor() + "\nfailure_cache: {min_s: 60}\n");
     serve = std::make_unique<dnsarena::test::ServeProcess>(
         std::vector<std::string>{"-c", config, "--segment", segment, "--workers", "1", "--max-entries", "10000",
@@ -153,4 +160,48 @@ TEST_CASE("serve with recursion and validation judges every signed hierarchy nam
   CHECK(insecure.rcode() == 0);
   CHECK_FALSE(insecure.ad());
   CHECK(insecure.count(0, 1) == 1);
+}
+
+TEST_CASE("with the signed root zone as local root every signed hierarchy name is judged the same, no root asked",
+          "[hierarchy][dnssec]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  DnsHierarchy h({.signed_zones = true});
+  // The root zone as its knotd signed and serves it ("[.] OWNER TTL CLASS TYPE RDATA" lines).
+  const auto knotc = dnsarena::common::find_daemon_program("knotc");
+  REQUIRE(knotc);
+  int status = 0;
+  const std::string read =
+      dnsarena::common::run_and_capture({*knotc, "-c", h.dir() + "/knotd-2/knot.conf", "zone-read", "."}, status);
+  REQUIRE(status == 0);
+  std::string zone;
+  std::istringstream lines(read);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("[.] ", 0) == 0) zone += line.substr(4) + "\n";
+  REQUIRE(zone.find(" RRSIG ") != std::string::npos);
+  const std::string copy = h.dir() + "/signed-root.zone";
+  std::ofstream(copy) << zone;
+
+  auto root_queries = [&] { return h.authoritative_queries(2) + h.authoritative_queries(3); };
+  std::vector<DnsReply> reference;
+  {
+    ValidatingServe serve(h);
+    for (const auto& n : kSignedHierarchyNames) reference.push_back(ask_dnssec(serve.port, n.name, n.qtype));
+  }
+  const std::uint64_t roots_before = root_queries();
+  {
+    ValidatingServe serve(h, "  local_root: " + copy + "\n");
+    for (std::size_t i = 0; i < kSignedHierarchyNames.size(); ++i) {
+      const auto& n = kSignedHierarchyNames[i];
+      const DnsReply ours = ask_dnssec(serve.port, n.name, n.qtype);
+      INFO(n.name << " type " << n.qtype << ": local root rcode " << ours.rcode() << " ad " << ours.ad()
+                  << "; root servers rcode " << reference[i].rcode() << " ad " << reference[i].ad());
+      if (!ours.answered) FAIL("no answer; serve's log:\n" << serve.serve->log());
+      CHECK(ours.rcode() == reference[i].rcode());
+      CHECK(ours.ad() == reference[i].ad());
+      CHECK(ours.count(0, n.qtype) == reference[i].count(0, n.qtype));
+      CHECK(ours.rcode() == n.rcode);
+    }
+  }
+  CHECK(root_queries() == roots_before);
 }

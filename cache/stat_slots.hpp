@@ -112,9 +112,8 @@ enum class Counter : std::uint32_t {
                          // written): that query's waiters on other workers ask again, one at a time
   trust_anchor_probe_failures, // supervisor: RFC 5011 probes of the trust point (dnssec.auto_update)
                          // that failed (no reply, a set no trusted key signed, a file error)
-  trust_anchor_updates,  // supervisor: RFC 5011 probes that changed the trusted keys (workers replaced)
 };
-inline constexpr std::size_t kCounterCount = 61;
+inline constexpr std::size_t kCounterCount = 60;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -135,7 +134,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "dnstap_dropped",   "policy_hits",    "policy_blocked", "policy_local_data",
     "policy_passthru",  "policy_dropped", "upstream_connections", "upstream_tls_resumed",
     "queries_dot",      "queries_doh",    "upstream_slot_answers", "upstream_slot_full",
-    "trust_anchor_probe_failures", "trust_anchor_updates"};
+    "trust_anchor_probe_failures"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 

@@ -120,8 +120,7 @@ bool TrustAnchorUpdater::reaped(pid_t pid, int status, bool& trusted_changed) {
   pid_ = 0;
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == kExitChanged) {
-    stats_.count(cache::Counter::trust_anchor_updates);
-    trusted_changed = true;
+    trusted_changed = true;  // logged by reload_trust_anchors
   } else if (code != kExitSame) {
     stats_.count(cache::Counter::trust_anchor_probe_failures);
     if (code < 0) spdlog::warn("dnssec.auto_update: the probe process died (signal {})", WIFSIGNALED(status) ? WTERMSIG(status) : 0);

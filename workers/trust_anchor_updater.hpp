@@ -20,9 +20,9 @@
 // Then, in the supervisor (reaped): a failed probe (no reply, a set no trusted key
 // signed, a file that cannot be read or written) is logged and counted
 // (trust_anchor_probe_failures) and changes no anchor; a probe whose trusted key set
-// changed (a key became valid, or was revoked or removed) is counted
-// (trust_anchor_updates) and the supervisor reads the anchors again and replaces the
-// workers as a reload does (supervisor.hpp), so they validate with the new keys.
+// changed (a key became valid, or was revoked or removed) makes the supervisor read the
+// anchors again and replace the workers as a reload does (logged: "trusted keys of FILE
+// changed") (supervisor.hpp), so they validate with the new keys.
 //
 // Bounds: one probe process at a time; at most one probe per min_interval_s (1 .. 3600 s).
 #pragma once

@@ -431,10 +431,13 @@ TEST_CASE("autotrust: serve with dnssec.auto_update trusts a rolled KSK after th
   // supervisor then replaces the workers with the new anchors.
   z.add_key();
   z.restart(2);
-  REQUIRE(serve.wait_counter("trust_anchor_updates", 1, std::chrono::seconds(30)));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (dnsarena::test::occurrences(serve.serve->log(), "workers replaced with the new anchors") == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(dnsarena::test::occurrences(serve.serve->log(), "workers replaced with the new anchors") == 1);
   const TrustPoint written = read_trust_point(anchor);
   CHECK(trusted_keys(written).size() == 2);
-  CHECK(dnsarena::test::occurrences(serve.serve->log(), "workers replaced with the new anchors") >= 1);
 
   // The first key gone: the zone is signed by the new key alone. Nothing of roll. was asked
   // before, so the answer is validated now, with the anchors in force.
@@ -460,7 +463,7 @@ TEST_CASE("autotrust: a failed probe in serve is logged and counted and changes 
   const std::uint16_t nobody = dnsarena::test::free_port();  // nothing listens there
   AutoUpdateServe serve(nobody, anchor, "  auto_update: true\n  auto_update_min_interval_s: 1\n");
   REQUIRE(serve.wait_counter("trust_anchor_probe_failures", 1, std::chrono::seconds(30)));
-  CHECK(serve.total("trust_anchor_updates") == 0);
+  CHECK(dnsarena::test::occurrences(serve.serve->log(), "workers replaced with the new anchors") == 0);
   const TrustPoint after = read_trust_point(anchor);
   CHECK(states(after) == std::vector<std::string>{"VALID"});
   CHECK(after.query_failed == 1);

@@ -386,6 +386,8 @@ TEST_CASE("a server that answers FORMERR to EDNS is asked without it, and later 
   CHECK(infra.value("capacity", 0) == dnsarena::workers::InfraTable::kDefaultBuckets * dnsarena::workers::InfraTable::kWays);
   CHECK(infra.value("evictions", 1) == 0);
   std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("with recursion.local_root every hierarchy name is answered as without it and no root server is asked",
           "[hierarchy][serve]") {
   REQUIRE(dnsarena::bench::knotd_installed());

@@ -434,7 +434,7 @@ TEST_CASE("with recursion.local_root every hierarchy name is answered as without
   CHECK(root_queries() > roots_before);
 }
 
-TEST_CASE("a reload whose local root file is broken keeps the running copy; serve does not start with one",
+TEST_CASE("a reload whose local root file is broken keeps the running copy and serve does not start with one",
           "[hierarchy][serve]") {
   REQUIRE(dnsarena::bench::knotd_installed());
   if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");

@@ -713,7 +713,7 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   CHECK_NOTHROW(beside.validate());
 }
 
-TEST_CASE("recursion.local_root: the zone is loaded with the config; a bad file fails the key", "[serve][config]") {
+TEST_CASE("recursion.local_root: the zone is loaded with the config and a bad file fails the key", "[serve][config]") {
   using dnsarena::workers::load_serve_config;
   const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
   const std::string zone = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n"

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cache/segment.hpp"
+#include "dnssec/rrset.hpp"
 #include "tests/dnssec/signed_zones.hpp"
 #include "tests/dnssec/unbound_validator.hpp"
 #include "tests/workers/prometheus_text.hpp"
@@ -280,9 +281,9 @@ TEST_CASE("serve answers names inside validated NSEC3 ranges as Unbound's aggres
 
   // The zone's own apex record says nothing of its DS (the parent holds it, RFC 4035
   // 2.4): the DS set comes from upstream, not a NODATA from n3.test.'s ranges.
-  const t::DnsReply ds = serve.ask("n3.test.", kTypeDs);
+  const t::DnsReply ds = serve.ask("n3.test.", dnsarena::dnssec::kTypeDs);
   CHECK(ds.rcode() == 0);
-  CHECK(ds.count(0, kTypeDs) >= 1);
+  CHECK(ds.count(0, dnsarena::dnssec::kTypeDs) >= 1);
 }
 
 TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 ranges, nor above the iteration bound",

@@ -74,7 +74,11 @@ struct AggressiveServe {
     static std::uint16_t id = 3000;
     std::vector<std::uint8_t> q = t::make_query(++id, name, type, 1232, do_bit);
     if (cd) q[3] |= 0x10;
-    return t::udp_exchange(port, q, std::chrono::milliseconds(5000));
+    // Asked again once when no reply came, as a stub would: on a loaded sanitizer run one
+    // datagram of hundreds has gone unanswered (docs/testing.md says what is known).
+    t::DnsReply r = t::udp_exchange(port, q, std::chrono::milliseconds(5000));
+    if (!r.answered) r = t::udp_exchange(port, q, std::chrono::milliseconds(5000));
+    return r;
   }
   std::uint64_t upstream() const { return t::serve_stats(segment)["total"]["upstream_queries"].get<std::uint64_t>(); }
   // The synthesized answers so far, once the answer snapshot shows at least `at_least`.
@@ -303,6 +307,7 @@ TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 r
     const std::vector<std::string> names = random_names(zone, 20, 8198);
     for (const std::string& n : names) {
       const t::DnsReply r = serve.ask(n, kQA);
+      INFO(n);
       CHECK(r.rcode() == 3);
       CHECK_FALSE(r.ad());
     }

@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 
 namespace dnsarena::dnssec {
 
@@ -21,12 +20,11 @@ struct Sha256 {
   }
 };
 
-void update_with_length(EVP_MD_CTX* ctx, std::span<const std::uint8_t> part) {
+bool update_with_length(EVP_MD_CTX* ctx, std::span<const std::uint8_t> part) {
   // Each part preceded by its length, so no two different triples hash the same bytes.
   const std::uint8_t len[4] = {static_cast<std::uint8_t>(part.size() >> 24), static_cast<std::uint8_t>(part.size() >> 16),
                                static_cast<std::uint8_t>(part.size() >> 8), static_cast<std::uint8_t>(part.size())};
-  if (EVP_DigestUpdate(ctx, len, sizeof len) != 1 || EVP_DigestUpdate(ctx, part.data(), part.size()) != 1)
-    throw std::runtime_error("SHA-256 failed");
+  return EVP_DigestUpdate(ctx, len, sizeof len) == 1 && EVP_DigestUpdate(ctx, part.data(), part.size()) == 1;
 }
 
 }  // namespace
@@ -36,18 +34,14 @@ VerifiedSignatures& VerifiedSignatures::this_thread() {
   return *memo;
 }
 
-VerifiedSignatures::Digest VerifiedSignatures::digest(std::span<const std::uint8_t> key_rdata,
-                                                      std::span<const std::uint8_t> signed_data,
-                                                      std::span<const std::uint8_t> signature) {
+bool VerifiedSignatures::digest(std::span<const std::uint8_t> key_rdata, std::span<const std::uint8_t> signed_data,
+                                std::span<const std::uint8_t> signature, Digest& out) {
   thread_local Sha256 sha;
-  if (!sha.md || !sha.ctx || EVP_DigestInit_ex(sha.ctx, sha.md, nullptr) != 1) throw std::runtime_error("SHA-256 failed");
-  update_with_length(sha.ctx, key_rdata);
-  update_with_length(sha.ctx, signed_data);
-  update_with_length(sha.ctx, signature);
-  Digest d{};
   unsigned int n = 0;
-  if (EVP_DigestFinal_ex(sha.ctx, d.data(), &n) != 1 || n != d.size()) throw std::runtime_error("SHA-256 failed");
-  return d;
+  return sha.md && sha.ctx && EVP_DigestInit_ex(sha.ctx, sha.md, nullptr) == 1 &&
+         update_with_length(sha.ctx, key_rdata) && update_with_length(sha.ctx, signed_data) &&
+         update_with_length(sha.ctx, signature) && EVP_DigestFinal_ex(sha.ctx, out.data(), &n) == 1 &&
+         n == out.size();
 }
 
 std::size_t VerifiedSignatures::slot(const Digest& d) const {

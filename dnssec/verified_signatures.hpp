@@ -36,9 +36,10 @@ public:
   // This thread's memo.
   static VerifiedSignatures& this_thread();
 
-  // The memo's key of one verification. Throws std::runtime_error when SHA-256 fails.
-  static Digest digest(std::span<const std::uint8_t> key_rdata, std::span<const std::uint8_t> signed_data,
-                       std::span<const std::uint8_t> signature);
+  // The memo's key of one verification into `out`; false when SHA-256 failed (the caller
+  // then verifies without the memo).
+  static bool digest(std::span<const std::uint8_t> key_rdata, std::span<const std::uint8_t> signed_data,
+                     std::span<const std::uint8_t> signature, Digest& out);
 
   bool contains(const Digest& d) const;
   void remember(const Digest& d);

@@ -110,14 +110,15 @@ Verified verify_rrset(const Rrset& rrset, const ZoneKeys& keys, std::uint32_t no
       tried = true;
       // A success already seen by this thread is not verified again (verified_signatures.hpp).
       VerifiedSignatures& memo = VerifiedSignatures::this_thread();
-      const VerifiedSignatures::Digest digest = VerifiedSignatures::digest(k->rdata, data, sig->signature);
-      const bool known = memo.contains(digest);
+      VerifiedSignatures::Digest digest{};
+      const bool keyed = VerifiedSignatures::digest(k->rdata, data, sig->signature, digest);
+      const bool known = keyed && memo.contains(digest);
       if (!known && !k->imported) {
         k->key = imported_key(k->rdata);
         k->imported = true;
       }
       if (known || k->key.verify(data, sig->signature)) {
-        if (!known) memo.remember(digest);
+        if (keyed && !known) memo.remember(digest);
         Verified v{Outcome::secure()};
         if (sig->labels < owner_labels) v.wildcard_labels = sig->labels;
         v.key_rdata = &k->rdata;

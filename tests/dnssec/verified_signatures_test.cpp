@@ -79,11 +79,14 @@ TEST_CASE("verified signatures: what the memo holds never makes an altered RRset
 
 TEST_CASE("verified signatures: the digest separates its three parts", "[dnssec][memo]") {
   const Bytes ab{'a', 'b'}, c{'c'}, a{'a'}, bc{'b', 'c'}, sig{'s'};
-  CHECK(VerifiedSignatures::digest(ab, c, sig) != VerifiedSignatures::digest(a, bc, sig));
-  CHECK(VerifiedSignatures::digest(ab, c, sig) == VerifiedSignatures::digest(ab, c, sig));
+  VerifiedSignatures::Digest d{}, split{}, again{};
+  REQUIRE(VerifiedSignatures::digest(ab, c, sig, d));
+  REQUIRE(VerifiedSignatures::digest(a, bc, sig, split));
+  REQUIRE(VerifiedSignatures::digest(ab, c, sig, again));
+  CHECK(d != split);
+  CHECK(d == again);
   VerifiedSignatures& memo = VerifiedSignatures::this_thread();
   memo.forget_all();
-  const VerifiedSignatures::Digest d = VerifiedSignatures::digest(ab, c, sig);
   CHECK_FALSE(memo.contains(d));
   memo.remember(d);
   CHECK(memo.contains(d));

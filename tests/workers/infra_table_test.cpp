@@ -18,6 +18,7 @@
 #include "common/monotonic_clock.hpp"
 #include "dnssec/rrset.hpp"
 #include "recursion/delegation.hpp"
+#include "tests/workers/endless_writer.hpp"
 #include "workers/authority_outcomes.hpp"
 #include "workers/infra_ranking.hpp"
 #include "workers/infra_table.hpp"
@@ -230,23 +231,14 @@ TEST_CASE("infra table: a forged or half-written slot is not trusted", "[workers
 TEST_CASE("infra table: a writer killed -9 among readers of another process leaves nothing torn",
           "[workers][infra][multiprocess]") {
   InfraTable t(1, true);
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t writer = ::fork();
-  if (writer == 0) {
-    // More servers than the bucket holds (evictions too), each given a timeout and then
-    // a reply without an RTT sample, as fast as it can.
-    char c = 1;
-    if (::write(ready[1], &c, 1) != 1) ::_exit(2);
-    for (std::uint32_t n = 0;; ++n) {
-      const std::uint8_t host = static_cast<std::uint8_t>(1 + n % 12);
-      const InfraKey k = v4(10, 2, 0, host);
-      t.timed_out(k, true, dnsarena::common::monotonic_ms());
-      t.replied(k, 0, n % 2 ? InfraTable::Edns::works : InfraTable::Edns::broken, dnsarena::common::monotonic_ms());
-    }
-  }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
+  // More servers than the bucket holds (evictions too), each given a timeout and then a
+  // reply without an RTT sample, as fast as it can.
+  const pid_t writer = dnsarena::test::fork_endless_writer([&t](std::uint64_t n) {
+    const std::uint8_t host = static_cast<std::uint8_t>(1 + n % 12);
+    const InfraKey k = v4(10, 2, 0, host);
+    t.timed_out(k, true, dnsarena::common::monotonic_ms());
+    t.replied(k, 0, n % 2 ? InfraTable::Edns::works : InfraTable::Edns::broken, dnsarena::common::monotonic_ms());
+  });
   std::size_t seen = 0, bad = 0;
   for (int round = 0; round < 20000; ++round)
     for (std::uint8_t host = 1; host <= 12; ++host) {
@@ -258,9 +250,7 @@ TEST_CASE("infra table: a writer killed -9 among readers of another process leav
       // a torn copy.
       bad += h.timeouts > 1 || h.sampled || (h.edns == InfraTable::Edns::unknown && h.timeouts == 0);
     }
-  ::kill(writer, SIGKILL);
-  int status = 0;
-  ::waitpid(writer, &status, 0);
+  dnsarena::test::kill_writer(writer);
   CHECK(seen > 0);
   CHECK(bad == 0);
   // After the kill: readable records are whole; a slot it held is taken over later.
@@ -270,8 +260,6 @@ TEST_CASE("infra table: a writer killed -9 among readers of another process leav
     t.replied(k, 700, InfraTable::Edns::works, later);
     CHECK(t.host(k, later).srtt_us == 700);
   }
-  ::close(ready[0]);
-  ::close(ready[1]);
 }
 
 TEST_CASE("infra table: EDNS fallback decisions from replies and timeouts", "[workers][infra]") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/monotonic_clock.hpp"
+#include "tests/workers/endless_writer.hpp"
 #include "workers/nsec_ranges.hpp"
 
 using dnsarena::workers::NsecRanges;
@@ -80,19 +81,11 @@ TEST_CASE("NSEC ranges: a writer killed -9 mid-write leaves no torn record a rea
   const std::uint64_t zone = 42;
   const std::uint64_t ms = dnsarena::common::monotonic_ms();
   REQUIRE(t.put(zone, 1, 100, patterned(1, 1500), ms));
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t writer = ::fork();
-  if (writer == 0) {
-    // Rewrites the same few ranges with other contents as fast as it can.
-    char c = 1;
-    if (::write(ready[1], &c, 1) != 1) ::_exit(2);
-    for (std::uint64_t n = 0;; ++n)
-      t.put(zone, 1 + n % 3, 100, patterned(static_cast<std::uint8_t>(n), 1000 + n % 900),
-            dnsarena::common::monotonic_ms());
-  }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
+  // Rewrites the same few ranges with other contents as fast as it can.
+  const pid_t writer = dnsarena::test::fork_endless_writer([&t, zone](std::uint64_t n) {
+    t.put(zone, 1 + n % 3, 100, patterned(static_cast<std::uint8_t>(n), 1000 + n % 900),
+          dnsarena::common::monotonic_ms());
+  });
   std::vector<std::uint8_t> scratch(NsecRanges::kCapacity);
   std::size_t read_copies = 0, torn = 0;
   for (int round = 0; round < 20000; ++round)
@@ -101,9 +94,7 @@ TEST_CASE("NSEC ranges: a writer killed -9 mid-write leaves no torn record a rea
       torn += !consistent(r);
       return true;
     });
-  ::kill(writer, SIGKILL);
-  int status = 0;
-  ::waitpid(writer, &status, 0);
+  dnsarena::test::kill_writer(writer);
   CHECK(read_copies > 0);
   CHECK(torn == 0);
   // After the kill: whatever slot it held mid-write is skipped, the rest read whole.
@@ -115,6 +106,4 @@ TEST_CASE("NSEC ranges: a writer killed -9 mid-write leaves no torn record a rea
   const std::uint64_t later = dnsarena::common::monotonic_ms() + NsecRanges::kStaleWriteMs + 1;
   for (std::uint64_t owner = 1; owner <= 3; ++owner) CHECK(t.put(zone, owner, 100, patterned(9, 64), later));
   CHECK(read_zone(t, zone, 50).at(9) == 64);
-  ::close(ready[0]);
-  ::close(ready[1]);
 }

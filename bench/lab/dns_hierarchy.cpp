@@ -343,7 +343,7 @@ void DnsHierarchy::start(const std::string& knotd) {
       << "database:\n    storage: \"" << s->dir << "/db\"\n"
       << "log:\n  - target: stderr\n    any: info\n"
       << "control:\n    listen: \"" << s->dir << "/knot.sock\"\n"
-      << "mod-stats:\n  - id: count\n    request-protocol: on\n"
+      << "mod-stats:\n  - id: count\n    request-protocol: on\n    query-type: on\n"
       << "template:\n  - id: default\n    global-module: mod-stats/count\n    storage: \"" << s->dir << "/zones\"\n"
       << "    zonefile-sync: -1\n    journal-content: none\n";
     bool signs = false;
@@ -409,19 +409,33 @@ std::uint64_t DnsHierarchy::authoritative_queries() const {
 }
 
 std::uint64_t DnsHierarchy::authoritative_queries(unsigned host) const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_)
+    if (s->host == host) total += counter_sum(*s, "mod-stats.request-protocol", "");
+  return total;
+}
+
+std::uint64_t DnsHierarchy::authoritative_queries_of_type(const std::string& type) const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_) total += counter_sum(*s, "mod-stats.query-type", "[" + type + "]");
+  return total;
+}
+
+std::uint64_t DnsHierarchy::counter_sum(const Server& s, const std::string& counter, const std::string& index) const {
   const auto knotc = common::find_daemon_program("knotc");
   if (!knotc) throw std::runtime_error("knotc not found (apt-get install knot)");
+  int status = 0;
+  const std::string out = common::run_and_capture({*knotc, "-c", s.dir + "/knot.conf", "stats", counter}, status);
+  if (status != 0) throw std::runtime_error("knotc stats on " + address(s.host) + ": " + out);
+  // Lines "mod-stats.request-protocol[udp4] = 12", "mod-stats.query-type[DS] = 3"; a
+  // counter knotd has not counted yet is not printed.
   std::uint64_t total = 0;
-  for (const auto& s : servers_) {
-    if (s->host != host) continue;
-    int status = 0;
-    const std::string out =
-        common::run_and_capture({*knotc, "-c", s->dir + "/knot.conf", "stats", "mod-stats.request-protocol"}, status);
-    if (status != 0) throw std::runtime_error("knotc stats on " + address(s->host) + ": " + out);
-    // Lines "mod-stats.request-protocol[udp4] = 12".
-    std::istringstream lines(out);
-    for (std::string line; std::getline(lines, line);)
-      if (const auto eq = line.find(" = "); eq != std::string::npos) total += std::stoull(line.substr(eq + 3));
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    if (!index.empty() && line.substr(0, eq).find(index) == std::string::npos) continue;
+    total += std::stoull(line.substr(eq + 3));
   }
   return total;
 }

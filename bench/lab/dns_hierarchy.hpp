@@ -115,6 +115,8 @@ public:
   std::uint64_t authoritative_queries() const;
   // The same for the knotd of one host (2..10) alone.
   std::uint64_t authoritative_queries(unsigned host) const;
+  // Queries of one type ("DS", "DNSKEY", "A": knotd's names) every knotd has received.
+  std::uint64_t authoritative_queries_of_type(const std::string& type) const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
   // Datagrams the silent server (.9) has received so far (read off its socket here, never
@@ -127,6 +129,8 @@ private:
   void start(const std::string& knotd);
   // Stops every knotd, closes the sockets, frees the block and removes the directory.
   void release();
+  // The sum of knotc's `counter` lines on one knotd (those whose name holds `index`).
+  std::uint64_t counter_sum(const Server& s, const std::string& counter, const std::string& index) const;
   std::string dir_;
   std::string hints_path_;
   std::string anchor_path_;

@@ -44,6 +44,9 @@
 //            anything not proven go upstream as before. Counted:
 //            DnssecCounter::aggressive_nsec_answers.
 //
+// A miss that no range answers while a denial of its zone is being validated waits for
+// that validation's ranges (denial_claims.hpp): the pipeline's step after answer().
+//
 // Not done: synthesized wildcard answers (RFC 8198 5.3).
 //
 // Costs: learn is one table put per NSEC or NSEC3 record of a secure negative answer.

@@ -48,6 +48,14 @@ void write_dnssec_metrics(std::ostream& o, const std::array<std::uint64_t, kDnss
        "# TYPE dnsarena_aggressive_nsec_answers_total counter\n"
        "dnsarena_aggressive_nsec_answers_total "
     << at(DnssecCounter::aggressive_nsec_answers) << "\n";
+  o << "# HELP dnsarena_aggressive_nsec_denial_claims_total Validations of a denial that held its zone's misses back while they fetched keys\n"
+       "# TYPE dnsarena_aggressive_nsec_denial_claims_total counter\n"
+       "dnsarena_aggressive_nsec_denial_claims_total "
+    << at(DnssecCounter::denial_claims) << "\n";
+  o << "# HELP dnsarena_aggressive_nsec_denial_waits_total Misses that waited for a denial of their zone being validated instead of going upstream\n"
+       "# TYPE dnsarena_aggressive_nsec_denial_waits_total counter\n"
+       "dnsarena_aggressive_nsec_denial_waits_total "
+    << at(DnssecCounter::denial_waits) << "\n";
 }
 
 }  // namespace dnsarena::workers

@@ -12,7 +12,7 @@
 //
 //   offset          size  field
 //   0               64    header: rows (u32), zero
-//   64 + r x 128    128   row r: u64 counts[16], by DnssecCounter
+//   64 + r x 192    192   row r: u64 counts[24], by DnssecCounter (the unused ones 0)
 //
 // Rows are the answer metrics' rows: worker i writes its own (a relaxed load and store,
 // one writer per row), readers sum them (a sum may mix moments: benign for statistics).
@@ -45,27 +45,29 @@ enum class DnssecCounter : unsigned {
   overloaded,  // answers judged bogus for want of a job slot (ValidationJobs::kMaxJobs)
   timeouts,    // validations that reached their deadline (bogus)
   aggressive_nsec_answers,  // NXDOMAIN / NODATA synthesized from validated NSEC / NSEC3 ranges (aggressive_nsec.hpp)
+  denial_claims,  // validations of a denial that claimed its zone while they waited for a set (denial_claims.hpp)
+  denial_waits,   // misses parked on such a claim instead of asked upstream
 };
-inline constexpr std::size_t kDnssecCounters = 16;
+inline constexpr std::size_t kDnssecCounters = 18;
 static_assert(static_cast<unsigned>(DnssecCounter::indeterminate) == 3, "the verdicts first, as dnssec::Verdict");
 inline constexpr std::array<std::string_view, kDnssecCounters> kDnssecCounterNames = {
     "secure",       "insecure",     "bogus",           "indeterminate",         "fetches",
     "fetch_cache_hits", "key_cache_seeds", "signature_validations", "nsec3_hashes", "signature_limit",
     "nsec3_hash_limit", "nsec3_iteration_limit", "key_tag_collisions_skipped", "overloaded", "timeouts",
-    "aggressive_nsec_answers"};
+    "aggressive_nsec_answers", "denial_claims", "denial_waits"};
 
 class DnssecCounters {
 public:
   struct alignas(64) Row {
-    std::atomic<std::uint64_t> counts[16];
+    std::atomic<std::uint64_t> counts[24];
     // REQUIRES: the caller is this row's only writer.
     void add(DnssecCounter c, std::uint64_t n = 1) {
       std::atomic<std::uint64_t>& v = counts[static_cast<unsigned>(c)];
       v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
   };
-  static_assert(sizeof(Row) == 128, "a row is two whole cache lines: two workers never share one");
-  static_assert(kDnssecCounters <= 16, "the counters fit a row");
+  static_assert(sizeof(Row) == 192, "a row is three whole cache lines: two workers never share one");
+  static_assert(kDnssecCounters <= 24, "the counters fit a row");
 
   // Maps `rows` rows (shared across fork() when `shared`). Throws std::system_error.
   DnssecCounters(unsigned rows, bool shared);

@@ -39,11 +39,14 @@ QueryPipeline::QueryPipeline(const ServeConfig& cfg, cache::Cache& cache, int ep
       timers_(ClientTimers::of(cfg)),
       replies_(replies) {
   scratch_.reserve(4096);
+  if (cfg.dnssec.validating() && cfg.dnssec.aggressive_nsec) {
+    aggressive_ = std::make_unique<AggressiveNsec>(cfg, host.nsec_ranges, replies_.meter().dnssec_row());
+    if (claims_) denials_ = std::make_unique<DenialClaims>(*claims_, claims_row_, upstream_.max_query_ms());
+  }
   if (cfg.dnssec.validating())
     validation_ = std::make_unique<ValidationJobs>(cfg, cache, upstream_, set_fetcher_, replies_.meter().dnssec_row(),
-                                                   [this](ValidationJobs::Finished& f) { on_validated(f); });
-  if (cfg.dnssec.validating() && cfg.dnssec.aggressive_nsec)
-    aggressive_ = std::make_unique<AggressiveNsec>(cfg, host.nsec_ranges, replies_.meter().dnssec_row());
+                                                   [this](ValidationJobs::Finished& f) { on_validated(f); },
+                                                   denials_.get());
 }
 
 // --- stages 1 and 2: check, policy ---
@@ -87,8 +90,18 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
     if (c.flags & cache::kKeyDns64) [[unlikely]] return dns64_resolve(q, c, src, out, cap, arrived_us);
     // A secure NSEC range proves the name (or type) absent: no upstream query; not under a
     // negative trust anchor (runtime_ntas.hpp) added since the range was proven.
-    if (aggressive_ && !upstream_.runtime_ntas().negative(plain.qname(), now_))
+    if (aggressive_ && !upstream_.runtime_ntas().negative(plain.qname(), now_)) {
       if (const std::size_t n = aggressive_->answer(q, c, now_, out, cap)) return n;
+      // A denial under the name's zone is being validated: its proofs may answer this
+      // one too, so it waits for them rather than going upstream (denial_claims.hpp).
+      if (denials_ && !(c.flags & cache::kKeyCd)) {
+        const std::uint64_t now_us = monotonic_us();
+        if (const auto claim = denials_->held_above(plain.qname(), now_us / 1000)) {
+          if (park_for_denial(q, c, src, *claim, arrived_us ? arrived_us : now_us)) return 0;
+          if (const std::size_t n = aggressive_->answer(q, c, now_, out, cap)) return n;  // it ended meanwhile
+        }
+      }
+    }
     if (cfg_.stale_answer_first && cfg_.stale_max_age_s) {
       // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
       // and one background query refreshes it.
@@ -104,9 +117,7 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
   }
 }
 
-std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
-                                   const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap,
-                                   std::uint64_t arrived_us) {
+Waiter QueryPipeline::waiter_for(const dns::ClientQuery& q, const QuerySource& src, std::uint64_t arrived_us) const {
   Waiter w;
   w.query = q;
   w.tcp = src.tcp;
@@ -122,6 +133,23 @@ std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery
   w.arrived_us = arrived_us;
   w.alias = forwarding_alias_;
   w.dns64 = forwarding_dns64_;
+  return w;
+}
+
+bool QueryPipeline::park_for_denial(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                                    const UpstreamClaims::Claim& claim, std::uint64_t arrived_us) {
+  if (parked_.full() || !claims_->wait_on(claim, claims_row_)) return false;  // full, or the claim ended
+  replies_.meter().dnssec_row().add(DnssecCounter::denial_waits);
+  const std::uint64_t due = timers_.next_us(arrived_us, false);
+  parked_.park({waiter_for(q, src, arrived_us), c, claim, due});
+  answered_later_ = true;
+  return true;
+}
+
+std::size_t QueryPipeline::forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                                   const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap,
+                                   std::uint64_t arrived_us) {
+  Waiter w = waiter_for(q, src, arrived_us);
   UpstreamClient::ForwardDetail detail;
   switch (upstream_.forward(plain, c.ecs, w, &detail)) {
     case UpstreamClient::Forwarded::yes: answered_later_ = true; return 0;

@@ -10,6 +10,7 @@
 //                (a DNS64 client's AAAA or prefix PTR that missed its       dns64.hpp
 //                synthesized entry: its steps, each stages 3-5)           query_pipeline_dns64.cpp
 //   4 upstream   a miss: validated NSEC ranges (RFC 8198), stale-first      aggressive_nsec.hpp
+//                (parked while a denial of its zone is validated)          denial_claims.hpp
 //                (stale.answer_first), then forwarded                      upstream_client.hpp
 //                (no forward zone, recursion on: resolved by the worker)    recursive_client.hpp
 //                (or joined to another worker's query: parked)             parked_clients.hpp
@@ -44,6 +45,7 @@
 #include "workers/answer_slots.hpp"
 #include "workers/client_reply.hpp"
 #include "workers/client_timers.hpp"
+#include "workers/denial_claims.hpp"
 #include "workers/dns64_synthesis.hpp"
 #include "workers/dns64_wait.hpp"
 #include "workers/local_alias.hpp"
@@ -173,6 +175,12 @@ private:
   // write_alias_answer, or SERVFAIL when the target's message cannot be read back.
   std::size_t write_alias(const LocalAlias& alias, const std::uint8_t* target, std::size_t n, std::uint8_t* out,
                           std::size_t limit, std::size_t cap);
+  // The record of a client that waits (upstream, parked) for q from src.
+  Waiter waiter_for(const dns::ClientQuery& q, const QuerySource& src, std::uint64_t arrived_us) const;
+  // A miss parked on the claim of a denial being validated above its name
+  // (denial_claims.hpp). False: not parked (no room, or the claim has ended).
+  bool park_for_denial(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
+                       const UpstreamClaims::Claim& claim, std::uint64_t arrived_us);
   // Stage 4 for a miss: forwarded, joined (parked), or answered as failed/overloaded.
   std::size_t forward(const dns::ClientQuery& q, const CheckedQuery& c, const QuerySource& src,
                       const cache::CacheKey& plain, std::uint8_t* out, std::size_t cap, std::uint64_t arrived_us);
@@ -256,6 +264,7 @@ private:
   std::vector<cache::RecordData> stripped_[3];  // an answer without DNSSEC records (strip_dnssec)
   std::unique_ptr<ValidationJobs> validation_;  // nullptr: not validating (dnssec_config.hpp)
   std::unique_ptr<AggressiveNsec> aggressive_;  // nullptr: not validating, or aggressive_nsec off
+  std::unique_ptr<DenialClaims> denials_;       // with aggressive_ and a claims table; else nullptr
   std::uint8_t reply_buf_[65535];      // answers to clients that waited
   alignas(8) std::array<std::uint8_t, AnswerSlots::kCapacity> slot_copy_;  // slot_answer()'s copy
 };

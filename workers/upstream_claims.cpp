@@ -50,6 +50,12 @@ UpstreamClaims::~UpstreamClaims() {
   wake_fds_.clear();
 }
 
+std::pair<std::uint32_t, std::uint64_t> UpstreamClaims::place(std::uint64_t question_hash) const {
+  const std::uint64_t m = fmix64(question_hash ^ header_->seed);
+  const std::uint64_t tag = m >> kClaimTagShift;
+  return {static_cast<std::uint32_t>(m) & (header_->slots - 1), tag == 0 ? 1 : tag};
+}
+
 bool UpstreamClaims::live(std::uint64_t value, std::uint64_t now_ms, std::uint64_t max_life_ms) const {
   if (value == 0) return false;
   const std::uint64_t started = value & 0xFFFFFFFFull;
@@ -60,10 +66,7 @@ bool UpstreamClaims::live(std::uint64_t value, std::uint64_t now_ms, std::uint64
 UpstreamClaims::Outcome UpstreamClaims::claim(std::uint64_t question_hash, unsigned row, std::uint64_t now_ms,
                                               std::uint64_t max_life_ms, Claim* out) {
   if (row >= std::min(header_->rows, kMaxRows)) return Outcome::unavailable;
-  const std::uint64_t m = fmix64(question_hash ^ header_->seed);
-  const std::uint32_t i = static_cast<std::uint32_t>(m) & (header_->slots - 1);
-  std::uint64_t tag = m >> kClaimTagShift;
-  if (tag == 0) tag = 1;
+  const auto [i, tag] = place(question_hash);
   Slot& s = slots_[i];
   const std::uint64_t mine = tag << kClaimTagShift | std::uint64_t{row} << kRowShift | (relative(now_ms) & 0xFFFFFFFFull);
   std::uint64_t seen = s.claim.load();
@@ -80,6 +83,15 @@ UpstreamClaims::Outcome UpstreamClaims::claim(std::uint64_t question_hash, unsig
     }
   }
   return Outcome::unavailable;
+}
+
+bool UpstreamClaims::peek(std::uint64_t question_hash, std::uint64_t now_ms, std::uint64_t max_life_ms,
+                          Claim* out) const {
+  const auto [i, tag] = place(question_hash);
+  const std::uint64_t seen = slots_[i].claim.load();
+  if (!live(seen, now_ms, max_life_ms) || (seen >> kClaimTagShift) != tag) return false;
+  *out = {i, seen};
+  return true;
 }
 
 bool UpstreamClaims::wait_on(const Claim& c, unsigned row) {

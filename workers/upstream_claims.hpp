@@ -30,7 +30,7 @@
 // slot. Two questions on one slot: the second finds the slot held for another tag and
 // goes upstream on its own (unavailable), exactly as without this table.
 //
-// Concurrency: claim: CAS of the claim word from free (or from a claim older than
+// Concurrency: peek: one load of the claim word. claim: CAS of the claim word from free (or from a claim older than
 // max_life_ms) to ours. wait_on: fetch_or of the row's bit into waiters, then a reload of
 // the claim word: if the claim is no longer the one waited on, the owner may have
 // released (and read waiters) before the bit landed, so the caller resolves at once
@@ -50,6 +50,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace dnsarena::workers {
@@ -77,6 +78,9 @@ public:
   };
   Outcome claim(std::uint64_t question_hash, unsigned row, std::uint64_t now_ms, std::uint64_t max_life_ms,
                 Claim* claim);
+  // Whether a live claim holds this question (in *claim), without claiming it when free:
+  // for a caller that waits on a claim only if there is one (denial_claims.hpp).
+  bool peek(std::uint64_t question_hash, std::uint64_t now_ms, std::uint64_t max_life_ms, Claim* claim) const;
   // Registers `row` as waiting for `claim`. False: the claim has ended already (resolve now).
   bool wait_on(const Claim& claim, unsigned row);
   // Whether `claim` still holds its slot and is younger than max_life_ms.
@@ -112,6 +116,8 @@ private:
     return now_ms > header_->base_ms ? now_ms - header_->base_ms : 0;
   }
   bool live(std::uint64_t value, std::uint64_t now_ms, std::uint64_t max_life_ms) const;
+  // A question's slot and its tag (never 0).
+  std::pair<std::uint32_t, std::uint64_t> place(std::uint64_t question_hash) const;
   void wake(std::uint64_t rows_mask) const;
 
   common::AnonymousMapping map_;

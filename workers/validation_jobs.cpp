@@ -32,15 +32,34 @@ struct ValidationJobs::Job {
   bool reply_ok = false;
   dnssec::Response reply;
   unsigned fetches = 0;
+  Bytes denial_zone;                   // the signer of its denial's NSEC / NSEC3 records (empty: not a denial)
+  UpstreamClaims::Claim denial_claim;  // held while it waits (value 0: none)
 };
 
+namespace {
+
+// The zone whose NSEC / NSEC3 records deny r's question (their RRSIG's signer): r is
+// NXDOMAIN, or NOERROR without answer records. Empty: no such denial.
+Bytes denial_signer(const dnssec::Response& r) {
+  if (r.rcode != 3 && !(r.rcode == 0 && r.answer.empty())) return {};
+  for (const dnssec::Rrset& s : r.authority) {
+    if ((s.type != dnssec::kTypeNsec && s.type != dnssec::kTypeNsec3) || s.rrsigs.empty()) continue;
+    if (const auto f = dnssec::parse_rrsig(s.rrsigs.front())) return f->signer;
+  }
+  return {};
+}
+
+}  // namespace
+
 ValidationJobs::ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, UpstreamClient& upstream,
-                               SetFetcher& fetcher, DnssecCounters::Row& counters, Done done)
+                               SetFetcher& fetcher, DnssecCounters::Row& counters, Done done,
+                               DenialClaims* denials)
     : cfg_(cfg),
       cache_(cache),
       upstream_(upstream),
       fetcher_(fetcher),
       done_(std::move(done)),
+      denials_(denials),
       on_(cfg.dnssec.validating()),
       copy_(std::make_unique<cache::EntryCopy>()),
       counters_(counters) {}
@@ -78,6 +97,7 @@ void ValidationJobs::start(Pending& p, const UpstreamAnswer& a, const cache::Cac
   j.v = std::make_unique<dnssec::Validation>(*j.anchors, cfg_.dnssec.limits, now);
   dnssec::Response r = to_dnssec_response(a.answer(), {j.query.qname.data(), j.query.qname_len}, j.query.qtype);
   seed(*j.v, r, now);
+  if (denials_) j.denial_zone = denial_signer(r);
   j.v->start(std::move(r));
   jobs_.emplace(j.id, std::move(job));
   // Its first step (a cache lookup, a fetch to start) in run(): never inside the upstream
@@ -152,6 +172,7 @@ void ValidationJobs::step(Job& j, std::uint64_t now_us) {
       j.v->provide(&set);
       continue;
     }
+    claim_denial(j, now_us);  // it waits from here: for a fetch, a poll or another job's fetch
     SetKey sk(need.name, need.type);
     if (auto w = waiting_.find(sk); w != waiting_.end()) {
       w->second.push_back(j.id);
@@ -178,6 +199,12 @@ void ValidationJobs::step(Job& j, std::uint64_t now_us) {
     return;
   }
   finish(j, j.v->outcome());
+}
+
+void ValidationJobs::claim_denial(Job& j, std::uint64_t now_us) {
+  if (!denials_ || j.denial_zone.empty() || j.denial_claim.value) return;
+  j.denial_claim = denials_->claim(j.denial_zone, now_us / 1000);
+  if (j.denial_claim.value) counters_.add(DnssecCounter::denial_claims);
 }
 
 void ValidationJobs::drop_stale_insecure(const cache::CacheKey& key) {
@@ -272,7 +299,9 @@ void ValidationJobs::finish(Job& j, const Outcome& o) {
   }
   Finished f{j.query, j.key, entry, entry_len, j.cacheable && !entry.empty(), j.scope, o, j.v.get()};
   const std::uint64_t id = j.id;
-  done_(f);
+  const UpstreamClaims::Claim denial = j.denial_claim;
+  done_(f);  // the pipeline learns the proofs, then the denial's waiters may look
+  if (denial.value) denials_->release(denial);
   jobs_.erase(id);  // waiting_ and ready_ drop its id lazily
 }
 

@@ -53,9 +53,11 @@
 // Memory: a job holds its Pending (the waiters), its entry and the Validation's parsed
 // response; at kMaxJobs and 64 KiB entries, about 40 MB at the very worst.
 //
-// Hooks for aggressive NSEC (RFC 8198, later): the validated NSEC / NSEC3 sets of a
-// secure negative answer are in the entry the pipeline caches (DO keys keep them), and
-// the entry says it is secure (EntryReader::verdict()).
+// Aggressive NSEC (RFC 8198; aggressive_nsec.hpp): a finished job's response and verdict
+// go to the pipeline, which learns the ranges of a secure denial before the job releases
+// anything. A job for a denial that has to wait for a set holds its zone's denial claim
+// (denial_claims.hpp) from its first wait to its end, so that misses under that zone wait
+// for its proofs instead of going upstream.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -69,6 +71,7 @@
 
 #include "cache/cache.hpp"
 #include "dnssec/validator.hpp"
+#include "workers/denial_claims.hpp"
 #include "workers/dnssec_counters.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/set_fetcher.hpp"
@@ -97,9 +100,11 @@ public:
 
   // REQUIRES: cfg.dnssec.validating() (else wants() is always false and nothing runs);
   // the caller is `counters`' only writer (this worker's row, dnssec_counters.hpp).
-  // `upstream`: its failure cache and run-time NTAs; `fetcher`: where sets are fetched.
+  // `upstream`: its failure cache and run-time NTAs; `fetcher`: where sets are fetched;
+  // `denials`: where a job that waits claims its denial's zone (denial_claims.hpp;
+  // nullptr: none claimed, as without aggressive NSEC).
   ValidationJobs(const ServeConfig& cfg, cache::Cache& cache, UpstreamClient& upstream, SetFetcher& fetcher,
-                 DnssecCounters::Row& counters, Done done);
+                 DnssecCounters::Row& counters, Done done, DenialClaims* denials = nullptr);
   ~ValidationJobs();
 
   // Whether the answer to `p` must be validated before it is cached or answered.
@@ -122,6 +127,8 @@ private:
   using SetKey = std::pair<dnssec::Bytes, std::uint16_t>;  // (lowercase name, DS or DNSKEY)
   // Runs `j` until it waits (a fetch, a poll) or finishes.
   void step(Job& j, std::uint64_t now_us);
+  // `j` waits for a set: its denial's zone is claimed (denial_claims.hpp), once.
+  void claim_denial(Job& j, std::uint64_t now_us);
   // A cached set for the need, read into `out`; false: none fresh.
   bool cached_set(const dnssec::Need& n, dnssec::Response& out);
   void seed(dnssec::Validation& v, const dnssec::Response& r, std::uint32_t now);
@@ -137,6 +144,7 @@ private:
   UpstreamClient& upstream_;
   SetFetcher& fetcher_;
   Done done_;
+  DenialClaims* denials_;
   bool on_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Job>> jobs_;

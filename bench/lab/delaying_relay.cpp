@@ -9,16 +9,17 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace dnsarena::bench {
 
 namespace {
 
-sockaddr_in address53(const std::string& ip) {
+sockaddr_in address_of(const std::string& ip, std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_port = htons(53);
+  a.sin_port = htons(port);
   if (::inet_pton(AF_INET, ip.c_str(), &a.sin_addr) != 1) throw std::runtime_error("not an IPv4 address: " + ip);
   return a;
 }
@@ -32,15 +33,20 @@ struct Held {
 
 }  // namespace
 
-DelayingRelay::DelayingRelay(const std::string& listen_ip, const std::string& server_ip, std::chrono::milliseconds delay)
-    : server_ip_(server_ip), delay_(delay) {
-  const sockaddr_in a = address53(listen_ip);
-  address53(server_ip);  // checked now, not in the thread
+DelayingRelay::DelayingRelay(const std::string& listen_ip, const std::string& server_ip, std::chrono::milliseconds delay,
+                             std::uint16_t listen_port, std::uint16_t server_port)
+    : server_ip_(server_ip), server_port_(server_port), delay_(delay) {
+  const sockaddr_in a = address_of(listen_ip, listen_port);
+  address_of(server_ip, server_port);  // checked now, not in the thread
   listen_fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+  sockaddr_in bound{};
+  socklen_t bound_len = sizeof bound;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len) != 0) {
     if (listen_fd_ >= 0) ::close(listen_fd_);
-    throw std::runtime_error("cannot bind the slow server " + listen_ip + ":53");
+    throw std::runtime_error("cannot bind the slow server " + listen_ip + ":" + std::to_string(listen_port));
   }
+  port_ = ntohs(bound.sin_port);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -51,7 +57,7 @@ DelayingRelay::~DelayingRelay() {
 }
 
 void DelayingRelay::loop() {
-  const sockaddr_in server = address53(server_ip_);
+  const sockaddr_in server = address_of(server_ip_, server_port_);
   std::vector<Held> held;
   std::uint8_t buf[65535];
   while (!stop_) {
@@ -85,6 +91,7 @@ void DelayingRelay::loop() {
       sockaddr_in client{};
       socklen_t len = sizeof client;
       const ssize_t n = ::recvfrom(listen_fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&client), &len);
+      if (n >= 12) ++received_;
       if (n >= 12 && held.size() < kRelayInFlight)
         held.push_back({std::vector<std::uint8_t>(buf, buf + n), client, std::chrono::steady_clock::now() + delay_, -1});
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A slow authoritative for the lab hierarchy: a UDP relay on one loopback address that
+// A slow authoritative for the lab hierarchy (and a slow upstream for tests): a UDP relay
+// on one loopback address that
 // holds each query for a fixed delay, then passes it to a real server (a knotd of the
 // hierarchy) and relays its reply back unchanged. To a resolver it is a server whose RTT
 // is the delay plus the real one.
@@ -12,6 +13,7 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -21,16 +23,25 @@ inline constexpr std::size_t kRelayInFlight = 256;
 
 class DelayingRelay {
 public:
-  // Binds listen_ip:53 and starts the thread. Throws std::runtime_error when it cannot.
-  DelayingRelay(const std::string& listen_ip, const std::string& server_ip, std::chrono::milliseconds delay);
+  // Binds listen_ip:listen_port (0: a free port, see port()) and starts the thread,
+  // which passes queries on to server_ip:server_port. Throws std::runtime_error when it
+  // cannot bind.
+  DelayingRelay(const std::string& listen_ip, const std::string& server_ip, std::chrono::milliseconds delay,
+                std::uint16_t listen_port = 53, std::uint16_t server_port = 53);
   ~DelayingRelay();
   DelayingRelay(const DelayingRelay&) = delete;
   DelayingRelay& operator=(const DelayingRelay&) = delete;
+  std::uint16_t port() const { return port_; }
+  // Queries received so far (held, passed on or dropped).
+  std::uint64_t received() const { return received_.load(); }
 
 private:
   void loop();
   int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
   std::string server_ip_;
+  std::uint16_t server_port_;
+  std::atomic<std::uint64_t> received_{0};
   std::chrono::milliseconds delay_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

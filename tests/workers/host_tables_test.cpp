@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The host-wide tables beside the cache: the failure cache (failure_cache.hpp), the
-// upstream claims (upstream_claims.hpp) and the answers they fetched (answer_slots.hpp),
-// alone and across forked processes.
+// upstream claims (upstream_claims.hpp), the zones' denials claimed in them
+// (denial_claims.hpp) and the answers they fetched (answer_slots.hpp), alone and across
+// forked processes.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,11 +10,14 @@
 #include <catch2/catch.hpp>
 #include <poll.h>
 
+#include "dnssec/rrset.hpp"
 #include "workers/answer_slots.hpp"
+#include "workers/denial_claims.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/upstream_claims.hpp"
 
 using dnsarena::workers::AnswerSlots;
+using dnsarena::workers::DenialClaims;
 using dnsarena::workers::FailureCache;
 using dnsarena::workers::FailureKind;
 using dnsarena::workers::monotonic_ms;
@@ -121,6 +125,55 @@ TEST_CASE("upstream claims: one owner per question, waiters woken on release, de
       o = one.claim(other, 1, now, 5000, &theirs);
     CHECK(o == UpstreamClaims::Outcome::unavailable);
   }
+}
+
+TEST_CASE("upstream claims: peek sees a live claim of its question only, and claims nothing",
+          "[workers][claims]") {
+  UpstreamClaims c(4, 64, false);
+  const std::uint64_t now = monotonic_ms();
+  UpstreamClaims::Claim seen, mine;
+  CHECK_FALSE(c.peek(7, now, 5000, &seen));
+  CHECK_FALSE(c.peek(7, now, 5000, &seen));  // the first peek claimed nothing
+  REQUIRE(c.claim(7, 0, now, 5000, &mine) == UpstreamClaims::Outcome::claimed);
+  REQUIRE(c.peek(7, now, 5000, &seen));
+  CHECK(seen.value == mine.value);
+  CHECK(seen.slot == mine.slot);
+  CHECK_FALSE(c.peek(7, now + 5001, 5000, &seen));  // past its life
+  for (std::uint64_t other = 8; other < 200; ++other) {  // other questions, some in the same slot
+    INFO(other);
+    CHECK_FALSE(c.peek(other, now, 5000, &seen));
+  }
+  c.release(mine);
+  CHECK_FALSE(c.peek(7, now, 5000, &seen));
+}
+
+TEST_CASE("denial claims: a miss finds the claim of the closest claimed zone at or above its name",
+          "[workers][claims]") {
+  UpstreamClaims table(4, 1024, false);
+  DenialClaims one(table, 0, 5000), two(table, 1, 5000);
+  const std::uint64_t now = monotonic_ms();
+  const auto name = dnsarena::dnssec::name_from_text("a.b.example.test.");
+  CHECK_FALSE(two.held_above(name, now));
+  const UpstreamClaims::Claim zone = one.claim(dnsarena::dnssec::name_from_text("example.test."), now);
+  REQUIRE(zone.value != 0);
+  CHECK(one.claim(dnsarena::dnssec::name_from_text("example.test."), now).value == 0);  // held: one per zone
+  const auto found = two.held_above(name, now);
+  REQUIRE(found);
+  CHECK(found->value == zone.value);
+  CHECK(two.held_above(dnsarena::dnssec::name_from_text("example.test."), now));  // the apex itself
+  CHECK_FALSE(two.held_above(dnsarena::dnssec::name_from_text("other.test."), now));
+  CHECK_FALSE(two.held_above(dnsarena::dnssec::name_from_text("test."), now));  // above the zone
+  CHECK_FALSE(two.held_above(dnsarena::dnssec::name_from_text("xample.test."), now));  // a suffix, not a label
+  // The closest: a claim below wins over one above.
+  const UpstreamClaims::Claim deeper = two.claim(dnsarena::dnssec::name_from_text("b.example.test."), now);
+  REQUIRE(deeper.value != 0);
+  CHECK(one.held_above(name, now)->value == deeper.value);
+  // Its waiters are woken by the release (row 1 waits here on row 0's claim).
+  REQUIRE(table.wait_on(*found, 1));
+  one.release(zone);
+  pollfd p{table.wake_fd(1), POLLIN, 0};
+  CHECK(::poll(&p, 1, 1000) == 1);
+  CHECK(two.held_above(dnsarena::dnssec::name_from_text("www.example.test."), now) == std::nullopt);
 }
 
 TEST_CASE("upstream claims: a claim made in a forked worker is seen and released across processes",

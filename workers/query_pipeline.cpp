@@ -106,7 +106,7 @@ std::size_t QueryPipeline::resolve(const dns::ClientQuery& q, const CheckedQuery
       // Stale first (serve-expired-client-timeout: 0): an expired entry answers at once
       // and one background query refreshes it.
       if (const std::size_t n = stale_.stale(q, c, !src.tcp, now_, out, cap)) {
-        upstream_.refresh(plain, c.ecs, 0);  // any fresh entry by now: another worker refreshed it
+        set_fetcher_.refresh(plain, c.ecs, 0);  // any fresh entry by now: another worker refreshed it
         return n;
       }
     }
@@ -194,7 +194,7 @@ void QueryPipeline::prefetch(const cache::CacheKey& plain_key, const cache::Resp
   if (plain_key.flags() & cache::kKeyDns64) return;  // synthesized (dns64.hpp): not an upstream's answer
   // The entry's insert time: a refresh that landed meanwhile inserted a later one, even
   // when a caching upstream returned what is left of the same TTL (the same expiry).
-  if (upstream_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
+  if (set_fetcher_.refresh(plain_key, dns::EcsOption{}, r.expire - r.ttl)) cache_.count(cache::Counter::prefetches);
 }
 
 // --- timers ---

@@ -107,7 +107,8 @@ public:
   };
   // Adds `w` to the resolution of the same question, or starts one.
   Started resolve(const cache::CacheKey& plain_key, Waiter& w, UpstreamClient::ForwardDetail* detail);
-  // Starts a resolution nobody waits for (a validation's DS or DNSKEY set), unless one
+  // Starts a resolution nobody waits for (a validation's DS or DNSKEY set, a prefetch, a
+  // stale answer's refresh: set_fetcher.hpp), unless one
   // for the question is in flight, a bound refuses it, the name is in the failure cache
   // or another worker resolves it. True when one was started.
   bool refresh(const cache::CacheKey& plain_key);

@@ -7,9 +7,9 @@
 
 namespace dnsarena::workers {
 
-bool ForwardOrResolve::fetch(const cache::CacheKey& key) {
+bool ForwardOrResolve::refresh(const cache::CacheKey& key, const dns::EcsOption& ecs, std::uint32_t seen_inserted) {
   if (recursive_.enabled() && !upstream_.forwards(key.qname())) return recursive_.refresh(key);
-  return upstream_.refresh(key, {}, 0);
+  return upstream_.refresh(key, ecs, seen_inserted);
 }
 
 }  // namespace dnsarena::workers

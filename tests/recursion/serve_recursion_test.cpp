@@ -466,3 +466,57 @@ TEST_CASE("a reload whose local root file is broken keeps the running copy and s
   CHECK(dnsarena::test::occurrences(bad.log(), "recursion.local_root") >= 1);
   CHECK(dnsarena::test::occurrences(bad.log(), "no SOA record at the root") == 1);
 }
+
+// The answer's first A record's TTL (-1: none).
+static long first_a_ttl(const dnsarena::test::DnsReply& r) {
+  for (const auto& rec : r.records)
+    if (rec.section == 0 && rec.type == 1) return static_cast<long>(rec.ttl);
+  return -1;
+}
+
+TEST_CASE("with recursion a hit near the end of its TTL is refreshed in the background and so is a stale-first answer",
+          "[hierarchy][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  using dnsarena::cache::wall_clock_now;
+  using dnsarena::test::make_query;
+  using dnsarena::test::udp_exchange;
+  {
+    // Prefetch: entries live 4 s; a hit in their last half (2 s) refreshes them.
+    RecursiveServe serve(h, 1, "ttl:\n  ceiling: 4\nprefetch:\n  percent: 50\n");
+    REQUIRE(udp_exchange(serve.port, make_query(1, "www.example.com", 1)).rcode() == 0);
+    const std::uint32_t answered_at = wall_clock_now();
+    while (wall_clock_now() < answered_at + 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::uint64_t before = h.authoritative_queries();
+    const auto hit = udp_exchange(serve.port, make_query(2, "www.example.com", 1));
+    REQUIRE(hit.answered);
+    CHECK(hit.rcode() == 0);
+    CHECK(first_a_ttl(hit) <= 2);  // the entry as cached, answered at once
+    // The refresh reaches the example.com server, and its answer replaces the entry.
+    CHECK(dnsarena::test::eventually([&] { return h.authoritative_queries() > before; }));
+    CHECK(dnsarena::test::eventually([&] {
+      return first_a_ttl(udp_exchange(serve.port, make_query(3, "www.example.com", 1))) >= 3;
+    }));
+    CHECK(wall_clock_now() < answered_at + 4);  // before the old entry expired: the refresh, not a miss
+    CHECK(dnsarena::test::serve_stats(serve.segment)["total"]["prefetches"].get<std::uint64_t>() >= 1);
+  }
+  {
+    // Stale first: an expired entry is answered stale at once and refreshed behind it.
+    RecursiveServe serve(h, 1, "ttl:\n  ceiling: 1\nstale:\n  answer_first: true\n");
+    REQUIRE(udp_exchange(serve.port, make_query(1, "www.example.org", 1)).rcode() == 0);
+    const std::uint32_t answered_at = wall_clock_now();
+    while (wall_clock_now() <= answered_at + 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::uint64_t before = h.authoritative_queries();
+    const auto stale = udp_exchange(serve.port, make_query(2, "www.example.org", 1));
+    REQUIRE(stale.answered);
+    CHECK(stale.rcode() == 0);
+    CHECK(stale.ede == 3);  // Stale Answer
+    CHECK(dnsarena::test::eventually([&] { return h.authoritative_queries() > before; }));
+    // The refreshed entry (it lives 1 s: asked until one answer comes fresh).
+    CHECK(dnsarena::test::eventually([&] {
+      const auto r = udp_exchange(serve.port, make_query(3, "www.example.org", 1));
+      return r.answered && r.rcode() == 0 && r.ede < 0;
+    }));
+  }
+}

@@ -2,6 +2,7 @@
 #include "recursion/iterative_resolution.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <span>
 #include <string>
 #include <utility>
@@ -115,6 +116,8 @@ Delegation IterativeResolution::closest_cut(const Task& t) const {
 void IterativeResolution::enter_cut(Task& t, Delegation cut) const {
   t.cut = std::move(cut);
   t.failed.clear();
+  t.no_reply.clear();
+  t.retried.clear();
   t.looked_up.clear();
   t.minimised_queries = 0;
   t.minimised_labels = 0;
@@ -202,6 +205,21 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
       out = std::move(q);
       return Step::query;
     }
+    // Every address failed: one that only timed out is asked once more, the best ranked
+    // first (a slow server is not a dead one).
+    if (!t.no_reply.empty()) {
+      auto again = t.no_reply.begin();
+      std::uint32_t again_rank = servers_ ? servers_->rank(*again, t.cut.zone) : 0;
+      for (auto it = std::next(t.no_reply.begin()); it != t.no_reply.end(); ++it)
+        if (const std::uint32_t rank = servers_ ? servers_->rank(*it, t.cut.zone) : 0; rank < again_rank) {
+          again = it;
+          again_rank = rank;
+        }
+      t.failed.erase(*again);
+      t.retried.insert(*again);
+      t.no_reply.erase(again);
+      continue;
+    }
     // Every address failed: resolve a glueless NS name, within the bounds.
     if (!t.priming && t.looked_up.size() < limits_.max_ns_lookups && ns_lookups_ < limits_.max_ns_lookups_total &&
         stack_.size() - 1 < limits_.max_depth) {
@@ -231,10 +249,11 @@ void IterativeResolution::lame(Task& t, const ServerAddress& server) {
   if (servers_) servers_->lame(server, t.cut.zone);
 }
 
-void IterativeResolution::provide_failure() {
+void IterativeResolution::provide_failure(bool no_reply) {
   Task& t = stack_.back();
   if (!t.pending) return;
   t.failed.insert(t.pending->server);
+  if (no_reply && !t.retried.count(t.pending->server)) t.no_reply.insert(t.pending->server);
   t.pending.reset();
 }
 

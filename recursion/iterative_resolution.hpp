@@ -37,7 +37,11 @@
 //               error rcode for a minimised name makes the cut be asked the full name.
 //   servers     the next address is the cut's untried one the caller ranks lowest
 //               (use_servers, server_selection.hpp: RTT, timeouts and remembered
-//               lameness are the caller's), else the first listed.
+//               lameness are the caller's), else the first listed. An address whose
+//               query got no reply in time (provide_failure(true)) may be slow rather
+//               than dead: when every address of the cut has failed, each such one is
+//               asked once more, before glueless names are resolved (the caller's next
+//               attempt to it waits longer: its RTO backs off).
 //   DS          a DS question goes to the cut above its name (the parent holds the set).
 //   lameness    REFUSED, SERVFAIL, NOTIMP, FORMERR, an upward or sideways referral, or a
 //               non-authoritative reply without a referral: that address is not asked
@@ -106,8 +110,8 @@ public:
   Step need(Query& out);
   // The reply to the query need() returned last.
   void provide(const dnssec::Response& reply);
-  // That query got no usable reply.
-  void provide_failure();
+  // That query got no usable reply; `no_reply`: none came in its time (it may be slow).
+  void provide_failure(bool no_reply = false);
 
   const Result& result() const { return result_; }
   unsigned queries_sent() const { return queries_; }
@@ -120,6 +124,8 @@ private:
     int for_server = -1;  // a sub-resolution: index of the NS name in the parent's cut
     Delegation cut;
     std::set<ServerAddress> failed;  // asked in this cut without a usable reply
+    std::set<ServerAddress> no_reply;  // of those, timed out and not yet asked again
+    std::set<ServerAddress> retried;   // asked again after a timeout (not a third time)
     std::set<Bytes> looked_up;       // NS names of this cut resolved or being resolved
     unsigned minimised_labels = 0;   // labels of the next minimised name; 0: the full name
     unsigned minimised_queries = 0;

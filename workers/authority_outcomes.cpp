@@ -2,10 +2,20 @@
 // What an authoritative query's end teaches the infra table (authority_outcomes.hpp).
 #include "workers/authority_outcomes.hpp"
 
+#include <algorithm>
+
 #include "wire/constants.hpp"
 #include "workers/infra_ranking.hpp"
 
 namespace dnsarena::workers {
+
+std::uint64_t attempt_timeout_us(const InfraTable& table, const recursion::ServerAddress& a, unsigned floor_ms,
+                                 std::uint64_t now_us) {
+  const InfraTable::Host h = table.host(infra_key(a), now_us / 1000);
+  std::uint64_t rto_us = std::uint64_t{floor_ms} * 1000;
+  if (h.sampled) rto_us = std::max<std::uint64_t>(rto_us, std::uint64_t{h.srtt_us} + 4ull * h.rttvar_us);
+  return std::min(rto_us << std::min(h.timeouts, 3u), kMaxAttemptUs);
+}
 
 bool query_with_edns(const InfraTable& table, const recursion::ServerAddress& a, std::uint64_t now_us) {
   return table.use_edns(infra_key(a), now_us / 1000);

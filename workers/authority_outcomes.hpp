@@ -14,9 +14,16 @@
 //               server's later queries, from every worker, go without at once. Such a
 //               server answers at most 512 bytes over UDP: a longer answer comes with TC,
 //               and the client asks again over TCP (without EDNS too).
-//   timeout     a timeout (no reply within attempt_timeout_ms) or a refusal (ICMP port
-//               unreachable, TCP reset): the server backs off (ranked last for a while);
-//               a timed-out EDNS query counts toward the fallback above.
+//   timeout     a timeout (no reply within the attempt's timeout, below) or a refusal
+//               (ICMP port unreachable, TCP reset): the server backs off (ranked last for
+//               a while); a timed-out EDNS query counts toward the fallback above.
+//   wait        an attempt to a server waits its RTO: srtt + 4 rttvar of its replies
+//               (RFC 6298), at least recursion.attempt_timeout_ms, which is also what a
+//               server without an RTT sample gets; doubled for each timeout in a row
+//               (at most 8x), at most kMaxAttemptUs, and never past the resolution's own
+//               timer. A server slower than attempt_timeout_ms is then waited for: its
+//               first query times out, the next one (the state machine asks a timed-out
+//               server once more) waits twice as long and measures it.
 //
 // Lameness is reported by the state machine itself (infra_ranking.hpp).
 #pragma once
@@ -27,6 +34,11 @@
 
 namespace dnsarena::workers {
 
+inline constexpr std::uint64_t kMaxAttemptUs = 12'000'000;  // a query the resolution timer has not ended sooner
+
+// How long the next attempt to `a` waits for its reply (the "wait" above).
+std::uint64_t attempt_timeout_us(const InfraTable& table, const recursion::ServerAddress& a, unsigned floor_ms,
+                                 std::uint64_t now_us);
 // Whether the next query to `a` carries an OPT record.
 bool query_with_edns(const InfraTable& table, const recursion::ServerAddress& a, std::uint64_t now_us);
 

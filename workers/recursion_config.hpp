@@ -18,7 +18,9 @@
 //   max_in_flight       resolutions per worker at once (1 .. 65,536); past it a miss is
 //                       answered as overloaded (stale, else SERVFAIL). Each holds at most
 //                       one socket, so this is also the resolver's descriptor share
-//   attempt_timeout_ms  one query to one authoritative (10 .. 60,000), then the next
+//   attempt_timeout_ms  one query to one authoritative not measured yet, and the least a
+//                       measured one waits (its RTO otherwise; doubled per timeout in a
+//                       row: authority_outcomes.hpp) (10 .. 60,000), then the next
 //                       server (Unbound: its RTT-based timeout, 376 ms for an unknown server)
 //   max_queries         authoritative queries per resolution, priming, glue lookups and
 //                       chains included (1 .. 256; Unbound's max-sent-count is 32)

@@ -244,7 +244,7 @@ bool RecursiveClient::open_socket(Resolution& r, int type, std::uint32_t events,
   r.sent_us = now_us;
   ++r.generation;
   cache_.count(cache::Counter::upstream_queries);
-  arm(r, now_us + std::uint64_t{cfg_.recursion.attempt_timeout_ms} * 1000);
+  arm(r, now_us + attempt_timeout_us(infra(), r.query.server, cfg_.recursion.attempt_timeout_ms, now_us));
   return true;
 }
 
@@ -337,9 +337,9 @@ void RecursiveClient::take_reply(Resolution& r, const std::uint8_t* wire, std::s
   step(r, now_us);
 }
 
-void RecursiveClient::fail_attempt(Resolution& r, std::uint64_t now_us) {
+void RecursiveClient::fail_attempt(Resolution& r, std::uint64_t now_us, bool no_reply) {
   close_socket(r);
-  r.machine->provide_failure();
+  r.machine->provide_failure(no_reply);
   step(r, now_us);
 }
 
@@ -393,7 +393,7 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
     if (it == active_.end() || it->second->generation != d.generation || it->second->fd < 0) continue;
     cache_.count(cache::Counter::upstream_timeouts);
     record_no_reply(infra(), it->second->query.server, it->second->edns, now_us);
-    fail_attempt(*it->second, now_us);
+    fail_attempt(*it->second, now_us, true);
   }
 }
 

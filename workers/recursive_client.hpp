@@ -136,7 +136,8 @@ private:
   void on_tcp(Resolution& r, std::uint32_t events, std::uint64_t now_us);
   // A reply's bytes that echo the query: parsed and given to the state machine (or TCP).
   void take_reply(Resolution& r, const std::uint8_t* wire, std::size_t len, std::uint64_t now_us);
-  void fail_attempt(Resolution& r, std::uint64_t now_us);
+  // The attempt failed (`no_reply`: it timed out): the state machine's next step.
+  void fail_attempt(Resolution& r, std::uint64_t now_us, bool no_reply = false);
   void close_socket(Resolution& r);
   void finish(Resolution& r);
   void arm(Resolution& r, std::uint64_t at_us);

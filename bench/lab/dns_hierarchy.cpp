@@ -68,7 +68,6 @@ namespace {
 
 constexpr const char* kLockFile = "/tmp/dnsarena-hierarchy.lock";
 constexpr unsigned kFirstHost = 2, kLastHost = 10, kSilentHost = 9, kSlowHost = 10;
-constexpr std::chrono::milliseconds kSlowDelay{150};
 
 std::string knotd_program() { return common::find_daemon_program("knotd").value_or(""); }
 
@@ -306,8 +305,8 @@ void DnsHierarchy::start(const std::string& knotd) {
   if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
 
-  // The slow server: a relay to the knotd of .6, every query held kSlowDelay.
-  slow_ = std::make_unique<DelayingRelay>(address(kSlowHost), address(6), kSlowDelay);
+  // The slow server: a relay to the knotd of .6, every query held options_.slow_delay.
+  slow_ = std::make_unique<DelayingRelay>(address(kSlowHost), address(6), options_.slow_delay);
 
   // The silent server: bound, never read.
   silent_fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -19,7 +19,7 @@
 //                           answered (silent_queries() counts what it received), no TCP
 //                           listener
 //   .10 ns1.slow.com        slow.com's only server: a relay (delaying_relay.hpp) that
-//                           holds every query 150 ms before .6 answers it
+//                           holds every query 150 ms (HierarchyOptions::slow_delay) before .6 answers it
 //
 // Delegations: example.com (in-bailiwick glue, plus an out-of-bailiwick NS without glue,
 // ns.hoster.org); outside.com (only ns.hoster.org: the resolver must resolve it through
@@ -45,6 +45,7 @@
 // slow server's thread, ready in well under a second. The private directory (configs, zones, logs, root hints) is
 // removed by the destructor unless DNSARENA_HIERARCHY_KEEP is set.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -78,6 +79,7 @@ extern const std::vector<SignedHierarchyName> kSignedHierarchyNames;
 
 struct HierarchyOptions {
   bool signed_zones = false;  // see the header comment
+  std::chrono::milliseconds slow_delay{150};  // how long the slow server (slow.com.'s) holds each query
 };
 
 // True when knotd is on PATH or in /usr/sbin.

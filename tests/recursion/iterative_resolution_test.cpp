@@ -505,6 +505,71 @@ TEST_CASE("the caller's ranking picks the address asked next and a failed one is
                                                  "www.com. 1 @10.0.0.4"});
 }
 
+TEST_CASE("a server that timed out is asked once more when every other has failed and not a third time",
+          "[recursion]") {
+  unsigned asked_3 = 0;
+  const auto respond = [&](const Query& q) -> std::optional<Response> {
+    if (is(q, ".")) return std::nullopt;  // priming: no reply
+    const std::string at = q.server.text();
+    if (at == "10.0.0.1") return referral(q, "com.", {{"ns1.com.", "10.0.0.2"}, {"ns2.com.", "10.0.0.3"}});
+    if (at == "10.0.0.2") return std::nullopt;           // silent
+    if (at == "10.0.0.3" && ++asked_3 == 1) return std::nullopt;  // slow: its first reply came too late
+    Response r = reply_to(q);
+    r.answer.push_back(set("www.com.", wire::kTypeA, {A("192.0.2.3")}));
+    return r;
+  };
+  // Every failure a timeout, as the recursive client reports one.
+  auto drive_timeouts = [&](IterativeResolution& r) {
+    Run run;
+    Query q;
+    while (r.need(q) == IterativeResolution::Step::query) {
+      run.queries.push_back(dnsarena::dnssec::name_text(q.qname) + " " + std::to_string(q.qtype) + " @" + q.server.text());
+      REQUIRE(run.queries.size() < 50);
+      if (const auto reply = respond(q)) r.provide(*reply);
+      else r.provide_failure(true);
+    }
+    run.result = r.result();
+    return run;
+  };
+  MemoryDelegations store;
+  IterativeResolution r(N("www.com."), wire::kTypeA, hints(), store);
+  const Run run = drive_timeouts(r);
+  CHECK(run.result.rcode == 0);
+  CHECK(run.queries == std::vector<std::string>{". 2 @10.0.0.1", ". 2 @10.0.0.1", "com. 1 @10.0.0.1",
+                                                 "www.com. 1 @10.0.0.2", "www.com. 1 @10.0.0.3",
+                                                 "www.com. 1 @10.0.0.2", "www.com. 1 @10.0.0.3"});
+  // Both silent: each asked twice, then SERVFAIL.
+  asked_3 = 1000;
+  const auto silent = [&](const Query& q) -> std::optional<Response> {
+    if (q.server.text() == "10.0.0.1" && !is(q, ".")) return respond(q);
+    return std::nullopt;
+  };
+  MemoryDelegations store2;
+  IterativeResolution dead(N("www.com."), wire::kTypeA, hints(), store2);
+  Query q;
+  std::vector<std::string> to_com;
+  while (dead.need(q) == IterativeResolution::Step::query) {
+    REQUIRE(to_com.size() < 50);
+    if (q.server.text() != "10.0.0.1") to_com.push_back(q.server.text());
+    if (const auto reply = silent(q)) dead.provide(*reply);
+    else dead.provide_failure(true);
+  }
+  CHECK(dead.result().rcode == wire::kRcodeServFail);
+  CHECK(to_com == std::vector<std::string>{"10.0.0.2", "10.0.0.3", "10.0.0.2", "10.0.0.3"});
+  // A failure that is no timeout (a refusal, a reply that does not parse): not asked again.
+  MemoryDelegations store3;
+  IterativeResolution refused(N("www.com."), wire::kTypeA, hints(), store3);
+  to_com.clear();
+  while (refused.need(q) == IterativeResolution::Step::query) {
+    REQUIRE(to_com.size() < 50);
+    if (q.server.text() != "10.0.0.1") to_com.push_back(q.server.text());
+    if (const auto reply = silent(q)) refused.provide(*reply);
+    else refused.provide_failure(false);
+  }
+  CHECK(refused.result().rcode == wire::kRcodeServFail);
+  CHECK(to_com == std::vector<std::string>{"10.0.0.2", "10.0.0.3"});
+}
+
 TEST_CASE("a DS question goes to the parent's servers even when the child's cut is known", "[recursion]") {
   MemoryDelegations store;
   IterativeResolution first(N("www.example.com."), wire::kTypeA, hints(), store);

@@ -520,3 +520,27 @@ TEST_CASE("with recursion a hit near the end of its TTL is refreshed in the back
     }));
   }
 }
+
+TEST_CASE("an authoritative slower than the first attempt's timeout is waited for longer and then by its measured RTT",
+          "[hierarchy][serve][infra]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  // slow.com.'s only server answers every query 600 ms late; an attempt waits 400 ms for
+  // a server not measured yet (recursion.attempt_timeout_ms, the default).
+  dnsarena::bench::DnsHierarchy h({.slow_delay = std::chrono::milliseconds(600)});
+  RecursiveServe serve(h, 1);
+  const std::vector<std::pair<std::string, unsigned>> names = {
+      {"www.slow.com", 0}, {"nx.slow.com", 3}, {"nx2.slow.com", 3}, {"nx3.slow.com", 3}, {"nx4.slow.com", 3}};
+  for (const auto& [name, rcode] : names) {
+    INFO(name);
+    const auto r = dnsarena::test::udp_exchange(serve.port, dnsarena::test::make_query(1, name, 1),
+                                                std::chrono::seconds(8));
+    REQUIRE(r.answered);
+    CHECK(r.rcode() == rcode);
+  }
+  // One attempt timed out (the first, before the server was measured); every later one
+  // waited the server's RTT, measured by the second.
+  const nlohmann::json total = dnsarena::test::serve_stats(serve.segment)["total"];
+  INFO(total.dump());
+  CHECK(total["upstream_timeouts"].get<std::uint64_t>() <= 1);
+}

@@ -544,30 +544,27 @@ TEST_CASE("a server that timed out is asked once more when every other has faile
     if (q.server.text() == "10.0.0.1" && !is(q, ".")) return respond(q);
     return std::nullopt;
   };
+  // The com. servers asked, every failure a timeout or none.
+  auto com_servers_asked = [&](IterativeResolution& r, bool timeouts) {
+    Query q;
+    std::vector<std::string> asked;
+    while (r.need(q) == IterativeResolution::Step::query) {
+      REQUIRE(asked.size() < 50);
+      if (q.server.text() != "10.0.0.1") asked.push_back(q.server.text());
+      if (const auto reply = silent(q)) r.provide(*reply);
+      else r.provide_failure(timeouts);
+    }
+    return asked;
+  };
   MemoryDelegations store2;
   IterativeResolution dead(N("www.com."), wire::kTypeA, hints(), store2);
-  Query q;
-  std::vector<std::string> to_com;
-  while (dead.need(q) == IterativeResolution::Step::query) {
-    REQUIRE(to_com.size() < 50);
-    if (q.server.text() != "10.0.0.1") to_com.push_back(q.server.text());
-    if (const auto reply = silent(q)) dead.provide(*reply);
-    else dead.provide_failure(true);
-  }
+  CHECK(com_servers_asked(dead, true) == std::vector<std::string>{"10.0.0.2", "10.0.0.3", "10.0.0.2", "10.0.0.3"});
   CHECK(dead.result().rcode == wire::kRcodeServFail);
-  CHECK(to_com == std::vector<std::string>{"10.0.0.2", "10.0.0.3", "10.0.0.2", "10.0.0.3"});
   // A failure that is no timeout (a refusal, a reply that does not parse): not asked again.
   MemoryDelegations store3;
   IterativeResolution refused(N("www.com."), wire::kTypeA, hints(), store3);
-  to_com.clear();
-  while (refused.need(q) == IterativeResolution::Step::query) {
-    REQUIRE(to_com.size() < 50);
-    if (q.server.text() != "10.0.0.1") to_com.push_back(q.server.text());
-    if (const auto reply = silent(q)) refused.provide(*reply);
-    else refused.provide_failure(false);
-  }
+  CHECK(com_servers_asked(refused, false) == std::vector<std::string>{"10.0.0.2", "10.0.0.3"});
   CHECK(refused.result().rcode == wire::kRcodeServFail);
-  CHECK(to_com == std::vector<std::string>{"10.0.0.2", "10.0.0.3"});
 }
 
 TEST_CASE("a DS question goes to the parent's servers even when the child's cut is known", "[recursion]") {

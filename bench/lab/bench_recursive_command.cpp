@@ -15,13 +15,21 @@
 //     answers                how many came back NXDOMAIN (any other outcome is an error)
 //   then the same names again, now hits: CPU per hit.
 //
+// Beside them each round, the floor (floor_resolver.hpp): a relay that sends each name to
+// its zone's server with the system calls and wakeups of a cold resolution and nothing
+// else, in a process of its own; its "hits" are resolved again (it keeps nothing).
+//
 // Printed: per resolver the medians over the rounds, per 1,000 cold resolutions and per
-// hit, and serve's ratios to each peer (the target: CPU per cold resolution
-// <= 0.7x Unbound's; authoritative queries <= Unbound's). --json: one object.
+// hit, serve's ratios to each peer (the target: CPU per cold resolution <= 0.7x
+// Unbound's; authoritative queries <= Unbound's), and each resolver's CPU per cold
+// resolution over the floor's. --json: one object.
 // A peer that is not installed is left out with a line saying so (--no-unbound,
 // --no-kresd leave them out on purpose); serve is always measured.
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -41,6 +49,7 @@
 
 #include "bench/lab/commands.hpp"
 #include "bench/lab/dns_hierarchy.hpp"
+#include "bench/lab/floor_resolver.hpp"
 #include "bench/lab/kresd_config.hpp"
 #include "bench/lab/serve_process.hpp"
 #include "bench/lab/unbound_process.hpp"
@@ -188,6 +197,54 @@ struct Summary {
   }
 };
 
+// The floor (floor_resolver.hpp) in a child process of its own, so that its CPU is its
+// own: the three zones of the cold names and their TLDs routed to their knotds, any other
+// name to a root server.
+class FloorProcess {
+public:
+  explicit FloorProcess(const DnsHierarchy& h) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a = common::loopback_v4(0);
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error("the floor resolver cannot bind a UDP port on 127.0.0.1");
+    }
+    port_ = ntohs(a.sin_port);
+    auto server = [&](const std::string& zone) {
+      sockaddr_in s{};
+      s.sin_family = AF_INET;
+      s.sin_port = htons(53);
+      ::inet_pton(AF_INET, h.server_of(zone).c_str(), &s.sin_addr);
+      return s;
+    };
+    std::vector<FloorRoute> routes;
+    for (const char* zone : {"example.com.", "example.org.", "hoster.org.", "com.", "org."})
+      routes.push_back({zone, server(zone)});
+    const sockaddr_in root = server(".");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      run_floor_resolver(fd, routes, root);
+      ::_exit(1);
+    }
+    ::close(fd);
+    if (pid_ < 0) throw std::runtime_error("cannot fork the floor resolver");
+  }
+  ~FloorProcess() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  FloorProcess(const FloorProcess&) = delete;
+  FloorProcess& operator=(const FloorProcess&) = delete;
+  pid_t pid() const { return pid_; }
+  std::uint16_t port() const { return port_; }
+
+private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -219,6 +276,10 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
         if (serve.workers().size() != 1) throw std::runtime_error("serve did not start its worker: " + slurp(serve.log()));
         results["dnsarena"].rounds.push_back(measure(h, serve.port(), serve.workers()[0], names));
         cache_figures.push_back(serve_cache_figures(serve, serve_bin, h.dir()));
+      }
+      {
+        FloorProcess floor(h);
+        results["floor"].rounds.push_back(measure(h, floor.port(), floor.pid(), names));
       }
       if (with_unbound) {
         UnboundProcess u({.dir = h.dir(), .tag = "recursive-" + std::to_string(round), .threads = 1,
@@ -262,6 +323,10 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
                                j[peer]["authoritative_queries_per_1000"].get<double>())
               : nlohmann::json(nullptr);
     }
+    const double floor_ms = j["floor"]["cold_cpu_ms_per_1000"].get<double>();
+    for (const auto& [server, s] : results)
+      if (server != "floor" && floor_ms > 0)
+        j["cold_cpu_over_floor_" + server] = j[server]["cold_cpu_ms_per_1000"].get<double>() / floor_ms;
     std::uint64_t wrong = 0;
     for (const auto& [server, s] : results)
       wrong += s.rounds.size() * names.size() - j[server]["nxdomain_answers"].get<std::uint64_t>();
@@ -286,6 +351,12 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
           std::printf("serve / %s: CPU per cold resolution %.2fx, authoritative queries %.3fx\n", peer,
                       j[std::string("cold_cpu_ratio_vs_") + peer].get<double>(),
                       j[std::string("authoritative_queries_ratio_vs_") + peer].get<double>());
+      std::printf("floor: a relay doing only a cold resolution's system calls and wakeups (floor_resolver.hpp);\n"
+                  "CPU per cold resolution over the floor:");
+      for (const auto& [server, s] : results)
+        if (server != "floor" && j.contains("cold_cpu_over_floor_" + server))
+          std::printf(" %s %.2fx", server.c_str(), j["cold_cpu_over_floor_" + server].get<double>());
+      std::printf("\n");
       if (!cache_figures.empty())
         std::printf("serve's cache after a round: %llu entries, %llu of them zone cuts (NS with glue), %.1f arena "
                     "bytes per entry\n",

@@ -401,6 +401,13 @@ void DnsHierarchy::release() {
   dir_.clear();
 }
 
+std::string DnsHierarchy::server_of(const std::string& zone) const {
+  for (const auto& [host, origins] : server_zones(options_.signed_zones))
+    for (const std::string& origin : origins)
+      if (origin == zone) return address(host);
+  throw std::invalid_argument("no server of the lab hierarchy serves " + zone);
+}
+
 std::uint64_t DnsHierarchy::authoritative_queries() const {
   std::uint64_t total = 0;
   for (const auto& s : servers_) total += authoritative_queries(s->host);

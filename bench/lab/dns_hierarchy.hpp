@@ -100,6 +100,9 @@ public:
 
   // "127.53.K.<host>" (host 2..10, as in the table above).
   std::string address(unsigned host) const;
+  // The address of the (first) knotd that serves `zone` ("example.com.", "." ...).
+  // Throws std::invalid_argument for a zone no knotd of the hierarchy serves.
+  std::string server_of(const std::string& zone) const;
   // The root hints file: ". NS a.root-servers.net." and the roots' A records.
   const std::string& root_hints() const { return hints_path_; }
   // The root zone file the root servers serve (master format): a local root's copy

@@ -19,10 +19,15 @@ bool ReferralDs::keep(const dnssec::Response& reply, const dnssec::Bytes& zone) 
   for (const dnssec::Rrset& s : reply.authority) {
     if (s.type == dnssec::kTypeNs) ns = &s;
     if (s.type == dnssec::kTypeDs) ds = &s;
-    if ((s.type == dnssec::kTypeNsec || s.type == dnssec::kTypeNsec3) && !s.rrsigs.empty()) proofs.push_back(&s);
   }
   if (!ns || ns->owner == zone || !dnssec::is_subdomain(ns->owner, zone)) return false;
   if (ds) return ds->owner == ns->owner && !ds->rrsigs.empty() && keep_ds(*ds);
+  // The proof of no DS: the NSEC at the child's own name (the cut exists in the parent's
+  // chain), or the NSEC3 records (the child's own, or the closest encloser's and the
+  // Opt-Out cover of the next closer: which is which takes hashing, left to the validator).
+  for (const dnssec::Rrset& s : reply.authority)
+    if (!s.rrsigs.empty() && ((s.type == dnssec::kTypeNsec && s.owner == ns->owner) || s.type == dnssec::kTypeNsec3))
+      proofs.push_back(&s);
   return !proofs.empty() && keep_no_ds(ns->owner, proofs);
 }
 

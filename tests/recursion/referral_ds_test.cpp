@@ -128,6 +128,9 @@ TEST_CASE("what is no referral from above the child, or proves nothing signed, c
 
   CHECK_FALSE(f.keeper.keep(referral({}), name_from_text("example.")));               // no proof at all
   CHECK_FALSE(f.keeper.keep(referral({unsigned_nsec}), name_from_text("example.")));  // an NSEC without RRSIG
+  ds::Rrset elsewhere = rrset("b.example.", ds::kTypeNsec, 300, nsec_no_ds("d.example."));
+  elsewhere.rrsigs.push_back(rrsig(ds::kTypeNsec, "example."));
+  CHECK_FALSE(f.keeper.keep(referral({elsewhere}), name_from_text("example.")));  // an NSEC not at the child
   CHECK_FALSE(f.keeper.keep(referral({unsigned_ds, signed_nsec}), name_from_text("example.")));  // DS unsigned
   CHECK_FALSE(f.keeper.keep(referral({signed_nsec}), name_from_text("child.example.")));  // the child's own server
   CHECK_FALSE(f.keeper.keep(referral({signed_nsec}), name_from_text("other.")));          // not its parent's

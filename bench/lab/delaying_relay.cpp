@@ -91,7 +91,6 @@ void DelayingRelay::loop() {
       sockaddr_in client{};
       socklen_t len = sizeof client;
       const ssize_t n = ::recvfrom(listen_fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&client), &len);
-      if (n >= 12) ++received_;
       if (n >= 12 && held.size() < kRelayInFlight)
         held.push_back({std::vector<std::uint8_t>(buf, buf + n), client, std::chrono::steady_clock::now() + delay_, -1});
     }

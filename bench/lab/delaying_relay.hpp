@@ -32,8 +32,6 @@ public:
   DelayingRelay(const DelayingRelay&) = delete;
   DelayingRelay& operator=(const DelayingRelay&) = delete;
   std::uint16_t port() const { return port_; }
-  // Queries received so far (held, passed on or dropped).
-  std::uint64_t received() const { return received_.load(); }
 
 private:
   void loop();
@@ -41,7 +39,6 @@ private:
   std::uint16_t port_ = 0;
   std::string server_ip_;
   std::uint16_t server_port_;
-  std::atomic<std::uint64_t> received_{0};
   std::chrono::milliseconds delay_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

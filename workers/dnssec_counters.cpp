@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workers/dnssec_counters.hpp"
 
+#include <tuple>
 #include <utility>
 
 namespace dnsarena::workers {
@@ -44,18 +45,16 @@ void write_dnssec_metrics(std::ostream& o, const std::array<std::uint64_t, kDnss
       {"key_tag_collisions_skipped", DnssecCounter::key_tag_collisions_skipped}};
   for (const auto& [name, c] : plain)
     o << "# TYPE dnsarena_dnssec_" << name << "_total counter\ndnsarena_dnssec_" << name << "_total " << at(c) << "\n";
-  o << "# HELP dnsarena_aggressive_nsec_answers_total NXDOMAIN and NODATA answered from validated NSEC and NSEC3 ranges (RFC 8198)\n"
-       "# TYPE dnsarena_aggressive_nsec_answers_total counter\n"
-       "dnsarena_aggressive_nsec_answers_total "
-    << at(DnssecCounter::aggressive_nsec_answers) << "\n";
-  o << "# HELP dnsarena_aggressive_nsec_denial_claims_total Validations of a denial that held its zone's misses back while they fetched keys\n"
-       "# TYPE dnsarena_aggressive_nsec_denial_claims_total counter\n"
-       "dnsarena_aggressive_nsec_denial_claims_total "
-    << at(DnssecCounter::denial_claims) << "\n";
-  o << "# HELP dnsarena_aggressive_nsec_denial_waits_total Misses that waited for a denial of their zone being validated instead of going upstream\n"
-       "# TYPE dnsarena_aggressive_nsec_denial_waits_total counter\n"
-       "dnsarena_aggressive_nsec_denial_waits_total "
-    << at(DnssecCounter::denial_waits) << "\n";
+  const std::tuple<const char*, const char*, DnssecCounter> aggressive[] = {
+      {"answers", "NXDOMAIN and NODATA answered from validated NSEC and NSEC3 ranges (RFC 8198)",
+       DnssecCounter::aggressive_nsec_answers},
+      {"denial_claims", "Validations of a denial that held its zone's misses back while they fetched keys",
+       DnssecCounter::denial_claims},
+      {"denial_waits", "Misses that waited for a denial of their zone being validated instead of going upstream",
+       DnssecCounter::denial_waits}};
+  for (const auto& [name, help, c] : aggressive)
+    o << "# HELP dnsarena_aggressive_nsec_" << name << "_total " << help << "\n# TYPE dnsarena_aggressive_nsec_" << name
+      << "_total counter\ndnsarena_aggressive_nsec_" << name << "_total " << at(c) << "\n";
 }
 
 }  // namespace dnsarena::workers

@@ -930,11 +930,16 @@ int Supervisor::run() {
   map_upstream_health();
   map_answer_metrics();
   map_curves();
+  // The workers are forked before /metrics starts its threads: a fork copies a lock
+  // another thread holds as held, and the sanitizers' allocator (unlike jemalloc and
+  // glibc's malloc) takes no care of its locks around fork: an ASan worker forked while
+  // an HTTP thread allocated waited on that lock for ever (its first malloc of that size).
+  start_workers();
   if (!start_metrics()) {
+    stop_workers();
     close_everything();
     return 1;
   }
-  start_workers();
   try {
     rpz_transfers_ = RpzTransferProcess::start(cfg_.rpz_transfers, cfg_.segment);
   } catch (const std::exception& e) {

@@ -91,6 +91,13 @@ struct AggressiveServe {
                 << total.value("upstream_queries", 0ull) << ", workers_killed_silent "
                 << total.value("workers_killed_silent", 0ull) << "; serve log tail:\n"
                 << log.substr(log.size() > 4000 ? log.size() - 4000 : 0) << "\n";
+      // What each worker is doing now, read from /proc without stopping it: its state and
+      // CPU ticks (stat), where it sleeps (wchan) and the system call it is in (syscall).
+      for (const pid_t w : serve->children())
+        std::cerr << "worker " << w << ": stat "
+                  << t::run_command("cut -d' ' -f3,14,15 /proc/" + std::to_string(w) + "/stat 2>&1")
+                  << " wchan " << t::run_command("cat /proc/" + std::to_string(w) + "/wchan 2>&1") << "\n syscall "
+                  << t::run_command("cat /proc/" + std::to_string(w) + "/syscall 2>&1");
       r = t::udp_exchange(port, q, std::chrono::milliseconds(5000));
     }
     return r;

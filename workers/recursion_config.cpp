@@ -16,10 +16,15 @@ void RecursionConfig::read(common::MapReader& s) {
   max_queries = static_cast<unsigned>(s.integer_or("max_queries", max_queries, 1, 256));
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
   local_root = s.text_or("local_root", local_root);
+  try {
+    local_root_zonemd = parse_zonemd_check(s.text_or("local_root_zonemd", "verify"));
+  } catch (const std::invalid_argument& e) {
+    s.fail("local_root_zonemd", e.what());
+  }
   local_root_zone.reset();
   if (local_root.empty()) return;
   try {
-    local_root_zone = LocalRoot::load(local_root);
+    local_root_zone = LocalRoot::load(local_root, local_root_zonemd);
   } catch (const std::runtime_error& e) {
     s.fail("local_root", e.what());
   }

@@ -5,7 +5,7 @@
 //
 //   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
 //               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true,
-//               local_root: /var/lib/dnsarena/root.zone}
+//               local_root: /var/lib/dnsarena/root.zone, local_root_zonemd: verify}
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
 //                       (forward zones keep being forwarded); needs root_hints, and no
@@ -32,6 +32,10 @@
 //                       no SOA or no NS at "." is a configuration error (a reload keeps
 //                       the running copy). Unbound: auth-zone name "." with
 //                       for-upstream: yes, for-downstream: no; Knot Resolver: prefill
+//   local_root_zonemd   the copy's ZONEMD (RFC 8976; local_root_zonemd.hpp): verify (a
+//                       ZONEMD that does not match refuses the copy, a copy without one
+//                       loads), require (a copy without one is refused too), off. The load
+//                       logs the verdict. Unbound: zonemd-check, zonemd-reject-absence
 //
 // Unknown keys and out-of-range values are errors naming the file, line and key.
 #pragma once
@@ -40,6 +44,7 @@
 #include <string>
 
 #include "common/yaml_reader.hpp"
+#include "workers/local_root_zonemd.hpp"
 
 namespace dnsarena::workers {
 
@@ -53,6 +58,7 @@ struct RecursionConfig {
   unsigned max_queries = 32;
   bool qname_minimisation = true;
   std::string local_root;  // the file; empty: none
+  ZonemdCheck local_root_zonemd = ZonemdCheck::verify;
   // The file's zone, loaded by read() (nullptr: no local_root). Read-only once loaded.
   std::shared_ptr<const LocalRoot> local_root_zone;
 

@@ -134,6 +134,7 @@ std::optional<Bytes> ZoneDigest::compute(std::uint8_t hash) {
 
 ZonemdVerdict ZoneDigest::verify(std::uint32_t soa_serial) {
   ZonemdVerdict v;
+  sort_once();  // records() counts distinct records from here
   if (zonemd_.rdata.empty()) return v;  // absent
   std::map<std::pair<std::uint8_t, std::uint8_t>, unsigned> pairs;  // (scheme, hash) -> records
   for (const Bytes& rd : zonemd_.rdata)

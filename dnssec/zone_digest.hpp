@@ -99,6 +99,7 @@ public:
   ZonemdVerdict verify(std::uint32_t soa_serial);
   // The ZONEMD RRset at the apex with the RRSIGs covering it (empty rdata: none).
   Rrset apex_zonemd() const;
+  // The records to digest (distinct ones once verify() or compute() ran).
   std::size_t records() const { return records_.size(); }
 
 private:

@@ -107,7 +107,7 @@ std::string with_changed_glue(std::string text) {
 
 }  // namespace
 
-TEST_CASE("a root zone knotd signs and digests loads verified; one glue address changed, it is refused",
+TEST_CASE("a root zone knotd signs and digests loads verified, and with one glue address changed is refused",
           "[zonemd][knot]") {
   KnotServer knot({ZoneFile{".", root_zone_text(300), true, false}}, zonemd_generating());
   REQUIRE(wait_loaded(knot));
@@ -132,7 +132,7 @@ TEST_CASE("a root zone knotd signs and digests loads verified; one glue address 
   CHECK(checks_bad.log().find("verification successful") == std::string::npos);
 }
 
-TEST_CASE("serve: a tampered local root stops the start; a reload to one keeps the running copy", "[zonemd][serve]") {
+TEST_CASE("serve: a tampered local root stops the start, and a reload to one keeps the running copy", "[zonemd][serve]") {
   KnotServer knot({ZoneFile{".", root_zone_text(20), true, false}}, zonemd_generating());
   REQUIRE(wait_loaded(knot));
   const std::string copy_text = axfr_root(knot.port());

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <ctime>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -40,7 +42,8 @@ bool soa_fields(const common::Bytes& rd, std::uint32_t& serial, std::uint32_t& e
 
 }  // namespace
 
-std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path, ZonemdCheck check) {
+std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path, ZonemdCheck check,
+                                                 const dnssec::TrustAnchors* anchors) {
   std::shared_ptr<LocalRoot> z(new LocalRoot());
   z->path_ = path;
   struct stat st{};
@@ -80,6 +83,9 @@ std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path, Zonemd
   z->expires_at_ = static_cast<std::int64_t>(st.st_mtim.tv_sec) + expire;
   z->zonemd_.check = check;
   if (digest) z->zonemd_ = check_local_root_digest(*digest, serial, check, path);
+  if (anchors != nullptr && z->zonemd_.status == dnssec::ZonemdStatus::verified)
+    check_local_root_signature(z->zonemd_, digest->apex_zonemd(), z->find(root, dnssec::kTypeDnskey), *anchors,
+                               static_cast<std::uint32_t>(std::time(nullptr)), path);
   spdlog::info("recursion.local_root: {} serial {}, {} records, {}", path, serial, z->records_, z->zonemd_.summary());
   return z;
 }

@@ -36,7 +36,8 @@
 // has exactly one SOA at "." and an NS set at ".", and at most kMaxRecords records; its
 // ZONEMD (RFC 8976, RFC 8806 section 4) matches the zone's digest, as `check` asks
 // (local_root_zonemd.hpp: verify, require, off; Unbound's zonemd-check and
-// zonemd-reject-absence). zonemd() says what was found; the load logs it.
+// zonemd-reject-absence), and with a trust anchor for the root its signature validates.
+// zonemd() says what was found; the load logs it.
 //
 // Costs: one std::map lookup per ancestor of the name asked (at most 127) and one per NS
 // name for the glue; memory about twice the zone's wire size (the root zone: a few MB).
@@ -59,8 +60,10 @@ class LocalRoot {
 public:
   static constexpr std::size_t kMaxRecords = 1'000'000;  // the root zone has about 22,000
 
-  // Reads and checks a root zone file (see the header comment). Throws std::runtime_error.
-  static std::shared_ptr<const LocalRoot> load(const std::string& path, ZonemdCheck check = ZonemdCheck::verify);
+  // Reads and checks a root zone file (see the header comment); `anchors` (may be null):
+  // the ZONEMD's signature is validated from them too. Throws std::runtime_error.
+  static std::shared_ptr<const LocalRoot> load(const std::string& path, ZonemdCheck check = ZonemdCheck::verify,
+                                               const dnssec::TrustAnchors* anchors = nullptr);
 
   // The reply of a root server to `q` (q.zone is the root: priming or a query to the root
   // cut), or nullopt: q is for another zone, or the copy expired at `now_s` (Unix time).

@@ -8,7 +8,7 @@
 
 namespace dnsarena::workers {
 
-void RecursionConfig::read(common::MapReader& s) {
+void RecursionConfig::read(common::MapReader& s, const dnssec::TrustAnchors* anchors) {
   enabled = s.boolean_or("enabled", enabled);
   root_hints = s.text_or("root_hints", root_hints);
   max_in_flight = static_cast<unsigned>(s.integer_or("max_in_flight", max_in_flight, 1, 65536));
@@ -24,7 +24,7 @@ void RecursionConfig::read(common::MapReader& s) {
   local_root_zone.reset();
   if (local_root.empty()) return;
   try {
-    local_root_zone = LocalRoot::load(local_root, local_root_zonemd);
+    local_root_zone = LocalRoot::load(local_root, local_root_zonemd, anchors);
   } catch (const std::runtime_error& e) {
     s.fail("local_root", e.what());
   }

@@ -35,7 +35,9 @@
 //   local_root_zonemd   the copy's ZONEMD (RFC 8976; local_root_zonemd.hpp): verify (a
 //                       ZONEMD that does not match refuses the copy, a copy without one
 //                       loads), require (a copy without one is refused too), off. The load
-//                       logs the verdict. Unbound: zonemd-check, zonemd-reject-absence
+//                       logs the verdict. With a dnssec.trust_anchor_file for the root,
+//                       the ZONEMD's RRSIG must validate from it too. Unbound:
+//                       zonemd-check, zonemd-reject-absence
 //
 // Unknown keys and out-of-range values are errors naming the file, line and key.
 #pragma once
@@ -63,8 +65,9 @@ struct RecursionConfig {
   std::shared_ptr<const LocalRoot> local_root_zone;
 
   // Reads the section's keys (the caller rejects the unknown ones) and loads local_root
-  // (a file that does not load fails the key).
-  void read(common::MapReader& section);
+  // (a file that does not load fails the key); `anchors` (may be null): the dnssec
+  // section's, which the local root's ZONEMD signature must validate from.
+  void read(common::MapReader& section, const dnssec::TrustAnchors* anchors = nullptr);
   // Throws std::invalid_argument when enabled without readable root hints, or beside
   // `upstreams` (has_root_upstreams), or local_root without enabled.
   void validate(bool has_root_upstreams) const;

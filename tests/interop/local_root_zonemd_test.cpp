@@ -4,8 +4,10 @@
 // (zonemd-generate: zonemd-sha384); the zone taken by AXFR (kdig) loads with the digest
 // verified, and with one glue address changed it is refused. The other way: the copy
 // our verifier accepts is loaded by a knotd with zonemd-verify: on, and the changed one
-// is refused by it (its log says which). Then `dnsarena serve`: a tampered copy stops
-// the start (stderr, exit code), a reload to one keeps the running copy.
+// is refused by it (its log says which). Signed: the ZONEMD RRSIG validates from the
+// copy's KSK as trust anchor, a changed one is refused though the digest matches. Then
+// `dnsarena serve`: a tampered copy stops the start (stderr, exit code), a reload to one
+// keeps the running copy.
 // Hidden "[perf]": a root-sized zone (1,500 TLDs, ~24,000 records signed) verified,
 // CPU time of the read and of the digest (docs/operator-guide.md, Local root).
 #include <sys/stat.h>
@@ -23,7 +25,9 @@
 #include "common/find_program.hpp"
 #include "tests/interop/knot_server.hpp"
 #include "tests/workers/serve_harness.hpp"
+#include "dnssec/trust_anchors.hpp"
 #include "workers/local_root.hpp"
+#include "workers/serve_config.hpp"
 
 namespace {
 
@@ -105,7 +109,72 @@ std::string with_changed_glue(std::string text) {
   return text.replace(at, from.size(), to);
 }
 
+// The copy's lines of `type` (kdig's tab-separated text) whose RDATA starts with `start`.
+std::string lines_of(const std::string& text, const std::string& type, const std::string& start) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\t" + type + "\t" + start) != std::string::npos) out += line + "\n";
+  return out;
+}
+
+// The copy with one character of the signature of the RRSIG over ZONEMD changed.
+std::string with_bad_zonemd_signature(std::string text) {
+  const std::string line = lines_of(text, "RRSIG", "ZONEMD ");
+  REQUIRE(!line.empty());
+  std::string bad = line;
+  char& c = bad[bad.size() - 20];  // inside the base64 signature
+  c = c == 'A' ? 'B' : 'A';
+  return text.replace(text.find(line), line.size(), bad);
+}
+
 }  // namespace
+
+TEST_CASE("a signed root's ZONEMD RRSIG validates from the trust anchor, and a bad one is refused though the digest "
+          "matches",
+          "[zonemd][knot][dnssec]") {
+  KnotServer knot({ZoneFile{".", root_zone_text(50), true, false}}, zonemd_generating());
+  REQUIRE(wait_loaded(knot));
+  const std::string copy = axfr_root(knot.port());
+  const std::string ksk = lines_of(copy, "DNSKEY", "257 ");
+  REQUIRE(!ksk.empty());
+  dnsarena::dnssec::TrustAnchors anchors;
+  anchors.add_text(ksk, "the copy's KSK");
+  const std::string good = write_file(knot.dir() + "/copy.zone", copy);
+  const auto root = LocalRoot::load(good, ZonemdCheck::verify, &anchors);
+  CHECK(root->zonemd().signature_validated);
+  CHECK_THAT(root->zonemd().summary(), Catch::Contains("its RRSIG validated from the trust anchor"));
+
+  // The RRSIG over ZONEMD is not part of the digest: the changed one still matches it,
+  // and only the signature check refuses the copy.
+  const std::string bad_sig = write_file(knot.dir() + "/bad-signature.zone", with_bad_zonemd_signature(copy));
+  CHECK(LocalRoot::load(bad_sig)->zonemd().status == ZonemdStatus::verified);
+  CHECK_THROWS_WITH(LocalRoot::load(bad_sig, ZonemdCheck::verify, &anchors),
+                    Catch::Contains(bad_sig + ": the ZONEMD matches but does not validate") &&
+                        Catch::Contains("the ZONEMD set's RRSIG"));
+  // An anchor that is not the copy's key: its DNSKEY set does not validate.
+  dnsarena::dnssec::TrustAnchors other;
+  other.add_text(". 3600 IN DS 4242 13 2 " + std::string(64, 'a') + "\n", "another anchor");
+  CHECK_THROWS_WITH(LocalRoot::load(good, ZonemdCheck::verify, &other),
+                    Catch::Contains("the DNSKEY set does not validate from the trust anchor"));
+  // off: neither the digest nor the signature.
+  CHECK_FALSE(LocalRoot::load(bad_sig, ZonemdCheck::off, &anchors)->zonemd().signature_validated);
+
+  // Through serve's config: the dnssec section's anchor reaches the local root's load.
+  const std::string anchor_file = write_file(knot.dir() + "/root.key", ksk);
+  const std::string hints = write_file(knot.dir() + "/root.hints", ". 3600000 NS a.root-servers.net.\n"
+                                                                   "a.root-servers.net. 3600000 A 127.0.0.1\n");
+  auto config = [&](const std::string& zone) {
+    return dnsarena::test::write_config("dnssec:\n  trust_anchor_file: " + anchor_file +
+                                        "\nrecursion:\n  enabled: true\n  root_hints: " + hints +
+                                        "\n  local_root: " + zone + "\n");
+  };
+  const auto loaded = dnsarena::workers::load_serve_config(config(good));
+  REQUIRE(loaded.recursion.local_root_zone);
+  CHECK(loaded.recursion.local_root_zone->zonemd().signature_validated);
+  CHECK_THROWS_WITH(dnsarena::workers::load_serve_config(config(bad_sig)),
+                    Catch::Contains("recursion.local_root") && Catch::Contains("the ZONEMD set's RRSIG"));
+}
 
 TEST_CASE("a root zone knotd signs and digests loads verified, and with one glue address changed is refused",
           "[zonemd][knot]") {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ZONEMD (RFC 8976): the message digest of a whole zone, and the check of a zone's own
 // ZONEMD records against it. Used on the local root copy (workers/local_root.hpp) and by
-// `dnsarena zonemd PATH` (app/); the root zone carries a SHA-384 ZONEMD since 2023.
+// `dnsarena zonemd PATH` (workers/zonemd_command.cpp); the root zone carries a SHA-384 ZONEMD
+// since 2023.
 //
 // ZONEMD RDATA (RFC 8976 section 2.2), network byte order:
 //   offset | size | field

@@ -11,6 +11,9 @@
 #include <tuple>
 #include <utility>
 
+#include "wire/constants.hpp"
+#include "wire/dns_name.hpp"
+
 namespace dnsarena::dnssec {
 
 namespace {
@@ -29,6 +32,18 @@ const char* zonemd_hash_name(std::uint8_t hash) {
     case kZonemdHashSha512: return "SHA-512";
     default: return "unknown";
   }
+}
+
+// The SOA RDATA's serial (after MNAME and RNAME), or nullopt when malformed.
+std::optional<std::uint32_t> serial_of_soa(std::span<const std::uint8_t> rd) {
+  std::size_t at = 0;
+  for (int name = 0; name < 2; ++name) {
+    const std::size_t n = wire::wire_name_length(rd.subspan(at));
+    if (n == 0) return std::nullopt;
+    at += n;
+  }
+  if (rd.size() != at + 20) return std::nullopt;
+  return (std::uint32_t{rd[at]} << 24) | (std::uint32_t{rd[at + 1]} << 16) | (std::uint32_t{rd[at + 2]} << 8) | rd[at + 3];
 }
 
 std::string hex_of(std::span<const std::uint8_t> b) {
@@ -89,6 +104,7 @@ void ZoneDigest::add(std::span<const std::uint8_t> owner, std::uint16_t type, st
     zonemd_.rrsigs.push_back(std::move(data));  // nor the signatures that cover it
     return;
   }
+  if (o == apex_ && type == wire::kTypeSoa) soa_serial_ = serial_of_soa(data);
   records_.push_back(Record{std::move(o), type, klass, ttl, std::move(data)});
   sorted_ = false;
 }

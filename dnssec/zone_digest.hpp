@@ -100,6 +100,8 @@ public:
   ZonemdVerdict verify(std::uint32_t soa_serial);
   // The ZONEMD RRset at the apex with the RRSIGs covering it (empty rdata: none).
   Rrset apex_zonemd() const;
+  // The serial of the SOA at the apex (the last one added), or nullopt: none, malformed.
+  std::optional<std::uint32_t> soa_serial() const { return soa_serial_; }
   // The records to digest (distinct ones once verify() or compute() ran).
   std::size_t records() const { return records_.size(); }
 
@@ -116,6 +118,7 @@ private:
   Bytes apex_;
   std::vector<Record> records_;  // digested ones (the exclusions of section 3.3.1 left out)
   Rrset zonemd_;                 // the apex ZONEMD set and its RRSIGs
+  std::optional<std::uint32_t> soa_serial_;
   bool sorted_ = false;
 };
 

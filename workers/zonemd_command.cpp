@@ -19,8 +19,6 @@
 #include "dnssec/zone_digest.hpp"
 #include "policy/rule_set.hpp"
 #include "policy/zone_scanner.hpp"
-#include "wire/constants.hpp"
-#include "wire/dns_name.hpp"
 #include "workers/commands.hpp"
 
 namespace dnsarena::workers {
@@ -33,34 +31,19 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
-// The SOA RDATA's serial (after the two names), or nullopt when malformed.
-std::optional<std::uint32_t> soa_serial(const common::Bytes& rd) {
-  std::size_t at = 0;
-  for (int name = 0; name < 2; ++name) {
-    const std::size_t n = wire::wire_name_length({rd.data() + at, rd.size() - at});
-    if (n == 0) return std::nullopt;
-    at += n;
-  }
-  if (rd.size() != at + 20) return std::nullopt;
-  return (std::uint32_t{rd[at]} << 24) | (std::uint32_t{rd[at + 1]} << 16) | (std::uint32_t{rd[at + 2]} << 8) | rd[at + 3];
-}
-
 int run_zonemd(const std::string& path, const std::string& origin, bool json) {
   const common::Bytes apex = dnssec::name_from_text(origin);
   dnssec::ZoneDigest zone(apex);
-  std::optional<std::uint32_t> serial;
   const double start = cpu_seconds();
   try {
     policy::ZoneScanner scanner(path, origin);
     scanner.open_file(path);
-    for (policy::ScannedRecord r; scanner.next(r);) {
-      if (r.type == wire::kTypeSoa && dnssec::lowercase_name(r.owner) == apex) serial = soa_serial(r.rdata);
-      zone.add(r.owner, r.type, 1, r.ttl, r.rdata);
-    }
+    for (policy::ScannedRecord r; scanner.next(r);) zone.add(r.owner, r.type, 1, r.ttl, r.rdata);
   } catch (const policy::PolicyError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
+  const std::optional<std::uint32_t> serial = zone.soa_serial();
   if (!serial) {
     std::fprintf(stderr, "%s: no SOA record at the apex %s\n", path.c_str(), origin.c_str());
     return 1;

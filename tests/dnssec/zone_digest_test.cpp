@@ -120,6 +120,7 @@ TEST_CASE("ZONEMD: the RFC 8976 simple, complex and multiple-digest examples ver
     const ZonemdVerdict v = verify(kSimple);
     CHECK(v.status == ZonemdStatus::verified);
     CHECK(v.hash == 1);
+    CHECK(digest_of(kSimple).soa_serial() == 2018031900u);
     CHECK(hex(*digest_of(kSimple).compute(1)) ==
           "c68090d90a7aed716bc459f9340e3d7c1370d4d24b7e2fc3a1ddc0b9a87153b9a9713b3c9ae5cc27777f98b8e730044c");
   }

@@ -2,7 +2,8 @@
 // The local root's ZONEMD check (workers/local_root_zonemd.hpp) against Knot DNS, which
 // nobody here wrote: knotd signs a generated root zone and adds its ZONEMD
 // (zonemd-generate: zonemd-sha384); the zone taken by AXFR (kdig) loads with the digest
-// verified, and with one glue address changed it is refused. The other way: the copy
+// verified, and with one glue address changed it is refused (`dnsarena zonemd` says the
+// same, by its exit code). The other way: the copy
 // our verifier accepts is loaded by a knotd with zonemd-verify: on, and the changed one
 // is refused by it (its log says which). Signed: the ZONEMD RRSIG validates from the
 // copy's KSK as trust anchor, a changed one is refused though the digest matches. Then
@@ -11,6 +12,7 @@
 // Hidden "[perf]": a root-sized zone (1,500 TLDs, ~24,000 records signed) verified,
 // CPU time of the read and of the digest (docs/operator-guide.md, Local root).
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <csignal>
@@ -190,6 +192,22 @@ TEST_CASE("a root zone knotd signs and digests loads verified, and with one glue
   const std::string bad = write_file(knot.dir() + "/tampered.zone", with_changed_glue(copy));
   CHECK_THROWS_WITH(LocalRoot::load(bad), Catch::Contains(bad + ": ZONEMD does not verify") &&
                                               Catch::Contains("the zone's SHA-384 digest is"));
+
+  // `dnsarena zonemd`: exit 0 verified, 1 mismatch, 2 nothing to verify.
+  auto zonemd_command = [](const std::string& path, int& code) {
+    int status = 0;
+    const std::string out = dnsarena::common::run_and_capture({dnsarena::test::dnsarena_binary(), "zonemd", path}, status);
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+  };
+  int code = -1;
+  CHECK_THAT(zonemd_command(good, code), Catch::Contains("ZONEMD verified: SHA-384 digest"));
+  CHECK(code == 0);
+  CHECK_THAT(zonemd_command(bad, code), Catch::Contains("ZONEMD failed: ZONEMD 1 1: the zone's SHA-384 digest is"));
+  CHECK(code == 1);
+  const std::string plain = write_file(knot.dir() + "/plain.zone", root_zone_text(3));
+  CHECK_THAT(zonemd_command(plain, code), Catch::Contains("ZONEMD absent"));
+  CHECK(code == 2);
 
   // The other way: knotd with zonemd-verify loads the copy our verifier accepted, and
   // refuses the changed one.

@@ -2,7 +2,8 @@
 // dnssec/zone_digest.hpp against RFC 8976 Appendix A (the zones and digests are the RFC's
 // data): the simple example (A.1), the complex one (A.2: duplicates, upper case owners
 // and RDATA names, out-of-zone data, occluded data, a ZONEMD below the apex, a wildcard),
-// multiple digests (A.3: SHA-384, SHA-512 and two unsupported records). Then what must
+// multiple digests (A.3: SHA-384, SHA-512 and two unsupported records), root-servers.net
+// (A.4: a real zone of 2018). Then what must
 // not verify: one byte of one record changed, a record added, the serial off, only
 // unknown algorithms, two records of one scheme and algorithm, a short digest.
 #include <string>
@@ -107,6 +108,56 @@ ns2.example.  86400  IN  TXT     "This example has multiple digests"
 NS2.EXAMPLE.  3600   IN  AAAA    2001:db8::63
 )";
 
+// RFC 8976 A.4: the root-servers.net zone of September 2018.
+const std::string kRootServers = R"(
+root-servers.net.     3600000 IN  SOA     a.root-servers.net. nstld.verisign-grs.com. 2018091100 14400 7200 1209600 3600000
+root-servers.net.     3600000 IN  NS      a.root-servers.net.
+root-servers.net.     3600000 IN  NS      b.root-servers.net.
+root-servers.net.     3600000 IN  NS      c.root-servers.net.
+root-servers.net.     3600000 IN  NS      d.root-servers.net.
+root-servers.net.     3600000 IN  NS      e.root-servers.net.
+root-servers.net.     3600000 IN  NS      f.root-servers.net.
+root-servers.net.     3600000 IN  NS      g.root-servers.net.
+root-servers.net.     3600000 IN  NS      h.root-servers.net.
+root-servers.net.     3600000 IN  NS      i.root-servers.net.
+root-servers.net.     3600000 IN  NS      j.root-servers.net.
+root-servers.net.     3600000 IN  NS      k.root-servers.net.
+root-servers.net.     3600000 IN  NS      l.root-servers.net.
+root-servers.net.     3600000 IN  NS      m.root-servers.net.
+a.root-servers.net.   3600000 IN  AAAA    2001:503:ba3e::2:30
+a.root-servers.net.   3600000 IN  A       198.41.0.4
+b.root-servers.net.   3600000 IN  MX      20 mail.isi.edu.
+b.root-servers.net.   3600000 IN  AAAA    2001:500:200::b
+b.root-servers.net.   3600000 IN  A       199.9.14.201
+c.root-servers.net.   3600000 IN  AAAA    2001:500:2::c
+c.root-servers.net.   3600000 IN  A       192.33.4.12
+d.root-servers.net.   3600000 IN  AAAA    2001:500:2d::d
+d.root-servers.net.   3600000 IN  A       199.7.91.13
+e.root-servers.net.   3600000 IN  AAAA    2001:500:a8::e
+e.root-servers.net.   3600000 IN  A       192.203.230.10
+f.root-servers.net.   3600000 IN  AAAA    2001:500:2f::f
+f.root-servers.net.   3600000 IN  A       192.5.5.241
+g.root-servers.net.   3600000 IN  AAAA    2001:500:12::d0d
+g.root-servers.net.   3600000 IN  A       192.112.36.4
+h.root-servers.net.   3600000 IN  AAAA    2001:500:1::53
+h.root-servers.net.   3600000 IN  A       198.97.190.53
+i.root-servers.net.   3600000 IN  MX      10 mx.i.root-servers.org.
+i.root-servers.net.   3600000 IN  AAAA    2001:7fe::53
+i.root-servers.net.   3600000 IN  A       192.36.148.17
+j.root-servers.net.   3600000 IN  AAAA    2001:503:c27::2:30
+j.root-servers.net.   3600000 IN  A       192.58.128.30
+k.root-servers.net.   3600000 IN  AAAA    2001:7fd::1
+k.root-servers.net.   3600000 IN  A       193.0.14.129
+l.root-servers.net.   3600000 IN  AAAA    2001:500:9f::42
+l.root-servers.net.   3600000 IN  A       199.7.83.42
+m.root-servers.net.   3600000 IN  AAAA    2001:dc3::35
+m.root-servers.net.   3600000 IN  A       202.12.27.33
+root-servers.net.     3600000 IN  ZONEMD  2018091100 1 1 (
+                                 f1ca0ccd91bd5573d9f431c00ee0101b
+                                 2545c97602be0a978a3b11dbfc1c776d
+                                 5b3e86ae3d973d6b5349ba7f04340f79 )
+)";
+
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   REQUIRE(at != std::string::npos);
@@ -115,7 +166,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 }  // namespace
 
-TEST_CASE("ZONEMD: the RFC 8976 simple, complex and multiple-digest examples verify", "[zonemd]") {
+TEST_CASE("ZONEMD: the RFC 8976 simple, complex, multiple-digest and root-servers.net examples verify", "[zonemd]") {
   SECTION("A.1 simple") {
     const ZonemdVerdict v = verify(kSimple);
     CHECK(v.status == ZonemdStatus::verified);
@@ -139,6 +190,11 @@ TEST_CASE("ZONEMD: the RFC 8976 simple, complex and multiple-digest examples ver
           "4e114d884e66f176eab121cb02db7d652e0cc4827e7a3204f166b47e5613fd27");
     CHECK_FALSE(z.compute(240));
     CHECK(z.apex_zonemd().rdata.size() == 4);
+  }
+  SECTION("A.4 root-servers.net") {
+    const ZonemdVerdict v = digest_of(kRootServers, "root-servers.net.").verify(2018091100);
+    INFO(v.detail);
+    CHECK(v.status == ZonemdStatus::verified);
   }
   SECTION("A zone without ZONEMD at its apex is absent, not failed") {
     const std::string none = "example. 86400 IN SOA ns1 admin 2018031900 1800 900 604800 86400\nexample. 86400 IN NS ns1\n";

@@ -96,8 +96,8 @@ void ZoneDigest::add(std::span<const std::uint8_t> owner, std::uint16_t type, st
   Bytes data = canonical_rdata(type, rdata);
   if (o == apex_ && type == kTypeZonemd) {  // the apex ZONEMD RRset is not digested
     zonemd_.ttl = ttl;
-    if (std::find(zonemd_.rdata.begin(), zonemd_.rdata.end(), data) == zonemd_.rdata.end())
-      zonemd_.rdata.push_back(std::move(data));
+    zonemd_.rdata.push_back(std::move(data));  // duplicates dropped by sort_once()
+    sorted_ = false;
     return;
   }
   if (o == apex_ && type == kTypeRrsig && data.size() >= 2 && ((data[0] << 8) | data[1]) == kTypeZonemd) {
@@ -122,6 +122,10 @@ void ZoneDigest::sort_once() {
     return a.type == b.type && a.klass == b.klass && a.rdata == b.rdata && a.owner == b.owner;
   };
   records_.erase(std::unique(records_.begin(), records_.end(), same), records_.end());
+  // The apex ZONEMD set likewise: a record present twice is one record (O(n log n), so a
+  // file of a million ZONEMD records costs a sort, not a quadratic search).
+  std::sort(zonemd_.rdata.begin(), zonemd_.rdata.end());
+  zonemd_.rdata.erase(std::unique(zonemd_.rdata.begin(), zonemd_.rdata.end()), zonemd_.rdata.end());
   sorted_ = true;
 }
 

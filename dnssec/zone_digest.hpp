@@ -98,7 +98,8 @@ public:
   // Section 4 steps 3-8 against the ZONEMD records at the apex; `soa_serial` is the
   // zone's SOA serial.
   ZonemdVerdict verify(std::uint32_t soa_serial);
-  // The ZONEMD RRset at the apex with the RRSIGs covering it (empty rdata: none).
+  // The ZONEMD RRset at the apex with the RRSIGs covering it (empty rdata: none);
+  // duplicates removed once verify() or compute() ran.
   Rrset apex_zonemd() const;
   // The serial of the SOA at the apex (the last one added), or nullopt: none, malformed.
   std::optional<std::uint32_t> soa_serial() const { return soa_serial_; }

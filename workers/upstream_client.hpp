@@ -3,7 +3,7 @@
 //
 // Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the
 // kernel picks a random source port and delivers only datagrams from that server's
-// address and port; the ID comes from a CSPRNG (arc4random, getrandom-seeded), and the
+// address and port; the ID comes from the kernel CSPRNG (getrandom, buffered: common/random_bytes.hpp), and the
 // query name's letters get a random case (0x20, when upstream_case_randomization is on)
 // that the reply must echo byte for byte. A reply is accepted only when UpstreamAnswer
 // matches ID and question exactly (and ECS); anything else on the socket is ignored and

@@ -14,6 +14,8 @@ void RecursionConfig::read(common::MapReader& s) {
   max_in_flight = static_cast<unsigned>(s.integer_or("max_in_flight", max_in_flight, 1, 65536));
   attempt_timeout_ms = static_cast<unsigned>(s.integer_or("attempt_timeout_ms", attempt_timeout_ms, 10, 60000));
   max_queries = static_cast<unsigned>(s.integer_or("max_queries", max_queries, 1, 256));
+  max_queries_per_server =
+      static_cast<unsigned>(s.integer_or("max_queries_per_server", max_queries_per_server, 0, 1000000));
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
   local_root = s.text_or("local_root", local_root);
   local_root_zone.reset();

@@ -4,7 +4,8 @@
 // bounds.
 //
 //   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
-//               attempt_timeout_ms: 400, max_queries: 32, qname_minimisation: true,
+//               attempt_timeout_ms: 400, max_queries: 32, max_queries_per_server: 1000,
+//               qname_minimisation: true,
 //               local_root: /var/lib/dnsarena/root.zone}
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
@@ -24,6 +25,11 @@
 //                       server (Unbound: its RTT-based timeout, 376 ms for an unknown server)
 //   max_queries         authoritative queries per resolution, priming, glue lookups and
 //                       chains included (1 .. 256; Unbound's max-sent-count is 32)
+//   max_queries_per_server  queries per second to one authoritative address, from every
+//                       worker together (0 .. 1,000,000; 0: no bound); past it the
+//                       resolution tries the cut's next server (authority_rate.hpp).
+//                       Unbound: ratelimit (per zone, off by default); BIND:
+//                       fetches-per-server
 //   qname_minimisation  RFC 9156 relaxed (Unbound qname-minimisation, kresd's default)
 //   local_root          a root zone file (master format): the root servers' answers come
 //                       from it, inside each worker, and no query goes to a root server
@@ -51,6 +57,7 @@ struct RecursionConfig {
   unsigned max_in_flight = 256;
   unsigned attempt_timeout_ms = 400;
   unsigned max_queries = 32;
+  unsigned max_queries_per_server = 1000;  // per second, host-wide; 0: no bound
   bool qname_minimisation = true;
   std::string local_root;  // the file; empty: none
   // The file's zone, loaded by read() (nullptr: no local_root). Read-only once loaded.

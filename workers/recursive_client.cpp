@@ -125,6 +125,7 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       claims_(host.claims),
       claims_row_(host.row),
       infra_(host.infra),
+      authority_rate_(host.authority_rates, cfg.recursion.max_queries_per_server),
       enabled_(cfg.recursion.enabled),
       dnssec_(cfg.dnssec.validating()),
       store_(cache, cfg.ttl_ceiling),
@@ -243,6 +244,10 @@ bool RecursiveClient::send_current(Resolution& r, std::uint64_t now_us) {
       arm(r, r.ends_us);  // its own time, should the leader's attempt outlast it
       return true;
     }
+  }
+  if (!authority_rate_.admit(r.query.server, cache::wall_clock_now())) {
+    cache_.count(cache::Counter::authority_rate_limited);
+    return false;  // this server is asked enough this second: the cut's next one
   }
   if (!send_udp(r, now_us)) return false;
   out_queries_.try_emplace(key, r.token);

@@ -79,6 +79,7 @@
 
 #include "cache/cache.hpp"
 #include "recursion/iterative_resolution.hpp"
+#include "workers/authority_rate.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/infra_ranking.hpp"
 #include "workers/referral_ds.hpp"
@@ -188,6 +189,7 @@ private:
   std::unique_ptr<InfraTable> own_infra_;
   std::unique_ptr<InfraRanking> ranking_;
   InfraTable& infra() { return infra_ ? *infra_ : *own_infra_; }
+  AuthorityRate authority_rate_;  // recursion.max_queries_per_server, host-wide
   bool enabled_;
   bool dnssec_;  // validating: DO on every query with EDNS, the answer judged before it is cached
   recursion::Delegation hints_;

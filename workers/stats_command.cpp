@@ -198,7 +198,11 @@ int run_stats(const std::string& segment, bool json, double interval) {
     if (const auto snap = read_answer_snapshot(segment)) print_answers(*snap);
     if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
     if (const auto snap = read_rpz_snapshot(segment)) std::cout << rpz_status_text(*snap);
-    if (const auto snap = read_infra_snapshot(segment)) std::cout << infra_text(*snap);
+    if (const auto snap = read_infra_snapshot(segment)) {
+      std::cout << infra_text(*snap);
+      std::printf("  queries held back by recursion.max_queries_per_server: %llu\n",
+                  static_cast<unsigned long long>(rep.total.get(cache::Counter::authority_rate_limited)));
+    }
     return 0;
   } catch (const cache::SegmentError& e) {
     std::cerr << "dnsarena stats: " << e.what() << "\n";

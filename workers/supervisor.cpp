@@ -27,6 +27,7 @@
 #include "wire/dns_name.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
+#include "workers/authority_rate.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/retirement_wait.hpp"
 #include "workers/rpz_transfer_process.hpp"
@@ -129,7 +130,8 @@ struct HostTables {
         answer_slots(AnswerSlots::kDefaultSlots, true),
         ad_trust(true),
         nsec_ranges(NsecRanges::kDefaultBuckets, true),
-        infra(InfraTable::kDefaultBuckets, true) {}
+        infra(InfraTable::kDefaultBuckets, true),
+        authority_rates(AuthorityRate::kBuckets, true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
@@ -137,6 +139,7 @@ struct HostTables {
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
   InfraTable infra;          // the recursive workers' server state (infra_table.hpp)
+  RateLimitTable authority_rates;  // queries per second to each authoritative (authority_rate.hpp)
   // Run-time negative trust anchors (common/nta_table.hpp): the segment's file, opened
   // (made if absent) once validating (open_nta_table). nullptr: not validating, or it
   // could not be opened (logged; the config's NTAs only).
@@ -207,6 +210,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.ad_trust = &host.ad_trust;
       sockets.nsec_ranges = &host.nsec_ranges;
       sockets.infra = &host.infra;
+      sockets.authority_rates = &host.authority_rates;
       sockets.ntas = host.ntas.get();
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {

@@ -132,6 +132,7 @@
 #include "workers/in_flight_names.hpp"
 #include "workers/infra_table.hpp"
 #include "workers/nsec_ranges.hpp"
+#include "workers/rate_limit_table.hpp"
 #include "workers/runtime_ntas.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
@@ -292,6 +293,7 @@ public:
     NsecRanges* nsec_ranges = nullptr;  // validated NSEC ranges (nsec_ranges.hpp), for the pipeline
     const common::NtaTable* ntas = nullptr;  // run-time negative trust anchors (runtime_ntas.hpp)
     InfraTable* infra = nullptr;  // the recursive workers' server state (infra_table.hpp)
+    RateLimitTable* authority_rates = nullptr;  // queries per second to each authoritative (authority_rate.hpp)
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

@@ -12,7 +12,8 @@
 // to EDNS is asked without it, at once for every later name. With recursion.local_root
 // (RFC 8806): the same answers and no query to a root server, an expired copy not used,
 // a broken file refused at start and at reload. Names of one new zone asked at once:
-// the queries for its cuts sent once (the others follow them).
+// the queries for its cuts sent once (the others follow them). A flood of names under
+// one zone: its server gets no more than recursion.max_queries_per_server a second.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -265,6 +266,48 @@ TEST_CASE("names asked all at once while the first root server is silent wait on
   WARN("24 names at once with a silent first root server: " << received << " datagrams to it");
   CHECK(received >= 1);  // it was asked: the followers took the failure path
   CHECK(received <= 2);  // its one query (and at most one retry of a timed-out server)
+}
+
+TEST_CASE("a flood of names under one zone sends its server no more than max_queries_per_server a second",
+          "[hierarchy][serve][infra]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  // Two workers: the bound is the host's, whichever worker a client's query reaches.
+  RecursiveServe serve(h, 2, "", "  max_queries_per_server: 10\n");
+  REQUIRE(dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1).rcode == 0);  // the cut is known
+  // Both of example.com.'s servers (ns1.example.com, ns.hoster.org) are host .6.
+  const std::uint64_t before = h.authoritative_queries(6);
+  const auto t0 = std::chrono::system_clock::now();
+  std::vector<int> rcodes(80, -1);
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < rcodes.size(); ++i)
+    clients.emplace_back([&, i] {
+      rcodes[i] = dnsarena::test::ask_resolver(serve.port, "f" + std::to_string(i) + ".example.com.", 1).rcode;
+    });
+  for (auto& t : clients) t.join();
+  const auto t1 = std::chrono::system_clock::now();
+  const std::uint64_t sent = h.authoritative_queries(6) - before;
+  // The wall-clock seconds the flood touched: each is a window of at most 10 queries.
+  const auto second = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+  };
+  const auto windows = static_cast<std::uint64_t>(second(t1) - second(t0) + 1);
+  std::size_t nxdomain = 0, servfail = 0;
+  for (int rcode : rcodes) {
+    nxdomain += rcode == 3;
+    servfail += rcode == 2;
+  }
+  const nlohmann::json total = dnsarena::test::serve_stats(serve.segment)["total"];
+  WARN("80 names of example.com. at once, max_queries_per_server 10: " << sent << " queries to its server over "
+                                                                       << windows << " s, " << nxdomain
+                                                                       << " NXDOMAIN, " << servfail << " SERVFAIL, "
+                                                                       << total.value("authority_rate_limited", 0)
+                                                                       << " held back");
+  CHECK(sent <= 10 * windows);
+  CHECK(nxdomain >= 1);
+  CHECK(nxdomain + servfail == rcodes.size());  // past the bound: SERVFAIL at once, no hang
+  CHECK(total.value("authority_rate_limited", 0) >= 1);
 }
 
 TEST_CASE("with recursion on a forward zone is still forwarded and the other names resolved", "[hierarchy][serve]") {

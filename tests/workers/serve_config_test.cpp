@@ -678,8 +678,11 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
   const auto on = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints +
                                                "\n  max_in_flight: 8\n  attempt_timeout_ms: 250\n"
-                                               "  max_queries: 20\n  qname_minimisation: false\n"));
+                                               "  max_queries: 20\n  qname_minimisation: false\n"
+                                               "  max_queries_per_server: 0\n"));
   CHECK(on.recursion.enabled);
+  CHECK(on.recursion.max_queries_per_server == 0);
+  CHECK(load_serve_config(write_file("listen: 127.0.0.1:53\n")).recursion.max_queries_per_server == 1000);
   CHECK(on.recursion.max_in_flight == 8);
   CHECK(on.recursion.attempt_timeout_ms == 250);
   CHECK(on.recursion.max_queries == 20);
@@ -690,6 +693,10 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  roots: x\n")),
                     Catch::Contains(":3:3") && Catch::Contains("recursion.roots") && Catch::Contains("unknown key"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries: 0\n")), Catch::Contains("recursion.max_queries"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries_per_server: 1000001\n")),
+                    Catch::Contains("recursion.max_queries_per_server"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries_per_server: -1\n")),
+                    Catch::Contains("recursion.max_queries_per_server"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  attempt_timeout_ms: 5\n")),
                     Catch::Contains("recursion.attempt_timeout_ms"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: maybe\n")), Catch::Contains("recursion.enabled"));

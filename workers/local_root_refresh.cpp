@@ -77,7 +77,8 @@ std::uint32_t ask_serial(const XfrAddress& primary) {
   ::arc4random_buf(&id, sizeof id);
   const common::Bytes root(1, 0);
   const common::Bytes query = dns::build_query({.id = id, .qname = root, .qtype = wire::kTypeSoa});
-  const dns::Exchange x = dns::exchange_blocking(primary.addr, primary.len, query, kRootSoaTimeout);
+  // One UDP attempt: a primary that does not answer in time is passed for the next one.
+  const dns::Exchange x = dns::exchange_blocking(primary.addr, primary.len, query, kRootSoaTimeout, 1);
   if (x.reply.empty()) throw std::runtime_error("SOA query: " + x.error);
   dns::Message m;
   if (dns::parse_message(x.reply, m, true) != dns::ParseStatus::ok || m.id != id || !m.qr)

@@ -7,7 +7,8 @@
 //              refreshed is left alone (not_due), unless `force`. A missing file, or one
 //              whose SOA cannot be read, is due at once.
 //   ask        the primaries in order, the next one on any failure: the SOA of "." over
-//              UDP (TCP on TC; 2 s), which must be an authoritative NOERROR answer.
+//              UDP (one attempt of 2 s; TCP on TC), which must be an authoritative
+//              NOERROR answer.
 //   unchanged  the primary's serial is not newer than the file's (RFC 1982): the file's
 //              modification time is set to now (unchanged), so the copy's age, from which
 //              LocalRoot counts the SOA expire, runs from this successful refresh.

@@ -80,6 +80,9 @@ extern const std::vector<SignedHierarchyName> kSignedHierarchyNames;
 struct HierarchyOptions {
   bool signed_zones = false;  // see the header comment
   std::chrono::milliseconds slow_delay{150};  // how long the slow server (slow.com.'s) holds each query
+  // The root servers (.2, .3) allow AXFR and IXFR of "." to 127.0.0.0/8 (a local root's
+  // primaries, RFC 8806 Appendix A); off: refused, as knotd does without an ACL.
+  bool root_transfers = false;
 };
 
 // True when knotd is on PATH or in /usr/sbin.
@@ -122,6 +125,14 @@ public:
   std::uint64_t authoritative_queries(unsigned host) const;
   // Queries of one type ("DS", "DNSKEY", "A": knotd's names) every knotd has received.
   std::uint64_t authoritative_queries_of_type(const std::string& type) const;
+  // The same for the knotd of one host (2..10) alone.
+  std::uint64_t authoritative_queries_of_type(const std::string& type, unsigned host) const;
+  // Makes the knotd of `host` read `origin`'s zone file again (knotc zone-reload, waiting
+  // until it is loaded): after a test rewrote the file. Throws std::runtime_error when
+  // knotc fails.
+  void reload_zone(unsigned host, const std::string& origin) const;
+  // The zone file the knotd of `host` serves `origin` from.
+  std::string zone_file(unsigned host, const std::string& origin) const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
   // Datagrams the silent server (.9) has received so far (read off its socket here, never

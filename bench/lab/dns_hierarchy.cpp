@@ -342,7 +342,7 @@ void DnsHierarchy::start(const std::string& knotd) {
       << "database:\n    storage: \"" << s->dir << "/db\"\n"
       << "log:\n  - target: stderr\n    any: info\n"
       << "control:\n    listen: \"" << s->dir << "/knot.sock\"\n"
-      << "mod-stats:\n  - id: count\n    request-protocol: on\n    query-type: on\n"
+      << "mod-stats:\n  - id: count\n    request-protocol: on\n    query-type: on\n    server-operation: on\n"
       << "template:\n  - id: default\n    global-module: mod-stats/count\n    storage: \"" << s->dir << "/zones\"\n"
       << "    zonefile-sync: -1\n    journal-content: none\n";
     bool signs = false;
@@ -434,6 +434,14 @@ std::uint64_t DnsHierarchy::authoritative_queries_of_type(const std::string& typ
   std::uint64_t total = 0;
   for (const auto& s : servers_)
     if (s->host == host) total += counter_sum(*s, "mod-stats.query-type", "[" + type + "]");
+  return total;
+}
+
+std::uint64_t DnsHierarchy::zone_transfers(unsigned host) const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_)
+    if (s->host == host)
+      total += counter_sum(*s, "mod-stats.server-operation", "[axfr]") + counter_sum(*s, "mod-stats.server-operation", "[ixfr]");
   return total;
 }
 

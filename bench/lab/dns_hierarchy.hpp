@@ -127,6 +127,9 @@ public:
   std::uint64_t authoritative_queries_of_type(const std::string& type) const;
   // The same for the knotd of one host (2..10) alone.
   std::uint64_t authoritative_queries_of_type(const std::string& type, unsigned host) const;
+  // Zone transfers (AXFR and IXFR) the knotd of `host` has served: counted in
+  // authoritative_queries(host), not in any query type.
+  std::uint64_t zone_transfers(unsigned host) const;
   // Makes the knotd of `host` read `origin`'s zone file again (knotc zone-reload, waiting
   // until it is loaded): after a test rewrote the file. Throws std::runtime_error when
   // knotc fails.

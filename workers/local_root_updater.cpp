@@ -178,6 +178,7 @@ bool LocalRootUpdater::reaped(pid_t pid, int status, const RecursionConfig& runn
                    r.next_unix_s - now_s, r.error);
       break;
   }
+  if (!enabled_) return true;  // a reload took local_root_from away while it ran: nothing more to do
   const LocalRoot* current = running.local_root_zone.get();
   const bool load = r.outcome == LocalRootOutcome::installed ||
                     (r.has_copy && r.outcome != LocalRootOutcome::failed && current == nullptr) ||

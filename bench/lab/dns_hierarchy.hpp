@@ -33,7 +33,10 @@
 // kHierarchyNames lists the questions the tests and benches ask, with the rcode every
 // correct resolver returns.
 //
-// Each knotd counts the queries it receives (mod-stats), read by authoritative_queries().
+// Each knotd counts the queries it receives (mod-stats), read by authoritative_queries(),
+// and the zone transfers it serves (zone_transfers()). With HierarchyOptions::root_transfers
+// the root servers are primaries of "." for 127.0.0.0/8 (a local root's, RFC 8806);
+// zone_file() and reload_zone() let a test change a zone while they run.
 //
 // Signed (HierarchyOptions::signed_zones, off by default): the same servers and names,
 // the zones listed in hierarchy_signing.hpp signed by their knotds with keys generated

@@ -178,4 +178,21 @@ TEST_CASE("serve keeps its local root fresh by AXFR from a root server and then 
   CHECK(dnsarena::test::occurrences(dnsarena::test::run_command(std::string(DNSARENA_BINARY) + " stats --segment " +
                                                                 serve.segment + " --interval 0"),
                                     "last attempt failed: " + nobody) == 1);
+
+  // The copy is used for its SOA expire (4 s here) from its last refresh: while the
+  // primary confirms the serial, the file's time moves and the workers get the copy
+  // again once half of that has passed (about 3 s after it was installed: the copy's
+  // time is the file's, in whole seconds).
+  write_all(h.zone_file(2, "."), root_zone(4) + "changed. 86400 TXT \"serial 3\"\n");
+  std::string text = read_all(h.zone_file(2, "."));
+  text.replace(text.find(" 4 1 1 86400 300"), 16, " 4 1 1 4 300");
+  write_all(h.zone_file(2, "."), text);
+  h.reload_zone(2, ".");
+  serve.write(h, keys(h.address(2)));
+  REQUIRE(::kill(serve.serve->pid(), SIGHUP) == 0);
+  // Installed, then installed again with the same serial.
+  REQUIRE(serve.logged("workers replaced with the copy of serial 4", 2));
+  CHECK(dnsarena::test::ask_resolver(serve.port, "nosuchtld3.", 1).rcode == 3);
+  CHECK(dnsarena::test::occurrences(serve.serve->log(), "expired at Unix time") == 0);
+  CHECK(root_queries() == roots_before);
 }

@@ -26,6 +26,11 @@
 // nothing else of the config is read again. A copy the supervisor cannot load keeps the
 // running one (logged). Every report is logged (failures as warnings) and kept for
 // `dnsarena stats` (local_root_status.hpp).
+//
+// Costs (CPU time, tests/interop/local_root_refresh_test.cpp "[perf]", a root-sized zone
+// of 21,000 records, 1 MB of text): the refresh process 66-80 ms for a transfer and
+// 2-6 ms for an unchanged serial; the supervisor's load of a new copy 40-55 ms of its
+// loop, once per new serial (the root's changes about twice a day).
 #pragma once
 #include <sys/types.h>
 

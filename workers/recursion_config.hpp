@@ -38,14 +38,25 @@
 //                       no SOA or no NS at "." is a configuration error (a reload keeps
 //                       the running copy). Unbound: auth-zone name "." with
 //                       for-upstream: yes, for-downstream: no; Knot Resolver: prefill
+//   local_root_from     [ADDRESS[@PORT], ...] (port 53 by default; at most
+//                       kMaxLocalRootPrimaries): serve keeps local_root fresh by zone
+//                       transfer from these primaries, in order (local_root_updater.hpp);
+//                       needs local_root, the file the copy is kept in. A missing file at
+//                       start is then no error: the root servers are asked until the
+//                       first transfer lands. Unbound: auth-zone `primary:`
+//   local_root_refresh_min_s  the least time between two refreshes (60; 1 .. 86,400):
+//                       the SOA's refresh and retry are bounded to it .. 1 day (Knot DNS:
+//                       refresh-min-interval, retry-min-interval)
 //
 // Unknown keys and out-of-range values are errors naming the file, line and key.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/yaml_reader.hpp"
+#include "workers/rpz_transfer_config.hpp"  // XfrAddress
 
 namespace dnsarena::workers {
 
@@ -62,12 +73,16 @@ struct RecursionConfig {
   std::string local_root;  // the file; empty: none
   // The file's zone, loaded by read() (nullptr: no local_root). Read-only once loaded.
   std::shared_ptr<const LocalRoot> local_root_zone;
+  std::vector<XfrAddress> local_root_from;  // empty: the operator keeps the file fresh
+  unsigned local_root_refresh_min_s = 60;
+  static constexpr std::size_t kMaxLocalRootPrimaries = 32;
 
   // Reads the section's keys (the caller rejects the unknown ones) and loads local_root
-  // (a file that does not load fails the key).
+  // (a file that does not load fails the key; a missing one is fine with local_root_from).
   void read(common::MapReader& section);
   // Throws std::invalid_argument when enabled without readable root hints, or beside
-  // `upstreams` (has_root_upstreams), or local_root without enabled.
+  // `upstreams` (has_root_upstreams), local_root without enabled, or local_root_from
+  // without local_root.
   void validate(bool has_root_upstreams) const;
 };
 

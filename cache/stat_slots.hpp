@@ -112,8 +112,13 @@ enum class Counter : std::uint32_t {
                          // written): that query's waiters on other workers ask again, one at a time
   trust_anchor_probe_failures, // supervisor: RFC 5011 probes of the trust point (dnssec.auto_update)
                          // that failed (no reply, a set no trusted key signed, a file error)
+  authority_rate_limited, // worker: queries to an authoritative not sent because the host had sent
+                         // recursion.max_queries_per_server to that address within the second
+                         // (authority_rate.hpp); the resolution tried the cut's next server
 };
-inline constexpr std::size_t kCounterCount = 60;
+// The slot's last free counter is taken: the next one needs a bigger StatSlot and a
+// format bump (the DNSSEC counters live in a row of their own, dnssec_counters.hpp).
+inline constexpr std::size_t kCounterCount = 61;
 // Counters the slot has room for (its size minus the 24-byte slot header, in u64s).
 inline constexpr std::size_t kMaxCounters = (512 - 24) / 8;
 static_assert(kCounterCount <= kMaxCounters, "a new counter needs a bigger StatSlot (and a format bump)");
@@ -134,7 +139,7 @@ inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
     "dnstap_dropped",   "policy_hits",    "policy_blocked", "policy_local_data",
     "policy_passthru",  "policy_dropped", "upstream_connections", "upstream_tls_resumed",
     "queries_dot",      "queries_doh",    "upstream_slot_answers", "upstream_slot_full",
-    "trust_anchor_probe_failures"};
+    "trust_anchor_probe_failures", "authority_rate_limited"};
 
 enum class SlotRole : std::uint32_t { other = 0, worker = 1, supervisor = 2, tool = 3 };
 
@@ -143,8 +148,9 @@ struct alignas(64) StatSlot {
   std::uint32_t role;
   std::uint64_t claimed_unix;
   std::uint64_t worker_index;
-  std::atomic<std::uint64_t> counters[kCounterCount];
-  std::uint64_t unused_counters[kMaxCounters - kCounterCount];  // zero; room to append counters
+  // The first kCounterCount are the Counter enum's; any past them are zero (room that
+  // counters appended later take).
+  std::atomic<std::uint64_t> counters[kMaxCounters];
 
   // For a slot shared by several processes (every slot was taken): atomic add.
   void add(Counter c, std::uint64_t n = 1) {

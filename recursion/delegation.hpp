@@ -55,6 +55,11 @@ public:
   virtual ~DelegationStore() = default;
   // The deepest known cut at or above `name` (the root once primed), or nullopt.
   virtual std::optional<Delegation> closest(std::span<const std::uint8_t> name) const = 0;
+  // Whether the root's cut is known (primed): closest(".") without building the cut.
+  virtual bool root_known() const {
+    static constexpr std::uint8_t kRoot[1] = {0};
+    return closest(kRoot).has_value();
+  }
   // Records (or replaces) the cut of d.zone.
   virtual void learn(const Delegation& d) = 0;
 };

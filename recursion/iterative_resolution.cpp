@@ -84,11 +84,9 @@ IterativeResolution::IterativeResolution(Bytes qname, std::uint16_t qtype, Deleg
                                          Limits limits)
     : hints_(std::move(hints)), store_(store), limits_(limits) {
   stack_.push_back(make_task(dnssec::lowercase_name(qname), qtype));
-  const Bytes root(1, 0);
-  const auto known = store_.closest(root);
-  if (!known) {
+  if (!store_.root_known()) {
     Task priming;
-    priming.sname = root;
+    priming.sname = Bytes(1, 0);
     priming.qtype = wire::kTypeNs;
     priming.priming = true;
     enter_cut(priming, hints_);
@@ -164,7 +162,7 @@ IterativeResolution::Step IterativeResolution::need(Query& out) {
       stack_.pop_back();
       Task& parent = stack_.back();
       if (child.priming) {
-        if (store_.closest(Bytes(1, 0))) enter_cut(parent, closest_cut(parent));
+        if (store_.root_known()) enter_cut(parent, closest_cut(parent));
       } else if (child.for_server >= 0) {
         NameServer& ns = parent.cut.servers[static_cast<std::size_t>(child.for_server)];
         for (const dnssec::Rrset& s : child.result.answer)

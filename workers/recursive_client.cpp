@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/monotonic_clock.hpp"
+#include "common/random_bytes.hpp"
 #include "dns/query_builder.hpp"
 #include "dnssec/rrset.hpp"
 #include "recursion/result_message.hpp"
@@ -38,8 +39,9 @@ constexpr std::uint64_t kResolutionTokenMask = (1ull << 48) - 1;
 // The name with each letter's case picked at random (0x20).
 common::Bytes random_case(const common::Bytes& name) {
   common::Bytes out = name;
-  std::uint8_t bits[32];
-  ::arc4random_buf(bits, sizeof bits);
+  std::uint8_t bits[32];  // one per letter: a name has fewer letters than bytes
+  const std::size_t letters_max = std::min(sizeof bits * 8, out.size());
+  common::random_fill(bits, (letters_max + 7) / 8);
   std::size_t letter = 0;
   for (std::size_t i = 0; i < out.size() && out[i]; i += out[i] + 1u)
     for (std::size_t k = i + 1; k <= i + out[i] && k < out.size(); ++k)
@@ -48,6 +50,23 @@ common::Bytes random_case(const common::Bytes& name) {
         if ((bits[bit / 8] >> (bit % 8)) & 1) out[k] = static_cast<std::uint8_t>(out[k] - 32);
       }
   return out;
+}
+
+// What makes two UDP queries of the state machine the same query: the server, the
+// question, the cut it is asked as, and EDNS (DO goes with EDNS when validating). The
+// name is lowercase wire, self-delimiting.
+std::string outgoing_key(const recursion::Query& q, bool edns) {
+  std::string k;
+  k.reserve(9 + q.qname.size() + q.zone.size());
+  k.append(reinterpret_cast<const char*>(q.server.v4.data()), q.server.v4.size());
+  k.push_back(static_cast<char>(q.server.port >> 8));
+  k.push_back(static_cast<char>(q.server.port));
+  k.push_back(static_cast<char>(q.qtype >> 8));
+  k.push_back(static_cast<char>(q.qtype));
+  k.push_back(edns ? 1 : 0);
+  k.append(reinterpret_cast<const char*>(q.qname.data()), q.qname.size());
+  k.append(reinterpret_cast<const char*>(q.zone.data()), q.zone.size());
+  return k;
 }
 
 }  // namespace
@@ -78,6 +97,11 @@ struct RecursiveClient::Resolution {
   std::size_t tcp_out_done = 0;
   common::Bytes tcp_in;
   unsigned generation = 0;  // bumped per socket: a deadline names the socket it is for
+  // Coalescing (OutgoingQueries): the resolution whose identical UDP query is out and whose
+  // reply this one takes (0: none), or those that take this one's reply.
+  std::uint64_t leader = 0;
+  std::vector<std::uint64_t> followers;
+  std::string out_key;  // while this resolution's UDP query is out and may be followed
 
   // The reply's QR, ID and question bytes (the name's case included) are the query's.
   bool echoes(const std::uint8_t* wire, std::size_t len) const {
@@ -101,6 +125,7 @@ RecursiveClient::RecursiveClient(int epoll_fd, std::uint64_t tag, const ServeCon
       claims_(host.claims),
       claims_row_(host.row),
       infra_(host.infra),
+      authority_rate_(host.authority_rates, cfg.recursion.max_queries_per_server),
       enabled_(cfg.recursion.enabled),
       dnssec_(cfg.dnssec.validating()),
       store_(cache, cfg.ttl_ceiling),
@@ -200,11 +225,70 @@ void RecursiveClient::step(Resolution& r, std::uint64_t now_us) {
         local = true;
         continue;
       }
-    r.edns = query_with_edns(infra(), r.query.server, now_us);
-    if (send_udp(r, now_us)) return;
+    if (send_current(r, now_us)) return;
     r.machine->provide_failure();  // no socket for this server: the next one
   }
   finish(r);
+}
+
+bool RecursiveClient::send_current(Resolution& r, std::uint64_t now_us) {
+  r.edns = query_with_edns(infra(), r.query.server, now_us);
+  std::string key = outgoing_key(r.query, r.edns);
+  if (const auto out = out_queries_.find(key); out != out_queries_.end()) {
+    const auto found = active_.find(out->second);
+    Resolution* leader = found == active_.end() ? nullptr : found->second.get();
+    if (leader && leader != &r && leader->fd >= 0 && leader->followers.size() < kFollowersPerQuery) {
+      r.leader = leader->token;
+      leader->followers.push_back(r.token);
+      ++r.generation;
+      arm(r, r.ends_us);  // its own time, should the leader's attempt outlast it
+      return true;
+    }
+  }
+  if (!authority_rate_.admit(r.query.server, cache::wall_clock_now())) {
+    cache_.count(cache::Counter::authority_rate_limited);
+    return false;  // this server is asked enough this second: the cut's next one
+  }
+  if (!send_udp(r, now_us)) return false;
+  out_queries_.try_emplace(key, r.token);
+  r.out_key = std::move(key);
+  return true;
+}
+
+void RecursiveClient::unfollow(Resolution& r) {
+  if (!r.leader) return;
+  if (const auto it = active_.find(r.leader); it != active_.end()) std::erase(it->second->followers, r.token);
+  r.leader = 0;
+}
+
+void RecursiveClient::release(std::uint64_t token, std::uint64_t now_us) {
+  const auto it = active_.find(token);
+  if (it == active_.end()) return;
+  Resolution& r = *it->second;
+  r.leader = 0;
+  ++r.generation;
+  if (now_us >= r.ends_us || !send_current(r, now_us)) {
+    r.machine->provide_failure();
+    step(r, now_us);
+  }
+}
+
+void RecursiveClient::hand_over(const std::vector<std::uint64_t>& followers, const dnssec::Response* reply,
+                                bool no_reply, std::uint64_t now_us) {
+  for (const std::uint64_t token : followers) {
+    const auto it = active_.find(token);
+    if (it == active_.end()) continue;
+    Resolution& f = *it->second;
+    f.leader = 0;
+    ++f.generation;  // its own deadline is stale: the next attempt arms one
+    if (reply) {
+      f.got_reply = true;
+      f.machine->provide(*reply);
+    } else {
+      f.machine->provide_failure(no_reply);
+    }
+    step(f, now_us);
+  }
 }
 
 void RecursiveClient::arm(Resolution& r, std::uint64_t at_us) {
@@ -215,7 +299,7 @@ void RecursiveClient::arm(Resolution& r, std::uint64_t at_us) {
 void RecursiveClient::write_query(Resolution& r) {
   const common::Bytes name = random_case(r.query.qname);
   r.sent = dns::build_query(
-      {.id = static_cast<std::uint16_t>(::arc4random()),
+      {.id = common::random_u16(),
        .qname = name,
        .qtype = r.query.qtype,
        .edns = r.edns,
@@ -323,27 +407,55 @@ void RecursiveClient::take_reply(Resolution& r, const std::uint8_t* wire, std::s
   if (dnssec_) referral_ds_.keep(reply, r.query.zone);
   const bool tcp = r.tcp;
   close_socket(r);
+  // Whoever followed this query (UDP only) takes the same reply, after r: r's step may
+  // end r, so they are held here, by token.
+  const std::vector<std::uint64_t> followers = std::exchange(r.followers, {});
   const auto rtt_us = static_cast<std::uint32_t>(tcp ? 0 : std::min<std::uint64_t>(now_us - r.sent_us, UINT32_MAX));
+  bool usable = true;  // the reply as it is answers the query the followers asked
   if (record_reply(infra(), r.query.server, r.edns, reply.rcode, rtt_us, now_us) == ReplyUse::retry_without_edns) {
     r.edns = false;
-    if (tcp ? start_tcp(r, now_us) : send_udp(r, now_us)) return;
+    usable = false;
+    if (tcp ? start_tcp(r, now_us) : send_udp(r, now_us)) {
+      for (const std::uint64_t token : followers) release(token, now_us);
+      return;
+    }
   }
   if (reply.tc) {
-    if (!r.tcp && start_tcp(r, now_us)) return;
+    usable = false;
+    if (!r.tcp && start_tcp(r, now_us)) {
+      for (const std::uint64_t token : followers) release(token, now_us);  // each goes its own way to TCP
+      return;
+    }
     r.machine->provide_failure();  // TC over TCP, or no connection: this server failed
   } else {
     r.machine->provide(reply);
   }
   step(r, now_us);
+  if (usable) hand_over(followers, &reply, false, now_us);
+  else
+    for (const std::uint64_t token : followers) release(token, now_us);
 }
 
 void RecursiveClient::fail_attempt(Resolution& r, std::uint64_t now_us, bool no_reply) {
   close_socket(r);
+  const std::vector<std::uint64_t> followers = std::exchange(r.followers, {});
+  // r's own time ran out: the server was not given its full attempt, so the followers ask
+  // it themselves; else they fail as r did (the server is the same).
+  const bool cut_short = now_us >= r.ends_us;
   r.machine->provide_failure(no_reply);
   step(r, now_us);
+  if (cut_short)
+    for (const std::uint64_t token : followers) release(token, now_us);
+  else
+    hand_over(followers, nullptr, no_reply, now_us);
 }
 
 void RecursiveClient::close_socket(Resolution& r) {
+  if (!r.out_key.empty()) {
+    if (const auto it = out_queries_.find(r.out_key); it != out_queries_.end() && it->second == r.token)
+      out_queries_.erase(it);
+    r.out_key.clear();
+  }
   if (r.fd < 0) return;
   ::close(r.fd);  // also leaves the epoll set
   r.fd = -1;
@@ -390,7 +502,13 @@ void RecursiveClient::on_timeouts(std::uint64_t now_us) {
     const TokenDeadline d = deadlines_.top();
     deadlines_.pop();
     const auto it = active_.find(d.token);
-    if (it == active_.end() || it->second->generation != d.generation || it->second->fd < 0) continue;
+    if (it == active_.end() || it->second->generation != d.generation) continue;
+    if (it->second->leader) {  // its own time ran out while it followed another's query
+      unfollow(*it->second);
+      fail_attempt(*it->second, now_us, true);
+      continue;
+    }
+    if (it->second->fd < 0) continue;
     cache_.count(cache::Counter::upstream_timeouts);
     record_no_reply(infra(), it->second->query.server, it->second->edns, now_us);
     fail_attempt(*it->second, now_us, true);
@@ -406,7 +524,9 @@ int RecursiveClient::next_timeout_ms(std::uint64_t now_us) const {
 }
 
 void RecursiveClient::finish(Resolution& r) {
+  unfollow(r);
   close_socket(r);
+  const std::vector<std::uint64_t> orphans = std::exchange(r.followers, {});  // none: a leader finishes after its attempt
   auto node = active_.extract(r.token);
   by_key_.erase(r.key);
   std::unique_ptr<Resolution> owned = std::move(node.mapped());
@@ -433,6 +553,7 @@ void RecursiveClient::finish(Resolution& r) {
   p.waiters.insert(p.waiters.end(), std::make_move_iterator(owned->waiters.begin()),
                    std::make_move_iterator(owned->waiters.end()));
   done_(p, ok ? &answer_ : nullptr);
+  for (const std::uint64_t token : orphans) release(token, monotonic_us());
 }
 
 }  // namespace dnsarena::workers

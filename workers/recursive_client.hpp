@@ -10,7 +10,7 @@
 // worker holds the claim, resolve() answers `joined` and the worker parks its client
 // until that resolution ends and its answer is in the shared cache (or answer slot). Each query the state machine needs goes over a fresh
 // non-blocking UDP socket connected to the server (the kernel picks a random source port
-// and delivers only datagrams from that address and port), with a CSPRNG ID (arc4random)
+// and delivers only datagrams from that address and port), with a CSPRNG ID (getrandom, buffered: common/random_bytes.hpp)
 // and the name's letters in random case (0x20). A datagram is the reply only when it has
 // QR, the ID and the question bytes exactly as sent (case included); anything else is
 // ignored and the attempt keeps waiting. A reply with TC is asked again over TCP (a fresh
@@ -53,6 +53,16 @@
 // Zone cuts learned are kept in the shared cache (shared_delegations.hpp), so a second
 // name of a zone starts from that zone's servers, on every worker.
 //
+// Identical queries out are sent once per worker: when the state machine of one
+// resolution needs a UDP query that another's is already waiting for (same server,
+// question, cut and EDNS: outgoing_key), it follows that one (at most kFollowersPerQuery
+// per query) instead of opening a socket, and takes the same reply (or the same failure:
+// a timeout, a refusal). Names of a zone not yet known, asked at once, so share the
+// root's and the TLD's referrals and priming, as Unbound's serviced queries do. A
+// follower whose leader's reply cannot serve it (TC, asked again without EDNS) or whose
+// leader's own time ran out asks on its own; a follower whose own time runs out first
+// stops following and ends.
+//
 // Bounds: recursion.max_in_flight resolutions per worker (each holds at most one socket:
 // the resolver's descriptors), recursion.max_queries queries per resolution (the state
 // machine's budget, with its NXNSAttack bounds), query_timeout_ms per resolution, and
@@ -69,6 +79,7 @@
 
 #include "cache/cache.hpp"
 #include "recursion/iterative_resolution.hpp"
+#include "workers/authority_rate.hpp"
 #include "workers/failure_cache.hpp"
 #include "workers/infra_ranking.hpp"
 #include "workers/referral_ds.hpp"
@@ -84,6 +95,8 @@ namespace dnsarena::workers {
 class RecursiveClient {
 public:
   static constexpr std::size_t kWaitersPerResolution = 64;
+  // Resolutions that may wait on one UDP query another resolution of this worker sent.
+  static constexpr std::size_t kFollowersPerQuery = 64;
 
   // `tag`: the epoll data's tag bits for this client's sockets (the token is the low 48
   // bits). `host`: its failure cache and claims table are used (nullptr: none). Reads
@@ -126,6 +139,17 @@ private:
   Started start(const cache::CacheKey& plain_key, Waiter* w, UpstreamClient::ForwardDetail* detail);
   // Sends the state machine's next query, or finishes the resolution.
   void step(Resolution& r, std::uint64_t now_us);
+  // Sends r.query over UDP, or follows an identical query out (same server, question, cut,
+  // EDNS). False: no socket (nothing sent, nothing followed).
+  bool send_current(Resolution& r, std::uint64_t now_us);
+  // r no longer follows its leader.
+  void unfollow(Resolution& r);
+  // A follower whose leader's reply cannot serve it (TC, EDNS retried, the leader's time
+  // ran out) asks on its own.
+  void release(std::uint64_t token, std::uint64_t now_us);
+  // The followers of a finished attempt: given its reply (nullptr: its failure) and stepped.
+  void hand_over(const std::vector<std::uint64_t>& followers, const dnssec::Response* reply, bool no_reply,
+                 std::uint64_t now_us);
   void write_query(Resolution& r);
   // A socket of `type` connected to the current query's server and watched for `events`
   // (UDP: the query sent), its attempt's timer armed. False: none (nothing left open).
@@ -165,6 +189,7 @@ private:
   std::unique_ptr<InfraTable> own_infra_;
   std::unique_ptr<InfraRanking> ranking_;
   InfraTable& infra() { return infra_ ? *infra_ : *own_infra_; }
+  AuthorityRate authority_rate_;  // recursion.max_queries_per_server, host-wide
   bool enabled_;
   bool dnssec_;  // validating: DO on every query with EDNS, the answer judged before it is cached
   recursion::Delegation hints_;
@@ -176,6 +201,8 @@ private:
   std::uint64_t next_token_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Resolution>> active_;
   std::unordered_map<std::string, std::uint64_t> by_key_;
+  // UDP queries out that another resolution may follow (outgoing_key) -> the sender's token.
+  std::unordered_map<std::string, std::uint64_t> out_queries_;
   TokenDeadlines deadlines_;
   // Resolutions the local root finished inside step(): finished by the next on_timeouts.
   std::vector<std::uint64_t> deferred_;

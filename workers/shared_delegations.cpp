@@ -58,6 +58,20 @@ std::optional<recursion::Delegation> SharedDelegations::closest(std::span<const 
   return std::nullopt;
 }
 
+bool SharedDelegations::root_known() const {
+  static constexpr std::uint8_t kRoot[1] = {0};
+  const std::uint32_t now = cache::wall_clock_now();
+  if (cache_.peek(cut_key(kRoot), now, *copy_) != cache::LookupStatus::hit) return false;
+  cache::EntryReader entry(copy_->span());
+  if (!entry.valid()) return false;
+  cache::RecordView rec;
+  bool ns = false;  // as closest(): a cut needs one NS record whose data is a name
+  while (entry.next(rec))
+    ns = ns || (rec.type == kTypeNs && (rec.owner_is_qname || wire::wire_names_equal_ci(rec.owner, kRoot)) &&
+                wire::wire_name_length(rec.rdata) == rec.rdata.size());
+  return ns && entry.records_valid();
+}
+
 void SharedDelegations::learn(const recursion::Delegation& d) {
   std::vector<cache::RecordData> ns, glue;
   const std::uint32_t ttl = std::clamp<std::uint32_t>(d.ttl, 1, max_ttl_s_);

@@ -17,7 +17,7 @@
 // (cache/format_version.hpp); the plain key is what Unbound's rrset cache does as well.
 //
 // Costs: closest() peeks the cache once per label of the name until a cut is found
-// (a copy of the entry each), learn() encodes and inserts one entry.
+// (a copy of the entry each), root_known() once, learn() encodes and inserts one entry.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -33,6 +33,8 @@ class SharedDelegations final : public recursion::DelegationStore {
 public:
   SharedDelegations(cache::Cache& cache, std::uint32_t max_ttl_s);
   std::optional<recursion::Delegation> closest(std::span<const std::uint8_t> name) const override;
+  // One peek, no cut built: asked at the start of every resolution.
+  bool root_known() const override;
   void learn(const recursion::Delegation& d) override;
 
 private:

@@ -10,6 +10,7 @@
 
 #include "workers/commands.hpp"
 #include "workers/answer_snapshot.hpp"
+#include "workers/local_root_status.hpp"
 #include "workers/rpz_transfer_status.hpp"
 #include "workers/mrc_report.hpp"
 #include "workers/stats_report.hpp"
@@ -161,6 +162,7 @@ int run_stats(const std::string& segment, bool json, double interval) {
         j["answers_age_s"] = (*snap)["age_s"];
       }
       if (const auto snap = read_rpz_snapshot(segment)) j["rpz_zones"] = (*snap)["rpz_zones"];
+      if (const auto snap = read_local_root_snapshot(segment)) j["local_root"] = (*snap)["local_root"];
       if (const auto snap = read_infra_snapshot(segment)) j["infra"] = (*snap)["infra"];
       std::cout << j.dump() << "\n";
       return 0;
@@ -198,7 +200,12 @@ int run_stats(const std::string& segment, bool json, double interval) {
     if (const auto snap = read_answer_snapshot(segment)) print_answers(*snap);
     if (const auto snap = read_upstream_snapshot(segment)) print_upstreams(*snap);
     if (const auto snap = read_rpz_snapshot(segment)) std::cout << rpz_status_text(*snap);
-    if (const auto snap = read_infra_snapshot(segment)) std::cout << infra_text(*snap);
+    if (const auto snap = read_local_root_snapshot(segment)) std::cout << local_root_status_text(*snap);
+    if (const auto snap = read_infra_snapshot(segment)) {
+      std::cout << infra_text(*snap);
+      std::printf("  queries held back by recursion.max_queries_per_server: %llu\n",
+                  static_cast<unsigned long long>(rep.total.get(cache::Counter::authority_rate_limited)));
+    }
     return 0;
   } catch (const cache::SegmentError& e) {
     std::cerr << "dnsarena stats: " << e.what() << "\n";

@@ -27,8 +27,11 @@
 #include "wire/dns_name.hpp"
 #include "workers/listen_port_check.hpp"
 #include "workers/metrics_server.hpp"
+#include "workers/authority_rate.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/retirement_wait.hpp"
+#include "workers/local_root.hpp"
+#include "workers/local_root_updater.hpp"
 #include "workers/rpz_transfer_process.hpp"
 #include "workers/server_cookies.hpp"
 #include "workers/trust_anchor_updater.hpp"
@@ -129,7 +132,8 @@ struct HostTables {
         answer_slots(AnswerSlots::kDefaultSlots, true),
         ad_trust(true),
         nsec_ranges(NsecRanges::kDefaultBuckets, true),
-        infra(InfraTable::kDefaultBuckets, true) {}
+        infra(InfraTable::kDefaultBuckets, true),
+        authority_rates(AuthorityRate::kBuckets, true) {}
   InFlightNames names;
   FailureCache failures;
   UpstreamClaims claims;
@@ -137,6 +141,7 @@ struct HostTables {
   AdTrustCut ad_trust;       // which cached AD bits the config in force vouches for (ad_trust.hpp)
   NsecRanges nsec_ranges;    // validated NSEC ranges, RFC 8198 (nsec_ranges.hpp)
   InfraTable infra;          // the recursive workers' server state (infra_table.hpp)
+  RateLimitTable authority_rates;  // queries per second to each authoritative (authority_rate.hpp)
   // Run-time negative trust anchors (common/nta_table.hpp): the segment's file, opened
   // (made if absent) once validating (open_nta_table). nullptr: not validating, or it
   // could not be opened (logged; the config's NTAs only).
@@ -207,6 +212,7 @@ void spawn(const ServeConfig& cfg, unsigned index, const sigset_t& old_mask, con
       sockets.ad_trust = &host.ad_trust;
       sockets.nsec_ranges = &host.nsec_ranges;
       sockets.infra = &host.infra;
+      sockets.authority_rates = &host.authority_rates;
       sockets.ntas = host.ntas.get();
       rc = run_worker(cfg, index, sockets);
     } catch (const std::exception& e) {
@@ -316,6 +322,9 @@ private:
   // is read again into the running config and the workers replaced as a reload does;
   // a file that does not read keeps the running anchors.
   void reload_trust_anchors();
+  // A local root refresh loaded a copy (local_root_updater.hpp): the workers are replaced
+  // as a reload does, with it and nothing else of the config read again.
+  void install_local_root(std::shared_ptr<const LocalRoot> copy);
   void reload_workers();
   // After a reload that took AD trust away (ad_trust_revoked_), once no retired worker is
   // left: the cut moves from every entry to now (ad_trust.hpp).
@@ -360,6 +369,7 @@ private:
   std::vector<std::string> policy_zone_names_;                 // the running policy's zones (load_policy)
   std::unique_ptr<policy::ZoneFileWatch> policy_watch_;         // the RPZ files as last compiled
   std::unique_ptr<RpzTransferProcess> rpz_transfers_;           // RPZ by zone transfer (nullptr: none)
+  std::unique_ptr<LocalRootUpdater> root_updates_;              // recursion.local_root_from
   std::unique_ptr<TrustAnchorUpdater> anchor_updates_;          // dnssec.auto_update (made with the cache)
   int exit_code_ = 0;
   std::uint64_t next_watchdog_ms_ = 0;
@@ -567,6 +577,10 @@ bool Supervisor::reap_workers() {
       if (changed) reload_trust_anchors();
       continue;
     }
+    if (std::shared_ptr<const LocalRoot> copy; root_updates_ && root_updates_->reaped(pid, status, cfg_.recursion, copy)) {
+      if (copy) install_local_root(std::move(copy));
+      continue;
+    }
     const auto retired = std::find_if(retiring_.begin(), retiring_.end(), [&](const WorkerProc& w) { return w.pid == pid; });
     if (retired != retiring_.end()) {
       spdlog::debug("replaced worker (pid {}) {}", pid, describe_status(status));
@@ -691,6 +705,7 @@ void Supervisor::reload() {
     spdlog::info("reload: AD trust taken from some names: cached answers go out without AD until fetched again");
   }
   if (anchor_updates_) anchor_updates_->configure(cfg_);
+  if (root_updates_) root_updates_->configure(cfg_.recursion);
   reload_workers();
   settle_ad_trust();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
@@ -715,6 +730,13 @@ void Supervisor::reload_trust_anchors() {
   settle_ad_trust();
   spdlog::info("dnssec.auto_update: trusted keys of {} changed: {} workers replaced with the new anchors",
                cfg_.dnssec.trust_anchor_file, workers_.size());
+}
+
+void Supervisor::install_local_root(std::shared_ptr<const LocalRoot> copy) {
+  cfg_.recursion.local_root_zone = std::move(copy);
+  reload_workers();
+  spdlog::info("recursion.local_root: {} workers replaced with the copy of serial {}", workers_.size(),
+               cfg_.recursion.local_root_zone->serial());
 }
 
 void Supervisor::reload_policy(const std::string& changed_file) {
@@ -824,6 +846,7 @@ void Supervisor::supervise() {
     if (policy_watch_) wait_ms = std::min(wait_ms, policy_watch_->ms_until_check(t));
     if (rpz_transfers_) wait_ms = std::min(wait_ms, rpz_transfers_->ms_until_restart());
     if (anchor_updates_) wait_ms = std::min(wait_ms, anchor_updates_->ms_until_due(t));
+    if (root_updates_) wait_ms = std::min(wait_ms, root_updates_->ms_until_due(t));
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
     const int sig = ::sigtimedwait(&mask_, nullptr, &ts);
     if (sig == SIGTERM || sig == SIGINT) {
@@ -851,6 +874,7 @@ void Supervisor::supervise() {
     restart_due_workers();
     if (rpz_transfers_) rpz_transfers_->restart_if_due();
     if (anchor_updates_) anchor_updates_->start_if_due(common::monotonic_ms());
+    if (root_updates_) root_updates_->start_if_due(common::monotonic_ms());
     publish_upstream_snapshot();
   }
 }
@@ -860,6 +884,7 @@ void Supervisor::stop_workers() {
   ServiceNotify::stopping();
   rpz_transfers_.reset();
   anchor_updates_.reset();  // a probe running is killed
+  root_updates_.reset();    // likewise a local root refresh
   for (WorkerProc& old : retiring_) workers_.push_back(old);
   retiring_.clear();
   for (const auto& w : workers_)
@@ -950,6 +975,8 @@ int Supervisor::run() {
   }
   anchor_updates_ = std::make_unique<TrustAnchorUpdater>(*cache_);
   anchor_updates_->configure(cfg_);
+  root_updates_ = std::make_unique<LocalRootUpdater>(cfg_.segment);
+  root_updates_->configure(cfg_.recursion);
   publish_upstream_snapshot(true);
   supervise();
   stop_workers();

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/entry_codec.hpp"
+#include "common/random_bytes.hpp"
 #include "dns/query_builder.hpp"
 #include "wire/constants.hpp"
 #include "workers/dnstap_writer.hpp"
@@ -227,11 +228,11 @@ bool UpstreamClient::jostle_oldest(std::uint64_t now_us) {
 }
 
 std::size_t UpstreamClient::write_query(Pending& p, std::uint8_t* out, std::size_t capacity, bool tcp_keepalive) {
-  p.id = static_cast<std::uint16_t>(arc4random());
+  p.id = common::random_u16();
   std::memcpy(p.qname_sent.data(), p.qname.data(), p.qname_len);
   if (cfg_.upstream_case_randomization && !p.case_fallback) {
     std::uint8_t bits[32];
-    arc4random_buf(bits, sizeof bits);
+    common::random_fill(bits, std::min<std::size_t>(sizeof bits, (p.qname_len + 7) / 8));
     for (std::size_t i = 0; i < p.qname_len; ++i) {
       std::uint8_t& c = p.qname_sent[i];
       if (c >= 'a' && c <= 'z' && (bits[(i / 8) % sizeof bits] >> (i % 8) & 1)) c = static_cast<std::uint8_t>(c - 32);

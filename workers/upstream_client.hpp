@@ -3,7 +3,7 @@
 //
 // Each attempt uses a fresh non-blocking UDP socket connected to one upstream, so the
 // kernel picks a random source port and delivers only datagrams from that server's
-// address and port; the ID comes from a CSPRNG (arc4random, getrandom-seeded), and the
+// address and port; the ID comes from the kernel CSPRNG (getrandom, buffered: common/random_bytes.hpp), and the
 // query name's letters get a random case (0x20, when upstream_case_randomization is on)
 // that the reply must echo byte for byte. A reply is accepted only when UpstreamAnswer
 // matches ID and question exactly (and ECS); anything else on the socket is ignored and
@@ -132,6 +132,7 @@
 #include "workers/in_flight_names.hpp"
 #include "workers/infra_table.hpp"
 #include "workers/nsec_ranges.hpp"
+#include "workers/rate_limit_table.hpp"
 #include "workers/runtime_ntas.hpp"
 #include "workers/client_timers.hpp"
 #include "workers/serve_config.hpp"
@@ -292,6 +293,7 @@ public:
     NsecRanges* nsec_ranges = nullptr;  // validated NSEC ranges (nsec_ranges.hpp), for the pipeline
     const common::NtaTable* ntas = nullptr;  // run-time negative trust anchors (runtime_ntas.hpp)
     InfraTable* infra = nullptr;  // the recursive workers' server state (infra_table.hpp)
+    RateLimitTable* authority_rates = nullptr;  // queries per second to each authoritative (authority_rate.hpp)
   };
   UpstreamClient(int epoll_fd, std::uint64_t tag, const ServeConfig& config, cache::Cache& cache,
                  Completion done, DeadlinePassed deadline_passed, HostTables host);

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/random_bytes.hpp"
 #include "wire/constants.hpp"
 #include "workers/upstream_client.hpp"
 
@@ -60,7 +61,7 @@ bool UpstreamClient::pick_upstream(Pending& p, std::uint64_t now_us) {
       start_probe(p.zone, static_cast<unsigned>(i), token, now_us);
   }
   unsigned down = 0;
-  int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, arc4random(),
+  int pick = choose_upstream(*health_, rows, p.tried, cfg_.upstream_health.rtt_band_ms * 1000u, common::random_u32(),
                                    &down);
   if (down > 0) cache_.count(cache::Counter::upstream_down_skips);
   p.trial_upstream = ~0u;

@@ -569,7 +569,8 @@ int run_worker(const ServeConfig& cfg, unsigned index, const WorkerSockets& sock
                                               ? sockets.upstream_claims
                                               : nullptr,
                                           sockets.in_flight_row, sockets.upstream_health, sockets.answer_slots,
-                                          sockets.ad_trust, sockets.nsec_ranges, sockets.ntas, sockets.infra};
+                                          sockets.ad_trust, sockets.nsec_ranges, sockets.ntas, sockets.infra,
+                                          sockets.authority_rates};
     // The descriptors this worker may still open, split between TCP clients and upstream
     // queries (descriptor_budget.hpp): the worker runs with those caps.
     const ServeConfig capped = with_descriptor_budget(cfg, index);

@@ -118,6 +118,9 @@ struct WorkerSockets {
   // What every recursive worker learned of the authoritatives (infra_table.hpp): the
   // supervisor's, kept across worker restarts. nullptr: private to the worker.
   InfraTable* infra = nullptr;
+  // Queries per second to each authoritative, every worker's (authority_rate.hpp): the
+  // supervisor's. nullptr: counted by the worker alone.
+  RateLimitTable* authority_rates = nullptr;
   // The host's run-time negative trust anchors (common/nta_table.hpp): the supervisor's
   // mapping of the segment's file. nullptr: the config's anchors alone.
   const common::NtaTable* ntas = nullptr;

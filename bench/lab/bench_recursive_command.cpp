@@ -6,14 +6,18 @@
 //   for each of --runs rounds, each resolver started fresh (empty cache; then one name
 //   under a TLD the root denies, so each starts with the root primed), one worker or
 //   thread each, QNAME minimisation on for all three (serve's default, Unbound's
-//   `qname-minimisation: yes`, Knot Resolver's default), asked --names cold names one at a
-//   time over UDP (NXDOMAIN under three zones of two TLDs: after the first name of each
-//   zone, one authoritative query per name); measured:
+//   `qname-minimisation: yes`, Knot Resolver's default), asked --names cold names over UDP,
+//   one at a time or --in-flight at once (NXDOMAIN under three zones of two TLDs: after
+//   the first name of each zone, one authoritative query per name); measured:
 //     authoritative queries  the knotds' own counters (mod-stats) before and after
 //     CPU                    the resolver's threads' time on a CPU (/proc/PID/task/*/schedstat,
 //                            nanoseconds: user + system, no 10 ms ticks)
 //     answers                how many came back NXDOMAIN (any other outcome is an error)
 //   then the same names again, now hits: CPU per hit.
+// One at a time, each resolution pays its own two wakeups (the client's query, the
+// authoritative's reply), on an idle VM most of its cost; with --in-flight N the resolver
+// runs near saturation and one wakeup serves several events: the cost per resolution of
+// its own work and system calls, the figure a loaded resolver pays.
 //
 // Beside them each round, the floor (floor_resolver.hpp): a relay that sends each name to
 // its zone's server with the system calls and wakeups of a cold resolution and nothing
@@ -27,6 +31,7 @@
 // --no-kresd leave them out on purpose); serve is always measured.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -72,6 +77,7 @@ struct RecursiveBenchOptions {
   bool json = false;
   bool no_unbound = false;
   bool no_kresd = false;
+  unsigned in_flight = 1;
   std::string serve_binary;
 };
 
@@ -144,7 +150,71 @@ std::vector<std::string> cold_names(unsigned n) {
   return names;
 }
 
-Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::vector<std::string>& names) {
+// Asks every name of `names` over `fd`, with up to `in_flight` questions out at once (1:
+// one at a time, each sent when the last was answered), each reply matched by its ID; a
+// question unanswered for 3 s is asked again once, then given up. `id` runs on across
+// calls (an ID still out is not reused). Returns how many came back NXDOMAIN.
+std::uint64_t ask_all(int fd, std::uint16_t& id, const std::vector<std::string>& names, unsigned in_flight) {
+  std::vector<common::Bytes> queries;
+  queries.reserve(names.size());
+  for (const std::string& n : names) {
+    dns::QuerySpec spec;
+    spec.qname = wire::name_to_wire(n);
+    spec.qtype = 1;
+    queries.push_back(dns::build_query(spec));
+  }
+  std::vector<int> out_by_id(65536, -1);  // the name index a question with this ID is out for
+  std::vector<std::uint16_t> id_of(names.size());
+  std::vector<std::uint8_t> tries(names.size(), 0);
+  std::size_t next = 0, out = 0, done = 0;
+  std::uint64_t nxdomain = 0;
+  auto send_one = [&](std::size_t i) {
+    if (tries[i] == 0) {
+      while (out_by_id[id] != -1) ++id;
+      id_of[i] = id++;
+      out_by_id[id_of[i]] = static_cast<int>(i);
+    }
+    common::Bytes& q = queries[i];
+    q[0] = static_cast<std::uint8_t>(id_of[i] >> 8);
+    q[1] = static_cast<std::uint8_t>(id_of[i]);
+    ++tries[i];
+    (void)::send(fd, q.data(), q.size(), 0);  // a lost send is asked again at the timeout
+  };
+  std::uint8_t buf[4096];
+  while (done < names.size()) {
+    while (out < in_flight && next < names.size()) {
+      send_one(next++);
+      ++out;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 3000) <= 0) {  // 3 s without a reply: every question out asked again once
+      for (int& i : out_by_id) {
+        if (i < 0) continue;
+        const auto k = static_cast<std::size_t>(i);
+        if (tries[k] < 2) {
+          send_one(k);
+        } else {
+          i = -1;  // given up
+          --out;
+          ++done;
+        }
+      }
+      continue;
+    }
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 12) continue;
+    const std::uint16_t rid = static_cast<std::uint16_t>(buf[0] << 8 | buf[1]);
+    if (out_by_id[rid] < 0) continue;  // a late reply to a question given up or answered
+    out_by_id[rid] = -1;
+    --out;
+    ++done;
+    nxdomain += (buf[3] & 0x0F) == 3;
+  }
+  return nxdomain;
+}
+
+Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::vector<std::string>& names,
+              unsigned in_flight) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   const sockaddr_in to = common::loopback_v4(port);
   if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
@@ -160,10 +230,10 @@ Round measure(const DnsHierarchy& h, std::uint16_t port, pid_t pid, const std::v
   ask(fd, id++, "probe.zone.");
   const std::uint64_t queries0 = h.authoritative_queries();
   const std::uint64_t cpu0 = common::cpu_ns(pid);
-  for (const std::string& n : names) r.nxdomain += ask(fd, id++, n) == 3;
+  r.nxdomain = ask_all(fd, id, names, in_flight);
   const std::uint64_t cpu1 = common::cpu_ns(pid);
   r.authoritative_queries = h.authoritative_queries() - queries0;
-  for (const std::string& n : names) ask(fd, id++, n);
+  ask_all(fd, id, names, in_flight);
   const std::uint64_t cpu2 = common::cpu_ns(pid);
   r.hit_authoritative_queries = h.authoritative_queries() - queries0 - r.authoritative_queries;
   ::close(fd);
@@ -274,17 +344,17 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
                             .workers = 1, .max_entries = std::max<std::uint64_t>(4 * o.names, 10000),
                             .args = {"-c", serve_config, "--no-metrics"}});
         if (serve.workers().size() != 1) throw std::runtime_error("serve did not start its worker: " + slurp(serve.log()));
-        results["dnsarena"].rounds.push_back(measure(h, serve.port(), serve.workers()[0], names));
+        results["dnsarena"].rounds.push_back(measure(h, serve.port(), serve.workers()[0], names, o.in_flight));
         cache_figures.push_back(serve_cache_figures(serve, serve_bin, h.dir()));
       }
       {
         FloorProcess floor(h);
-        results["floor"].rounds.push_back(measure(h, floor.port(), floor.pid(), names));
+        results["floor"].rounds.push_back(measure(h, floor.port(), floor.pid(), names, o.in_flight));
       }
       if (with_unbound) {
         UnboundProcess u({.dir = h.dir(), .tag = "recursive-" + std::to_string(round), .threads = 1,
                           .root_hints = h.root_hints(), .server_lines = {"qname-minimisation: yes"}});
-        results["unbound"].rounds.push_back(measure(h, u.port(), u.pid(), names));
+        results["unbound"].rounds.push_back(measure(h, u.port(), u.pid(), names, o.in_flight));
       }
       if (with_kresd) {
         const std::uint16_t port = common::free_loopback_port();
@@ -297,7 +367,7 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
           k.stop();
           throw std::runtime_error("kresd did not start: " + slurp(rundir + ".log"));
         }
-        results["kresd"].rounds.push_back(measure(h, port, k.pid(), names));
+        results["kresd"].rounds.push_back(measure(h, port, k.pid(), names, o.in_flight));
         k.stop();
       }
     }
@@ -305,6 +375,7 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
     nlohmann::json j;
     j["names"] = o.names;
     j["runs"] = o.runs;
+    j["in_flight"] = o.in_flight;
     for (const auto& [server, s] : results) j[server] = s.json(names.size());
     if (!cache_figures.empty()) {
       const ServeCacheFigures& last = cache_figures.back();
@@ -334,8 +405,9 @@ int run_recursive_bench(const RecursiveBenchOptions& o) {
       std::cout << j.dump() << "\n";
     } else {
       std::printf("bench recursive: %u cold names (NXDOMAIN under 3 zones), %u rounds, one worker/thread each,\n"
-                  "medians over the rounds; CPU = the resolver's threads on a CPU (schedstat, ns)\n\n",
-                  o.names, o.runs);
+                  "%u question(s) out at a time, medians over the rounds; CPU = the resolver's threads on a CPU\n"
+                  "(schedstat, ns)\n\n",
+                  o.names, o.runs, o.in_flight);
       std::printf("%-10s %24s %22s %18s %10s\n", "resolver", "auth queries per 1,000", "CPU ms per 1,000 cold",
                   "CPU us per hit", "NXDOMAIN");
       for (const auto& [server, s] : results) {
@@ -383,12 +455,17 @@ void add_bench_recursive_command(CLI::App& bench) {
       bench, "recursive",
       "serve resolving from the root (recursion.enabled) beside Unbound and Knot Resolver on the lab\n"
       "hierarchy (knotd on 127.53.K.x port 53: run as root): per resolver, started fresh each round with one\n"
-      "worker or thread, --names cold names (NXDOMAIN under three zones) asked one at a time, then again as\n"
-      "hits. Prints authoritative queries per 1,000 cold resolutions (the knotds' counters), CPU per 1,000\n"
-      "cold resolutions and per hit (schedstat, ns), medians over --runs rounds, and serve's ratios to each peer.",
+      "worker or thread, --names cold names (NXDOMAIN under three zones) asked one at a time (or\n"
+      "--in-flight at once), then again as hits. Prints authoritative queries per 1,000 cold resolutions\n"
+      "(the knotds' counters), CPU per 1,000 cold resolutions and per hit (schedstat, ns), medians over\n"
+      "--runs rounds, serve's ratios to each peer and each one's CPU over the floor's.",
       run_recursive_bench);
   cmd->add_option("--names", o->names, "cold names per round (default 3000)")->check(CLI::Range(10u, 100000u));
   cmd->add_option("--runs", o->runs, "rounds; the medians are printed (default 3)")->check(CLI::Range(1u, 50u));
+  cmd->add_option("--in-flight", o->in_flight,
+                  "questions out at once (default 1: one at a time, every resolution pays its own wakeups; more: "
+                  "the resolver near saturation, where wakeups serve several)")
+      ->check(CLI::Range(1u, 512u));
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--no-unbound", o->no_unbound, "leave Unbound out");
   cmd->add_flag("--no-kresd", o->no_kresd, "leave Knot Resolver out");

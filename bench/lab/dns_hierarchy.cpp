@@ -342,7 +342,7 @@ void DnsHierarchy::start(const std::string& knotd) {
       << "database:\n    storage: \"" << s->dir << "/db\"\n"
       << "log:\n  - target: stderr\n    any: info\n"
       << "control:\n    listen: \"" << s->dir << "/knot.sock\"\n"
-      << "mod-stats:\n  - id: count\n    request-protocol: on\n    query-type: on\n"
+      << "mod-stats:\n  - id: count\n    request-protocol: on\n    query-type: on\n    server-operation: on\n"
       << "template:\n  - id: default\n    global-module: mod-stats/count\n    storage: \"" << s->dir << "/zones\"\n"
       << "    zonefile-sync: -1\n    journal-content: none\n";
     bool signs = false;
@@ -351,12 +351,15 @@ void DnsHierarchy::start(const std::string& knotd) {
       c << HierarchyKeys::policy_section();
       keys->install(s->dir + "/db/keys");
     }
+    if (options_.root_transfers && origins.front() == ".")
+      c << "acl:\n  - id: root_transfers\n    address: 127.0.0.0/8\n    action: transfer\n";
     c << "zone:\n";
     for (const std::string& origin : origins) {
       const std::string file = origin == "." ? "root.zone" : origin + "zone";
       for (const ZoneText& z : zones)
-        if (z.origin == origin) write_file(s->dir + "/zones/" + file, z.text);
+        if (z.origin == origin) write_file(s->dir + "/zones/" + file, z.text);  // zone_file() names it
       c << "  - domain: \"" << origin << "\"\n    file: \"" << file << "\"\n";
+      if (origin == "." && options_.root_transfers) c << "    acl: root_transfers\n";
       if (signing && HierarchyKeys::is_signed(origin))
         c << "    dnssec-signing: on\n    dnssec-policy: " << HierarchyKeys::policy(origin) << "\n";
     }
@@ -425,6 +428,39 @@ std::uint64_t DnsHierarchy::authoritative_queries_of_type(const std::string& typ
   std::uint64_t total = 0;
   for (const auto& s : servers_) total += counter_sum(*s, "mod-stats.query-type", "[" + type + "]");
   return total;
+}
+
+std::uint64_t DnsHierarchy::authoritative_queries_of_type(const std::string& type, unsigned host) const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_)
+    if (s->host == host) total += counter_sum(*s, "mod-stats.query-type", "[" + type + "]");
+  return total;
+}
+
+std::uint64_t DnsHierarchy::zone_transfers(unsigned host) const {
+  std::uint64_t total = 0;
+  for (const auto& s : servers_)
+    if (s->host == host)
+      total += counter_sum(*s, "mod-stats.server-operation", "[axfr]") + counter_sum(*s, "mod-stats.server-operation", "[ixfr]");
+  return total;
+}
+
+std::string DnsHierarchy::zone_file(unsigned host, const std::string& origin) const {
+  return dir_ + "/knotd-" + std::to_string(host) + "/zones/" + (origin == "." ? "root.zone" : origin + "zone");
+}
+
+void DnsHierarchy::reload_zone(unsigned host, const std::string& origin) const {
+  const auto knotc = common::find_daemon_program("knotc");
+  if (!knotc) throw std::runtime_error("knotc not found (apt-get install knot)");
+  for (const auto& s : servers_) {
+    if (s->host != host) continue;
+    int status = 0;
+    const std::string out =
+        common::run_and_capture({*knotc, "-c", s->dir + "/knot.conf", "-b", "zone-reload", origin}, status);
+    if (status != 0) throw std::runtime_error("knotc zone-reload " + origin + " on " + address(host) + ": " + out);
+    return;
+  }
+  throw std::runtime_error("no knotd of the lab hierarchy on host " + std::to_string(host));
 }
 
 std::uint64_t DnsHierarchy::counter_sum(const Server& s, const std::string& counter, const std::string& index) const {

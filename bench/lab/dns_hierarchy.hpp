@@ -33,7 +33,10 @@
 // kHierarchyNames lists the questions the tests and benches ask, with the rcode every
 // correct resolver returns.
 //
-// Each knotd counts the queries it receives (mod-stats), read by authoritative_queries().
+// Each knotd counts the queries it receives (mod-stats), read by authoritative_queries(),
+// and the zone transfers it serves (zone_transfers()). With HierarchyOptions::root_transfers
+// the root servers are primaries of "." for 127.0.0.0/8 (a local root's, RFC 8806);
+// zone_file() and reload_zone() let a test change a zone while they run.
 //
 // Signed (HierarchyOptions::signed_zones, off by default): the same servers and names,
 // the zones listed in hierarchy_signing.hpp signed by their knotds with keys generated
@@ -80,6 +83,9 @@ extern const std::vector<SignedHierarchyName> kSignedHierarchyNames;
 struct HierarchyOptions {
   bool signed_zones = false;  // see the header comment
   std::chrono::milliseconds slow_delay{150};  // how long the slow server (slow.com.'s) holds each query
+  // The root servers (.2, .3) allow AXFR and IXFR of "." to 127.0.0.0/8 (a local root's
+  // primaries, RFC 8806 Appendix A); off: refused, as knotd does without an ACL.
+  bool root_transfers = false;
 };
 
 // True when knotd is on PATH or in /usr/sbin.
@@ -122,6 +128,17 @@ public:
   std::uint64_t authoritative_queries(unsigned host) const;
   // Queries of one type ("DS", "DNSKEY", "A": knotd's names) every knotd has received.
   std::uint64_t authoritative_queries_of_type(const std::string& type) const;
+  // The same for the knotd of one host (2..10) alone.
+  std::uint64_t authoritative_queries_of_type(const std::string& type, unsigned host) const;
+  // Zone transfers (AXFR and IXFR) the knotd of `host` has served: counted in
+  // authoritative_queries(host), not in any query type.
+  std::uint64_t zone_transfers(unsigned host) const;
+  // Makes the knotd of `host` read `origin`'s zone file again (knotc zone-reload, waiting
+  // until it is loaded): after a test rewrote the file. Throws std::runtime_error when
+  // knotc fails.
+  void reload_zone(unsigned host, const std::string& origin) const;
+  // The zone file the knotd of `host` serves `origin` from.
+  std::string zone_file(unsigned host, const std::string& origin) const;
   // Every knotd's log, each headed by its address.
   std::string logs() const;
   // Datagrams the silent server (.9) has received so far (read off its socket here, never

@@ -92,7 +92,7 @@ TEST_CASE("StatSlot, RegionDesc, Bucket and ArenaOffset sizes and offsets", "[la
   REQUIRE(static_cast<std::size_t>(Counter::user_ns_queries) == 35);
   REQUIRE(static_cast<std::size_t>(Counter::policy_hits) == 48);
   REQUIRE(static_cast<std::size_t>(Counter::queries_doh) == 56);
-  REQUIRE(static_cast<std::size_t>(Counter::trust_anchor_probe_failures) == kCounterCount - 1);
+  REQUIRE(static_cast<std::size_t>(Counter::authority_rate_limited) == kCounterCount - 1);
   REQUIRE(reinterpret_cast<std::uintptr_t>(&s) % 64 == 0);
 
   const RegionDesc& r = ts.seg.regions()[2];

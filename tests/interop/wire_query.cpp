@@ -20,7 +20,7 @@ std::vector<std::uint8_t> build_query(std::uint16_t id, const std::string& qname
   auto u8 = [](unsigned v) { return static_cast<std::uint8_t>(v); };
   std::vector<std::uint8_t> q{u8(id >> 8), u8(id), 0x01 /* RD */, u8(shape.cd ? 0x10 : 0), 0, 1, 0, 0, 0, 0, 0,
                               u8(shape.edns ? 1 : 0)};
-  std::size_t start = 0;
+  std::size_t start = qname == "." ? 1 : 0;  // the root: no label before the terminal zero
   while (start < qname.size()) {
     std::size_t dot = qname.find('.', start);
     if (dot == std::string::npos) dot = qname.size();

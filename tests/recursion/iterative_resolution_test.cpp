@@ -545,14 +545,14 @@ TEST_CASE("a server that timed out is asked once more when every other has faile
     return std::nullopt;
   };
   // The com. servers asked, every failure a timeout or none.
-  auto com_servers_asked = [&](IterativeResolution& r, bool timeouts) {
+  auto com_servers_asked = [&](IterativeResolution& machine, bool timeouts) {
     Query q;
     std::vector<std::string> asked;
-    while (r.need(q) == IterativeResolution::Step::query) {
+    while (machine.need(q) == IterativeResolution::Step::query) {
       REQUIRE(asked.size() < 50);
       if (q.server.text() != "10.0.0.1") asked.push_back(q.server.text());
-      if (const auto reply = silent(q)) r.provide(*reply);
-      else r.provide_failure(timeouts);
+      if (const auto reply = silent(q)) machine.provide(*reply);
+      else machine.provide_failure(timeouts);
     }
     return asked;
   };

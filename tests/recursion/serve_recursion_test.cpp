@@ -11,7 +11,9 @@
 // other worker, nor by a worker restarted after kill -9; a server that answers FORMERR
 // to EDNS is asked without it, at once for every later name. With recursion.local_root
 // (RFC 8806): the same answers and no query to a root server, an expired copy not used,
-// a broken file refused at start and at reload.
+// a broken file refused at start and at reload. Names of one new zone asked at once:
+// the queries for its cuts sent once (the others follow them). A flood of names under
+// one zone: its server gets no more than recursion.max_queries_per_server a second.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -179,6 +181,133 @@ TEST_CASE("two serve workers cold-filling the same names ask the authoritatives 
   // A cut one worker learned serves the other, and a question one resolves the other waits
   // for: the second worker adds (almost) nothing.
   CHECK(static_cast<double>(ours) <= 1.05 * static_cast<double>(one));
+}
+
+TEST_CASE("names of a zone not yet known asked all at once share the queries to the root and the TLD",
+          "[hierarchy][unbound][serve]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  REQUIRE(dnsarena::bench::unbound_installed());
+  dnsarena::bench::DnsHierarchy h;
+  // 48 names of one zone at once on a cold cache: every resolution needs the same cuts
+  // (the root's com. referral, com.'s example.com. referral) before its own query. One
+  // worker asks each of those once and the others take its reply; asked separately it
+  // would be one per resolution in flight (up to 2 x 48 more).
+  std::vector<std::string> names;
+  for (int i = 0; i < 48; ++i) names.push_back("burst" + std::to_string(i) + ".example.com.");
+  auto burst = [&](std::uint16_t port) {
+    const std::uint64_t before = h.authoritative_queries();
+    std::vector<int> rcodes(names.size(), -1);
+    std::vector<std::thread> clients;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      clients.emplace_back([&, i] { rcodes[i] = dnsarena::test::ask_resolver(port, names[i], 1).rcode; });
+    for (auto& t : clients) t.join();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      INFO(names[i]);
+      CHECK(rcodes[i] == 3);
+    }
+    return h.authoritative_queries() - before;
+  };
+  std::uint64_t ours = 0, unbound = 0;
+  {
+    RecursiveServe serve(h, 1);
+    ours = burst(serve.port);
+  }
+  {
+    dnsarena::bench::UnboundProcess u({.dir = h.dir(), .tag = "burst", .threads = 1, .root_hints = h.root_hints(),
+                                       .server_lines = {"qname-minimisation: yes"}});
+    unbound = burst(u.port());
+  }
+  WARN(names.size() << " names of example.com. at once on a cold cache: authoritative queries serve " << ours
+                    << ", Unbound " << unbound);
+  // Priming, com. from the root, example.com. from com. (minimised: a step or two each),
+  // then one per name.
+  CHECK(ours <= names.size() + 6);
+  CHECK(ours <= unbound);
+}
+
+TEST_CASE("names asked all at once while the first root server is silent wait on one query to it",
+          "[hierarchy][serve][infra]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  // Root hints whose first server is a socket nobody reads (silent, not refusing), the
+  // second the hierarchy's root.
+  const std::string silent_address = "127.53.9.9";
+  const int silent = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(53);
+  ::inet_pton(AF_INET, silent_address.c_str(), &sa.sin_addr);
+  REQUIRE(::bind(silent, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0);
+  const std::string hints = h.dir() + "/silent-first.hints";
+  std::ofstream(hints) << ".  3600000 NS a.root-servers.net.\n.  3600000 NS b.root-servers.net.\n"
+                       << "a.root-servers.net. 3600000 A " << silent_address << "\n"
+                       << "b.root-servers.net. 3600000 A " << h.address(2) << "\n";
+  RecursiveServe serve(hints, 1);
+  // On a cold cache, 24 names at once: each resolution starts by asking the first root
+  // server (ranked first while nothing is known of it) the same question. Sent once, it
+  // times out once, and every resolution moves on to the second server together.
+  std::vector<int> rcodes(24, -1);
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < rcodes.size(); ++i)
+    clients.emplace_back([&, i] {
+      rcodes[i] = dnsarena::test::ask_resolver(serve.port, "b" + std::to_string(i) + ".example.com.", 1).rcode;
+    });
+  for (auto& t : clients) t.join();
+  for (std::size_t i = 0; i < rcodes.size(); ++i) {
+    INFO("b" << i << ".example.com.");
+    CHECK(rcodes[i] == 3);
+  }
+  std::uint64_t received = 0;
+  std::uint8_t buf[512];
+  while (::recv(silent, buf, sizeof buf, MSG_DONTWAIT) >= 0) ++received;
+  ::close(silent);
+  WARN("24 names at once with a silent first root server: " << received << " datagrams to it");
+  CHECK(received >= 1);  // it was asked: the followers took the failure path
+  CHECK(received <= 2);  // its one query (and at most one retry of a timed-out server)
+}
+
+TEST_CASE("a flood of names under one zone sends its server no more than max_queries_per_server a second",
+          "[hierarchy][serve][infra]") {
+  REQUIRE(dnsarena::bench::knotd_installed());
+  if (!dnsarena::bench::port53_permitted()) return dnsarena::test::skip_test("the lab hierarchy binds port 53: run as root");
+  dnsarena::bench::DnsHierarchy h;
+  // Two workers: the bound is the host's, whichever worker a client's query reaches.
+  RecursiveServe serve(h, 2, "", "  max_queries_per_server: 10\n");
+  REQUIRE(dnsarena::test::ask_resolver(serve.port, "www.example.com.", 1).rcode == 0);  // the cut is known
+  // Both of example.com.'s servers (ns1.example.com, ns.hoster.org) are host .6.
+  const std::uint64_t before = h.authoritative_queries(6);
+  const auto t0 = std::chrono::system_clock::now();
+  std::vector<int> rcodes(80, -1);
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < rcodes.size(); ++i)
+    clients.emplace_back([&, i] {
+      rcodes[i] = dnsarena::test::ask_resolver(serve.port, "f" + std::to_string(i) + ".example.com.", 1).rcode;
+    });
+  for (auto& t : clients) t.join();
+  const auto t1 = std::chrono::system_clock::now();
+  const std::uint64_t sent = h.authoritative_queries(6) - before;
+  // The wall-clock seconds the flood touched: each is a window of at most 10 queries.
+  const auto second = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+  };
+  const auto windows = static_cast<std::uint64_t>(second(t1) - second(t0) + 1);
+  std::size_t nxdomain = 0, servfail = 0;
+  for (int rcode : rcodes) {
+    nxdomain += rcode == 3;
+    servfail += rcode == 2;
+  }
+  const nlohmann::json total = dnsarena::test::serve_stats(serve.segment)["total"];
+  WARN("80 names of example.com. at once, max_queries_per_server 10: " << sent << " queries to its server over "
+                                                                       << windows << " s, " << nxdomain
+                                                                       << " NXDOMAIN, " << servfail << " SERVFAIL, "
+                                                                       << total.value("authority_rate_limited", 0)
+                                                                       << " held back");
+  CHECK(sent <= 10 * windows);
+  CHECK(nxdomain >= 1);
+  CHECK(nxdomain + servfail == rcodes.size());  // past the bound: SERVFAIL at once, no hang
+  CHECK(total.value("authority_rate_limited", 0) >= 1);
 }
 
 TEST_CASE("with recursion on a forward zone is still forwarded and the other names resolved", "[hierarchy][serve]") {

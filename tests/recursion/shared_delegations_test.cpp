@@ -2,7 +2,7 @@
 // workers/shared_delegations.hpp on a real (tiny) segment: a cut learned through one
 // Cache is found through another (two workers), with its glue; the deepest cut wins;
 // an entry under (zone, NS) without the zone's NS set is no cut; a client's answer to
-// "zone NS" serves as one. And recursion/result_message.hpp read back.
+// "zone NS" serves as one; root_known() says what closest(".") would. And recursion/result_message.hpp read back.
 #include <string>
 #include <utility>
 
@@ -48,12 +48,15 @@ TEST_CASE("a zone cut learned by one worker is found by another, deepest first, 
   dnsarena::cache::Cache one(seg.seg), two(seg.seg);
   dnsarena::workers::SharedDelegations learner(one, 86400), reader(two, 86400);
   CHECK_FALSE(reader.closest(name_from_text("www.example.com.")));
+  CHECK_FALSE(reader.root_known());
+  learner.learn(example_cut());
+  CHECK_FALSE(reader.root_known());  // a deeper cut is no root
   Delegation root;
   root.zone = name_from_text(".");
   root.ttl = 518400;
   root.servers.push_back({name_from_text("a.root-servers.net."), {*ServerAddress::parse("198.41.0.4")}});
   learner.learn(root);
-  learner.learn(example_cut());
+  CHECK(reader.root_known());
   const auto found = reader.closest(name_from_text("a.b.www.example.com."));
   REQUIRE(found);
   CHECK(found->zone == name_from_text("example.com."));
@@ -83,6 +86,12 @@ TEST_CASE("an NS entry without the zone's own NS set is no cut but a client's NS
   nodata.sections[dnsarena::cache::kAuthority] = {&soa, 1};
   REQUIRE(cache.insert(dnsarena::cache::CacheKey(zone, 2), nodata, now) == dnsarena::cache::InsertStatus::inserted);
   CHECK_FALSE(store.closest(name_from_text("www.nodata.example.")));
+  // The same at the root: a negative answer under (., NS) is no priming.
+  dnsarena::cache::Answer root_nodata = nodata;
+  REQUIRE(cache.insert(dnsarena::cache::CacheKey(name_from_text("."), 2), root_nodata, now) ==
+          dnsarena::cache::InsertStatus::inserted);
+  CHECK_FALSE(store.root_known());
+  CHECK_FALSE(store.closest(name_from_text(".")));
 
   // The child's own answer to "answered.example. NS", name servers in mixed case.
   const auto apex = name_from_text("answered.example.");

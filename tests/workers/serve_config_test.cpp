@@ -678,8 +678,11 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
   const auto on = load_serve_config(write_file("recursion:\n  enabled: true\n  root_hints: " + hints +
                                                "\n  max_in_flight: 8\n  attempt_timeout_ms: 250\n"
-                                               "  max_queries: 20\n  qname_minimisation: false\n"));
+                                               "  max_queries: 20\n  qname_minimisation: false\n"
+                                               "  max_queries_per_server: 0\n"));
   CHECK(on.recursion.enabled);
+  CHECK(on.recursion.max_queries_per_server == 0);
+  CHECK(load_serve_config(write_file("listen: 127.0.0.1:53\n")).recursion.max_queries_per_server == 1000);
   CHECK(on.recursion.max_in_flight == 8);
   CHECK(on.recursion.attempt_timeout_ms == 250);
   CHECK(on.recursion.max_queries == 20);
@@ -690,6 +693,10 @@ TEST_CASE("recursion: strict keys and bounds, needs readable root hints and no `
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: true\n  roots: x\n")),
                     Catch::Contains(":3:3") && Catch::Contains("recursion.roots") && Catch::Contains("unknown key"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries: 0\n")), Catch::Contains("recursion.max_queries"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries_per_server: 1000001\n")),
+                    Catch::Contains("recursion.max_queries_per_server"));
+  CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  max_queries_per_server: -1\n")),
+                    Catch::Contains("recursion.max_queries_per_server"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  attempt_timeout_ms: 5\n")),
                     Catch::Contains("recursion.attempt_timeout_ms"));
   CHECK_THROWS_WITH(load_serve_config(write_file("recursion:\n  enabled: maybe\n")), Catch::Contains("recursion.enabled"));
@@ -752,4 +759,55 @@ TEST_CASE("recursion.local_root_zonemd: verify by default, require and off, anyt
   CHECK_THROWS_WITH(load_serve_config(write_file(base + "  local_root_zonemd: yes\n")),
                     Catch::Contains(":4:") && Catch::Contains("recursion.local_root_zonemd") &&
                         Catch::Contains("expected verify, require or off, got 'yes'"));
+}
+
+TEST_CASE("recursion.local_root_from: primaries read strictly, and a missing local_root file is then no error",
+          "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  const std::string hints = write_file(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A 198.41.0.4\n");
+  const std::string head = "recursion:\n  enabled: true\n  root_hints: " + hints + "\n";
+  const std::string missing = "/nonexistent-dir/root.zone";
+  auto on = load_serve_config(write_file(head + "  local_root: " + missing +
+                                         "\n  local_root_from: [192.0.32.132, \"2001:500:200::b@5353\"]\n"));
+  CHECK_FALSE(on.recursion.local_root_zone);  // not yet: the first transfer writes it
+  REQUIRE(on.recursion.local_root_from.size() == 2);
+  CHECK(on.recursion.local_root_from[0].text == "192.0.32.132");
+  CHECK(on.recursion.local_root_from[1].text == "2001:500:200::b@5353");
+  CHECK(on.recursion.local_root_refresh_min_s == 60);
+  CHECK_NOTHROW(on.validate());
+  // A file that is there is loaded, and one that does not load is still an error.
+  const std::string zone = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n"
+                                      ". 518400 IN NS a.root-servers.net.\na.root-servers.net. 518400 IN A 198.41.0.4\n");
+  auto present = load_serve_config(write_file(head + "  local_root: " + zone + "\n  local_root_from: [192.0.32.132]\n"
+                                              "  local_root_refresh_min_s: 1\n"));
+  REQUIRE(present.recursion.local_root_zone);
+  CHECK(present.recursion.local_root_zone->serial() == 7);
+  CHECK(present.recursion.local_root_refresh_min_s == 1);
+  const std::string no_ns = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n");
+  CHECK_THROWS_WITH(load_serve_config(write_file(head + "  local_root: " + no_ns + "\n  local_root_from: [192.0.32.132]\n")),
+                    Catch::Contains("recursion.local_root") && Catch::Contains("no NS record"));
+  // Bad entries name the key and what is wrong.
+  auto bad = [&](const std::string& value) {
+    return write_file(head + "  local_root: " + missing + "\n  local_root_from: " + value + "\n");
+  };
+  CHECK_THROWS_WITH(load_serve_config(bad("[not-an-address]")),
+                    Catch::Contains("recursion.local_root_from") && Catch::Contains("not an IPv4 or IPv6 address"));
+  CHECK_THROWS_WITH(load_serve_config(bad("[192.0.2.1@0]")), Catch::Contains("recursion.local_root_from") && Catch::Contains("port"));
+  CHECK_THROWS_WITH(load_serve_config(bad("[192.0.2.1, 192.0.2.1]")), Catch::Contains("listed twice"));
+  CHECK_THROWS_WITH(load_serve_config(bad("[]")), Catch::Contains("recursion.local_root_from") && Catch::Contains("empty"));
+  CHECK_THROWS_WITH(load_serve_config(bad("192.0.2.1")), Catch::Contains("recursion.local_root_from") && Catch::Contains("list"));
+  CHECK_THROWS_WITH(load_serve_config(bad("[[192.0.2.1]]")), Catch::Contains("ADDRESS[@PORT]"));
+  std::string many = "[";
+  for (int i = 1; i <= 33; ++i) many += (i > 1 ? ", 192.0.2." : "192.0.2.") + std::to_string(i);
+  CHECK_THROWS_WITH(load_serve_config(bad(many + "]")), Catch::Contains("more than 32"));
+  CHECK_THROWS_WITH(load_serve_config(write_file(head + "  local_root_refresh_min_s: 0\n")),
+                    Catch::Contains("recursion.local_root_refresh_min_s"));
+  CHECK_THROWS_WITH(load_serve_config(write_file(head + "  local_root_refresh_min_s: 86401\n")),
+                    Catch::Contains("recursion.local_root_refresh_min_s"));
+  // Without local_root there is no file to keep the copy in.
+  auto no_file = load_serve_config(write_file(head + "  local_root_from: [192.0.32.132]\n"));
+  CHECK_THROWS_WITH(no_file.validate(), Catch::Contains("recursion.local_root_from: needs recursion.local_root"));
+  // Without local_root_from a missing file is an error, as before.
+  CHECK_THROWS_WITH(load_serve_config(write_file(head + "  local_root: " + missing + "\n")),
+                    Catch::Contains("recursion.local_root") && Catch::Contains(missing));
 }

@@ -40,8 +40,8 @@
 //                       for-upstream: yes, for-downstream: no; Knot Resolver: prefill
 //   local_root_zonemd   the copy's ZONEMD (RFC 8976; local_root_zonemd.hpp): verify (a
 //                       ZONEMD that does not match refuses the copy, a copy without one
-//                       loads), require (a copy without one is refused too), off. The load
-//                       logs the verdict. With a dnssec.trust_anchor_file for the root,
+//                       loads), require (a copy without one is refused too), off; at start,
+//                       reload and each local_root_from refresh. The load logs the verdict. With a dnssec.trust_anchor_file for the root,
 //                       the ZONEMD's RRSIG must validate from it too. Unbound:
 //                       zonemd-check, zonemd-reject-absence
 //   local_root_from     [ADDRESS[@PORT], ...] (port 53 by default; at most

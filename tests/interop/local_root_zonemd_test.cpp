@@ -84,8 +84,7 @@ bool wait_log(const KnotServer& k, const std::string& what) {
   return false;
 }
 
-// Until knotd has loaded (signed, digested) the root and listens. Not KnotServer::wait_ready:
-// its query builder writes the name "." as an empty label before the root, malformed.
+// Until knotd has loaded (signed, digested) the root and listens, as its log says.
 bool wait_loaded(const KnotServer& k) {
   return wait_log(k, "[.] loaded, serial") && wait_log(k, "server started");
 }

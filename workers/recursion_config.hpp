@@ -41,9 +41,10 @@
 //   local_root_zonemd   the copy's ZONEMD (RFC 8976; local_root_zonemd.hpp): verify (a
 //                       ZONEMD that does not match refuses the copy, a copy without one
 //                       loads), require (a copy without one is refused too), off; at start,
-//                       reload and each local_root_from refresh. The load logs the verdict. With a dnssec.trust_anchor_file for the root,
-//                       the ZONEMD's RRSIG must validate from it too. Unbound:
-//                       zonemd-check, zonemd-reject-absence
+//                       reload and each local_root_from refresh. The load logs the
+//                       verdict. With a dnssec.trust_anchor_file for the root, the
+//                       ZONEMD's RRSIG must validate from it too. Unbound: zonemd-check,
+//                       zonemd-reject-absence
 //   local_root_from     [ADDRESS[@PORT], ...] (port 53 by default; at most
 //                       kMaxLocalRootPrimaries): serve keeps local_root fresh by zone
 //                       transfer from these primaries, in order (local_root_updater.hpp);

@@ -33,6 +33,7 @@ constexpr Command kCommands[] = {
     {"", dnsarena::workers::add_serve_command},  // serve         supervisor + workers
     {"", dnsarena::workers::add_stats_command},  // stats         counters of a segment
     {"", dnsarena::admin::add_top_command},      // top           hottest, largest entries
+    {"", dnsarena::workers::add_zonemd_command},  // zonemd FILE  check a zone file's ZONEMD (RFC 8976)
 };
 
 // The lab's commands, which operators may look for here.

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <ctime>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -40,13 +42,16 @@ bool soa_fields(const common::Bytes& rd, std::uint32_t& serial, std::uint32_t& e
 
 }  // namespace
 
-std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path) {
+std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path, ZonemdCheck check,
+                                                 const dnssec::TrustAnchors* anchors) {
   std::shared_ptr<LocalRoot> z(new LocalRoot());
   z->path_ = path;
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) throw std::runtime_error(path + ": cannot read the root zone file");
   dnssec::SectionBuilder builder;
   const common::Bytes root(1, 0);
+  std::optional<dnssec::ZoneDigest> digest;  // off: no digest computed
+  if (check != ZonemdCheck::off) digest.emplace(root);
   try {
     policy::ZoneScanner scanner(path, ".");
     scanner.open_file(path);
@@ -54,6 +59,7 @@ std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path) {
       if (++z->records_ > kMaxRecords)
         throw std::runtime_error(path + ": more than " + std::to_string(kMaxRecords) + " records");
       builder.add(r.owner, r.type, 1, r.ttl, r.rdata);
+      if (digest) digest->add(r.owner, r.type, 1, r.ttl, r.rdata);
     }
   } catch (const policy::PolicyError& e) {
     throw std::runtime_error(e.what());
@@ -75,6 +81,12 @@ std::shared_ptr<const LocalRoot> LocalRoot::load(const std::string& path) {
   if (ns == nullptr || ns->rdata.empty()) throw std::runtime_error(path + ": no NS record at the root (\".\")");
   z->serial_ = serial;
   z->expires_at_ = static_cast<std::int64_t>(st.st_mtim.tv_sec) + expire;
+  z->zonemd_.check = check;
+  if (digest) z->zonemd_ = check_local_root_digest(*digest, serial, check, path);
+  if (anchors != nullptr && z->zonemd_.status == dnssec::ZonemdStatus::verified)
+    check_local_root_signature(z->zonemd_, digest->apex_zonemd(), z->find(root, dnssec::kTypeDnskey), *anchors,
+                               static_cast<std::uint32_t>(std::time(nullptr)), path);
+  spdlog::info("recursion.local_root: {} serial {}, {} records, {}", path, serial, z->records_, z->zonemd_.summary());
   return z;
 }
 

@@ -33,9 +33,11 @@
 // once that plus the SOA expire has passed, and the worker logs it once.
 //
 // Checked at load (load() throws std::runtime_error "PATH: what"): the file parses, it
-// has exactly one SOA at "." and an NS set at ".", and at most kMaxRecords records. A ZONEMD record (RFC 8976) is not verified: the copy is
-// trusted as the file the operator installed (Unbound's auth-zone verifies ZONEMD when
-// zonemd-check is on).
+// has exactly one SOA at "." and an NS set at ".", and at most kMaxRecords records; its
+// ZONEMD (RFC 8976, RFC 8806 section 4) matches the zone's digest, as `check` asks
+// (local_root_zonemd.hpp: verify, require, off; Unbound's zonemd-check and
+// zonemd-reject-absence), and with a trust anchor for the root its signature validates.
+// zonemd() says what was found; the load logs it.
 //
 // Costs: one std::map lookup per ancestor of the name asked (at most 127) and one per NS
 // name for the glue; memory about twice the zone's wire size (the root zone: a few MB).
@@ -50,6 +52,7 @@
 
 #include "dnssec/rrset.hpp"
 #include "recursion/iterative_resolution.hpp"
+#include "workers/local_root_zonemd.hpp"
 
 namespace dnsarena::workers {
 
@@ -57,8 +60,10 @@ class LocalRoot {
 public:
   static constexpr std::size_t kMaxRecords = 1'000'000;  // the root zone has about 22,000
 
-  // Reads and checks a root zone file (see the header comment). Throws std::runtime_error.
-  static std::shared_ptr<const LocalRoot> load(const std::string& path);
+  // Reads and checks a root zone file (see the header comment); `anchors` (may be null):
+  // the ZONEMD's signature is validated from them too. Throws std::runtime_error.
+  static std::shared_ptr<const LocalRoot> load(const std::string& path, ZonemdCheck check = ZonemdCheck::verify,
+                                               const dnssec::TrustAnchors* anchors = nullptr);
 
   // The reply of a root server to `q` (q.zone is the root: priming or a query to the root
   // cut), or nullopt: q is for another zone, or the copy expired at `now_s` (Unix time).
@@ -69,6 +74,7 @@ public:
   std::uint32_t serial() const { return serial_; }
   std::size_t records() const { return records_; }
   const std::string& path() const { return path_; }
+  const LocalRootDigest& zonemd() const { return zonemd_; }
 
 private:
   LocalRoot() = default;
@@ -92,6 +98,7 @@ private:
   std::int64_t expires_at_ = 0;
   std::uint32_t serial_ = 0;
   std::size_t records_ = 0;
+  LocalRootDigest zonemd_;
   mutable bool expiry_logged_ = false;  // per process: a worker logs the expiry once
 };
 

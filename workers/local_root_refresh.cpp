@@ -191,7 +191,7 @@ LocalRootRefreshReport refresh_local_root(const LocalRootRefreshSettings& s, std
       write_durably(temp, root_zone_text(axfr));
       std::shared_ptr<const LocalRoot> checked;
       try {
-        checked = LocalRoot::load(temp);
+        checked = LocalRoot::load(temp, s.zonemd, s.anchors.get());
       } catch (const std::exception& e) {
         ::unlink(temp.c_str());
         throw std::runtime_error(std::string("AXFR: the zone is refused: ") + e.what());

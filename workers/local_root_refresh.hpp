@@ -16,8 +16,9 @@
 //              time of the whole transfer bounded), printed as a master-format file
 //              beside `file` (`file`.axfr, one record a line through libknot's printer),
 //              fsynced, checked with LocalRoot::load (parses, one SOA and an NS set at
-//              ".": a zone that is not a root zone is refused, and whatever else load
-//              checks), then renamed over `file` and the directory fsynced (installed).
+//              ".": a zone that is not a root zone is refused; its ZONEMD as
+//              `zonemd` and `anchors` ask, local_root_zonemd.hpp), then renamed over
+//              `file` and the directory fsynced (installed).
 //              A serial not newer than the file's after all, or a copy that fails the
 //              check: the temporary goes, the file stays, the next primary is asked.
 //   failed     no primary gave a newer copy or confirmed the current one: nothing changed.
@@ -28,9 +29,12 @@
 // MB for the root zone's ~22,000), its text once more, and one load of the copy.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dnssec/trust_anchors.hpp"
+#include "workers/local_root_zonemd.hpp"
 #include "workers/rpz_transfer_config.hpp"  // XfrAddress
 #include "workers/zone_transfer.hpp"
 
@@ -43,6 +47,8 @@ struct LocalRootRefreshSettings {
   std::string file;                  // recursion.local_root
   std::vector<XfrAddress> primaries; // recursion.local_root_from
   unsigned min_interval_s = 60;      // recursion.local_root_refresh_min_s
+  ZonemdCheck zonemd = ZonemdCheck::verify;              // recursion.local_root_zonemd
+  std::shared_ptr<const dnssec::TrustAnchors> anchors;  // dnssec's: the ZONEMD's RRSIG (may be null)
   TransferLimits limits = kLocalRootLimits;
   static constexpr unsigned kMaxIntervalS = 86'400;
 };

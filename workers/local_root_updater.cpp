@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -44,7 +45,7 @@ LocalRootUpdater::~LocalRootUpdater() {
   if (enabled_) remove_local_root_snapshot(segment_);
 }
 
-void LocalRootUpdater::configure(const RecursionConfig& c) {
+void LocalRootUpdater::configure(const RecursionConfig& c, std::shared_ptr<const dnssec::TrustAnchors> anchors) {
   const bool was_enabled = enabled_;
   enabled_ = !c.local_root_from.empty() && !c.local_root.empty();
   if (!enabled_) {
@@ -54,6 +55,8 @@ void LocalRootUpdater::configure(const RecursionConfig& c) {
   settings_.file = c.local_root;
   settings_.primaries = c.local_root_from;
   settings_.min_interval_s = c.local_root_refresh_min_s;
+  settings_.zonemd = c.local_root_zonemd;
+  settings_.anchors = std::move(anchors);
   status_.file = c.local_root;
   status_.primaries.clear();
   for (const XfrAddress& a : c.local_root_from) status_.primaries.push_back(a.text);
@@ -186,7 +189,7 @@ bool LocalRootUpdater::reaped(pid_t pid, int status, const RecursionConfig& runn
                      current->expires_at() - now_s < static_cast<std::int64_t>(r.expire_s / 2));
   if (load) {
     try {
-      install = LocalRoot::load(settings_.file);
+      install = LocalRoot::load(settings_.file, settings_.zonemd, settings_.anchors.get());
       status_.has_copy = true;
       status_.serial = install->serial();
       status_.records = install->records();

@@ -58,8 +58,10 @@ public:
   LocalRootUpdater& operator=(const LocalRootUpdater&) = delete;
 
   // Takes the config's settings (at start and after each reload; off without
-  // local_root_from); a refresh is due now. One running goes on.
-  void configure(const RecursionConfig& c);
+  // local_root_from), and the trust anchors a copy's ZONEMD signature is validated from
+  // (local_root_zonemd.hpp; after each reload and RFC 5011 update); a refresh is due now.
+  // One running goes on.
+  void configure(const RecursionConfig& c, std::shared_ptr<const dnssec::TrustAnchors> anchors = nullptr);
   // Milliseconds until start_if_due has something to do (a large value when off).
   std::uint64_t ms_until_due(std::uint64_t now_ms) const;
   // Forks the refresh when due and none runs; kills one that ran past kRefreshLimitMs.

@@ -9,7 +9,7 @@
 
 namespace dnsarena::workers {
 
-void RecursionConfig::read(common::MapReader& s) {
+void RecursionConfig::read(common::MapReader& s, const dnssec::TrustAnchors* anchors) {
   enabled = s.boolean_or("enabled", enabled);
   root_hints = s.text_or("root_hints", root_hints);
   max_in_flight = static_cast<unsigned>(s.integer_or("max_in_flight", max_in_flight, 1, 65536));
@@ -19,11 +19,16 @@ void RecursionConfig::read(common::MapReader& s) {
       static_cast<unsigned>(s.integer_or("max_queries_per_server", max_queries_per_server, 0, 1000000));
   qname_minimisation = s.boolean_or("qname_minimisation", qname_minimisation);
   local_root = s.text_or("local_root", local_root);
+  try {
+    local_root_zonemd = parse_zonemd_check(s.text_or("local_root_zonemd", "verify"));
+  } catch (const std::invalid_argument& e) {
+    s.fail("local_root_zonemd", e.what());
+  }
   read_local_root_from(s, *this);
   local_root_zone.reset();
   if (local_root.empty() || (!local_root_from.empty() && local_root_missing(local_root))) return;
   try {
-    local_root_zone = LocalRoot::load(local_root);
+    local_root_zone = LocalRoot::load(local_root, local_root_zonemd, anchors);
   } catch (const std::runtime_error& e) {
     s.fail("local_root", e.what());
   }

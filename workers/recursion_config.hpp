@@ -6,7 +6,7 @@
 //   recursion: {enabled: false, root_hints: /usr/share/dns/root.hints, max_in_flight: 256,
 //               attempt_timeout_ms: 400, max_queries: 32, max_queries_per_server: 1000,
 //               qname_minimisation: true,
-//               local_root: /var/lib/dnsarena/root.zone}
+//               local_root: /var/lib/dnsarena/root.zone, local_root_zonemd: verify}
 //
 //   enabled             a miss that no forward zone covers is resolved by the worker
 //                       (forward zones keep being forwarded); needs root_hints, and no
@@ -38,6 +38,13 @@
 //                       no SOA or no NS at "." is a configuration error (a reload keeps
 //                       the running copy). Unbound: auth-zone name "." with
 //                       for-upstream: yes, for-downstream: no; Knot Resolver: prefill
+//   local_root_zonemd   the copy's ZONEMD (RFC 8976; local_root_zonemd.hpp): verify (a
+//                       ZONEMD that does not match refuses the copy, a copy without one
+//                       loads), require (a copy without one is refused too), off; at start,
+//                       reload and each local_root_from refresh. The load logs the
+//                       verdict. With a dnssec.trust_anchor_file for the root, the
+//                       ZONEMD's RRSIG must validate from it too. Unbound: zonemd-check,
+//                       zonemd-reject-absence
 //   local_root_from     [ADDRESS[@PORT], ...] (port 53 by default; at most
 //                       kMaxLocalRootPrimaries): serve keeps local_root fresh by zone
 //                       transfer from these primaries, in order (local_root_updater.hpp);
@@ -56,6 +63,7 @@
 #include <vector>
 
 #include "common/yaml_reader.hpp"
+#include "workers/local_root_zonemd.hpp"
 #include "workers/rpz_transfer_config.hpp"  // XfrAddress
 
 namespace dnsarena::workers {
@@ -71,6 +79,7 @@ struct RecursionConfig {
   unsigned max_queries_per_server = 1000;  // per second, host-wide; 0: no bound
   bool qname_minimisation = true;
   std::string local_root;  // the file; empty: none
+  ZonemdCheck local_root_zonemd = ZonemdCheck::verify;
   // The file's zone, loaded by read() (nullptr: no local_root). Read-only once loaded.
   std::shared_ptr<const LocalRoot> local_root_zone;
   std::vector<XfrAddress> local_root_from;  // empty: the operator keeps the file fresh
@@ -78,8 +87,10 @@ struct RecursionConfig {
   static constexpr std::size_t kMaxLocalRootPrimaries = 32;
 
   // Reads the section's keys (the caller rejects the unknown ones) and loads local_root
-  // (a file that does not load fails the key; a missing one is fine with local_root_from).
-  void read(common::MapReader& section);
+  // (a file that does not load fails the key; a missing one is fine with local_root_from);
+  // `anchors` (may be null): the dnssec section's, which the local root's ZONEMD signature
+  // must validate from.
+  void read(common::MapReader& section, const dnssec::TrustAnchors* anchors = nullptr);
   // Throws std::invalid_argument when enabled without readable root hints, or beside
   // `upstreams` (has_root_upstreams), local_root without enabled, or local_root_from
   // without local_root.

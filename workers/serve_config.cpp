@@ -624,7 +624,7 @@ ServeConfig load_serve_config(const std::string& path) {
     d.version = s.text_or("version", d.version);
     d.queue = integer_or(s, "queue", d.queue, DnstapConfig::kMaxQueue);
   });
-  read_section(r, "recursion", [&](MapReader& s) { c.recursion.read(s); });
+  read_section(r, "recursion", [&](MapReader& s) { c.recursion.read(s, c.dnssec.anchors.get()); });  // after dnssec
   c.log_level = r.text_or("log_level", c.log_level);
   r.finish();
   return c;

@@ -224,13 +224,15 @@
 //                                  never the answer (dnstap_writer.hpp)
 //   recursion: {enabled: false, root_hints: PATH, max_in_flight: 256, attempt_timeout_ms: 400,
 //               max_queries: 32, qname_minimisation: true, local_root: PATH,
-//               local_root_from: [ADDRESS[@PORT], ...], local_root_refresh_min_s: 60}
+//               local_root_zonemd: verify, local_root_from: [ADDRESS[@PORT], ...],
+//               local_root_refresh_min_s: 60}
 //                                  the workers resolve a miss that no forward zone covers
 //                                  themselves, from the root (recursive_client.hpp); every
 //                                  key is in recursion_config.hpp. Needs root_hints and no
 //                                  `upstreams`; forward_zones keep working beside it.
 //                                  local_root: a root zone file answering for the root
-//                                  servers inside each worker (RFC 8806, local_root.hpp);
+//                                  servers inside each worker (RFC 8806, local_root.hpp),
+//                                  its ZONEMD checked as local_root_zonemd says;
 //                                  local_root_from: kept fresh by AXFR from these
 //                                  primaries (local_root_updater.hpp)
 //   log_level: info

@@ -705,7 +705,7 @@ void Supervisor::reload() {
     spdlog::info("reload: AD trust taken from some names: cached answers go out without AD until fetched again");
   }
   if (anchor_updates_) anchor_updates_->configure(cfg_);
-  if (root_updates_) root_updates_->configure(cfg_.recursion);
+  if (root_updates_) root_updates_->configure(cfg_.recursion, cfg_.dnssec.anchors);
   reload_workers();
   settle_ad_trust();
   spdlog::info("reloaded: {} workers replaced with the new config", workers_.size());
@@ -728,6 +728,7 @@ void Supervisor::reload_trust_anchors() {
   }
   reload_workers();
   settle_ad_trust();
+  if (root_updates_) root_updates_->configure(cfg_.recursion, cfg_.dnssec.anchors);  // the local root's ZONEMD check
   spdlog::info("dnssec.auto_update: trusted keys of {} changed: {} workers replaced with the new anchors",
                cfg_.dnssec.trust_anchor_file, workers_.size());
 }
@@ -976,7 +977,7 @@ int Supervisor::run() {
   anchor_updates_ = std::make_unique<TrustAnchorUpdater>(*cache_);
   anchor_updates_->configure(cfg_);
   root_updates_ = std::make_unique<LocalRootUpdater>(cfg_.segment);
-  root_updates_->configure(cfg_.recursion);
+  root_updates_->configure(cfg_.recursion, cfg_.dnssec.anchors);
   publish_upstream_snapshot(true);
   supervise();
   stop_workers();

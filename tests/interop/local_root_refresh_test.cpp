@@ -144,6 +144,28 @@ TEST_CASE("a local root refresh transfers the root zone, keeps it while the seri
   CHECK(read_all(file) == copy);
   CHECK_FALSE(std::filesystem::exists(file + ".axfr"));
 
+  // A primary serving a root whose ZONEMD does not match it (knotd does not check it
+  // unless zonemd-verify): refused by the load, nothing changes.
+  dnsarena::interop::ZoneFile stale_digest = root_zone(serial + 150);
+  stale_digest.text += ". 86400 ZONEMD " + std::to_string(serial + 150) + " 1 1 " + std::string(96, '0') + "\n";
+  KnotServer forger({stale_digest}, root_primary());
+  REQUIRE(forger.wait_ready());
+  s.primaries = {XfrAddress::parse("127.0.0.1@" + std::to_string(forger.port()), 53)};
+  r = refresh_local_root(s, now_s(), true);
+  CHECK(r.outcome == LocalRootOutcome::failed);
+  CHECK(r.error.find("ZONEMD does not verify") != std::string::npos);
+  CHECK(read_all(file) == copy);
+  // local_root_zonemd: require reaches the refresh: a newer copy without ZONEMD is refused.
+  KnotServer plain({root_zone(serial + 160)}, root_primary());
+  REQUIRE(plain.wait_ready());
+  s.primaries = {XfrAddress::parse("127.0.0.1@" + std::to_string(plain.port()), 53)};
+  s.zonemd = dnsarena::workers::ZonemdCheck::require;
+  r = refresh_local_root(s, now_s(), true);
+  CHECK(r.outcome == LocalRootOutcome::failed);
+  CHECK(r.error.find("no ZONEMD record at the root") != std::string::npos);
+  CHECK(read_all(file) == copy);
+  s.zonemd = dnsarena::workers::ZonemdCheck::verify;
+
   // A transfer past the record bound is cut: nothing changes.
   KnotServer bigger({root_zone(serial + 200)}, root_primary());
   REQUIRE(bigger.wait_ready());

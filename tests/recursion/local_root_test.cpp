@@ -190,3 +190,66 @@ TEST_CASE("a signed local root gives the NSEC proofs of its denials and unsigned
   REQUIRE(plain);
   CHECK(nsec_owners(plain->authority).empty());
 }
+
+namespace {
+
+// kZone as knotd 3.2.6 serves it with zonemd-generate: zonemd-sha384 (taken by AXFR with
+// kdig): the digest is knotd's, not ours.
+const std::string kKnotZonemdZone =
+    ".                   	86400	IN	SOA	a.root-servers.net. nstld.verisign-grs.com. 2026120701 1800 900 604800 86400\n"
+    ".                   	518400	IN	NS	a.root-servers.net.\n"
+    ".                   	86400	IN	ZONEMD	2026120701 1 1 "
+    "DEDD70DC579F00CAEDDFCEF3A6B80EC733F8EBC1B0B1DEF40A0A6C807282750B5A553D42A364EDB1EA2F3C6E11710583\n"
+    "com.                	172800	IN	NS	a.gtld-servers.net.\n"
+    "com.                	86400	IN	DS	19718 13 2 "
+    "8ACBB0CD28F41250A80A491389424D341522D946B0DA0C0291F2D3D771D7805A\n"
+    "net.                	172800	IN	NS	a.gtld-servers.net.\n"
+    "a.gtld-servers.net. 	172800	IN	A	192.5.6.30\n"
+    "a.root-servers.net. 	518400	IN	A	198.41.0.4\n"
+    "a.root-servers.net. 	518400	IN	AAAA	2001:503:ba3e::2:30\n"
+    ".                   	86400	IN	SOA	a.root-servers.net. nstld.verisign-grs.com. 2026120701 1800 900 604800 86400\n";
+
+std::string with_glue(const std::string& address) {
+  std::string text = kKnotZonemdZone;
+  text.replace(text.find("192.5.6.30"), 10, address);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a local root's ZONEMD is verified at load: a match loads, a changed glue address is refused",
+          "[recursion][zonemd]") {
+  using dnsarena::dnssec::ZonemdStatus;
+  using dnsarena::workers::ZonemdCheck;
+  const auto root = LocalRoot::load(write_zone(kKnotZonemdZone));
+  CHECK(root->zonemd().status == ZonemdStatus::verified);
+  CHECK_THAT(root->zonemd().summary(), Catch::Contains("ZONEMD verified (SHA-384 digest dedd70dc"));
+
+  const std::string tampered = write_zone(with_glue("192.5.6.31"));
+  CHECK_THROWS_WITH(LocalRoot::load(tampered),
+                    Catch::Contains(tampered + ": ZONEMD does not verify") &&
+                        Catch::Contains("the record says dedd70dc579f00ca") && Catch::Contains("the zone's SHA-384 digest is"));
+  CHECK_THROWS_WITH(LocalRoot::load(tampered, ZonemdCheck::require), Catch::Contains("ZONEMD does not verify"));
+  // off: not checked, the tampered copy loads.
+  const auto unchecked = LocalRoot::load(tampered, ZonemdCheck::off);
+  CHECK_THAT(unchecked->zonemd().summary(), Catch::Contains("not checked"));
+}
+
+TEST_CASE("a local root without ZONEMD loads under verify, saying so, and is refused under require",
+          "[recursion][zonemd]") {
+  using dnsarena::dnssec::ZonemdStatus;
+  using dnsarena::workers::ZonemdCheck;
+  const std::string path = write_zone(kZone);
+  const auto root = LocalRoot::load(path);
+  CHECK(root->zonemd().status == ZonemdStatus::absent);
+  CHECK_THAT(root->zonemd().summary(), Catch::Contains("not verified: the copy has none"));
+  CHECK_THROWS_WITH(LocalRoot::load(path, ZonemdCheck::require), Catch::Contains(path + ": no ZONEMD record at the root"));
+  // Only an algorithm not known here: as if absent under verify, refused under require.
+  const std::string unknown = write_zone(kZone + ". 86400 IN ZONEMD 2026120700 1 240 e2d523f654b9422a96c5a8f44607bbee\n");
+  CHECK(LocalRoot::load(unknown)->zonemd().status == ZonemdStatus::unsupported);
+  CHECK_THROWS_WITH(LocalRoot::load(unknown, ZonemdCheck::require), Catch::Contains("no ZONEMD record that can be checked"));
+  // A serial that is not the SOA's does not verify.
+  std::string stale = kKnotZonemdZone;
+  stale.replace(stale.find("ZONEMD	2026120701"), 17, "ZONEMD	2026120700");
+  CHECK_THROWS_WITH(LocalRoot::load(write_zone(stale)), Catch::Contains("is not the SOA serial 2026120701"));
+}

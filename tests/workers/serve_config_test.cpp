@@ -745,6 +745,22 @@ TEST_CASE("recursion.local_root: the zone is loaded with the config and a bad fi
   CHECK_THROWS_WITH(without.validate(), Catch::Contains("recursion.local_root: needs recursion.enabled"));
 }
 
+TEST_CASE("recursion.local_root_zonemd: verify by default, require and off, anything else an error", "[serve][config]") {
+  using dnsarena::workers::load_serve_config;
+  using dnsarena::workers::ZonemdCheck;
+  const std::string zone = write_file(". 86400 IN SOA a.root-servers.net. x. 7 1800 900 604800 86400\n"
+                                      ". 518400 IN NS a.root-servers.net.\na.root-servers.net. 518400 IN A 198.41.0.4\n");
+  const std::string base = "recursion:\n  enabled: true\n  local_root: " + zone + "\n";
+  CHECK(load_serve_config(write_file(base)).recursion.local_root_zonemd == ZonemdCheck::verify);
+  CHECK(load_serve_config(write_file(base + "  local_root_zonemd: off\n")).recursion.local_root_zonemd == ZonemdCheck::off);
+  // require: this copy has no ZONEMD, so the key fails, naming the file.
+  CHECK_THROWS_WITH(load_serve_config(write_file(base + "  local_root_zonemd: require\n")),
+                    Catch::Contains("recursion.local_root") && Catch::Contains(zone + ": no ZONEMD record at the root"));
+  CHECK_THROWS_WITH(load_serve_config(write_file(base + "  local_root_zonemd: yes\n")),
+                    Catch::Contains(":4:") && Catch::Contains("recursion.local_root_zonemd") &&
+                        Catch::Contains("expected verify, require or off, got 'yes'"));
+}
+
 TEST_CASE("recursion.local_root_from: primaries read strictly, and a missing local_root file is then no error",
           "[serve][config]") {
   using dnsarena::workers::load_serve_config;

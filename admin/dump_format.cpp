@@ -215,11 +215,11 @@ RestoreCounts read_dump(std::istream& in, const std::string& file_name, std::uin
         ttl = number_of(t, "ttl");
         verdict = cache::EntryVerdict::unvalidated;
         if (std::string v; words >> v) {  // optional: the DNSSEC verdict of a validated entry
-          const std::string name = value_of(v, "dnssec");
+          const std::string verdict_name = value_of(v, "dnssec");
           unsigned k = 1;
-          while (k < kVerdictNames.size() && name != kVerdictNames[k]) ++k;
+          while (k < kVerdictNames.size() && verdict_name != kVerdictNames[k]) ++k;
           if (k == kVerdictNames.size())
-            throw std::invalid_argument("dnssec=" + name + ": expected secure, insecure or indeterminate");
+            throw std::invalid_argument("dnssec=" + verdict_name + ": expected secure, insecure or indeterminate");
           verdict = static_cast<cache::EntryVerdict>(k);
         }
         for (auto& s : sections) s.clear();

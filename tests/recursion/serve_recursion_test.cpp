@@ -68,6 +68,23 @@ double cpu_ms(pid_t pid) {
   return static_cast<double>(utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+// Asks each of `names` (type A) from its own client at once; the rcodes in order (-1: no answer).
+std::vector<int> ask_at_once(std::uint16_t port, const std::vector<std::string>& names) {
+  std::vector<int> rcodes(names.size(), -1);
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    clients.emplace_back([&, i] { rcodes[i] = dnsarena::test::ask_resolver(port, names[i], 1).rcode; });
+  for (auto& t : clients) t.join();
+  return rcodes;
+}
+
+// `count` names "<prefix><i>.<zone>".
+std::vector<std::string> numbered_names(const std::string& prefix, int count, const std::string& zone) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back(prefix + std::to_string(i) + "." + zone);
+  return names;
+}
+
 struct RecursiveServe {
   std::uint16_t port = dnsarena::test::free_port();
   std::string segment = dnsarena::test::unique_segment("recursion");
@@ -193,15 +210,10 @@ TEST_CASE("names of a zone not yet known asked all at once share the queries to 
   // (the root's com. referral, com.'s example.com. referral) before its own query. One
   // worker asks each of those once and the others take its reply; asked separately it
   // would be one per resolution in flight (up to 2 x 48 more).
-  std::vector<std::string> names;
-  for (int i = 0; i < 48; ++i) names.push_back("burst" + std::to_string(i) + ".example.com.");
+  const std::vector<std::string> names = numbered_names("burst", 48, "example.com.");
   auto burst = [&](std::uint16_t port) {
     const std::uint64_t before = h.authoritative_queries();
-    std::vector<int> rcodes(names.size(), -1);
-    std::vector<std::thread> clients;
-    for (std::size_t i = 0; i < names.size(); ++i)
-      clients.emplace_back([&, i] { rcodes[i] = dnsarena::test::ask_resolver(port, names[i], 1).rcode; });
-    for (auto& t : clients) t.join();
+    const std::vector<int> rcodes = ask_at_once(port, names);
     for (std::size_t i = 0; i < names.size(); ++i) {
       INFO(names[i]);
       CHECK(rcodes[i] == 3);
@@ -248,15 +260,10 @@ TEST_CASE("names asked all at once while the first root server is silent wait on
   // On a cold cache, 24 names at once: each resolution starts by asking the first root
   // server (ranked first while nothing is known of it) the same question. Sent once, it
   // times out once, and every resolution moves on to the second server together.
-  std::vector<int> rcodes(24, -1);
-  std::vector<std::thread> clients;
-  for (std::size_t i = 0; i < rcodes.size(); ++i)
-    clients.emplace_back([&, i] {
-      rcodes[i] = dnsarena::test::ask_resolver(serve.port, "b" + std::to_string(i) + ".example.com.", 1).rcode;
-    });
-  for (auto& t : clients) t.join();
-  for (std::size_t i = 0; i < rcodes.size(); ++i) {
-    INFO("b" << i << ".example.com.");
+  const std::vector<std::string> names = numbered_names("b", 24, "example.com.");
+  const std::vector<int> rcodes = ask_at_once(serve.port, names);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    INFO(names[i]);
     CHECK(rcodes[i] == 3);
   }
   std::uint64_t received = 0;
@@ -279,13 +286,7 @@ TEST_CASE("a flood of names under one zone sends its server no more than max_que
   // Both of example.com.'s servers (ns1.example.com, ns.hoster.org) are host .6.
   const std::uint64_t before = h.authoritative_queries(6);
   const auto t0 = std::chrono::system_clock::now();
-  std::vector<int> rcodes(80, -1);
-  std::vector<std::thread> clients;
-  for (std::size_t i = 0; i < rcodes.size(); ++i)
-    clients.emplace_back([&, i] {
-      rcodes[i] = dnsarena::test::ask_resolver(serve.port, "f" + std::to_string(i) + ".example.com.", 1).rcode;
-    });
-  for (auto& t : clients) t.join();
+  const std::vector<int> rcodes = ask_at_once(serve.port, numbered_names("f", 80, "example.com."));
   const auto t1 = std::chrono::system_clock::now();
   const std::uint64_t sent = h.authoritative_queries(6) - before;
   // The wall-clock seconds the flood touched: each is a window of at most 10 queries.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The Prometheus endpoint: GET /metrics on a loopback port, served by the supervisor.
+// The Prometheus endpoint: GET /metrics on a loopback port, served by the metrics
+// process (metrics_process.hpp), which the supervisor forks so that it runs no thread.
 //
 // Text format 0.0.4: every stat-slot counter as `dnsarena_<counter>_total` with a
 // `worker` label (index, or "other" for the supervisor and tools), plus cache gauges

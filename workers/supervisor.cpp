@@ -26,7 +26,7 @@
 #include "policy/zone_file_watch.hpp"
 #include "wire/dns_name.hpp"
 #include "workers/listen_port_check.hpp"
-#include "workers/metrics_server.hpp"
+#include "workers/metrics_process.hpp"
 #include "workers/authority_rate.hpp"
 #include "workers/rate_limit_table.hpp"
 #include "workers/retirement_wait.hpp"
@@ -303,6 +303,7 @@ private:
   // Writes the table for `dnsarena stats` (upstream_snapshot.hpp), and the answer
   // metrics (answer_snapshot.hpp), at most once a second.
   void publish_upstream_snapshot(bool now = false);
+  // Forks the /metrics process (metrics_process.hpp); false when it cannot serve.
   bool start_metrics();
   void start_workers();
   // Until SIGTERM/SIGINT or a worker that cannot run: heartbeats, deaths, restarts,
@@ -346,7 +347,7 @@ private:
   ListenSockets listen_;
   sigset_t mask_{}, old_mask_{};
   bool signals_blocked_ = false;
-  std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<MetricsProcess> metrics_;  // nullptr: no metrics_listen
   // Shared with every worker by fork: the per-name upstream bound across workers, the
   // failure cache, and which worker asks for which question.
   std::unique_ptr<HostTables> host_;
@@ -527,9 +528,9 @@ void Supervisor::publish_upstream_snapshot(bool now) {
 bool Supervisor::start_metrics() {
   if (cfg_.metrics_listen.empty()) return true;
   try {
-    metrics_ = std::make_unique<MetricsServer>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get(),
-                                               answer_metrics_.get(), curves_.get());
-    spdlog::info("metrics on http://{}/metrics", cfg_.metrics_listen);
+    metrics_ = std::make_unique<MetricsProcess>(*seg_, Endpoint::parse(cfg_.metrics_listen), upstream_health_.get(),
+                                                answer_metrics_.get(), curves_.get());
+    spdlog::info("metrics on http://{}/metrics (pid {})", cfg_.metrics_listen, metrics_->pid());
     return true;
   } catch (const std::exception& e) {
     spdlog::error("metrics endpoint {}: {}", cfg_.metrics_listen, e.what());
@@ -573,6 +574,7 @@ bool Supervisor::reap_workers() {
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
     if (rpz_transfers_ && rpz_transfers_->reaped(pid, status)) continue;
+    if (metrics_ && metrics_->reaped(pid, status)) continue;
     if (bool changed = false; anchor_updates_ && anchor_updates_->reaped(pid, status, changed)) {
       if (changed) reload_trust_anchors();
       continue;
@@ -846,6 +848,7 @@ void Supervisor::supervise() {
     if (watchdog_ms) wait_ms = std::min(wait_ms, next_watchdog_ms_ > t ? next_watchdog_ms_ - t : 0);
     if (policy_watch_) wait_ms = std::min(wait_ms, policy_watch_->ms_until_check(t));
     if (rpz_transfers_) wait_ms = std::min(wait_ms, rpz_transfers_->ms_until_restart());
+    if (metrics_) wait_ms = std::min(wait_ms, metrics_->ms_until_restart());
     if (anchor_updates_) wait_ms = std::min(wait_ms, anchor_updates_->ms_until_due(t));
     if (root_updates_) wait_ms = std::min(wait_ms, root_updates_->ms_until_due(t));
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000L};
@@ -874,6 +877,7 @@ void Supervisor::supervise() {
     settle_ad_trust();
     restart_due_workers();
     if (rpz_transfers_) rpz_transfers_->restart_if_due();
+    if (metrics_) metrics_->restart_if_due();
     if (anchor_updates_) anchor_updates_->start_if_due(common::monotonic_ms());
     if (root_updates_) root_updates_->start_if_due(common::monotonic_ms());
     publish_upstream_snapshot();
@@ -956,16 +960,15 @@ int Supervisor::run() {
   map_upstream_health();
   map_answer_metrics();
   map_curves();
-  // The workers are forked before /metrics starts its threads: a fork copies a lock
-  // another thread holds as held, and the sanitizers' allocator (unlike jemalloc and
-  // glibc's malloc) takes no care of its locks around fork: an ASan worker forked while
-  // an HTTP thread allocated waited on that lock for ever (its first malloc of that size).
-  start_workers();
+  // The supervisor runs no thread (/metrics serves from a process of its own): every
+  // fork below and later (workers, their restarts, probes, refreshes) copies no lock
+  // another thread holds. /metrics first, so a port it cannot bind stops the start
+  // before any worker.
   if (!start_metrics()) {
-    stop_workers();
     close_everything();
     return 1;
   }
+  start_workers();
   try {
     rpz_transfers_ = RpzTransferProcess::start(cfg_.rpz_transfers, cfg_.segment);
   } catch (const std::exception& e) {

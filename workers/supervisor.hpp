@@ -7,7 +7,8 @@
 // is refused with the reason unless cache.reset_on_mismatch), open
 // the listening sockets and keep them (per listen address: one UDP socket per worker
 // index in one SO_REUSEPORT group, one TCP listener), fork N workers on them
-// (worker.hpp), start /metrics (metrics_server.hpp) when configured, and map the
+// (worker.hpp), start /metrics (metrics_process.hpp: a process of its own, forked
+// first, so the supervisor never runs a thread) when configured, and map the
 // workers' shared tables of upstream queries in flight per name (in_flight_names.hpp)
 // and of upstream health (upstream_health.hpp) before the first fork. Because the sockets are ours, a worker
 // that dies takes no queue with it: its replacement reads the same socket. The health
@@ -48,10 +49,11 @@
 // Stop (SIGTERM/SIGINT): SIGTERM to every worker, SIGKILL after 5 s, wait for all;
 // the segment stays for the next start unless remove_segment.
 //
-// NOTE: the /metrics thread runs while the supervisor forks replacement workers. That
-// is safe here because the thread takes no lock a child uses (it reads counters with
-// relaxed atomic loads and formats into its own strings; malloc is fork-safe), and the
-// child never touches httplib.
+// The supervisor runs no thread: it forks for its whole life (workers restarted or
+// replaced, the RFC 5011 probe, the local root refresh, the RPZ transfer process), and a
+// fork beside a running thread copies every lock that thread holds as held for good.
+// /metrics, which serves on cpp-httplib's threads, runs in a process of its own
+// (metrics_process.hpp), forked before anything else.
 #pragma once
 #include <functional>
 

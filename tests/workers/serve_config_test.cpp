@@ -2,17 +2,24 @@
 // Config errors name file, line, column and key; --help exists; stats and /metrics.
 #include <catch2/catch.hpp>
 #include <arpa/inet.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
+#include "common/child_process.hpp"
+#include "common/loopback.hpp"
 #include "tests/workers/service_fixture.hpp"
 #include "tests/workers/tls_test_support.hpp"
 #include "workers/ad_trust.hpp"
 #include "workers/rpz_transfer_status.hpp"
 #include "workers/local_root.hpp"
+#include "workers/metrics_process.hpp"
 #include "workers/serve_config.hpp"
 
 using namespace dnsarena::test;
@@ -339,6 +346,60 @@ TEST_CASE("stats --json and /metrics report the workers' counters", "[serve][sta
   const std::string help = run_command(dnsarena_binary() + " stats --help", &status);
   CHECK(status == 0);
   CHECK(help.find("--segment") != std::string::npos);
+}
+
+TEST_CASE("/metrics runs in a process of its own: the supervisor has one thread, a killed one serves again",
+          "[serve][stats]") {
+  const std::uint16_t metrics_port = free_port();
+  Service s;
+  s.serve.reset();
+  s.start({"--metrics", "127.0.0.1:" + std::to_string(metrics_port)});
+  auto scrape = [&] {
+    return run_command("bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(metrics_port) +
+                       " && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && timeout 5 cat <&3' 2>/dev/null");
+  };
+  REQUIRE(scrape().find("dnsarena_queries_udp_total") != std::string::npos);
+  // Every process the supervisor forks later (a restarted worker above all) is forked
+  // from a process with no other thread, so it holds no lock another thread held.
+  const pid_t supervisor = s.serve->pid();
+  CHECK(std::distance(std::filesystem::directory_iterator("/proc/" + std::to_string(supervisor) + "/task"),
+                      std::filesystem::directory_iterator{}) == 1);
+  pid_t metrics = 0;
+  for (const pid_t pid : dnsarena::common::child_pids(supervisor)) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == dnsarena::workers::kMetricsProcessName) metrics = pid;
+  }
+  REQUIRE(metrics > 0);
+  CHECK(s.serve->children().size() == 2);  // the two workers, not it
+  // Killed, it is forked again (after a 1 s backoff) and serves the same figures.
+  REQUIRE(::kill(metrics, SIGKILL) == 0);
+  REQUIRE(eventually([&] { return scrape().find("dnsarena_queries_udp_total") != std::string::npos; }));
+  CHECK(udp_exchange(s.port, make_query(7, "a.test", 1)).answered);  // the workers went on
+  CHECK(s.serve->log().find("serving /metrics again") != std::string::npos);
+}
+
+TEST_CASE("a /metrics port that cannot be bound stops the start before any worker", "[serve][stats]") {
+  const int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const sockaddr_in a = dnsarena::common::loopback_v4(0);
+  REQUIRE(::bind(taken, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(taken, 1) == 0);
+  sockaddr_in bound{};
+  socklen_t len = sizeof bound;
+  REQUIRE(::getsockname(taken, reinterpret_cast<sockaddr*>(&bound), &len) == 0);
+  Service s;
+  s.serve.reset();
+  const std::uint16_t port = ntohs(bound.sin_port);
+  CHECK_THROWS_WITH(s.start({"--metrics", "127.0.0.1:" + std::to_string(port)}), Catch::Contains("metrics endpoint"));
+  ::close(taken);
+  REQUIRE(s.serve);
+  CHECK(s.serve->wait_exit(std::chrono::seconds(10)));
+  CHECK(s.serve->stop() == 1);
+  const std::string log = s.serve->log();
+  INFO(log);
+  CHECK(log.find("descriptors per worker") == std::string::npos);  // each worker logs it at its start: none ran
+  CHECK(log.find("serving DNS on") == std::string::npos);
 }
 
 TEST_CASE("access control rules: longest prefix wins, unmatched is refused, the default is loopback only",

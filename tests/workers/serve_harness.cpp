@@ -27,6 +27,7 @@
 #include "dns/knot_packet.hpp"
 #include "wire/constants.hpp"
 #include "wire/dns_name.hpp"
+#include "workers/metrics_process.hpp"  // kMetricsProcessName
 #include "workers/serve_config.hpp"
 
 namespace dnsarena::test {
@@ -88,7 +89,16 @@ int ServeProcess::stop() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::vector<pid_t> ServeProcess::children() const { return common::child_pids(child_.pid()); }
+std::vector<pid_t> ServeProcess::children() const {
+  std::vector<pid_t> workers;
+  for (const pid_t pid : common::child_pids(child_.pid())) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != dnsarena::workers::kMetricsProcessName) workers.push_back(pid);  // /metrics's own process
+  }
+  return workers;
+}
 
 std::string ServeProcess::log() const {
   std::ifstream f(log_path_);

@@ -48,6 +48,8 @@ public:
   int stop();
   // True once the process has exited by itself within `limit` (stop() then gives its status).
   bool wait_exit(std::chrono::milliseconds limit) { return child_.wait_exit(limit); }
+  // The supervisor's children but the /metrics process (metrics_process.hpp): its workers,
+  // and the helper processes of the features a test turns on (RPZ transfers, probes).
   std::vector<pid_t> children() const;
   std::string log() const;
 

@@ -158,8 +158,9 @@ std::uint64_t ask_all(int fd, std::uint16_t& id, const std::vector<std::string>&
   std::vector<common::Bytes> queries;
   queries.reserve(names.size());
   for (const std::string& n : names) {
+    const std::basic_string<std::uint8_t> qname = wire::name_to_wire(n);  // QuerySpec only points at it
     dns::QuerySpec spec;
-    spec.qname = wire::name_to_wire(n);
+    spec.qname = qname;
     spec.qtype = 1;
     queries.push_back(dns::build_query(spec));
   }

@@ -65,22 +65,7 @@ MetricsProcess::MetricsProcess(cache::Segment& segment, Endpoint listen, const U
   if (const std::string why = spawn(); !why.empty()) throw std::runtime_error(why);
 }
 
-MetricsProcess::~MetricsProcess() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  const std::uint64_t deadline = common::monotonic_ms() + 5000;
-  for (;;) {
-    const pid_t r = ::waitpid(pid_, nullptr, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) break;
-    if (common::monotonic_ms() > deadline) {
-      spdlog::warn("metrics (pid {}) ignored SIGTERM for 5 s: SIGKILL", pid_);
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      break;
-    }
-    ::usleep(5'000);
-  }
-}
+MetricsProcess::~MetricsProcess() { stop_helper(pid_, "metrics"); }
 
 std::string MetricsProcess::spawn() {
   int report[2];
@@ -123,38 +108,32 @@ std::string MetricsProcess::spawn() {
     return why;
   }
   pid_ = pid;
-  started_ms_ = common::monotonic_ms();
+  restart_.started(common::monotonic_ms());
   return "";
 }
 
 bool MetricsProcess::reaped(pid_t pid, int status) {
   if (pid != pid_ || pid_ <= 0) return false;
   pid_ = 0;
-  const std::uint64_t ran = common::monotonic_ms() - started_ms_;
-  if (ran > 60'000) backoff_ms_ = 1000;
-  const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                              : "exited with code " + std::to_string(WEXITSTATUS(status));
-  spdlog::warn("metrics (pid {}) {} after {} ms; serving /metrics again in {} ms", pid, how, ran, backoff_ms_);
-  restart_at_ms_ = common::monotonic_ms() + backoff_ms_;
-  backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
+  const std::uint64_t ran = restart_.died(common::monotonic_ms());
+  spdlog::warn("metrics (pid {}) {} after {} ms; serving /metrics again in {} ms", pid, exit_text(status), ran,
+               restart_.delay_ms());
   return true;
 }
 
 void MetricsProcess::restart_if_due() {
-  if (pid_ != 0 || common::monotonic_ms() < restart_at_ms_) return;
+  if (pid_ != 0 || !restart_.due(common::monotonic_ms())) return;
   if (const std::string why = spawn(); !why.empty()) {
-    spdlog::error("metrics endpoint {}: {}; trying again in {} ms", listen_.text, why, backoff_ms_);
-    restart_at_ms_ = common::monotonic_ms() + backoff_ms_;
-    backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
+    restart_.failed(common::monotonic_ms());
+    spdlog::error("metrics endpoint {}: {}; trying again in {} ms", listen_.text, why, restart_.delay_ms());
     return;
   }
   spdlog::info("metrics on http://{}/metrics again (pid {})", listen_.text, pid_);
 }
 
 std::uint64_t MetricsProcess::ms_until_restart() const {
-  if (pid_ != 0) return kMaxBackoffMs;
-  const std::uint64_t t = common::monotonic_ms();
-  return restart_at_ms_ > t ? restart_at_ms_ - t : 0;
+  if (pid_ != 0) return HelperRestart::kMaxBackoffMs;
+  return restart_.ms_until(common::monotonic_ms());
 }
 
 }  // namespace dnsarena::workers

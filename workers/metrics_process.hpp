@@ -17,8 +17,8 @@
 // bound the port, or throws std::runtime_error with its reason: a start whose /metrics
 // cannot bind fails as before. It ends on SIGTERM (the destructor: SIGTERM, then SIGKILL
 // after 5 s) or with the supervisor (PR_SET_PDEATHSIG). When it dies otherwise, reaped()
-// schedules it again after a backoff (1 s doubling to 30 s, back to 1 s after a minute
-// of running), as for the RPZ transfer process.
+// schedules it again after a backoff (helper_process.hpp: 1 s doubling to 30 s), as for
+// the RPZ transfer process.
 #pragma once
 #include <sys/types.h>
 
@@ -27,6 +27,7 @@
 
 #include "cache/segment.hpp"
 #include "workers/answer_metrics.hpp"
+#include "workers/helper_process.hpp"
 #include "workers/miss_ratio_curves.hpp"
 #include "workers/serve_config.hpp"
 #include "workers/upstream_health.hpp"
@@ -39,7 +40,6 @@ inline constexpr const char* kMetricsProcessName = "dnsarena-metric";  // comm h
 class MetricsProcess {
 public:
   static constexpr unsigned kStartTimeoutMs = 10'000;
-  static constexpr std::uint64_t kMaxBackoffMs = 30'000;
 
   // Forks the process serving /metrics on `listen`; returns once it serves. Throws
   // std::runtime_error (the port cannot be bound, the fork failed, no word in time).
@@ -66,9 +66,7 @@ private:
   const AnswerMetrics* answers_;
   const MissRatioCurves* curves_;
   pid_t pid_ = 0;
-  std::uint64_t started_ms_ = 0;
-  std::uint64_t restart_at_ms_ = 0;
-  std::uint64_t backoff_ms_ = 1000;
+  HelperRestart restart_;
 };
 
 }  // namespace dnsarena::workers

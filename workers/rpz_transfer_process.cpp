@@ -20,7 +20,6 @@
 namespace dnsarena::workers {
 
 namespace {
-constexpr std::uint64_t kMaxBackoffMs = 30'000;
 
 // A non-blocking socket bound to `a` (listening for SOCK_STREAM). Throws naming the address.
 int bound_socket(const XfrAddress& a, int type) {
@@ -86,52 +85,34 @@ void RpzTransferProcess::spawn() {
   }
   if (pid < 0) {
     spdlog::error("rpz transfers: fork: {}", std::strerror(errno));
-    restart_at_ms_ = common::monotonic_ms() + backoff_ms_;
+    restart_.failed(common::monotonic_ms());
     return;
   }
   pid_ = pid;
-  started_ms_ = common::monotonic_ms();
+  restart_.started(common::monotonic_ms());
   spdlog::info("rpz transfers: process pid {} for {} zones", pid, cfg_.zones.size());
 }
 
 bool RpzTransferProcess::reaped(pid_t pid, int status) {
   if (pid != pid_ || pid_ <= 0) return false;
   pid_ = 0;
-  const std::uint64_t ran = common::monotonic_ms() - started_ms_;
-  if (ran > 60'000) backoff_ms_ = 1000;
-  const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                              : "exited with code " + std::to_string(WEXITSTATUS(status));
-  spdlog::warn("rpz transfers (pid {}) {} after {} ms; restarting in {} ms", pid, how, ran, backoff_ms_);
-  restart_at_ms_ = common::monotonic_ms() + backoff_ms_;
-  backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
+  const std::uint64_t ran = restart_.died(common::monotonic_ms());
+  spdlog::warn("rpz transfers (pid {}) {} after {} ms; restarting in {} ms", pid, exit_text(status), ran,
+               restart_.delay_ms());
   return true;
 }
 
 void RpzTransferProcess::restart_if_due() {
-  if (pid_ == 0 && common::monotonic_ms() >= restart_at_ms_) spawn();
+  if (pid_ == 0 && restart_.due(common::monotonic_ms())) spawn();
 }
 
 std::uint64_t RpzTransferProcess::ms_until_restart() const {
-  if (pid_ != 0) return kMaxBackoffMs;
-  const std::uint64_t t = common::monotonic_ms();
-  return restart_at_ms_ > t ? restart_at_ms_ - t : 0;
+  if (pid_ != 0) return HelperRestart::kMaxBackoffMs;
+  return restart_.ms_until(common::monotonic_ms());
 }
 
 void RpzTransferProcess::stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  const std::uint64_t deadline = common::monotonic_ms() + 5000;
-  for (;;) {
-    const pid_t r = ::waitpid(pid_, nullptr, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) break;
-    if (common::monotonic_ms() > deadline) {
-      spdlog::warn("rpz transfers (pid {}) ignored SIGTERM for 5 s: SIGKILL", pid_);
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      break;
-    }
-    ::usleep(10'000);
-  }
+  stop_helper(pid_, "rpz transfers");
   pid_ = 0;
 }
 

@@ -46,6 +46,7 @@
 #include <memory>
 #include <string>
 
+#include "workers/helper_process.hpp"
 #include "workers/rpz_transfer_config.hpp"
 
 namespace dnsarena::workers {
@@ -82,7 +83,7 @@ private:
   std::string segment_;
   int notify_fd_ = -1, notify_tcp_fd_ = -1;
   pid_t pid_ = 0;
-  std::uint64_t started_ms_ = 0, restart_at_ms_ = 0, backoff_ms_ = 1000;
+  HelperRestart restart_;
 };
 
 // The process's main loop (what the fork runs); returns its exit code. `notify_fd`,

@@ -239,8 +239,8 @@ TEST_CASE("serve: a tampered local root stops the start, and a reload to one kee
     CHECK(dnsarena::test::occurrences(serve.log(), "ZONEMD verified (SHA-384 digest") == 1);
     write_file(copy, with_changed_glue(copy_text));
     REQUIRE(::kill(serve.pid(), SIGHUP) == 0);
-    for (int i = 0; i < 500 && dnsarena::test::occurrences(serve.log(), "keeping the running config") == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(dnsarena::test::eventually(
+        [&] { return dnsarena::test::occurrences(serve.log(), "keeping the running config") > 0; }));
     CHECK(dnsarena::test::occurrences(serve.log(), "keeping the running config") == 1);
     CHECK(dnsarena::test::occurrences(serve.log(), "ZONEMD does not verify") == 1);
     CHECK(serve.wait_ready(std::chrono::seconds(2)));  // still serving
